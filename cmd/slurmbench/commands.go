@@ -1,0 +1,17 @@
+package main
+
+import "github.com/urfave/cli/v2"
+
+// commands lists every subcommand; each lives in its own cmd_*.go file.
+func commands() []*cli.Command {
+	return []*cli.Command{
+		renderCommand(),
+		pingCommand(),
+		statusCommand(),
+		cancelCommand(),
+		nodesCommand(),
+		imagesCommand(),
+		mockEngineCommand(),
+		resultsCommand(),
+	}
+}
