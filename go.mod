@@ -3,7 +3,7 @@ module github.com/slurmbench/slurmbench
 go 1.24
 
 require (
-	github.com/BurntSushi/toml v1.5.0
+	github.com/BurntSushi/toml v1.6.0
 	github.com/hashicorp/go-retryablehttp v0.7.8
 	github.com/urfave/cli/v2 v2.27.7
 	go.yaml.in/yaml/v3 v3.0.6
