@@ -1,0 +1,324 @@
+// Package profile reads a cluster profile: the TOML file that says how one
+// Slurm cluster is reached and laid out (REST endpoint, partition, shared
+// paths, model and container aliases). Every path in it is made absolute and
+// symlink-free once, at load, relative to the profile file itself.
+package profile
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Runtime is how processes are put into their container.
+type Runtime string
+
+const (
+	RuntimePyxis  Runtime = "pyxis"  // srun --container-image (NVIDIA pyxis plugin)
+	RuntimeEnroot Runtime = "enroot" // srun ... enroot start <squash> (no plugin needed)
+	RuntimeNone   Runtime = "none"   // processes run on the host
+)
+
+// Profile is one cluster's settings. Field docs name the TOML keys.
+type Profile struct {
+	// Path is the absolute, symlink-free path of the file this was read from.
+	Path string `toml:"-"`
+
+	Cluster    string            `toml:"cluster"` // free-form name, shown in summaries
+	Slurm      Slurm             `toml:"slurm"`
+	Paths      Paths             `toml:"paths"`
+	Models     map[string]string `toml:"models"`     // alias → model directory (absolute after load)
+	Containers map[string]string `toml:"containers"` // alias → image ref or .sqsh path
+	Container  Container         `toml:"container"`
+	Env        Env               `toml:"env"`
+	Health     Health            `toml:"health"`
+	Benchmark  Benchmark         `toml:"benchmark"`
+	Infra      Infra             `toml:"infra"`
+}
+
+// Slurm is the [slurm] table.
+type Slurm struct {
+	RestURL      string   `toml:"rest_url"`
+	User         string   `toml:"user"`
+	Partition    string   `toml:"partition"`
+	Account      string   `toml:"account"`
+	TimeLimit    string   `toml:"time_limit"` // Slurm format: "MM", "HH:MM:SS", "D-HH:MM:SS"
+	GPUsPerNode  int      `toml:"gpus_per_node"`
+	TokenEnv     string   `toml:"token_env"`     // env var holding the JWT; default SLURM_JWT
+	TokenFile    string   `toml:"token_file"`    // file holding the JWT (mode 0600)
+	TokenCommand []string `toml:"token_command"` // argv that mints a fresh JWT when it expires
+	APIVersion   string   `toml:"api_version"`   // e.g. "v0.0.41"; "" = newest the server serves
+	Exclusive    bool     `toml:"exclusive"`
+	// Directives are extra sbatch options, key → value ("" for a bare flag),
+	// e.g. {segment = "3", mem = "0"}.
+	Directives map[string]string `toml:"directives"`
+	// Arch of the compute nodes ("x86_64", "aarch64"); when it differs from
+	// the machine slurmbench runs on, images are imported on a compute node.
+	ComputeArch string `toml:"compute_arch"`
+}
+
+// Paths is the [paths] table; all absolute after Load.
+type Paths struct {
+	RunsDir     string `toml:"runs_dir"`     // shared filesystem seen by login and compute nodes
+	SquashDir   string `toml:"squash_dir"`   // where imported .sqsh images are cached
+	RecipesRoot string `toml:"recipes_root"` // what CONFIG_FILE=recipes/... is relative to
+	Workspace   string `toml:"workspace"`    // InferenceX checkout (benchmark_serving.py etc.)
+	GSM8K       string `toml:"gsm8k"`        // directory with the GSM8K test/train files
+	WheelCache  string `toml:"wheel_cache"`  // Dynamo wheel cache on the shared filesystem
+}
+
+// Container is the [container] table.
+type Container struct {
+	Runtime Runtime `toml:"runtime"`
+	// Mounts are "host:container[:ro]" entries added to every containerized process.
+	Mounts []string `toml:"mounts"`
+}
+
+// Env is the [env] table.
+type Env struct {
+	// Passthrough names variables copied from the submitting environment into
+	// the job (values never appear in argv or logs), e.g. ["HF_TOKEN"].
+	Passthrough []string `toml:"passthrough"`
+	// Set are fixed variables for every process of the job.
+	Set map[string]string `toml:"set"`
+}
+
+// Health is the [health] table: overrides of the recipe's health_check.
+type Health struct {
+	MaxAttempts     int `toml:"max_attempts"`
+	IntervalSeconds int `toml:"interval_seconds"`
+}
+
+// Benchmark is the [benchmark] table.
+type Benchmark struct {
+	Client string `toml:"client"` // "native" (built-in Go client) or "sa-bench" (benchmark_serving.py in the container)
+}
+
+// Infra is the [infra] table: NATS and etcd binaries for Dynamo's request plane.
+type Infra struct {
+	NATSServer string `toml:"nats_server"` // absolute path, or "" for nats-server in the container
+	Etcd       string `toml:"etcd"`        // absolute path, or "" for etcd in the container
+}
+
+// Load reads, resolves and validates the profile at path.
+func Load(path string) (*Profile, error) {
+	abs, err := Canonical(path)
+	if err != nil {
+		return nil, fmt.Errorf("profile: %w", err)
+	}
+	var p Profile
+	md, err := toml.DecodeFile(abs, &p)
+	if err != nil {
+		return nil, fmt.Errorf("profile %s: %w", abs, err)
+	}
+	if undecoded := md.Undecoded(); len(undecoded) > 0 {
+		keys := make([]string, len(undecoded))
+		for i, k := range undecoded {
+			keys[i] = k.String()
+		}
+		sort.Strings(keys)
+		return nil, fmt.Errorf("profile %s: unknown key %s", abs, strings.Join(keys, ", "))
+	}
+	p.Path = abs
+	if err := p.resolve(filepath.Dir(abs)); err != nil {
+		return nil, fmt.Errorf("profile %s: %w", abs, err)
+	}
+	if err := p.validate(); err != nil {
+		return nil, fmt.Errorf("profile %s: %w", abs, err)
+	}
+	return &p, nil
+}
+
+func (p *Profile) resolve(base string) error {
+	if p.Slurm.TokenEnv == "" {
+		p.Slurm.TokenEnv = "SLURM_JWT"
+	}
+	if p.Container.Runtime == "" {
+		p.Container.Runtime = RuntimePyxis
+	}
+	if p.Benchmark.Client == "" {
+		p.Benchmark.Client = "native"
+	}
+	dirs := []struct {
+		field string
+		value *string
+		must  bool // must exist now
+	}{
+		{"paths.runs_dir", &p.Paths.RunsDir, false},
+		{"paths.squash_dir", &p.Paths.SquashDir, false},
+		{"paths.recipes_root", &p.Paths.RecipesRoot, true},
+		{"paths.workspace", &p.Paths.Workspace, true},
+		{"paths.gsm8k", &p.Paths.GSM8K, true},
+		{"paths.wheel_cache", &p.Paths.WheelCache, false},
+		{"slurm.token_file", &p.Slurm.TokenFile, true},
+		{"infra.nats_server", &p.Infra.NATSServer, false},
+		{"infra.etcd", &p.Infra.Etcd, false},
+	}
+	for _, d := range dirs {
+		if *d.value == "" {
+			continue
+		}
+		v, err := resolvePath(base, *d.value, d.must)
+		if err != nil {
+			return fmt.Errorf("%s: %w", d.field, err)
+		}
+		*d.value = v
+	}
+	for alias, dir := range p.Models {
+		if strings.HasPrefix(dir, "hf:") {
+			continue
+		}
+		v, err := resolvePath(base, dir, false)
+		if err != nil {
+			return fmt.Errorf("models.%s: %w", alias, err)
+		}
+		p.Models[alias] = v
+	}
+	for alias, ref := range p.Containers {
+		if isLocalPath(ref) {
+			v, err := resolvePath(base, ref, false)
+			if err != nil {
+				return fmt.Errorf("containers.%s: %w", alias, err)
+			}
+			p.Containers[alias] = v
+		}
+	}
+	for i, m := range p.Container.Mounts {
+		v, err := resolveMount(base, m)
+		if err != nil {
+			return fmt.Errorf("container.mounts[%d]: %w", i, err)
+		}
+		p.Container.Mounts[i] = v
+	}
+	return nil
+}
+
+func (p *Profile) validate() error {
+	var errs []error
+	if p.Slurm.RestURL == "" {
+		errs = append(errs, errors.New("slurm.rest_url: required (e.g. http://slurmrestd:6820)"))
+	} else if !strings.HasPrefix(p.Slurm.RestURL, "http://") && !strings.HasPrefix(p.Slurm.RestURL, "https://") {
+		errs = append(errs, fmt.Errorf("slurm.rest_url: %q is not an http(s) URL", p.Slurm.RestURL))
+	}
+	if p.Slurm.Partition == "" {
+		errs = append(errs, errors.New("slurm.partition: required"))
+	}
+	if p.Slurm.GPUsPerNode <= 0 {
+		errs = append(errs, fmt.Errorf("slurm.gpus_per_node: must be a positive number of GPUs, got %d", p.Slurm.GPUsPerNode))
+	}
+	if p.Slurm.TimeLimit != "" {
+		if _, err := ParseTimeLimit(p.Slurm.TimeLimit); err != nil {
+			errs = append(errs, fmt.Errorf("slurm.time_limit: %w", err))
+		}
+	}
+	if p.Slurm.APIVersion != "" && !validAPIVersion(p.Slurm.APIVersion) {
+		errs = append(errs, fmt.Errorf("slurm.api_version: %q is not one of v0.0.40..v0.0.44", p.Slurm.APIVersion))
+	}
+	if !validEnvName(p.Slurm.TokenEnv) {
+		errs = append(errs, fmt.Errorf("slurm.token_env: %q is not a valid environment variable name", p.Slurm.TokenEnv))
+	}
+	switch p.Slurm.ComputeArch {
+	case "", "x86_64", "aarch64":
+	default:
+		errs = append(errs, fmt.Errorf("slurm.compute_arch: %q is not x86_64 or aarch64", p.Slurm.ComputeArch))
+	}
+	for k := range p.Slurm.Directives {
+		if !validDirective(k) {
+			errs = append(errs, fmt.Errorf("slurm.directives: %q is not an sbatch option name", k))
+		}
+	}
+	if p.Paths.RunsDir == "" {
+		errs = append(errs, errors.New("paths.runs_dir: required (a directory on the shared filesystem)"))
+	}
+	if p.Paths.SquashDir == "" && p.Container.Runtime != RuntimeNone {
+		errs = append(errs, errors.New("paths.squash_dir: required when container.runtime is not \"none\""))
+	}
+	switch p.Container.Runtime {
+	case RuntimePyxis, RuntimeEnroot, RuntimeNone:
+	default:
+		errs = append(errs, fmt.Errorf("container.runtime: %q is not one of pyxis, enroot, none", p.Container.Runtime))
+	}
+	switch p.Benchmark.Client {
+	case "native", "sa-bench":
+	default:
+		errs = append(errs, fmt.Errorf("benchmark.client: %q is not one of native, sa-bench", p.Benchmark.Client))
+	}
+	for _, n := range p.Env.Passthrough {
+		if !validEnvName(n) {
+			errs = append(errs, fmt.Errorf("env.passthrough: %q is not a valid environment variable name", n))
+		}
+	}
+	for k := range p.Env.Set {
+		if !validEnvName(k) {
+			errs = append(errs, fmt.Errorf("env.set: %q is not a valid environment variable name", k))
+		}
+	}
+	if p.Health.MaxAttempts < 0 {
+		errs = append(errs, fmt.Errorf("health.max_attempts: must not be negative, got %d", p.Health.MaxAttempts))
+	}
+	if p.Health.IntervalSeconds < 0 {
+		errs = append(errs, fmt.Errorf("health.interval_seconds: must not be negative, got %d", p.Health.IntervalSeconds))
+	}
+	for alias := range p.Models {
+		if alias == "" {
+			errs = append(errs, errors.New("models: empty alias"))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func validAPIVersion(v string) bool {
+	switch v {
+	case "v0.0.40", "v0.0.41", "v0.0.42", "v0.0.43", "v0.0.44":
+		return true
+	}
+	return false
+}
+
+func validEnvName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r == '_', r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z':
+		case r >= '0' && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// ValidEnvName reports whether s can name an environment variable.
+func ValidEnvName(s string) bool { return validEnvName(s) }
+
+func validDirective(s string) bool {
+	if s == "" || strings.HasPrefix(s, "-") {
+		return false
+	}
+	for _, r := range s {
+		if !(r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func isLocalPath(ref string) bool {
+	return strings.HasPrefix(ref, "/") || strings.HasPrefix(ref, "./") || strings.HasPrefix(ref, "../") || strings.HasSuffix(ref, ".sqsh")
+}
+
+// SortedKeys returns m's keys in order, for deterministic output.
+func SortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

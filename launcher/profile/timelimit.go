@@ -1,0 +1,68 @@
+package profile
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ParseTimeLimit parses a Slurm time limit ("MM", "MM:SS", "HH:MM:SS",
+// "D-HH", "D-HH:MM", "D-HH:MM:SS") into whole minutes, rounding seconds up
+// as Slurm does. slurmrestd takes time_limit in minutes.
+func ParseTimeLimit(s string) (int, error) {
+	if s == "" {
+		return 0, fmt.Errorf("empty time limit")
+	}
+	bad := fmt.Errorf("%q is not a Slurm time limit (MM, HH:MM:SS or D-HH:MM:SS)", s)
+	days := 0
+	rest := s
+	if d, r, ok := strings.Cut(s, "-"); ok {
+		n, err := strconv.Atoi(d)
+		if err != nil || n < 0 {
+			return 0, bad
+		}
+		days, rest = n, r
+	}
+	parts := strings.Split(rest, ":")
+	nums := make([]int, len(parts))
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			return 0, bad
+		}
+		nums[i] = n
+	}
+	var h, m, sec int
+	switch {
+	case strings.Contains(s, "-"):
+		switch len(nums) {
+		case 1:
+			h = nums[0]
+		case 2:
+			h, m = nums[0], nums[1]
+		case 3:
+			h, m, sec = nums[0], nums[1], nums[2]
+		default:
+			return 0, bad
+		}
+	default:
+		switch len(nums) {
+		case 1:
+			m = nums[0]
+		case 2:
+			m, sec = nums[0], nums[1]
+		case 3:
+			h, m, sec = nums[0], nums[1], nums[2]
+		default:
+			return 0, bad
+		}
+	}
+	total := days*24*60 + h*60 + m
+	if sec > 0 {
+		total++
+	}
+	if total <= 0 {
+		return 0, fmt.Errorf("%q: time limit must be positive", s)
+	}
+	return total, nil
+}

@@ -1,0 +1,430 @@
+// Package recipe reads benchmark recipes in srt-slurm's YAML schema, as
+// InferenceX checks them in. Decoding is strict: an unknown key is an error
+// with file and line, and a known key whose feature slurbench does not run
+// yet is refused by Unsupported, naming the field — never silently ignored.
+package recipe
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Recipe is one benchmark topology (srt-slurm's SrtConfig, the subset
+// InferenceX uses). Optional scalars are pointers so "absent" and "zero"
+// stay distinguishable for validation.
+type Recipe struct {
+	Name      string    `yaml:"name"`
+	Model     Model     `yaml:"model"`
+	Resources Resources `yaml:"resources"`
+	Slurm     SlurmOpts `yaml:"slurm"`
+	Backend   Backend   `yaml:"backend"`
+	Frontend  Frontend  `yaml:"frontend"`
+	Dynamo    Dynamo    `yaml:"dynamo"`
+	Benchmark Benchmark `yaml:"benchmark"`
+	Health    *Health   `yaml:"health_check"`
+	Infra     Infra     `yaml:"infra"`
+	Env       EnvMap    `yaml:"environment"`
+	// ContainerMounts maps host path → container path (srtctl's container_mounts).
+	ContainerMounts  map[string]string `yaml:"container_mounts"`
+	ExtraMount       []string          `yaml:"extra_mount"`
+	SrunOptions      map[string]Scalar `yaml:"srun_options"`
+	SbatchDirectives map[string]Scalar `yaml:"sbatch_directives"`
+	SetupScript      string            `yaml:"setup_script"`
+	Identity         *Identity         `yaml:"identity"`
+	Profiling        *Profiling        `yaml:"profiling"`
+	Telemetry        *Telemetry        `yaml:"telemetry"`
+	// EnableConfigDump and Output are parsed and never read by srtctl either
+	// (srt-slurm.md §2.2: "dead"); accepted so corpus recipes load.
+	EnableConfigDump *bool `yaml:"enable_config_dump"`
+	Output           *Raw  `yaml:"output"`
+
+	// Path is the absolute path the recipe was read from; SHA256 its bytes.
+	Path   string `yaml:"-"`
+	SHA256 string `yaml:"-"`
+	// lines maps a dotted field path to its line, for errors about values.
+	lines map[string]int
+}
+
+// Model is the `model` block.
+type Model struct {
+	Path      string `yaml:"path"`      // alias in the profile's [models], an absolute path, or "hf:org/name"
+	Container string `yaml:"container"` // alias in the profile's [containers], an image ref, or a .sqsh path
+	Precision string `yaml:"precision"`
+	StageDir  string `yaml:"stage_dir"`
+}
+
+// Resources is the `resources` block (srt-slurm.md §2.3).
+type Resources struct {
+	GPUType        string `yaml:"gpu_type"`
+	GPUsPerNode    *int   `yaml:"gpus_per_node"`
+	PrefillNodes   *int   `yaml:"prefill_nodes"`
+	DecodeNodes    *int   `yaml:"decode_nodes"`
+	PrefillWorkers *int   `yaml:"prefill_workers"`
+	DecodeWorkers  *int   `yaml:"decode_workers"`
+	AggNodes       *int   `yaml:"agg_nodes"`
+	AggWorkers     *int   `yaml:"agg_workers"`
+	GPUsPerPrefill *int   `yaml:"gpus_per_prefill"`
+	GPUsPerDecode  *int   `yaml:"gpus_per_decode"`
+	GPUsPerAgg     *int   `yaml:"gpus_per_agg"`
+	SpreadWorkers  bool   `yaml:"spread_workers"`
+	HetJobs        *bool  `yaml:"het_jobs"`
+}
+
+// Disaggregated reports whether the recipe splits prefill and decode.
+func (r Resources) Disaggregated() bool { return r.PrefillNodes != nil || r.DecodeNodes != nil }
+
+// SlurmOpts is the recipe's `slurm` block; the profile fills what it omits.
+type SlurmOpts struct {
+	Account   string `yaml:"account"`
+	Partition string `yaml:"partition"`
+	TimeLimit string `yaml:"time_limit"`
+}
+
+// Backend is the `backend` block (srt-slurm.md §2.4).
+type Backend struct {
+	Type           string         `yaml:"type"`
+	PrefillEnv     EnvMap         `yaml:"prefill_environment"`
+	DecodeEnv      EnvMap         `yaml:"decode_environment"`
+	AggregatedEnv  EnvMap         `yaml:"aggregated_environment"`
+	SGLangConfig   *EngineConfigs `yaml:"sglang_config"`
+	VLLMConfig     *EngineConfigs `yaml:"vllm_config"`
+	TRTLLMConfig   *EngineConfigs `yaml:"trtllm_config"`
+	MockConfig     *EngineConfigs `yaml:"mock_config"`
+	Connector      *string        `yaml:"connector"`
+	DPLaunchMode   string         `yaml:"dp_launch_mode"`
+	KVEventsConfig *Raw           `yaml:"kv_events_config"`
+	MooncakeKV     *Raw           `yaml:"mooncake_kv_store"`
+	PublishEvents  *bool          `yaml:"publish_events_and_metrics"`
+	AllowPDColoc   *bool          `yaml:"allow_prefill_decode_colocation"`
+	AllowPDColocX  *bool          `yaml:"allow_prefill_decode_colocation_across_nodes"`
+	SequentialNode *int           `yaml:"sequential_node_start"`
+	NUMABind       *bool          `yaml:"numa_memory_bind"`
+}
+
+// EngineConfigs holds one engine config per serving mode.
+type EngineConfigs struct {
+	Prefill    EngineConfig `yaml:"prefill"`
+	Decode     EngineConfig `yaml:"decode"`
+	Aggregated EngineConfig `yaml:"aggregated"`
+}
+
+// EngineConfig is an engine's CLI configuration, key → value, rendered to
+// flags by srtctl's rule (see Flags).
+type EngineConfig map[string]Value
+
+// Frontend is the `frontend` block (srt-slurm.md §2.5).
+type Frontend struct {
+	Type                    string           `yaml:"type"`
+	EnableMultipleFrontends *bool            `yaml:"enable_multiple_frontends"`
+	NumAdditionalFrontends  *int             `yaml:"num_additional_frontends"`
+	NginxContainer          string           `yaml:"nginx_container"`
+	NginxSessionAffinity    bool             `yaml:"nginx_session_affinity"`
+	NginxAffinityHeader     string           `yaml:"nginx_session_affinity_header"`
+	Args                    map[string]Value `yaml:"args"`
+	Env                     EnvMap           `yaml:"env"`
+	OrchestratorPlacement   string           `yaml:"orchestrator_placement"`
+	DedicatedNode           bool             `yaml:"dedicated_node"`
+}
+
+// Dynamo is the `dynamo` block (srt-slurm.md §2.6).
+type Dynamo struct {
+	Install      *bool  `yaml:"install"`
+	Version      string `yaml:"version"`
+	Hash         string `yaml:"hash"`
+	Wheel        string `yaml:"wheel"`
+	TopOfTree    bool   `yaml:"top_of_tree"`
+	RequestPlane string `yaml:"request_plane"`
+	EventPlane   string `yaml:"event_plane"`
+	CargoPatches *Raw   `yaml:"cargo_patches"`
+}
+
+// Benchmark is the `benchmark` block (srt-slurm.md §2.7).
+type Benchmark struct {
+	Type             string        `yaml:"type"`
+	ISL              *int          `yaml:"isl"`
+	OSL              *int          `yaml:"osl"`
+	Concurrencies    Concurrencies `yaml:"concurrencies"`
+	ReqRate          Scalar        `yaml:"req_rate"`
+	UseChatTemplate  *bool         `yaml:"use_chat_template"`
+	RandomRangeRatio *float64      `yaml:"random_range_ratio"`
+	NumPromptsMult   *int          `yaml:"num_prompts_mult"`
+	NumWarmupMult    *int          `yaml:"num_warmup_mult"`
+	CustomTokenizer  string        `yaml:"custom_tokenizer"`
+	TokenizerMode    string        `yaml:"tokenizer_mode"`
+	ClientPlacement  string        `yaml:"client_placement"`
+	AIPerfMetrics    *bool         `yaml:"aiperf_server_metrics"`
+	Command          string        `yaml:"command"`
+	Env              EnvMap        `yaml:"env"`
+	DatasetName      string        `yaml:"dataset_name"`
+}
+
+// Health is `health_check`.
+type Health struct {
+	MaxAttempts     *int `yaml:"max_attempts"`
+	IntervalSeconds *int `yaml:"interval_seconds"`
+}
+
+// Infra is the `infra` block.
+type Infra struct {
+	EtcdNATSDedicatedNode bool `yaml:"etcd_nats_dedicated_node"`
+	NATSMaxPayloadMB      *int `yaml:"nats_max_payload_mb"`
+}
+
+// Identity is informational: what the recipe expects to run (recorded in
+// the plan's provenance; srtctl only warns on mismatch).
+type Identity struct {
+	Model      map[string]string `yaml:"model"`
+	Container  map[string]string `yaml:"container"`
+	Frameworks map[string]string `yaml:"frameworks"`
+}
+
+// Profiling is the `profiling` block; only type "none" runs.
+type Profiling struct {
+	Type string `yaml:"type"`
+	Rest *Raw   `yaml:",inline"`
+}
+
+// Telemetry is the DCGM power telemetry block; only disabled runs.
+type Telemetry struct {
+	Enabled bool           `yaml:"enabled"`
+	Rest    map[string]Raw `yaml:",inline"`
+}
+
+// Error is a recipe problem located at a field (and line when known).
+type Error struct {
+	File  string
+	Line  int
+	Field string
+	Msg   string
+}
+
+func (e *Error) Error() string {
+	loc := e.File
+	if e.Line > 0 {
+		loc = fmt.Sprintf("%s:%d", e.File, e.Line)
+	}
+	if e.Field == "" {
+		return fmt.Sprintf("%s: %s", loc, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s: %s", loc, e.Field, e.Msg)
+}
+
+// ErrUnsupported marks a recipe that is valid srt-slurm but uses a feature
+// slurmbench does not run yet; errors.Is(err, ErrUnsupported) tells it from a
+// malformed recipe.
+var ErrUnsupported = errors.New("not supported by slurmbench yet")
+
+// UnsupportedError names the field of an unsupported feature.
+type UnsupportedError struct{ Err Error }
+
+func (e *UnsupportedError) Error() string { return e.Err.Error() }
+func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }
+
+// Load reads and strictly decodes the recipe at path (already absolute).
+func Load(path string) (*Recipe, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading recipe: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes recipe bytes; path is used in errors.
+func Parse(path string, data []byte) (*Recipe, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, &Error{File: path, Line: yamlErrLine(err), Msg: cleanYAMLErr(err)}
+	}
+	if len(root.Content) == 0 {
+		return nil, &Error{File: path, Msg: "empty recipe"}
+	}
+	doc := root.Content[0]
+	if doc.Kind != yaml.MappingNode {
+		return nil, &Error{File: path, Line: doc.Line, Msg: "a recipe must be a YAML mapping"}
+	}
+	if err := refuseDuplicateKeys(path, doc, ""); err != nil {
+		return nil, err
+	}
+	if err := refuseOverrideFile(path, doc); err != nil {
+		return nil, err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var r Recipe
+	if err := dec.Decode(&r); err != nil {
+		return nil, &Error{File: path, Line: yamlErrLine(err), Msg: cleanYAMLErr(err)}
+	}
+	r.Path = path
+	r.SHA256 = sha256Hex(data)
+	r.lines = map[string]int{}
+	indexLines(doc, "", r.lines)
+	if err := r.validate(); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// refuseDuplicateKeys rejects a mapping that sets one key twice. PyYAML
+// (srtctl) silently keeps the last one, which has hidden real recipe bugs:
+// an engine flag set twice with different values.
+func refuseDuplicateKeys(path string, n *yaml.Node, prefix string) error {
+	if n.Kind != yaml.MappingNode {
+		if n.Kind == yaml.SequenceNode {
+			for _, c := range n.Content {
+				if err := refuseDuplicateKeys(path, c, prefix+"[]"); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		field := k.Value
+		if prefix != "" {
+			field = prefix + "." + k.Value
+		}
+		if k.Value != "<<" {
+			if first, dup := seen[k.Value]; dup {
+				return &Error{File: path, Line: k.Line, Field: field,
+					Msg: fmt.Sprintf("set twice (first at line %d); srtctl would silently keep the last value", first)}
+			}
+			seen[k.Value] = k.Line
+		}
+		if err := refuseDuplicateKeys(path, n.Content[i+1], field); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// refuseOverrideFile rejects srt-slurm's override/sweep files by their
+// top-level keys, before strict decoding would call them "unknown".
+func refuseOverrideFile(path string, doc *yaml.Node) error {
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		k := doc.Content[i]
+		switch {
+		case k.Value == "base", strings.HasPrefix(k.Value, "override_"), strings.HasPrefix(k.Value, "zip_override_"):
+			return &UnsupportedError{Error{File: path, Line: k.Line, Field: k.Value,
+				Msg: "override files (base:/override_*/zip_override_*) are " + ErrUnsupported.Error() + "; resolve one variant first (srtctl resolve-override)"}}
+		case k.Value == "sweep":
+			return &UnsupportedError{Error{File: path, Line: k.Line, Field: "sweep",
+				Msg: "job-level sweeps are " + ErrUnsupported.Error() + "; render one point per recipe"}}
+		}
+	}
+	return nil
+}
+
+// Line returns the line of a dotted field path ("resources.prefill_nodes"), or 0.
+func (r *Recipe) Line(field string) int { return r.lines[field] }
+
+// Errorf builds an *Error for field, with its line when known.
+func (r *Recipe) Errorf(field, format string, args ...any) error {
+	return &Error{File: r.Path, Line: r.Line(field), Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (r *Recipe) unsupported(field, what string) error {
+	return &UnsupportedError{Error{File: r.Path, Line: r.Line(field), Field: field, Msg: what + " is " + ErrUnsupported.Error()}}
+}
+
+func indexLines(n *yaml.Node, prefix string, out map[string]int) {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key := n.Content[i].Value
+		if key == "<<" {
+			indexLines(n.Content[i+1], prefix, out)
+			continue
+		}
+		p := key
+		if prefix != "" {
+			p = prefix + "." + key
+		}
+		if _, seen := out[p]; !seen {
+			out[p] = n.Content[i].Line
+		}
+		indexLines(n.Content[i+1], p, out)
+	}
+}
+
+func yamlErrLine(err error) int {
+	var te *yaml.TypeError
+	msg := err.Error()
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg = te.Errors[0]
+	}
+	var line int
+	if i := strings.Index(msg, "line "); i >= 0 {
+		fmt.Sscanf(msg[i:], "line %d", &line)
+	}
+	return line
+}
+
+// cleanYAMLErr turns yaml.v3's "yaml: unmarshal errors:\n  line 4: field
+// nodez not found in type recipe.Resources" into one line a user can act on.
+func cleanYAMLErr(err error) string {
+	var te *yaml.TypeError
+	msgs := []string{err.Error()}
+	if errors.As(err, &te) {
+		msgs = te.Errors
+	}
+	out := make([]string, 0, len(msgs))
+	for _, m := range msgs {
+		m = strings.TrimPrefix(m, "yaml: ")
+		if i := strings.Index(m, ": "); i >= 0 && strings.HasPrefix(m, "line ") {
+			m = m[i+2:]
+		}
+		if i := strings.Index(m, " not found in type "); i >= 0 && strings.HasPrefix(m, "field ") {
+			typ := m[i+len(" not found in type "):]
+			m = fmt.Sprintf("unknown key %q (in %s)", m[len("field "):i], blockName(typ))
+		}
+		if i := strings.Index(m, " into "); i >= 0 && strings.HasPrefix(m, "cannot unmarshal") {
+			m = "wrong type: " + strings.TrimPrefix(m[:i], "cannot unmarshal ") + ", want " + goTypeName(m[i+len(" into "):])
+		}
+		out = append(out, m)
+	}
+	return strings.Join(out, "; ")
+}
+
+func blockName(goType string) string {
+	names := map[string]string{
+		"recipe.Recipe": "top level", "recipe.Model": "model", "recipe.Resources": "resources",
+		"recipe.SlurmOpts": "slurm", "recipe.Backend": "backend", "recipe.Frontend": "frontend",
+		"recipe.Dynamo": "dynamo", "recipe.Benchmark": "benchmark", "recipe.Health": "health_check",
+		"recipe.Infra": "infra", "recipe.EngineConfigs": "engine config modes", "recipe.Identity": "identity",
+	}
+	if n, ok := names[goType]; ok {
+		return n
+	}
+	return goType
+}
+
+func goTypeName(t string) string {
+	switch t {
+	case "int", "*int":
+		return "an integer"
+	case "bool", "*bool":
+		return "true or false"
+	case "string", "*string":
+		return "a string"
+	case "float64", "*float64":
+		return "a number"
+	}
+	if strings.HasPrefix(t, "map[") || strings.HasPrefix(t, "recipe.") {
+		return "a mapping"
+	}
+	if strings.HasPrefix(t, "[]") {
+		return "a list"
+	}
+	return t
+}

@@ -1,0 +1,280 @@
+package recipe
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Value is an engine-config or router-arg value kept as YAML wrote it, so it
+// renders exactly as srtctl's Python does (str() of the parsed value).
+type Value struct{ node *yaml.Node }
+
+// UnmarshalYAML keeps the node (aliases resolved).
+func (v *Value) UnmarshalYAML(n *yaml.Node) error {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	v.node = n
+	return nil
+}
+
+// IsNull reports a YAML null (srtctl omits the flag).
+func (v Value) IsNull() bool { return v.node == nil || v.node.Tag == "!!null" }
+
+// Bool returns the value and true when it is a YAML boolean.
+func (v Value) Bool() (bool, bool) {
+	if v.node == nil || v.node.Kind != yaml.ScalarNode || v.node.Tag != "!!bool" {
+		return false, false
+	}
+	b, err := strconv.ParseBool(strings.ToLower(v.node.Value))
+	return b, err == nil
+}
+
+// List returns the rendered items of a sequence value.
+func (v Value) List() ([]string, bool) {
+	if v.node == nil || v.node.Kind != yaml.SequenceNode {
+		return nil, false
+	}
+	out := make([]string, len(v.node.Content))
+	for i, c := range v.node.Content {
+		out[i] = Value{c}.String()
+	}
+	return out, true
+}
+
+// IsMapping reports a mapping value (srtctl would pass Python's dict repr;
+// slurmbench passes JSON, which is what engines parse).
+func (v Value) IsMapping() bool { return v.node != nil && v.node.Kind == yaml.MappingNode }
+
+// String renders the value as Python's str() of what PyYAML would parse.
+func (v Value) String() string {
+	n := v.node
+	if n == nil {
+		return "None"
+	}
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!null":
+			return "None"
+		case "!!bool":
+			if b, _ := strconv.ParseBool(strings.ToLower(n.Value)); b {
+				return "True"
+			}
+			return "False"
+		case "!!int":
+			if i, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, 64); err == nil {
+				return strconv.FormatInt(i, 10)
+			}
+			return n.Value
+		case "!!float":
+			f, err := strconv.ParseFloat(n.Value, 64)
+			if err != nil {
+				return n.Value
+			}
+			return pyFloat(f)
+		default:
+			return n.Value
+		}
+	case yaml.SequenceNode, yaml.MappingNode:
+		var anyv any
+		if err := n.Decode(&anyv); err == nil {
+			return jsonish(anyv)
+		}
+	}
+	return n.Value
+}
+
+// pyFloat formats like Python's repr(float): shortest round-trip digits,
+// always with a '.' or exponent ("1.0", "0.85", "1e-05").
+func pyFloat(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case math.IsNaN(f):
+		return "nan"
+	}
+	abs := math.Abs(f)
+	if abs != 0 && (abs < 1e-4 || abs >= 1e16) {
+		s := strconv.FormatFloat(f, 'e', -1, 64)
+		// Go: 1e-05 ; Python: 1e-05. Go writes e+16 like Python.
+		return s
+	}
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.ContainsAny(s, ".e") {
+		s += ".0"
+	}
+	return s
+}
+
+func jsonish(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return strconv.FormatBool(t)
+	case string:
+		return strconv.Quote(t)
+	case int:
+		return strconv.Itoa(t)
+	case float64:
+		return pyFloat(t)
+	case []any:
+		parts := make([]string, len(t))
+		for i, x := range t {
+			parts[i] = jsonish(x)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = strconv.Quote(k) + ": " + jsonish(t[k])
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	}
+	return fmt.Sprint(v)
+}
+
+// Scalar is a YAML scalar kept as text (sbatch/srun option values, req_rate),
+// rendered Python-style like Value.
+type Scalar struct{ Value }
+
+// UnmarshalYAML refuses non-scalars: these options take one value.
+func (s *Scalar) UnmarshalYAML(n *yaml.Node) error {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: wrong type: want a single value", n.Line)
+	}
+	s.node = n
+	return nil
+}
+
+// Set reports whether the scalar was present.
+func (s Scalar) Set() bool { return s.node != nil }
+
+// Text is the value as srtctl would format it ("" for null or an empty string).
+func (s Scalar) Text() string {
+	if s.node == nil || s.IsNull() {
+		return ""
+	}
+	return s.String()
+}
+
+// EnvMap is an environment block: name → value, values rendered as
+// Python's str() (so `X: 1` exports "1" and `X: true` exports "True", as
+// srtctl does).
+type EnvMap map[string]Scalar
+
+// Strings returns the env as name → string.
+func (e EnvMap) Strings() map[string]string {
+	out := make(map[string]string, len(e))
+	for k, v := range e {
+		out[k] = v.Text()
+	}
+	return out
+}
+
+// Concurrencies is benchmark.concurrencies: a list of ints, one int, or a
+// string "16x32x64" (srtctl's form).
+type Concurrencies struct {
+	Values []int
+	Set    bool
+	line   int
+	err    string
+}
+
+// UnmarshalYAML accepts every form srtctl accepts and records bad ones for
+// validate, which can then name the field.
+func (c *Concurrencies) UnmarshalYAML(n *yaml.Node) error {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	c.Set, c.line = true, n.Line
+	switch n.Kind {
+	case yaml.ScalarNode:
+		vals, err := ParseConcurrencies(n.Value)
+		if err != nil {
+			c.err = err.Error()
+			return nil
+		}
+		c.Values = vals
+	case yaml.SequenceNode:
+		for _, item := range n.Content {
+			v, err := strconv.Atoi(item.Value)
+			if err != nil || item.Kind != yaml.ScalarNode {
+				c.err = fmt.Sprintf("%q is not a whole number", item.Value)
+				return nil
+			}
+			c.Values = append(c.Values, v)
+		}
+	default:
+		c.err = "want a list of numbers or a string like \"16x32\""
+	}
+	return nil
+}
+
+// ParseConcurrencies parses "16x32x64", "16 32 64", "16,32" or "16".
+func ParseConcurrencies(s string) ([]int, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, fmt.Errorf("empty concurrency list")
+	}
+	fields := strings.FieldsFunc(s, func(r rune) bool { return r == 'x' || r == ',' || r == ' ' || r == '\t' })
+	if len(fields) == 0 {
+		return nil, fmt.Errorf("empty concurrency list %q", s)
+	}
+	out := make([]int, 0, len(fields))
+	for _, f := range fields {
+		v, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q in %q is not a whole number", f, s)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Raw is a block kept undecoded: a feature slurmbench refuses by name (so
+// its inner keys must not trip strict decoding) or never reads.
+type Raw struct{ Node *yaml.Node }
+
+// UnmarshalYAML keeps the node.
+func (r *Raw) UnmarshalYAML(n *yaml.Node) error {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	r.Node = n
+	return nil
+}
+
+// Value is the scalar text ("" for blocks).
+func (r *Raw) Value() string {
+	if r == nil || r.Node == nil {
+		return ""
+	}
+	return r.Node.Value
+}
