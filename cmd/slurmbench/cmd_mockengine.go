@@ -2,11 +2,137 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/slurmbench/slurmbench/launcher/mockengine"
 )
 
-// TODO(owner of cmd_mockengine.go): replace this placeholder.
+// mockEnv names the environment variable that can set a mock-engine flag,
+// so the driver can configure faults per process through the container env.
+func mockEnv(flag string) []string {
+	return []string{"SLURMBENCH_MOCK_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))}
+}
+
+// lineList collects log lines from a repeatable flag without splitting on
+// commas (urfave's slice flags do, and engine errors contain commas); a
+// value (or the environment variable) may hold several lines.
+type lineList struct{ lines []string }
+
+func (l *lineList) Set(v string) error {
+	l.lines = append(l.lines, strings.Split(strings.TrimRight(v, "\n"), "\n")...)
+	return nil
+}
+
+func (l *lineList) String() string { return strings.Join(l.lines, "\n") }
+
 func mockEngineCommand() *cli.Command {
-	return &cli.Command{Name: "mockEngine", Hidden: true, Action: func(*cli.Context) error { return errors.New("mockEngine: not implemented yet") }}
+	var (
+		opts       mockengine.Options
+		failLines  lineList
+		failFile   string
+		answerKey  string
+		listen     string
+		mode       string
+		failExit   int
+		failBefore string
+	)
+	modes := make([]string, len(mockengine.Modes))
+	for i, m := range mockengine.Modes {
+		modes[i] = string(m)
+	}
+	return &cli.Command{
+		Name:      "mock-engine",
+		Usage:     "run a fake OpenAI/Dynamo inference engine (for tests without GPUs)",
+		UsageText: "slurmbench mock-engine --listen HOST:PORT --mode " + strings.Join(modes, "|") + " [options]",
+		Description: `Serves /v1/completions, /v1/chat/completions (SSE streaming with usage) and
+/v1/models with a configurable time to first token and inter-token latency.
+In frontend mode /health lists registered workers like Dynamo's frontend and
+/v1/* is forwarded to decode workers; prefill/decode/agg workers register with
+--frontend. Faults (exit before healthy with given log lines, exit or hang
+after N requests, hang) exercise the job driver's failure diagnosis.
+Every flag can also be set through SLURMBENCH_MOCK_<FLAG> (e.g.
+SLURMBENCH_MOCK_FAIL_EXIT_CODE); SLURMBENCH_MOCK_FAIL_LOG_LINE may hold
+several lines separated by newlines. Stops gracefully on SIGINT/SIGTERM.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "listen", Usage: "`HOST:PORT` to serve on", Required: true, EnvVars: mockEnv("listen"), Destination: &listen},
+			&cli.StringFlag{Name: "mode", Usage: strings.Join(modes, ", "), Value: string(mockengine.ModeStandalone), EnvVars: mockEnv("mode"), Destination: &mode},
+			&cli.StringFlag{Name: "model", Usage: "served model name", Value: mockengine.DefaultModel, EnvVars: mockEnv("model"), Destination: &opts.Model},
+			&cli.BoolFlag{Name: "any-model", Usage: "accept requests for any model name", EnvVars: mockEnv("any-model"), Destination: &opts.AnyModel},
+			&cli.DurationFlag{Name: "ttft", Usage: "time to first token", EnvVars: mockEnv("ttft"), Destination: &opts.TTFT},
+			&cli.DurationFlag{Name: "itl", Usage: "inter-token latency", EnvVars: mockEnv("itl"), Destination: &opts.ITL},
+			&cli.DurationFlag{Name: "startup-delay", Usage: "simulated model load time before healthy", EnvVars: mockEnv("startup-delay"), Destination: &opts.StartupDelay},
+			&cli.IntFlag{Name: "default-max-tokens", Usage: "tokens to generate when a request has no max_tokens", Value: mockengine.DefaultMaxTokens, EnvVars: mockEnv("default-max-tokens"), Destination: &opts.DefaultMaxTokens},
+			&cli.IntFlag{Name: "eos-after", Usage: "stop requests without ignore_eos after `N` tokens (0: generate max_tokens)", EnvVars: mockEnv("eos-after"), Destination: &opts.EOSAfter},
+			&cli.StringFlag{Name: "answer-key", Usage: "gsm8k answer key `FILE` (JSONL of {\"question\", \"completion\"})", EnvVars: mockEnv("answer-key"), Destination: &answerKey},
+			&cli.StringFlag{Name: "default-answer", Usage: "completion for questions missing from the answer key", Value: mockengine.DefaultAnswer, EnvVars: mockEnv("default-answer"), Destination: &opts.DefaultAnswer},
+			&cli.StringFlag{Name: "frontend", Usage: "frontend `URL` a worker registers with", EnvVars: mockEnv("frontend"), Destination: &opts.FrontendURL},
+			&cli.StringFlag{Name: "advertise", Usage: "`URL` the frontend uses to reach this worker (default http://<listen>, hostname if listening on all addresses)", EnvVars: mockEnv("advertise"), Destination: &opts.AdvertiseURL},
+			&cli.StringFlag{Name: "namespace", Usage: "Dynamo namespace", Value: mockengine.DefaultNamespace, EnvVars: mockEnv("namespace"), Destination: &opts.Namespace},
+			&cli.DurationFlag{Name: "heartbeat", Usage: "worker re-registration interval", Value: mockengine.DefaultHeartbeatInterval, EnvVars: mockEnv("heartbeat"), Destination: &opts.HeartbeatInterval},
+			&cli.DurationFlag{Name: "worker-ttl", Usage: "frontend: drop a worker silent for this long", Value: mockengine.DefaultWorkerTTL, EnvVars: mockEnv("worker-ttl"), Destination: &opts.WorkerTTL},
+			&cli.DurationFlag{Name: "stats-interval", Usage: "log an sglang-style decode-batch line this often while busy (negative: never)", Value: mockengine.DefaultStatsInterval, EnvVars: mockEnv("stats-interval"), Destination: &opts.StatsInterval},
+
+			&cli.StringFlag{Name: "fail-before-healthy-after", Usage: "fault: print the fail log lines and exit this `DURATION` after start, before healthy", EnvVars: mockEnv("fail-before-healthy-after"), Destination: &failBefore},
+			&cli.GenericFlag{Name: "fail-log-line", Usage: "fault: a `LINE` to print when a fault exits (repeatable; newlines split lines)", EnvVars: mockEnv("fail-log-line"), Value: &failLines},
+			&cli.StringFlag{Name: "fail-log-file", Usage: "fault: print this `FILE`'s lines when a fault exits (after --fail-log-line)", EnvVars: mockEnv("fail-log-file"), Destination: &failFile},
+			&cli.IntFlag{Name: "fail-exit-code", Usage: "fault: exit code (0 allowed for exit before healthy)", Value: mockengine.DefaultFailExitCode, EnvVars: mockEnv("fail-exit-code"), Destination: &failExit},
+			&cli.IntFlag{Name: "exit-after-requests", Usage: "fault: serve `N` generation requests, then exit with --fail-exit-code", EnvVars: mockEnv("exit-after-requests"), Destination: &opts.Faults.ExitAfterRequests},
+			&cli.BoolFlag{Name: "hang", Usage: "fault: never become healthy and answer nothing, but stay alive", EnvVars: mockEnv("hang"), Destination: &opts.Faults.Hang},
+			&cli.IntFlag{Name: "hang-after-requests", Usage: "fault: serve `N` generation requests, then answer nothing", EnvVars: mockEnv("hang-after-requests"), Destination: &opts.Faults.HangAfterRequests},
+		},
+		Action: func(c *cli.Context) error {
+			m, err := mockengine.ParseMode(mode)
+			if err != nil {
+				return configErrorf("--mode: %v", err)
+			}
+			opts.Mode = m
+			opts.Log = c.App.ErrWriter
+			if failBefore != "" {
+				d, err := time.ParseDuration(failBefore)
+				if err != nil {
+					return configErrorf("--fail-before-healthy-after: %v", err)
+				}
+				opts.Faults.FailBeforeHealthy, opts.Faults.FailAfter = true, d
+			}
+			opts.Faults.LogLines = failLines.lines
+			if failFile != "" {
+				data, err := os.ReadFile(failFile)
+				if err != nil {
+					return configErrorf("--fail-log-file: %v", err)
+				}
+				opts.Faults.LogLines = append(opts.Faults.LogLines, strings.Split(strings.TrimRight(string(data), "\n"), "\n")...)
+			}
+			opts.Faults.ExitCode = failExit
+			if answerKey != "" {
+				key, err := mockengine.LoadAnswerKey(answerKey)
+				if err != nil {
+					return configErrorf("--answer-key: %v", err)
+				}
+				opts.AnswerKey = key
+			}
+			s, err := mockengine.New(opts)
+			if err != nil {
+				return configErrorf("%v", err)
+			}
+			err = s.ListenAndServe(c.Context, listen)
+			var exit *mockengine.ExitError
+			if errors.As(err, &exit) {
+				// The fault lines are already printed; a message after them
+				// would only push them up the log tail.
+				if exit.Code == 0 {
+					return nil
+				}
+				return cli.Exit("", exit.Code)
+			}
+			if err != nil {
+				return withExit(exitInternal, fmt.Errorf("mock-engine: %w", err))
+			}
+			return nil
+		},
+	}
 }
