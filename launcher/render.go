@@ -1,0 +1,160 @@
+package launcher
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+)
+
+// JSON renders the plan as indented JSON with a trailing newline. Map keys
+// are sorted by encoding/json, so equal plans give equal bytes.
+func (p *Plan) JSON() ([]byte, error) {
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// WriteHuman prints the plan for a person: node map, ports, then each
+// process with its argv, environment, mounts and log.
+func (p *Plan) WriteHuman(w io.Writer) error {
+	ew := &errWriter{w: w}
+	ew.printf("Plan %s (run %s)\n", p.Name, p.RunID)
+	ew.printf("  recipe   %s\n  profile  %s\n  run dir  %s\n", p.Recipe.Path, p.Profile.Path, p.RunDir)
+	ew.printf("  mode     %s, backend %s, frontend %s\n", p.Mode, p.Backend, p.Frontend)
+	ew.printf("  nodes    %d × %d GPUs; GPUs prefill %d, decode %d, agg %d, total %d\n",
+		p.Nodes, p.GPUsPerNode, p.GPUs.Prefill, p.GPUs.Decode, p.GPUs.Agg, p.GPUs.Total)
+	img := p.Image.Ref
+	if img == "" {
+		img = "(local squash)"
+	}
+	ew.printf("  image    %s\n           enroot %s\n           squash %s  (runtime %s)\n", img, p.Image.EnrootURI, p.Image.Squash, p.Runtime)
+	ew.printf("  model    %s → %s, served as %q\n", p.Model.Source, p.Model.Path, p.Model.ServedName)
+	ew.printf("  slurm    partition %s, account %s, %d min, job name %s\n", p.Slurm.Partition, orDash(p.Slurm.Account), p.Slurm.TimeLimitMinutes, p.Slurm.JobName)
+
+	ew.printf("\nNode map\n")
+	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "  node\troles\tGPU slices\n")
+	for _, n := range p.NodeMap {
+		fmt.Fprintf(tw, "  %d\t%s\t%s\n", n.Index, strings.Join(n.Roles, ","), strings.Join(n.GPUs, " "))
+	}
+	tw.Flush()
+
+	ew.printf("\nPorts\n")
+	tw = tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "  node\tport\tprocess\tuse\n")
+	type row struct {
+		node, port int
+		name, kind string
+	}
+	var rows []row
+	for _, proc := range p.Processes {
+		for kind, port := range proc.Ports {
+			if port != 0 {
+				rows = append(rows, row{proc.Nodes[0], port, proc.Name, kind})
+			}
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		if rows[i].node != rows[j].node {
+			return rows[i].node < rows[j].node
+		}
+		return rows[i].port < rows[j].port
+	})
+	for _, r := range rows {
+		fmt.Fprintf(tw, "  %d\t%d\t%s\t%s\n", r.node, r.port, r.name, r.kind)
+	}
+	tw.Flush()
+
+	ew.printf("\nHealth gate: %s GET :%d%s on node %d, expect %d prefill + %d decode, %d × %ds\n",
+		p.Health.Kind, p.Health.Port, p.Health.Path, p.Health.Node, p.Health.Prefill, p.Health.Decode, p.Health.MaxAttempts, p.Health.IntervalSeconds)
+	if len(p.Points) > 0 {
+		ew.printf("\nBenchmark: %s (%s client), ISL %d, OSL %d, range ratio %g, rate %s\n", p.Benchmark.Type, p.Benchmark.Client, p.Benchmark.ISL, p.Benchmark.OSL, p.Benchmark.RangeRatio, p.Benchmark.RequestRate)
+		for _, pt := range p.Points {
+			ew.printf("  c%-6d %6d prompts (+%d warmup) → %s\n", pt.Concurrency, pt.NumPrompts, pt.WarmupPrompts, pt.ResultFile)
+		}
+	}
+	if p.Eval.Enabled {
+		ew.printf("\nEval: gsm8k (%s client), concurrency %d, only=%v\n", p.Eval.Client, p.Eval.Concurrency, p.Eval.Only)
+	}
+
+	ew.printf("\nProcesses\n")
+	for _, proc := range p.Processes {
+		where := "host"
+		if proc.Container {
+			where = "container"
+			if proc.Image != "" {
+				where += " " + proc.Image
+			}
+		}
+		gpus := "all GPUs"
+		if len(proc.GPUs) > 0 {
+			gpus = "GPUs " + joinInts(proc.GPUs)
+		} else if proc.Role != RolePrefill && proc.Role != RoleDecode && proc.Role != RoleAgg {
+			gpus = "no GPU slice"
+		}
+		ew.printf("\n  %s [%s] node %s, %s, %s\n", proc.Name, proc.Role, joinInts(proc.Nodes), gpus, where)
+		ew.printf("    argv  %s\n", quoteArgv(proc.Argv))
+		for _, k := range sortedKeys(proc.Env) {
+			ew.printf("    env   %s=%s\n", k, proc.Env[k])
+		}
+		for _, m := range proc.Mounts {
+			ew.printf("    mount %s\n", m)
+		}
+		ew.printf("    log   %s\n", proc.Log)
+	}
+	if len(p.EnvPassthrough) > 0 {
+		ew.printf("\nPassed through from the submitting environment (values not shown): %s\n", strings.Join(p.EnvPassthrough, ", "))
+	}
+	return ew.err
+}
+
+// quoteArgv shows an argv unambiguously: words with spaces or quotes are
+// Go-quoted. It is for reading only; nothing parses it back.
+func quoteArgv(argv []string) string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		if a == "" || strings.ContainsAny(a, " \t\n\"'\\$`") {
+			out[i] = fmt.Sprintf("%q", a)
+		} else {
+			out[i] = a
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(b []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(b)
+	e.err = err
+	return n, err
+}
+
+func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
