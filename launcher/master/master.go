@@ -17,14 +17,14 @@ import (
 // master config carries many more for other tools, which are not ours to
 // validate.
 type Entry struct {
-	Image       string               `yaml:"image"`
-	Model       string               `yaml:"model"`
-	ModelPrefix string               `yaml:"model-prefix"`
-	Runner      string               `yaml:"runner"`
-	Precision   string               `yaml:"precision"`
-	Framework   string               `yaml:"framework"`
-	Multinode   bool                 `yaml:"multinode"`
-	Disagg      bool                 `yaml:"disagg"`
+	Image       string                `yaml:"image"`
+	Model       string                `yaml:"model"`
+	ModelPrefix string                `yaml:"model-prefix"`
+	Runner      string                `yaml:"runner"`
+	Precision   string                `yaml:"precision"`
+	Framework   string                `yaml:"framework"`
+	Multinode   bool                  `yaml:"multinode"`
+	Disagg      bool                  `yaml:"disagg"`
 	Scenarios   map[string][]Scenario `yaml:"scenarios"`
 }
 
