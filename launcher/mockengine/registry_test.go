@@ -293,5 +293,8 @@ func TestWorkerRetriesUntilFrontendUp(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(ctx, ln) }()
 	defer func() { cancel(); <-done }()
+	for !s.Ready() {
+		time.Sleep(time.Millisecond)
+	}
 	waitCounts(t, "http://"+addr, 0, 1)
 }

@@ -87,6 +87,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return errors.New("mock engine: Serve called twice")
 	}
 	s.addr = ln.Addr()
+	// A hung engine never answers, not even in its first milliseconds.
+	s.hung.Store(s.opts.Faults.Hang)
 	hs := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: 30 * time.Second,
@@ -149,7 +151,6 @@ func (s *Server) run(ctx, bgCtx context.Context, bg *sync.WaitGroup, crashed *at
 		return &ExitError{Code: f.ExitCode, Reason: "failed before healthy"}
 	case f.Hang:
 		// A hung engine prints nothing more and answers nothing.
-		s.hung.Store(true)
 		<-ctx.Done()
 		return nil
 	}
