@@ -1,12 +1,150 @@
 package main
 
 import (
-	"errors"
+	"encoding/json"
+	"fmt"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/slurmbench/slurmbench/results"
 )
 
-// TODO(owner of cmd_results.go): replace this placeholder.
 func resultsCommand() *cli.Command {
-	return &cli.Command{Name: "results", Hidden: true, Action: func(*cli.Context) error { return errors.New("results: not implemented yet") }}
+	return &cli.Command{
+		Name:  "results",
+		Usage: "name, parse and compare benchmark result files",
+		Subcommands: []*cli.Command{
+			resultsNameCommand(),
+			resultsParseCommand(),
+			resultsCompareCommand(),
+		},
+	}
+}
+
+// usageAsConfigError makes a bad flag value exit with exitConfig.
+func usageAsConfigError(_ *cli.Context, err error, _ bool) error {
+	return configErrorf("%v", err)
+}
+
+func resultsNameCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "name",
+		Usage:     "print the staged name of one point's result file",
+		UsageText: "slurmbench results name --result-filename S --config sa-bench_isl_8192_osl_1024 --conc 2048 --gpus 24 [--ctx 16 --gen 8]",
+		Description: `Prints <result-filename>_<config>_conc<C>_gpus_<T>[_ctx_<P>_gen_<D>].json, the name
+InferenceX's launchers stage a point's SA-Bench result under. A name that would not leave
+room for power_validation_<name>.tmp within 255 bytes keeps its numeric tail and a readable
+prefix, with the middle replaced by a hash of the full name.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "result-filename", Usage: "the workflow's RESULT_FILENAME"},
+			&cli.StringFlag{Name: "config", Usage: "the SA-Bench results directory name, e.g. sa-bench_isl_8192_osl_1024"},
+			&cli.IntFlag{Name: "conc", Usage: "concurrency"},
+			&cli.IntFlag{Name: "gpus", Usage: "total GPUs"},
+			&cli.IntFlag{Name: "ctx", Usage: "prefill GPUs (disaggregated points; with --gen)"},
+			&cli.IntFlag{Name: "gen", Usage: "decode GPUs (disaggregated points; with --ctx)"},
+		},
+		OnUsageError: usageAsConfigError,
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return configErrorf("results name: unexpected argument %q", c.Args().First())
+			}
+			for _, f := range []string{"result-filename", "config", "conc", "gpus"} {
+				if !c.IsSet(f) {
+					return configErrorf("results name: --%s is required", f)
+				}
+			}
+			if c.IsSet("ctx") != c.IsSet("gen") {
+				return configErrorf("results name: --ctx and --gen go together")
+			}
+			p := results.Point{Concurrency: c.Int("conc"), GPUs: c.Int("gpus")}
+			if c.IsSet("ctx") {
+				p.PrefillGPUs, p.DecodeGPUs = c.Int("ctx"), c.Int("gen")
+				if p.PrefillGPUs < 1 || p.DecodeGPUs < 1 {
+					return configErrorf("results name: --ctx %d --gen %d: both must be at least 1", p.PrefillGPUs, p.DecodeGPUs)
+				}
+			}
+			name, err := results.StagedName(c.String("result-filename"), c.String("config"), p)
+			if err != nil {
+				return configErrorf("results name: %w", err)
+			}
+			_, err = fmt.Fprintln(c.App.Writer, name)
+			return err
+		},
+	}
+}
+
+func resultsParseCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "parse",
+		Usage:     "print the point numbers of result file names",
+		UsageText: "slurmbench results parse [--json] NAME...",
+		Description: `For each raw (results_concurrency_...) or staged name, bounded or not, prints
+CONC=<C> GPUS=<T> PREFILL_GPUS=<P> DECODE_GPUS=<D>; an aggregated point prints
+PREFILL_GPUS=<T> DECODE_GPUS=0, as the workflow sets them for process_result.py.
+A name that does not parse is an error, never an empty number.`,
+		Flags:        []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print one JSON object per name"}},
+		OnUsageError: usageAsConfigError,
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return configErrorf("results parse: no name given")
+			}
+			for _, arg := range c.Args().Slice() {
+				pn, err := results.ParseName(arg)
+				if err != nil {
+					return configErrorf("results parse: %w", err)
+				}
+				prefill, decode := pn.PrefillGPUs, pn.DecodeGPUs
+				if !pn.Disaggregated() {
+					prefill, decode = pn.GPUs, 0
+				}
+				if c.Bool("json") {
+					b, err := json.Marshal(map[string]any{
+						"name": arg, "form": pn.Form.String(), "prefix": pn.Prefix,
+						"concurrency": pn.Concurrency, "gpus": pn.GPUs,
+						"prefill_gpus": prefill, "decode_gpus": decode, "disaggregated": pn.Disaggregated(),
+					})
+					if err != nil {
+						return err
+					}
+					fmt.Fprintln(c.App.Writer, string(b))
+					continue
+				}
+				fmt.Fprintf(c.App.Writer, "CONC=%d GPUS=%d PREFILL_GPUS=%d DECODE_GPUS=%d\n", pn.Concurrency, pn.GPUs, prefill, decode)
+			}
+			return nil
+		},
+	}
+}
+
+func resultsCompareCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "compare",
+		Usage:     "compare two runs' results point by point",
+		UsageText: "slurmbench results compare [--json] BASELINE CANDIDATE",
+		Description: `BASELINE and CANDIDATE are run directories, or any directories holding SA-Bench
+result files (raw or staged names, searched recursively) and lm-eval results*.json.
+Points pair by topology and concurrency; a point on one side only shows N/A.
+Prints a Markdown table (Point, Metric, Baseline, Candidate, Delta %) for tput/GPU,
+out/GPU, median TTFT (s), median TPOT (ms), median E2E (s) and gsm8k.`,
+		Flags:        []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON instead of Markdown"}},
+		OnUsageError: usageAsConfigError,
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 2 {
+				return configErrorf("results compare: want BASELINE and CANDIDATE directories, got %d arguments", c.NArg())
+			}
+			base, err := results.LoadResultSet(c.Args().Get(0))
+			if err != nil {
+				return configErrorf("results compare: baseline: %w", err)
+			}
+			cand, err := results.LoadResultSet(c.Args().Get(1))
+			if err != nil {
+				return configErrorf("results compare: candidate: %w", err)
+			}
+			cmp := results.Compare(base, cand)
+			if c.Bool("json") {
+				return cmp.WriteJSON(c.App.Writer)
+			}
+			return cmp.WriteMarkdown(c.App.Writer)
+		},
+	}
 }
