@@ -1,0 +1,389 @@
+package sabench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// NewHTTPClient returns the client Run uses by default: keep-alive with one
+// idle connection per in-flight request, no response compression (gzip
+// would hold back stream chunks), no proxy (the frontend is inside the
+// cluster and a proxy would distort latency) and no client-wide timeout
+// (each request gets Config.RequestTimeout).
+//
+// benchmark_serving.py opens a new aiohttp session, hence a new TCP
+// connection, per request. Reusing connections differs only by the TCP
+// handshake in TTFT, and avoids leaving 20k sockets in TIME_WAIT at c2048.
+func NewHTTPClient(concurrency int) *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: max(concurrency, 2),
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+		WriteBufferSize:     64 << 10,
+	}}
+}
+
+// record is what one request left behind. Each request writes only its own
+// record (a preallocated slice indexed by request), so the hot path takes no lock.
+type record struct {
+	sent         bool
+	success      bool
+	interrupted  bool // cut short by the run's cancellation
+	ttft         time.Duration
+	latency      time.Duration // request start to the last chunk with choices
+	itl          []time.Duration
+	chunks       int // chunks with non-empty choices
+	outputTokens int // usage.completion_tokens; -1 when the server sent none
+	err          string
+	text         []byte // generated text, only with SaveDetailed
+}
+
+// runner holds what every request of a run shares (read-only once built).
+type runner struct {
+	cfg    Config
+	ds     *Dataset
+	client *http.Client
+	url    string
+	header http.Header
+	// tail is the body after the prompt up to max_tokens' value.
+	tail []byte
+}
+
+// Run runs one SA-Bench point against cfg.BaseURL: the warmup, then the
+// measured requests, and returns the result with SA-Bench's metrics. Failed
+// requests are data, not errors: judge the result with Validate.
+//
+// When ctx ends, in-flight requests are cut off and Run returns the result
+// so far, marked Partial, together with an error wrapping ctx.Err().
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("SA-Bench options: %w", err)
+	}
+	ds, rng, err := newDataset(cfg.datasetOptions())
+	if err != nil {
+		return nil, fmt.Errorf("SA-Bench dataset: %w", err)
+	}
+	r := newRunner(cfg, ds)
+
+	res := newResult(cfg)
+	if cfg.WarmupPrompts > 0 {
+		res.WarmupCompleted, res.WarmupFailed = r.warmup(ctx)
+	}
+	if ctx.Err() != nil {
+		res.Partial = true
+		res.InputLens = ds.InputLens
+		res.OutputLens = make([]int, ds.Len())
+		res.Metrics = emptyMetrics(cfg)
+		res.Errors = []ErrorCount{{Error: "not sent: run interrupted during warmup", Count: ds.Len()}}
+		return res, fmt.Errorf("SA-Bench warmup at concurrency %d interrupted: %w", cfg.MaxConcurrency, context.Cause(ctx))
+	}
+
+	records := make([]record, ds.Len())
+	start := time.Now()
+	r.measure(ctx, records, rng)
+	end := time.Now()
+	res.fill(cfg, ds, records, start, end)
+	if ctx.Err() != nil {
+		res.Partial = true
+		return res, fmt.Errorf("SA-Bench run at concurrency %d interrupted after %d of %d requests completed: %w",
+			cfg.MaxConcurrency, res.Completed, res.NumPrompts, context.Cause(ctx))
+	}
+	return res, nil
+}
+
+func newRunner(cfg Config, ds *Dataset) *runner {
+	client := cfg.HTTPClient
+	if client == nil {
+		client = NewHTTPClient(cfg.MaxConcurrency)
+	}
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	if cfg.APIKey != "" {
+		h.Set("Authorization", "Bearer "+cfg.APIKey)
+	}
+	return &runner{
+		cfg:    cfg,
+		ds:     ds,
+		client: client,
+		url:    cfg.BaseURL + cfg.Endpoint,
+		header: h,
+		tail:   []byte(`,"temperature":0.0,"best_of":1,"max_tokens":`),
+	}
+}
+
+// requestBody is the body benchmark_serving.py's openai-completions request
+// function posts, in its key order, with the prompt as token ids:
+//
+//	{"model":M,"prompt":[ids],"temperature":0.0,"best_of":1,"max_tokens":N,
+//	 "logprobs":null,"stream":true,"stream_options":{"include_usage":true}[,"ignore_eos":true]}
+func (r *runner) requestBody(i int) []byte {
+	b := make([]byte, 0, 64+len(r.cfg.Model)+7*r.ds.InputLens[i]+len(r.tail)+96)
+	b = append(b, `{"model":`...)
+	b = appendJSONString(b, r.cfg.Model)
+	b = append(b, `,"prompt":`...)
+	b = r.ds.AppendPrompt(b, i)
+	b = append(b, r.tail...)
+	b = strconv.AppendInt(b, int64(r.ds.OutputLens[i]), 10)
+	b = append(b, `,"logprobs":null,"stream":true,"stream_options":{"include_usage":true}`...)
+	if r.cfg.IgnoreEOS {
+		b = append(b, `,"ignore_eos":true`...)
+	}
+	return append(b, '}')
+}
+
+// warmup sends the first prompt WarmupPrompts times under the same
+// concurrency cap, as benchmark_serving.py does; results are only counted.
+func (r *runner) warmup(ctx context.Context) (completed, failed int) {
+	n := r.cfg.WarmupPrompts
+	var done, bad atomic.Int64
+	stop := r.reportProgress(PhaseWarmup, n, &done, &bad)
+	body := r.requestBody(0)
+	workers := r.workers(n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var rec record
+			for ctx.Err() == nil && int(next.Add(1)) <= n {
+				rec = record{itl: rec.itl[:0]}
+				r.do(ctx, body, r.ds.OutputLens[0], &rec)
+				if !rec.success {
+					bad.Add(1)
+				}
+				done.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	stop()
+	return int(done.Load() - bad.Load()), int(bad.Load())
+}
+
+// workers is how many goroutines may have a request in flight.
+func (r *runner) workers(n int) int {
+	if c := r.cfg.MaxConcurrency; c > 0 && c < n {
+		return c
+	}
+	return n
+}
+
+// measure sends every dataset request. At request rate inf, MaxConcurrency
+// workers take the requests in order (the semaphore of the Python tool
+// releases them in the same order); at a finite rate a dispatcher releases
+// them on the gamma schedule and each waits for a free slot.
+func (r *runner) measure(ctx context.Context, records []record, rng *legacyRand) {
+	n := len(records)
+	var done, bad atomic.Int64
+	stop := r.reportProgress(PhaseBenchmark, n, &done, &bad)
+	defer stop()
+	one := func(i int) {
+		rec := &records[i]
+		rec.sent = true
+		r.do(ctx, r.requestBody(i), r.ds.OutputLens[i], rec)
+		if !rec.success {
+			bad.Add(1)
+		}
+		done.Add(1)
+	}
+	var wg sync.WaitGroup
+	if math.IsInf(r.cfg.RequestRate, 1) {
+		var next atomic.Int64
+		for range r.workers(n) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for ctx.Err() == nil {
+					i := int(next.Add(1)) - 1
+					if i >= n {
+						return
+					}
+					one(i)
+				}
+			}()
+		}
+		wg.Wait()
+		return
+	}
+
+	var slots chan struct{}
+	if c := r.cfg.MaxConcurrency; c > 0 {
+		slots = make(chan struct{}, c)
+	}
+	theta := 1 / (r.cfg.RequestRate * r.cfg.Burstiness)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	due := time.Now()
+dispatch:
+	for i := range n {
+		if i > 0 {
+			// Gaps are drawn after each dispatch, as get_request does; the
+			// schedule is absolute so a late wake-up does not lower the rate.
+			due = due.Add(time.Duration(rng.gamma(r.cfg.Burstiness, theta) * float64(time.Second)))
+			timer.Reset(time.Until(due))
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				break dispatch
+			}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if slots != nil {
+				select {
+				case slots <- struct{}{}:
+					defer func() { <-slots }()
+				case <-ctx.Done():
+					return
+				}
+			}
+			one(i)
+		}()
+	}
+	wg.Wait()
+}
+
+// do sends one request and records its stream. It mirrors
+// async_request_openai_completions: TTFT is the time to the first chunk
+// with non-empty choices, each later such chunk adds one ITL gap, latency
+// ends at the last such chunk, and completion_tokens comes from usage. A
+// non-200 status, a transport or parse error, or a stream without any
+// choices chunk makes the request failed.
+func (r *runner) do(ctx context.Context, body []byte, maxTokens int, rec *record) {
+	rec.outputTokens = -1
+	if cap(rec.itl) == 0 {
+		rec.itl = make([]time.Duration, 0, max(maxTokens-1, 0))
+	}
+	reqCtx, cancel := context.WithTimeout(ctx, r.cfg.RequestTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, r.url, bytes.NewReader(body))
+	if err != nil {
+		rec.err = err.Error()
+		return
+	}
+	req.Header = r.header.Clone()
+	// GetBody lets the transport resend when a kept-alive connection turns
+	// out to be closed before anything was written.
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+
+	start := time.Now()
+	resp, err := r.client.Do(req)
+	if err != nil {
+		r.fail(ctx, rec, err)
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		rec.err = fmt.Sprintf("HTTP %s: %s", resp.Status, bytes.TrimSpace(msg))
+		return
+	}
+
+	lines := sseLines{r: bufio.NewReaderSize(resp.Body, 8<<10)}
+	var last time.Time
+	for {
+		line, rerr := lines.next()
+		if payload, ok := ssePayload(line); ok {
+			if bytes.Equal(payload, sseDone) {
+				// Drain so the connection goes back to the pool.
+				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+				break
+			}
+			c, perr := parseChunk(payload)
+			if perr != nil {
+				rec.err = fmt.Sprintf("parsing stream chunk %.200q: %v", payload, perr)
+				return
+			}
+			if c.choices {
+				now := time.Now()
+				if rec.chunks == 0 {
+					rec.ttft = now.Sub(start)
+				} else {
+					rec.itl = append(rec.itl, now.Sub(last))
+				}
+				last = now
+				rec.chunks++
+				if r.cfg.SaveDetailed {
+					rec.text = append(rec.text, choiceText(c.choicesRaw)...)
+				}
+			}
+			if c.usage {
+				rec.outputTokens = c.completionTokens
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			r.fail(ctx, rec, fmt.Errorf("reading stream: %w", rerr))
+			return
+		}
+	}
+	if rec.chunks == 0 {
+		rec.err = "Never received a valid chunk to calculate TTFT. This response will be marked as failed!"
+		return
+	}
+	rec.latency = last.Sub(start)
+	rec.success = true
+}
+
+func (r *runner) fail(ctx context.Context, rec *record, err error) {
+	if ctx.Err() != nil {
+		rec.interrupted = true
+		rec.err = "interrupted: " + context.Cause(ctx).Error()
+		return
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		rec.err = fmt.Sprintf("request timed out after %s", r.cfg.RequestTimeout)
+		return
+	}
+	rec.err = err.Error()
+}
+
+// reportProgress calls cfg.Progress from one goroutine until the returned
+// stop is called, which sends the final snapshot.
+func (r *runner) reportProgress(phase Phase, total int, done, bad *atomic.Int64) (stop func()) {
+	if r.cfg.Progress == nil {
+		return func() {}
+	}
+	began := time.Now()
+	snapshot := func(final bool) Progress {
+		return Progress{Phase: phase, Total: total, Finished: int(done.Load()), Failed: int(bad.Load()),
+			Elapsed: time.Since(began), Final: final}
+	}
+	quit := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(r.cfg.ProgressInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				r.cfg.Progress(snapshot(false))
+			case <-quit:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-exited
+		r.cfg.Progress(snapshot(true))
+	}
+}

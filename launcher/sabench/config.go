@@ -1,0 +1,243 @@
+package sabench
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Defaults follow InferenceX's run_benchmark_serving (inferencex.md §4.1).
+const (
+	DefaultEndpoint = "/v1/completions"
+	// DefaultBackend is recorded as the result's "backend": the native client
+	// speaks the openai-completions protocol of benchmark_serving.py.
+	DefaultBackend = "openai"
+	// DefaultRangeRatio is --random-range-ratio: lengths uniform on [0.8·L, L].
+	DefaultRangeRatio = 0.8
+	// PromptsPerConcurrency and WarmupsPerConcurrency give num_prompts = 10·C
+	// and --num-warmups = 2·C.
+	PromptsPerConcurrency = 10
+	WarmupsPerConcurrency = 2
+	// DefaultRequestTimeout is the total per-request timeout of the
+	// InferenceX copy (aiohttp ClientTimeout(total=30 min)).
+	DefaultRequestTimeout   = 30 * time.Minute
+	DefaultProgressInterval = 5 * time.Second
+)
+
+// DefaultPercentiles is --metric-percentiles "90,99,99.9" (the InferenceX copy;
+// srt-slurm's copy defaults to "99" only).
+var DefaultPercentiles = []float64{90, 99, 99.9}
+
+// Metric names in the order SA-Bench writes them (--percentile-metrics).
+var MetricNames = []string{"ttft", "tpot", "itl", "e2el"}
+
+// Config is one SA-Bench point for the native client: the options of
+// benchmark_serving.py's random-dataset run, plus what a Go client needs.
+// Start from NewConfig, which fills in the SA-Bench defaults; zero numeric
+// fields are defaulted again by Run.
+type Config struct {
+	// BaseURL of the frontend, e.g. http://10.0.0.1:8000 (--base-url).
+	BaseURL string
+	// Endpoint is appended to BaseURL; default DefaultEndpoint (--endpoint).
+	Endpoint string
+	// Model is sent as "model" and written as model_id (--model).
+	Model string
+	// Tokenizer is written as tokenizer_id only; default Model. The native
+	// client needs no tokenizer: prompts are token-id arrays.
+	Tokenizer string
+	// Backend is written as "backend"; default DefaultBackend.
+	Backend string
+
+	InputLen   int     // --random-input-len
+	OutputLen  int     // --random-output-len; sent as max_tokens
+	RangeRatio float64 // --random-range-ratio; default DefaultRangeRatio
+	// VocabSize bounds the prompt token ids; default DefaultVocabSize.
+	VocabSize int
+	Seed      uint32 // --seed (0 in every SA-Bench run)
+
+	// MaxConcurrency caps in-flight requests (--max-concurrency); 0 means no cap.
+	MaxConcurrency int
+	// NumPrompts measured requests; default PromptsPerConcurrency·MaxConcurrency.
+	NumPrompts int
+	// WarmupPrompts sends the first prompt this many times before the
+	// measured run (--num-warmups); default WarmupsPerConcurrency·MaxConcurrency,
+	// negative for none.
+	WarmupPrompts int
+	// RequestRate in requests/s; 0 or +Inf sends everything at once
+	// (--request-rate inf). A finite rate draws gamma-distributed gaps with
+	// shape Burstiness (1: a Poisson process) from the dataset's generator.
+	RequestRate float64
+	Burstiness  float64 // --burstiness; default 1
+	IgnoreEOS   bool    // --ignore-eos: sends "ignore_eos": true
+
+	// Percentiles are --metric-percentiles; default DefaultPercentiles.
+	Percentiles []float64
+	// PercentileMetrics are --percentile-metrics; default MetricNames.
+	PercentileMetrics []string
+	// Goodput holds SLOs in milliseconds for ttft, tpot and/or e2el
+	// (--goodput); empty writes "request_goodput:": null.
+	Goodput map[string]float64
+	// Metadata are --metadata KEY=VALUE pairs, written as top-level fields.
+	Metadata []KeyValue
+	// SaveDetailed also writes ttfts, itls, generated_texts and errors (--save-detailed).
+	SaveDetailed bool
+
+	// APIKey, when set, is sent as "Authorization: Bearer <key>".
+	APIKey string
+	// HTTPClient sends the requests; default NewHTTPClient(MaxConcurrency).
+	HTTPClient *http.Client
+	// RequestTimeout bounds each request; default DefaultRequestTimeout.
+	RequestTimeout time.Duration
+
+	// Progress, when set, is called from one goroutine every
+	// ProgressInterval and at the end of each phase.
+	Progress         func(Progress)
+	ProgressInterval time.Duration // default DefaultProgressInterval
+}
+
+// KeyValue is one --metadata pair.
+type KeyValue struct{ Key, Value string }
+
+// NewConfig returns the SA-Bench point InferenceX runs at concurrency c:
+// 10·c prompts after 2·c warmups, request rate inf, range ratio 0.8,
+// ignore_eos, percentiles 90/99/99.9 of ttft, tpot, itl and e2el.
+func NewConfig(baseURL, model string, inputLen, outputLen, concurrency int) Config {
+	return Config{
+		BaseURL:        baseURL,
+		Model:          model,
+		InputLen:       inputLen,
+		OutputLen:      outputLen,
+		RangeRatio:     DefaultRangeRatio,
+		MaxConcurrency: concurrency,
+		NumPrompts:     PromptsPerConcurrency * concurrency,
+		WarmupPrompts:  WarmupsPerConcurrency * concurrency,
+		RequestRate:    math.Inf(1),
+		Burstiness:     1,
+		IgnoreEOS:      true,
+	}
+}
+
+// Phase names a part of a run in Progress.
+type Phase string
+
+const (
+	PhaseWarmup    Phase = "warmup"
+	PhaseBenchmark Phase = "benchmark"
+)
+
+// Progress is a snapshot of a running phase.
+type Progress struct {
+	Phase    Phase
+	Total    int // requests in the phase
+	Finished int // requests that ended, failures included
+	Failed   int
+	Elapsed  time.Duration
+	Final    bool // the phase is over
+}
+
+// withDefaults fills zero fields and checks the rest.
+func (c Config) withDefaults() (Config, error) {
+	if c.Endpoint == "" {
+		c.Endpoint = DefaultEndpoint
+	}
+	if c.Tokenizer == "" {
+		c.Tokenizer = c.Model
+	}
+	if c.Backend == "" {
+		c.Backend = DefaultBackend
+	}
+	if c.RangeRatio == 0 {
+		c.RangeRatio = DefaultRangeRatio
+	}
+	if c.VocabSize == 0 {
+		c.VocabSize = DefaultVocabSize
+	}
+	if c.NumPrompts == 0 {
+		c.NumPrompts = PromptsPerConcurrency * c.MaxConcurrency
+	}
+	switch {
+	case c.WarmupPrompts == 0:
+		c.WarmupPrompts = WarmupsPerConcurrency * c.MaxConcurrency
+	case c.WarmupPrompts < 0:
+		c.WarmupPrompts = 0
+	}
+	if c.RequestRate == 0 {
+		c.RequestRate = math.Inf(1)
+	}
+	if c.Burstiness == 0 {
+		c.Burstiness = 1
+	}
+	if c.Percentiles == nil {
+		c.Percentiles = DefaultPercentiles
+	}
+	if c.PercentileMetrics == nil {
+		c.PercentileMetrics = MetricNames
+	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = DefaultRequestTimeout
+	}
+	if c.ProgressInterval == 0 {
+		c.ProgressInterval = DefaultProgressInterval
+	}
+
+	var errs []error
+	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("base URL %q: want http://host:port", c.BaseURL))
+	}
+	if !strings.HasPrefix(c.Endpoint, "/") {
+		errs = append(errs, fmt.Errorf("endpoint %q must start with /", c.Endpoint))
+	}
+	if c.Model == "" {
+		errs = append(errs, errors.New("model name is required"))
+	}
+	if c.MaxConcurrency < 0 {
+		errs = append(errs, fmt.Errorf("max concurrency must not be negative (got %d)", c.MaxConcurrency))
+	}
+	if c.RequestRate < 0 || math.IsNaN(c.RequestRate) {
+		errs = append(errs, fmt.Errorf("request rate must be positive or inf (got %v)", c.RequestRate))
+	}
+	if !(c.Burstiness > 0) || math.IsInf(c.Burstiness, 0) {
+		errs = append(errs, fmt.Errorf("burstiness must be positive (got %v)", c.Burstiness))
+	}
+	for _, p := range c.Percentiles {
+		if !(p >= 0 && p <= 100) {
+			errs = append(errs, fmt.Errorf("percentile %v is outside [0, 100]", p))
+		}
+	}
+	for _, m := range c.PercentileMetrics {
+		if !slices.Contains(MetricNames, m) {
+			errs = append(errs, fmt.Errorf("unknown percentile metric %q (want ttft, tpot, itl or e2el)", m))
+		}
+	}
+	for k, v := range c.Goodput {
+		if k != "ttft" && k != "tpot" && k != "e2el" {
+			errs = append(errs, fmt.Errorf("goodput SLO %q: want ttft, tpot or e2el", k))
+		}
+		if v < 0 {
+			errs = append(errs, fmt.Errorf("goodput SLO %s must not be negative (got %v)", k, v))
+		}
+	}
+	if c.RequestTimeout < 0 || c.ProgressInterval < 0 {
+		errs = append(errs, errors.New("timeouts and intervals must not be negative"))
+	}
+	if err := c.datasetOptions().check(); err != nil {
+		errs = append(errs, err)
+	}
+	return c, errors.Join(errs...)
+}
+
+func (c Config) datasetOptions() DatasetOptions {
+	return DatasetOptions{
+		InputLen:   c.InputLen,
+		OutputLen:  c.OutputLen,
+		RangeRatio: c.RangeRatio,
+		NumPrompts: c.NumPrompts,
+		VocabSize:  c.VocabSize,
+		Seed:       c.Seed,
+	}
+}

@@ -1,0 +1,185 @@
+package sabench
+
+import "math"
+
+// legacyRand reproduces the draws of numpy's legacy global generator
+// (np.random.seed / np.random.randint / np.random.gamma, i.e. RandomState on
+// MT19937) that benchmark_serving.py makes after np.random.seed(args.seed).
+// Matching it draw for draw means the native client sends the same
+// input/output lengths and id offsets as the Python tool for the same seed.
+type legacyRand struct {
+	key [mtN]uint32
+	pos int
+
+	hasGauss bool
+	gauss    float64
+}
+
+const (
+	mtN         = 624
+	mtM         = 397
+	mtMatrixA   = 0x9908b0df
+	mtUpperMask = 0x80000000
+	mtLowerMask = 0x7fffffff
+)
+
+// newLegacyRand seeds like np.random.seed(seed) for an integer seed
+// (numpy's mt19937_seed, i.e. the reference init_genrand).
+func newLegacyRand(seed uint32) *legacyRand {
+	r := &legacyRand{}
+	s := seed
+	for i := range mtN {
+		r.key[i] = s
+		s = 1812433253*(s^(s>>30)) + uint32(i) + 1
+	}
+	r.pos = mtN
+	return r
+}
+
+func (r *legacyRand) regenerate() {
+	mag := func(y uint32) uint32 { return -(y & 1) & mtMatrixA }
+	i := 0
+	for ; i < mtN-mtM; i++ {
+		y := (r.key[i] & mtUpperMask) | (r.key[i+1] & mtLowerMask)
+		r.key[i] = r.key[i+mtM] ^ (y >> 1) ^ mag(y)
+	}
+	for ; i < mtN-1; i++ {
+		y := (r.key[i] & mtUpperMask) | (r.key[i+1] & mtLowerMask)
+		r.key[i] = r.key[i+mtM-mtN] ^ (y >> 1) ^ mag(y)
+	}
+	y := (r.key[mtN-1] & mtUpperMask) | (r.key[0] & mtLowerMask)
+	r.key[mtN-1] = r.key[mtM-1] ^ (y >> 1) ^ mag(y)
+	r.pos = 0
+}
+
+func (r *legacyRand) uint32() uint32 {
+	if r.pos == mtN {
+		r.regenerate()
+	}
+	y := r.key[r.pos]
+	r.pos++
+	y ^= y >> 11
+	y ^= (y << 7) & 0x9d2c5680
+	y ^= (y << 15) & 0xefc60000
+	y ^= y >> 18
+	return y
+}
+
+// float64 is numpy's 53-bit double in [0, 1) from two 32-bit draws.
+func (r *legacyRand) float64() float64 {
+	a := r.uint32() >> 5
+	b := r.uint32() >> 6
+	return (float64(a)*67108864.0 + float64(b)) / 9007199254740992.0
+}
+
+// randint fills out like np.random.randint(low, high, size=len(out)):
+// uniform on [low, high), by masked rejection sampling on 32-bit draws, as
+// RandomState does for ranges below 2^32. A single-value range draws nothing.
+func (r *legacyRand) randint(low, high int64, out []int64) {
+	rng := uint64(high - 1 - low)
+	switch {
+	case rng == 0:
+		for i := range out {
+			out[i] = low
+		}
+	case rng == math.MaxUint32:
+		for i := range out {
+			out[i] = low + int64(r.uint32())
+		}
+	default:
+		mask := rng
+		for _, s := range []uint{1, 2, 4, 8, 16, 32} {
+			mask |= mask >> s
+		}
+		m32 := uint32(mask)
+		for i := range out {
+			v := r.uint32() & m32
+			for uint64(v) > rng {
+				v = r.uint32() & m32
+			}
+			out[i] = low + int64(v)
+		}
+	}
+}
+
+// gaussian is numpy's legacy polar Box-Muller normal, which caches the second value.
+func (r *legacyRand) gaussian() float64 {
+	if r.hasGauss {
+		r.hasGauss = false
+		g := r.gauss
+		r.gauss = 0
+		return g
+	}
+	var x1, x2, r2 float64
+	for {
+		x1 = 2*r.float64() - 1
+		x2 = 2*r.float64() - 1
+		r2 = x1*x1 + x2*x2
+		if r2 < 1 && r2 != 0 {
+			break
+		}
+	}
+	f := math.Sqrt(-2 * math.Log(r2) / r2)
+	r.gauss = f * x1
+	r.hasGauss = true
+	return f * x2
+}
+
+func (r *legacyRand) standardExponential() float64 {
+	return -math.Log(1 - r.float64())
+}
+
+// gamma follows numpy's legacy_gamma(shape, scale): the exponential for
+// shape 1 (a Poisson arrival process), Marsaglia-Tsang above 1, and
+// Johnk-style rejection below 1. Go's math.Log/Pow may differ from libm in
+// the last bit, so the values match numpy to ~1e-15, not always bit for bit.
+func (r *legacyRand) gamma(shape, scale float64) float64 {
+	return scale * r.standardGamma(shape)
+}
+
+func (r *legacyRand) standardGamma(shape float64) float64 {
+	switch {
+	case shape == 1:
+		return r.standardExponential()
+	case shape == 0:
+		return 0
+	case shape < 1:
+		for {
+			u := r.float64()
+			v := r.standardExponential()
+			if u <= 1-shape {
+				x := math.Pow(u, 1/shape)
+				if x <= v {
+					return x
+				}
+			} else {
+				y := -math.Log((1 - u) / shape)
+				x := math.Pow(1-shape+shape*y, 1/shape)
+				if x <= v+y {
+					return x
+				}
+			}
+		}
+	default:
+		b := shape - 1.0/3.0
+		c := 1 / math.Sqrt(9*b)
+		for {
+			var x, v float64
+			for {
+				x = r.gaussian()
+				v = 1 + c*x
+				if v > 0 {
+					break
+				}
+			}
+			v = v * v * v
+			u := r.float64()
+			if u < 1-0.0331*(x*x)*(x*x) {
+				return b * v
+			}
+			if math.Log(u) < 0.5*x*x+b*(1-v+math.Log(v)) {
+				return b * v
+			}
+		}
+	}
+}

@@ -1,0 +1,287 @@
+package sabench
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Result is one SA-Bench result file: the JSON benchmark_serving.py writes
+// with --save-result (the field names and order of InferenceX's
+// utils/bench_serving copy, inferencex.md §4.4) plus slurmbench_* fields.
+// Downstream tools (process_result.py, srt-slurm's rollup, the results
+// package) read a native result exactly like a Python one.
+//
+// A Result read by ReadResult keeps the file's members verbatim: writing it
+// back changes only the slurmbench_* fields.
+type Result struct {
+	Date        string // %Y%m%d-%H%M%S, local time
+	Backend     string
+	ModelID     string
+	TokenizerID string
+	BestOf      int
+	NumPrompts  int
+	Metadata    []KeyValue // written as top-level string fields
+	// RequestRate is requests/s; +Inf is written "inf".
+	RequestRate float64
+	Burstiness  float64
+	// MaxConcurrency 0 (no cap) is written null.
+	MaxConcurrency int
+	// Duration in seconds from the first dispatch to the last completion.
+	Duration               float64
+	BenchmarkStartTimeUnix float64
+	BenchmarkEndTimeUnix   float64
+	Completed              int
+	TotalInputTokens       int // prompts of completed requests
+	TotalOutputTokens      int
+	RequestThroughput      float64 // completed / duration
+	// RequestGoodput is written under the key "request_goodput:" (with the
+	// colon, as the InferenceX copy spells it); nil is null.
+	RequestGoodput       *float64
+	OutputThroughput     float64 // total output tokens / duration
+	TotalTokenThroughput float64 // (total input + total output) / duration
+	InputLens            []int   // every request's prompt length
+	OutputLens           []int   // output tokens per request, 0 when failed
+	Detail               *Detail // with --save-detailed only
+	Metrics              []MetricStats
+
+	// Client is "native" for results of Run; written as slurmbench_client.
+	Client string
+	// Partial marks a run cut short by cancellation (slurmbench_partial).
+	Partial bool
+	// Errors counts the distinct failure messages (slurmbench_errors).
+	Errors []ErrorCount
+	// Valid and InvalidReason are the verdict of Validate
+	// (slurmbench_valid, slurmbench_invalid_reason); nil before it ran.
+	Valid         *bool
+	InvalidReason string
+
+	// Warmup outcome, not written.
+	WarmupCompleted, WarmupFailed int
+
+	raw []rawField // members of a file read by ReadResult
+}
+
+// Detail are the per-request fields of --save-detailed.
+type Detail struct {
+	TTFTs          []float64   // seconds, 0 for failed requests
+	ITLs           [][]float64 // seconds
+	GeneratedTexts []string
+	Errors         []string
+}
+
+// ErrorCount is one distinct request failure and how often it happened.
+type ErrorCount struct {
+	Error string
+	Count int
+}
+
+// ClientNative is Result.Client for the built-in client.
+const ClientNative = "native"
+
+// maxErrorKinds bounds slurmbench_errors; maxErrorText bounds each message.
+const (
+	maxErrorKinds = 10
+	maxErrorText  = 300
+)
+
+// Metric returns the statistics of metric name (ttft, tpot, itl, e2el).
+func (r *Result) Metric(name string) (MetricStats, bool) {
+	for _, m := range r.Metrics {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return MetricStats{}, false
+}
+
+func newResult(cfg Config) *Result {
+	return &Result{
+		Backend:        cfg.Backend,
+		ModelID:        cfg.Model,
+		TokenizerID:    cfg.Tokenizer,
+		BestOf:         1,
+		NumPrompts:     cfg.NumPrompts,
+		Metadata:       cfg.Metadata,
+		RequestRate:    cfg.RequestRate,
+		Burstiness:     cfg.Burstiness,
+		MaxConcurrency: cfg.MaxConcurrency,
+		Client:         ClientNative,
+		Date:           time.Now().Format("20060102-150405"),
+	}
+}
+
+// fill computes the metrics as calculate_metrics does, from the records of
+// the measured requests.
+func (res *Result) fill(cfg Config, ds *Dataset, records []record, start, end time.Time) {
+	dur := end.Sub(start).Seconds()
+	res.Date = end.Format("20060102-150405")
+	res.Duration = dur
+	res.BenchmarkStartTimeUnix = unixSeconds(start)
+	res.BenchmarkEndTimeUnix = unixSeconds(end)
+
+	n := len(records)
+	nITL := 0
+	for i := range records {
+		nITL += len(records[i].itl)
+	}
+	outputLens := make([]int, n)
+	ttfts := make([]float64, 0, n)
+	e2els := make([]float64, 0, n)
+	tpots := make([]float64, 0, n)
+	allTPOTs := make([]float64, 0, n)
+	itls := make([]float64, 0, nITL)
+	totalInput, totalOutput := 0, 0
+	for i := range records {
+		rec := &records[i]
+		if !rec.success {
+			continue
+		}
+		// usage.completion_tokens, as the Python tool; without usage it would
+		// re-tokenize the text, which needs a tokenizer: count the chunks.
+		out := rec.outputTokens
+		if out < 0 {
+			out = rec.chunks
+		}
+		outputLens[i] = out
+		totalOutput += out
+		totalInput += ds.InputLens[i]
+		ttft, latency := rec.ttft.Seconds(), rec.latency.Seconds()
+		tpot := 0.0
+		if out > 1 {
+			tpot = (latency - ttft) / float64(out-1)
+			tpots = append(tpots, tpot)
+		}
+		allTPOTs = append(allTPOTs, tpot) // goodput counts tpot 0 for one-token outputs
+		for _, d := range rec.itl {
+			itls = append(itls, d.Seconds())
+		}
+		ttfts = append(ttfts, ttft)
+		e2els = append(e2els, latency)
+		res.Completed++
+	}
+	res.TotalInputTokens = totalInput
+	res.TotalOutputTokens = totalOutput
+	res.RequestThroughput = perSecond(float64(res.Completed), dur)
+	res.OutputThroughput = perSecond(float64(totalOutput), dur)
+	res.TotalTokenThroughput = perSecond(float64(totalInput+totalOutput), dur)
+	if len(cfg.Goodput) > 0 {
+		g := perSecond(float64(goodCount(cfg.Goodput, ttfts, allTPOTs, e2els)), dur)
+		res.RequestGoodput = &g
+	}
+	res.InputLens = ds.InputLens
+	res.OutputLens = outputLens
+	if cfg.SaveDetailed {
+		res.Detail = detail(records)
+	}
+	res.Errors = errorCounts(records)
+
+	samples := map[string][]float64{"ttft": ttfts, "tpot": tpots, "itl": itls, "e2el": e2els}
+	for _, name := range MetricNames {
+		if slices.Contains(cfg.PercentileMetrics, name) {
+			res.Metrics = append(res.Metrics, computeStats(name, samples[name], cfg.Percentiles))
+		}
+	}
+}
+
+// emptyMetrics are the statistics of a run without completed requests.
+func emptyMetrics(cfg Config) []MetricStats {
+	var ms []MetricStats
+	for _, name := range MetricNames {
+		if slices.Contains(cfg.PercentileMetrics, name) {
+			ms = append(ms, computeStats(name, nil, cfg.Percentiles))
+		}
+	}
+	return ms
+}
+
+// goodCount counts requests within every SLO (milliseconds), as
+// calculate_metrics does with --goodput.
+func goodCount(slo map[string]float64, ttfts, tpots, e2els []float64) int {
+	within := func(metric string, v float64) bool {
+		limit, set := slo[metric]
+		return !set || limit/1000 >= v
+	}
+	good := 0
+	for i := range ttfts {
+		if within("ttft", ttfts[i]) && within("tpot", tpots[i]) && within("e2el", e2els[i]) {
+			good++
+		}
+	}
+	return good
+}
+
+// perSecond divides by a duration, giving 0 for an empty run instead of the
+// ZeroDivisionError or NaN a direct division would.
+func perSecond(v, seconds float64) float64 {
+	if seconds <= 0 {
+		return 0
+	}
+	return v / seconds
+}
+
+func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+
+func detail(records []record) *Detail {
+	d := &Detail{
+		TTFTs:          make([]float64, len(records)),
+		ITLs:           make([][]float64, len(records)),
+		GeneratedTexts: make([]string, len(records)),
+		Errors:         make([]string, len(records)),
+	}
+	for i := range records {
+		rec := &records[i]
+		d.TTFTs[i] = rec.ttft.Seconds()
+		d.ITLs[i] = make([]float64, len(rec.itl))
+		for j, v := range rec.itl {
+			d.ITLs[i][j] = v.Seconds()
+		}
+		d.GeneratedTexts[i] = string(rec.text)
+		d.Errors[i] = rec.err
+	}
+	return d
+}
+
+// errorCounts groups failures by message, most frequent first.
+func errorCounts(records []record) []ErrorCount {
+	counts := map[string]int{}
+	for i := range records {
+		rec := &records[i]
+		switch {
+		case rec.success:
+		case !rec.sent:
+			counts["not sent: run interrupted"]++
+		default:
+			msg := rec.err
+			if len(msg) > maxErrorText {
+				msg = strings.ToValidUTF8(msg[:maxErrorText], "") + "…"
+			}
+			counts[msg]++
+		}
+	}
+	out := make([]ErrorCount, 0, len(counts))
+	for msg, n := range counts {
+		out = append(out, ErrorCount{Error: msg, Count: n})
+	}
+	slices.SortFunc(out, func(a, b ErrorCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Error, b.Error))
+	})
+	if len(out) > maxErrorKinds {
+		rest := 0
+		for _, e := range out[maxErrorKinds:] {
+			rest += e.Count
+		}
+		out = append(out[:maxErrorKinds], ErrorCount{Error: "other errors", Count: rest})
+	}
+	return out
+}
+
+// finite replaces NaN and infinities, which JSON cannot carry, by 0.
+func finite(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
+}

@@ -1,0 +1,247 @@
+package sabench
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// pythonFormatResult holds the values of testdata/python_format.json, which
+// Python's json.dump wrote from the same dict (see the file's generator in
+// the commit that added it): field for field and byte for byte, a native
+// result must look like one from benchmark_serving.py.
+func pythonFormatResult() *Result {
+	stats := func(name string, std float64) MetricStats {
+		return MetricStats{Name: name, Mean: 50.25, Median: 50, Std: std,
+			Percentiles: []Percentile{{90, 51}, {99, 52}, {99.9, 52.5}}}
+	}
+	return &Result{
+		Date: "20261203-101500", Backend: "vllm", ModelID: "deepseek-ai/DeepSeek-R1", TokenizerID: "/model",
+		BestOf: 1, NumPrompts: 80,
+		Metadata:    []KeyValue{{"runner", "b200-dgxc_7"}, {"note", "é€😀\x7f\n"}},
+		RequestRate: math.Inf(1), Burstiness: 1, MaxConcurrency: 8,
+		Duration: 12.345678901234567, BenchmarkStartTimeUnix: 1796300100.123456, BenchmarkEndTimeUnix: 1796300112.4691348,
+		Completed: 80, TotalInputTokens: 4567, TotalOutputTokens: 2282,
+		RequestThroughput: 6.480000518400041, OutputThroughput: 184.8432147869, TotalTokenThroughput: 554.7691039452,
+		InputLens: []int{63, 56, 51}, OutputLens: []int{28, 31, 27},
+		Metrics: []MetricStats{stats("ttft", 1.5), stats("tpot", 0), stats("itl", 1.5), stats("e2el", 1.5)},
+	}
+}
+
+func TestResultJSONIsByteIdenticalToPython(t *testing.T) {
+	want, err := os.ReadFile("testdata/python_format.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pythonFormatResult().MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("native JSON differs from json.dump's:\n got: %s\nwant: %s", got, want)
+	}
+}
+
+func TestResultFieldNames(t *testing.T) {
+	res := pythonFormatResult()
+	res.Metadata = nil
+	res.Client = ClientNative
+	res.Errors = []ErrorCount{{"HTTP 503 Service Unavailable: overloaded", 2}}
+	valid := false
+	res.Valid, res.InvalidReason = &valid, "total output tokens is 0"
+	data, _ := res.MarshalJSON()
+	// inferencex.md §4.4, in benchmark_serving.py's order, then ours.
+	want := []string{"date", "backend", "model_id", "tokenizer_id", "best_of", "num_prompts",
+		"request_rate", "burstiness", "max_concurrency", "duration", "benchmark_start_time_unix",
+		"benchmark_end_time_unix", "completed", "total_input_tokens", "total_output_tokens",
+		"request_throughput", "request_goodput:", "output_throughput", "total_token_throughput",
+		"input_lens", "output_lens"}
+	for _, m := range MetricNames {
+		for _, s := range []string{"mean", "median", "std", "p90", "p99", "p99.9"} {
+			want = append(want, s+"_"+m+"_ms")
+		}
+	}
+	want = append(want, "slurmbench_client", "slurmbench_errors", "slurmbench_valid", "slurmbench_invalid_reason")
+	if got := topLevelKeys(t, data); !slices.Equal(got, want) {
+		t.Errorf("keys\n got %q\nwant %q", got, want)
+	}
+	golden(t, "result_fields.golden", append(data, '\n'))
+}
+
+func TestReadMarkWriteKeepsPythonFile(t *testing.T) {
+	orig, err := os.ReadFile("testdata/python_result.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "results_concurrency_8_gpus_24_ctx_16_gen_8.json")
+	if err := os.WriteFile(path, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ReadResult(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Completed != 80 || res.NumPrompts != 80 || res.MaxConcurrency != 8 || res.TotalOutputTokens != 2282 ||
+		!math.IsInf(res.RequestRate, 1) || res.RequestGoodput != nil || res.Duration != 12.345678901234567 {
+		t.Errorf("parsed %+v", res)
+	}
+	tpot, ok := res.Metric("tpot")
+	if p999, _ := tpot.Percentile(99.9); !ok || tpot.Std != 0 || tpot.Median != 50 || p999 != 52.5 {
+		t.Errorf("parsed tpot %+v", tpot)
+	}
+	// std_tpot_ms is 0: the gate must not trip over it.
+	if err := Validate(res, 80); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	if err := WriteResult(path, res); err != nil {
+		t.Fatal(err)
+	}
+	written, _ := os.ReadFile(path)
+	// Every original member is kept verbatim, in order; the mark is appended.
+	wantPrefix := orig[:len(orig)-1]
+	if !bytes.HasPrefix(written, wantPrefix) || !bytes.HasSuffix(written, []byte(`, "slurmbench_valid": true}`)) {
+		t.Errorf("marked file\n%s\ndoes not keep\n%s", written, orig)
+	}
+
+	// Marking again replaces the verdict instead of adding a second one.
+	again, _ := ReadResult(path)
+	if err := Validate(again, 160); err == nil {
+		t.Fatal("Validate accepted a point with the wrong num_prompts")
+	}
+	if err := WriteResult(path, again); err != nil {
+		t.Fatal(err)
+	}
+	written, _ = os.ReadFile(path)
+	keys := topLevelKeys(t, written)
+	if n := count(keys, "slurmbench_valid"); n != 1 || keys[len(keys)-1] != "slurmbench_invalid_reason" {
+		t.Errorf("re-marked keys end %q", keys[len(keys)-4:])
+	}
+	var doc map[string]any
+	_ = json.Unmarshal(written, &doc)
+	if reason, _ := doc["slurmbench_invalid_reason"].(string); doc["slurmbench_valid"] != false ||
+		!strings.HasPrefix(reason, "num_prompts is 80, expected 160; request failure rate 50.00%") {
+		t.Errorf("mark = %v / %v", doc["slurmbench_valid"], doc["slurmbench_invalid_reason"])
+	}
+	if doc["peak_output_tokens_per_s"] != 190.5 {
+		t.Errorf("unknown member lost: %v", doc["peak_output_tokens_per_s"])
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("directory holds %d entries after writes, want only the result", len(entries))
+	}
+}
+
+func TestNativeResultRoundTrip(t *testing.T) {
+	res := pythonFormatResult()
+	res.Client = ClientNative
+	res.Partial = true
+	res.Errors = []ErrorCount{{"interrupted: context canceled", 3}}
+	data, _ := res.MarshalJSON()
+	back, err := ParseResult(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Client != ClientNative || !back.Partial || len(back.Errors) != 1 || back.Errors[0].Count != 3 ||
+		back.Completed != res.Completed || len(back.Metrics) != 4 || back.Metrics[1].Percentiles[2] != (Percentile{99.9, 52.5}) {
+		t.Errorf("round trip lost fields: %+v", back)
+	}
+	again, _ := back.MarshalJSON()
+	if !bytes.Equal(again, data) {
+		t.Errorf("re-encoding changed the file:\n%s\n%s", again, data)
+	}
+}
+
+func TestParseResultReadsSRTSlurmSpelling(t *testing.T) {
+	res, err := ParseResult([]byte(`{"request_goodput": 3.5, "max_concurrency": null, "completed": 10.0, "p99_itl_ms": 7}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RequestGoodput == nil || *res.RequestGoodput != 3.5 || res.MaxConcurrency != 0 || res.Completed != 10 {
+		t.Errorf("parsed %+v", res)
+	}
+	if m, _ := res.Metric("itl"); len(m.Percentiles) != 1 || m.Percentiles[0] != (Percentile{99, 7}) {
+		t.Errorf("p99_itl_ms parsed as %+v", m)
+	}
+	for _, bad := range []string{`[]`, `{"completed": "many"}`, `{"completed": 1.5}`, `{"a": 1`} {
+		if _, err := ParseResult([]byte(bad)); err == nil {
+			t.Errorf("ParseResult(%s) accepted", bad)
+		}
+	}
+}
+
+func TestAppendPyFloat(t *testing.T) {
+	// Each right-hand side is Python's json.dumps(value).
+	for _, c := range []struct {
+		v    float64
+		want string
+	}{
+		{0, "0.0"}, {math.Copysign(0, -1), "-0.0"}, {1, "1.0"}, {0.0001, "0.0001"}, {1e-05, "1e-05"},
+		{123456789, "123456789.0"}, {1e16, "1e+16"}, {1234567890123456, "1234567890123456.0"},
+		{0.1, "0.1"}, {2.5e-7, "2.5e-07"}, {1.5e300, "1.5e+300"}, {26.050100451354066, "26.050100451354066"},
+		{1e15, "1000000000000000.0"}, {9999999999999998, "9999999999999998.0"}, {12345.678, "12345.678"},
+		{math.NaN(), "0.0"}, {math.Inf(1), "0.0"},
+	} {
+		if got := string(appendPyFloat(nil, c.v)); got != c.want {
+			t.Errorf("appendPyFloat(%v) = %s, want %s", c.v, got, c.want)
+		}
+	}
+}
+
+func TestAppendJSONString(t *testing.T) {
+	// json.dumps("a\"b\\c\n\t\x01é€😀/<>&\x7f")
+	want := `"a\"b\\c\n\t\u0001\u00e9\u20ac\ud83d\ude00/<>&\u007f"`
+	if got := string(appendJSONString(nil, "a\"b\\c\n\t\x01é€😀/<>&\x7f")); got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+func TestWriteResultFailsCleanly(t *testing.T) {
+	err := WriteResult(filepath.Join(t.TempDir(), "missing", "r.json"), pythonFormatResult())
+	if err == nil {
+		t.Fatal("WriteResult into a missing directory succeeded")
+	}
+}
+
+func TestPercentileKey(t *testing.T) {
+	for p, want := range map[float64]string{90: "p90", 99: "p99", 99.9: "p99.9", 50: "p50", 99.99: "p99.99"} {
+		if got := PercentileKey(p); got != want {
+			t.Errorf("PercentileKey(%v) = %s, want %s", p, got, want)
+		}
+	}
+}
+
+func topLevelKeys(t *testing.T, data []byte) []string {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if _, err := dec.Token(); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, tok.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return keys
+}
+
+func count(xs []string, x string) int {
+	n := 0
+	for _, v := range xs {
+		if v == x {
+			n++
+		}
+	}
+	return n
+}
