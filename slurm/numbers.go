@@ -1,0 +1,198 @@
+package slurm
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// noVal is Slurm's optional number. Since v0.0.40 it is sent as
+// {"set":bool,"infinite":bool,"number":N}; older versions and some fields
+// still send a bare number, and a few send numeric strings. All decode here.
+type noVal struct {
+	Set      bool
+	Infinite bool
+	Number   int64
+}
+
+func (n *noVal) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	*n = noVal{}
+	switch {
+	case len(b) == 0 || string(b) == "null":
+		return nil
+	case b[0] == '{':
+		var raw struct {
+			Set      *bool       `json:"set"`
+			Infinite bool        `json:"infinite"`
+			Number   json.Number `json:"number"`
+		}
+		if err := json.Unmarshal(b, &raw); err != nil {
+			return err
+		}
+		n.Infinite = raw.Infinite
+		if raw.Number != "" {
+			v, err := numberToInt(string(raw.Number))
+			if err != nil {
+				return err
+			}
+			n.Number = v
+		}
+		// A missing "set" with a number present means the sender did not
+		// bother with the wrapper's flag; the number is meant.
+		n.Set = (raw.Set == nil && raw.Number != "") || (raw.Set != nil && *raw.Set)
+		return nil
+	case b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		s = strings.TrimSpace(s)
+		if s == "" {
+			return nil
+		}
+		if strings.EqualFold(s, "infinite") || strings.EqualFold(s, "unlimited") {
+			n.Infinite = true
+			return nil
+		}
+		v, err := numberToInt(s)
+		if err != nil {
+			return fmt.Errorf("number field: %q is not a number", s)
+		}
+		n.Set, n.Number = true, v
+		return nil
+	default:
+		v, err := numberToInt(string(b))
+		if err != nil {
+			return err
+		}
+		n.Set, n.Number = true, v
+		return nil
+	}
+}
+
+// value returns the number when set and finite, else def.
+func (n noVal) value(def int64) int64 {
+	if !n.Set || n.Infinite {
+		return def
+	}
+	return n.Number
+}
+
+// unixTime maps an epoch-seconds noVal to a time; unset or 0 is the zero time.
+func (n noVal) unixTime() time.Time {
+	if v := n.value(0); v > 0 {
+		return time.Unix(v, 0)
+	}
+	return time.Time{}
+}
+
+func numberToInt(s string) (int64, error) {
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return v, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("number field: %s is not a number", s)
+	}
+	return int64(f), nil
+}
+
+// JobID is a Slurm job id. On the wire it is a number (job info), a string
+// (jobs/state) or a noVal object (v0.0.42 cancel status); all decode.
+type JobID int64
+
+func (id JobID) String() string { return strconv.FormatInt(int64(id), 10) }
+
+// UnmarshalJSON accepts 12, "12" and {"set":true,"number":12}.
+func (id *JobID) UnmarshalJSON(b []byte) error {
+	var n noVal
+	if err := n.UnmarshalJSON(b); err != nil {
+		return fmt.Errorf("job id: %w", err)
+	}
+	*id = JobID(n.value(0))
+	return nil
+}
+
+// ParseJobID parses a job id as operators type it ("1234"). Array and
+// het-job suffixes ("1234_5", "1234+1") are refused: the launcher only
+// submits plain batch jobs.
+func ParseJobID(s string) (JobID, error) {
+	v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("%q is not a Slurm job id (a positive number)", s)
+	}
+	return JobID(v), nil
+}
+
+// stringList decodes a list of strings sent as an array, a single string
+// (comma- or plus-separated, as v0.0.39 and squeue print states) or null.
+type stringList []string
+
+func (l *stringList) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	*l = nil
+	switch {
+	case len(b) == 0 || string(b) == "null":
+		return nil
+	case b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*l = strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '+' || r == ' ' })
+		return nil
+	default:
+		var arr []json.RawMessage
+		if err := json.Unmarshal(b, &arr); err != nil {
+			return err
+		}
+		for _, raw := range arr {
+			var s string
+			if err := json.Unmarshal(raw, &s); err != nil {
+				// A non-string element (never seen so far) is kept as text
+				// rather than failing the whole response.
+				s = string(bytes.TrimSpace(raw))
+			}
+			*l = append(*l, s)
+		}
+		return nil
+	}
+}
+
+// flexText is a string that some versions wrap in an object, e.g.
+// slurmdb's comment {"administrator","job","system"}: the "job" part is
+// the user's comment.
+type flexText string
+
+func (t *flexText) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	*t = ""
+	switch {
+	case len(b) == 0 || string(b) == "null":
+		return nil
+	case b[0] == '{':
+		var obj struct {
+			Job *string `json:"job"`
+		}
+		if err := json.Unmarshal(b, &obj); err != nil {
+			return err
+		}
+		if obj.Job != nil {
+			*t = flexText(*obj.Job)
+		}
+		return nil
+	case b[0] == '"':
+		var s string
+		err := json.Unmarshal(b, &s)
+		*t = flexText(s)
+		return err
+	default:
+		*t = flexText(b)
+		return nil
+	}
+}

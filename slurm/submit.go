@@ -1,0 +1,318 @@
+package slurm
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// JobSpec describes a batch job. Empty fields are left to Slurm, except
+// Partition, Account and TimeLimit, which fall back to Config.Defaults.
+type JobSpec struct {
+	Name   string // required: the lookup after an ambiguous failure uses it
+	Script string // required: the batch script, starting with #!
+	// Nodes is the node count ("3") or range ("2-3"); "" leaves it to Slurm.
+	Nodes        string
+	TasksPerNode int
+	Partition    string
+	Account      string
+	// TimeLimit is rounded up to whole minutes, Slurm's unit.
+	TimeLimit time.Duration
+	// GPUsPerNode becomes tres_per_node "gres/gpu:N" (sbatch --gpus-per-node).
+	GPUsPerNode int
+	// TRESPerNode is sent as is when set, e.g. "gres/gpu:h100:8"; it
+	// overrides GPUsPerNode.
+	TRESPerNode string
+	// Exclusive asks for whole nodes (sbatch --exclusive).
+	Exclusive bool
+	// Environment is the job's environment as KEY=VALUE. slurmrestd refuses
+	// a job without one, so a minimal PATH is sent when it is empty.
+	Environment []string
+	WorkDir     string // current_working_directory; must exist on the nodes
+	StdOut      string // e.g. /shared/run/slurm-%j.out
+	StdErr      string
+	Comment     string
+	// Extra fields are merged into the job description as is, for options
+	// this type does not name (e.g. "constraints", "qos").
+	Extra map[string]any
+}
+
+// DefaultJobEnvironment is sent when JobSpec.Environment is empty.
+var DefaultJobEnvironment = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+
+// SubmitResult is what Submit made.
+type SubmitResult struct {
+	JobID JobID `json:"job_id"`
+	// SubmitKey is the unique marker put into the job's comment; ListJobs
+	// with JobFilter{CommentContains: key} finds the job.
+	SubmitKey string `json:"submit_key"`
+	// Attempts is how many times the job was sent.
+	Attempts int `json:"attempts"`
+	// Recovered is set when the id came from a lookup after an ambiguous
+	// failure rather than from a submit response.
+	Recovered bool `json:"recovered,omitempty"`
+	// Warnings are slurmrestd's warnings[] (e.g. unknown fields ignored).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// submitKeyPrefix starts the marker appended to each job's comment.
+const submitKeyPrefix = "slurmbench-submit="
+
+func newSubmitKey() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return submitKeyPrefix + hex.EncodeToString(b[:])
+}
+
+// jobDesc builds the job description. The submit key is appended to the
+// comment so that the job can be recognised after an ambiguous failure.
+func (c *Client) jobDesc(spec JobSpec, key string) (map[string]any, error) {
+	if strings.TrimSpace(spec.Name) == "" {
+		return nil, errors.New("job name is empty")
+	}
+	if !strings.HasPrefix(spec.Script, "#!") {
+		return nil, errors.New("job script must start with #! (an interpreter line)")
+	}
+	d := map[string]any{}
+	if spec.Extra != nil {
+		maps.Copy(d, spec.Extra)
+	}
+	d["name"] = spec.Name
+	d["script"] = spec.Script
+	env := spec.Environment
+	if len(env) == 0 {
+		env = DefaultJobEnvironment
+	}
+	for _, kv := range env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return nil, fmt.Errorf("environment entry %q is not KEY=VALUE", kv)
+		}
+	}
+	d["environment"] = env
+	d["comment"] = strings.TrimSpace(spec.Comment + " " + key)
+	partition := cmp(spec.Partition, c.cfg.Defaults.Partition)
+	account := cmp(spec.Account, c.cfg.Defaults.Account)
+	limit := spec.TimeLimit
+	if limit == 0 {
+		limit = c.cfg.Defaults.TimeLimit
+	}
+	setIf(d, "partition", partition)
+	setIf(d, "account", account)
+	setIf(d, "nodes", spec.Nodes)
+	setIf(d, "current_working_directory", spec.WorkDir)
+	setIf(d, "standard_output", spec.StdOut)
+	setIf(d, "standard_error", spec.StdErr)
+	if limit > 0 {
+		minutes := int64((limit + time.Minute - 1) / time.Minute)
+		d["time_limit"] = map[string]any{"set": true, "infinite": false, "number": minutes}
+	}
+	if spec.TasksPerNode > 0 {
+		d["tasks_per_node"] = spec.TasksPerNode
+	}
+	switch {
+	case spec.TRESPerNode != "":
+		d["tres_per_node"] = spec.TRESPerNode
+	case spec.GPUsPerNode > 0:
+		// "gpu:4" is rejected; the gres/ prefix is required.
+		d["tres_per_node"] = "gres/gpu:" + strconv.Itoa(spec.GPUsPerNode)
+	}
+	if spec.Exclusive {
+		// shared=none is what sbatch --exclusive sets; the old "exclusive"
+		// field is gone in v0.0.42.
+		d["shared"] = []string{"none"}
+	}
+	return d, nil
+}
+
+func cmp(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func setIf(d map[string]any, k, v string) {
+	if v != "" {
+		d[k] = v
+	}
+}
+
+type wireSubmit struct {
+	JobID  JobID `json:"job_id"`
+	Result *struct {
+		JobID     JobID  `json:"job_id"`
+		ErrorCode int    `json:"error_code"`
+		Error     string `json:"error"`
+	} `json:"result"`
+	Warnings []Problem `json:"warnings"`
+}
+
+// Submit submits a batch job and returns its id. The request is never
+// retried blindly: when the outcome is ambiguous (timeout, reset, a 5xx
+// without a Slurm verdict) the job is looked up by name and its unique
+// submit key before it is sent again, so one call never makes two jobs.
+// A Slurm rejection (bad partition, too many nodes) is returned as is.
+func (c *Client) Submit(ctx context.Context, spec JobSpec) (SubmitResult, error) {
+	key := newSubmitKey()
+	desc, err := c.jobDesc(spec, key)
+	if err != nil {
+		return SubmitResult{}, fmt.Errorf("submitting job %q: %w", spec.Name, err)
+	}
+	res := SubmitResult{SubmitKey: key}
+	var lastErr error
+	ambiguous := false
+	for res.Attempts < c.cfg.SubmitAttempts {
+		if res.Attempts > 0 {
+			if err := sleepCtx(ctx, jitterBackoff(c.cfg.Retry.WaitMin, c.cfg.Retry.WaitMax, res.Attempts-1, nil)); err != nil {
+				return res, fmt.Errorf("submitting job %q: %w (last error: %w)", spec.Name, err, lastErr)
+			}
+		}
+		res.Attempts++
+		var w wireSubmit
+		err := c.do(ctx, request{method: http.MethodPost, root: "slurm", path: "job/submit", body: map[string]any{"job": desc}, once: true}, &w)
+		if err == nil {
+			res.JobID = w.JobID
+			if res.JobID == 0 && w.Result != nil {
+				res.JobID = w.Result.JobID
+			}
+			if res.JobID == 0 {
+				return res, fmt.Errorf("submitting job %q: slurmrestd answered without a job id", spec.Name)
+			}
+			for _, p := range w.Warnings {
+				res.Warnings = append(res.Warnings, p.String())
+			}
+			if ambiguous {
+				c.dropDuplicates(ctx, spec.Name, key, res.JobID)
+			}
+			c.log.Info("submitted job", "name", spec.Name, "job_id", res.JobID, "attempts", res.Attempts)
+			return res, nil
+		}
+		lastErr = err
+		if ctx.Err() != nil {
+			return res, fmt.Errorf("submitting job %q: %w", spec.Name, err)
+		}
+		switch submitOutcome(err) {
+		case outcomeRejected:
+			return res, fmt.Errorf("submitting job %q: %w", spec.Name, err)
+		case outcomeNotSent:
+			c.log.Info("submit did not reach slurmrestd; sending again", "name", spec.Name, "attempt", res.Attempts, "error", err)
+			continue
+		}
+		ambiguous = true
+		c.log.Warn("submit outcome ambiguous; looking the job up before sending again", "name", spec.Name, "attempt", res.Attempts, "error", err)
+		job, found, lerr := c.findSubmitted(ctx, spec.Name, key)
+		if lerr != nil {
+			return res, fmt.Errorf("submitting job %q: %w: the submit failed (%w) and the lookup by comment %q failed too (%w); check squeue before submitting again",
+				spec.Name, ErrSubmitOutcomeUnknown, err, key, lerr)
+		}
+		if found {
+			res.JobID, res.Recovered = job.ID, true
+			c.log.Info("found the job the ambiguous submit made", "name", spec.Name, "job_id", job.ID)
+			return res, nil
+		}
+	}
+	return res, fmt.Errorf("submitting job %q: giving up after %d attempts: %w", spec.Name, res.Attempts, lastErr)
+}
+
+type outcome int
+
+const (
+	outcomeAmbiguous outcome = iota // slurmctld may or may not have the job
+	outcomeRejected                 // a verdict (or no token): the job does not exist
+	outcomeNotSent                  // the request never left: safe to resend
+)
+
+func submitOutcome(err error) outcome {
+	var apiErr *APIError
+	if errors.As(err, &apiErr) {
+		if apiErr.definitive() {
+			return outcomeRejected
+		}
+		return outcomeAmbiguous
+	}
+	var tokErr *tokenError
+	if errors.As(err, &tokErr) {
+		return outcomeRejected // nothing was sent, and without a token nothing can be
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) && opErr.Op == "dial" {
+		return outcomeNotSent
+	}
+	return outcomeAmbiguous
+}
+
+// findSubmitted looks for the job an ambiguous submit may have made, a few
+// times within SubmitLookupWindow: slurmrestd may still be finishing the
+// submit while the lookup runs. It reports an error only if no lookup
+// succeeded at all.
+func (c *Client) findSubmitted(ctx context.Context, name, key string) (Job, bool, error) {
+	deadline := time.Now().Add(c.cfg.SubmitLookupWindow)
+	wait := 250 * time.Millisecond
+	var lastErr error
+	succeeded := false
+	for {
+		jobs, err := c.ListJobs(ctx, JobFilter{Name: name, CommentContains: key})
+		if err == nil {
+			succeeded = true
+			if len(jobs) > 0 {
+				return oldest(jobs), true, nil
+			}
+		} else {
+			lastErr = err
+		}
+		if time.Now().Add(wait).After(deadline) {
+			break
+		}
+		if err := sleepCtx(ctx, wait); err != nil {
+			return Job{}, false, err
+		}
+		wait = min(wait*2, 4*time.Second)
+	}
+	if !succeeded {
+		return Job{}, false, lastErr
+	}
+	return Job{}, false, nil
+}
+
+// dropDuplicates is the last guard after a resend: if the earlier,
+// ambiguous attempt did make a job after all, that job is cancelled so the
+// call leaves exactly one job running.
+func (c *Client) dropDuplicates(ctx context.Context, name, key string, keep JobID) {
+	jobs, err := c.ListJobs(ctx, JobFilter{Name: name, CommentContains: key})
+	if err != nil {
+		c.log.Warn("could not check for a duplicate job after resubmitting", "name", name, "error", err)
+		return
+	}
+	for _, j := range jobs {
+		if j.ID != keep && j.HetJobID != keep {
+			c.log.Warn("cancelling duplicate job from an ambiguous submit", "name", name, "job_id", j.ID, "kept", keep)
+			if err := c.CancelJob(ctx, j.ID); err != nil {
+				c.log.Warn("cancelling duplicate job failed", "job_id", j.ID, "error", err)
+			}
+		}
+	}
+}
+
+func oldest(jobs []Job) Job {
+	return slices.MinFunc(jobs, func(a, b Job) int { return int(a.ID - b.ID) })
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,109 @@
+package slurm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Waiter cadence defaults.
+const (
+	DefaultPollMin       = 500 * time.Millisecond
+	DefaultPollMax       = 10 * time.Second
+	DefaultPollErrorTime = 5 * time.Minute
+)
+
+// WaitOptions tune Wait; the zero value is usable.
+type WaitOptions struct {
+	// PollMin is the first gap between polls and the gap after each state
+	// change (DefaultPollMin). Gaps grow by half each poll up to PollMax
+	// (DefaultPollMax), so a long-running job costs 6 calls a minute.
+	PollMin time.Duration
+	PollMax time.Duration
+	// ErrorTime is how long polling may keep failing (slurmrestd down,
+	// timeouts) before Wait gives up (DefaultPollErrorTime).
+	ErrorTime time.Duration
+	// OnChange is called with every state read that differs from the
+	// previous one, starting with the first. It only ever sees states
+	// slurmrestd sent; failed polls are not states.
+	OnChange func(Job)
+	// OnError is called for each failed poll that Wait will retry.
+	OnError func(error)
+}
+
+func (o *WaitOptions) defaults() {
+	if o.PollMin <= 0 {
+		o.PollMin = DefaultPollMin
+	}
+	if o.PollMax < o.PollMin {
+		o.PollMax = max(DefaultPollMax, o.PollMin)
+	}
+	if o.ErrorTime <= 0 {
+		o.ErrorTime = DefaultPollErrorTime
+	}
+}
+
+// nextPoll is the waiter's cadence: grow the gap by half, up to max.
+func nextPoll(prev, lo, hi time.Duration) time.Duration {
+	if prev < lo {
+		return lo
+	}
+	return min(prev+prev/2, hi)
+}
+
+// Wait polls the job until it reaches a terminal state and returns it.
+// It returns early with ctx's error when ctx ends, and with an error when
+// polling keeps failing for ErrorTime or cannot succeed (auth refused).
+// A job slurmctld forgets is looked up in accounting; without accounting
+// the error is an *UnknownFinalStateError. On error the returned Job is
+// the last one read (zero if none).
+func (c *Client) Wait(ctx context.Context, id JobID, opts WaitOptions) (Job, error) {
+	opts.defaults()
+	var last Job
+	seen := false
+	var failingSince time.Time
+	gap := time.Duration(0)
+	for {
+		j, err := c.LookupJob(ctx, id)
+		switch {
+		case err == nil:
+			failingSince = time.Time{}
+			if !seen || !j.State.Equal(last.State) {
+				gap = 0 // a change: look again soon, the next one may follow
+				if opts.OnChange != nil {
+					opts.OnChange(j)
+				}
+			}
+			last, seen = j, true
+			if j.Terminal() {
+				return j, nil
+			}
+		case ctx.Err() != nil:
+			return last, fmt.Errorf("waiting for job %d: %w", id, ctx.Err())
+		case errors.Is(err, ErrUnknownFinalState):
+			var u *UnknownFinalStateError
+			if errors.As(err, &u) {
+				u.LastSeen = last.State
+			}
+			return last, fmt.Errorf("waiting for job %d: %w", id, err)
+		case IsAuth(err) || IsRejected(err) || IsUnsupported(err):
+			return last, fmt.Errorf("waiting for job %d: %w", id, err)
+		default:
+			if failingSince.IsZero() {
+				failingSince = time.Now()
+			}
+			if time.Since(failingSince) >= opts.ErrorTime {
+				return last, fmt.Errorf("waiting for job %d: polling failed for %s: %w", id, opts.ErrorTime, err)
+			}
+			c.log.Info("polling job failed; will retry", "job_id", id, "error", err)
+			if opts.OnError != nil {
+				opts.OnError(err)
+			}
+		}
+		gap = nextPoll(gap, opts.PollMin, opts.PollMax)
+		if err := sleepCtx(ctx, gap); err != nil {
+			return last, fmt.Errorf("waiting for job %d: %w", id, err)
+		}
+	}
+}
