@@ -1,0 +1,111 @@
+package gsm8k
+
+// lm-eval writes its files with Python's json module. These helpers produce
+// the same text for the values we write, so hashes over prompts match and
+// numbers read the same ("1.0", not "1").
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// PyFloat is a float64 that marshals like Python's repr(float): shortest
+// round-trip digits, fixed notation for exponents in [-4, 16), always with a
+// fractional part, scientific otherwise.
+type PyFloat float64
+
+// MarshalJSON implements json.Marshaler.
+func (f PyFloat) MarshalJSON() ([]byte, error) { return []byte(pyFloatRepr(float64(f))), nil }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (f *PyFloat) UnmarshalJSON(b []byte) error {
+	switch s := string(b); s {
+	case "NaN":
+		*f = PyFloat(math.NaN())
+	case "Infinity":
+		*f = PyFloat(math.Inf(1))
+	case "-Infinity":
+		*f = PyFloat(math.Inf(-1))
+	default:
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return err
+		}
+		*f = PyFloat(v)
+	}
+	return nil
+}
+
+func pyFloatRepr(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
+	sci := strconv.FormatFloat(f, 'e', -1, 64)
+	exp, _ := strconv.Atoi(sci[strings.IndexByte(sci, 'e')+1:])
+	if exp < -4 || exp >= 16 {
+		return sci
+	}
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.ContainsRune(s, '.') {
+		s += ".0"
+	}
+	return s
+}
+
+// pyJSONString quotes s as json.dumps(..., ensure_ascii=False) does: only
+// '"', '\\' and control characters below 0x20 are escaped.
+func pyJSONString(b *strings.Builder, s string) {
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\f':
+			b.WriteString(`\f`)
+		default:
+			if r < 0x20 {
+				b.WriteString(`\u00`)
+				b.WriteByte("0123456789abcdef"[r>>4])
+				b.WriteByte("0123456789abcdef"[r&0xf])
+			} else {
+				b.WriteRune(r)
+			}
+		}
+	}
+	b.WriteByte('"')
+}
+
+// ChatPrompt is the prompt string lm-eval logs and hashes for a chat request:
+// json.dumps(messages, ensure_ascii=False) with Python's default separators.
+func ChatPrompt(msgs []Message) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, m := range msgs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(`{"role": `)
+		pyJSONString(&b, m.Role)
+		b.WriteString(`, "content": `)
+		pyJSONString(&b, m.Content)
+		b.WriteByte('}')
+	}
+	b.WriteByte(']')
+	return b.String()
+}
