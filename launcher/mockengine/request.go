@@ -174,6 +174,9 @@ func parsePrompt(raw json.RawMessage) ([]prompt, error) {
 	default:
 		return nil, badRequest("prompt must be a string, a list of strings, a list of token ids or a list of token-id lists")
 	}
+	if prompts, ok := scanTokenIDPrompts(raw); ok {
+		return prompts, nil
+	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
 		return nil, badRequest("prompt: %v", err)
@@ -210,6 +213,79 @@ func parsePrompt(raw json.RawMessage) ([]prompt, error) {
 		}
 		return []prompt{{tokens: n}}, nil
 	}
+}
+
+// scanTokenIDPrompts is the fast path for what SA-Bench sends: a list of
+// non-negative integers, or a list of such lists. Decoding 8k token ids
+// through encoding/json's reflection costs more than streaming the answer,
+// so they are counted by a byte scan. ok is false for anything else
+// (strings, signs, fractions, exponents, empty lists), which then takes the
+// general path and its error messages.
+func scanTokenIDPrompts(raw []byte) (prompts []prompt, ok bool) {
+	i := skipSpace(raw, 1) // raw[0] == '['
+	if i < len(raw) && raw[i] == '[' {
+		for {
+			n, next, ok := scanIDList(raw, i)
+			if !ok {
+				return nil, false
+			}
+			prompts = append(prompts, prompt{tokens: n})
+			i = skipSpace(raw, next)
+			if i >= len(raw) {
+				return nil, false
+			}
+			if raw[i] == ']' {
+				return prompts, skipSpace(raw, i+1) == len(raw)
+			}
+			if raw[i] != ',' {
+				return nil, false
+			}
+			i = skipSpace(raw, i+1)
+		}
+	}
+	n, next, ok := scanIDList(raw, 0)
+	if !ok || skipSpace(raw, next) != len(raw) {
+		return nil, false
+	}
+	return []prompt{{tokens: n}}, true
+}
+
+// scanIDList scans a non-empty list of non-negative integers starting at
+// raw[i] == '[' and returns its length and the index after its ']'.
+func scanIDList(raw []byte, i int) (count, next int, ok bool) {
+	if i >= len(raw) || raw[i] != '[' {
+		return 0, 0, false
+	}
+	i = skipSpace(raw, i+1)
+	for {
+		start := i
+		for i < len(raw) && raw[i] >= '0' && raw[i] <= '9' {
+			i++
+		}
+		if i == start || i-start > 18 || (raw[start] == '0' && i-start > 1) {
+			return 0, 0, false
+		}
+		count++
+		i = skipSpace(raw, i)
+		if i >= len(raw) {
+			return 0, 0, false
+		}
+		switch raw[i] {
+		case ']':
+			return count, i + 1, true
+		case ',':
+			i = skipSpace(raw, i+1)
+		default:
+			return 0, 0, false
+		}
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 // countTokenIDs checks that raw is a non-empty list of non-negative integers

@@ -1,7 +1,10 @@
 package mockengine
 
 import (
+	"bytes"
+	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -176,5 +179,39 @@ func TestCutAtStop(t *testing.T) {
 	}
 	if got := cutAtStop("abc", nil); got != "abc" {
 		t.Errorf("cutAtStop without stop = %q", got)
+	}
+}
+
+// TestScanTokenIDPrompts checks the byte-scanning fast path against
+// encoding/json: whenever it accepts an input, the counts must be what a
+// full decode gives; whatever it refuses goes to the general path.
+func TestScanTokenIDPrompts(t *testing.T) {
+	for _, in := range []string{
+		`[1,2,3]`, ` [ 1 , 2 ,3 ] `, "[\n1,\t2]", `[0]`, `[[1],[2,3],[4,5,6]]`, ` [ [ 1 ] , [2] ] `,
+		`[]`, `[[]]`, `[1,]`, `[,1]`, `[01]`, `[1.0]`, `[-1]`, `[1e3]`, `[1 2]`, `[[1],2]`, `[1,[2]]`, `[[1]`, `[1`,
+		`["a"]`, `[[1],[2]] x`, `[123456789012345678901]`,
+	} {
+		got, ok := scanTokenIDPrompts(bytes.TrimSpace([]byte(in))) // parsePrompt trims
+		var want []prompt
+		var flat []int64
+		var nested [][]int64
+		wantOK := false
+		if err := json.Unmarshal([]byte(in), &flat); err == nil && len(flat) > 0 {
+			want, wantOK = []prompt{{tokens: len(flat)}}, true
+		} else if err := json.Unmarshal([]byte(in), &nested); err == nil && len(nested) > 0 {
+			wantOK = true
+			for _, ids := range nested {
+				if len(ids) == 0 {
+					wantOK = false
+				}
+				want = append(want, prompt{tokens: len(ids)})
+			}
+		}
+		if ok && (!wantOK || !slices.Equal(got, want)) {
+			t.Errorf("scanTokenIDPrompts(%s) = %v, but encoding/json gives %v (valid %v)", in, got, want, wantOK)
+		}
+		if !ok && wantOK && !strings.Contains(in, "-") {
+			t.Errorf("scanTokenIDPrompts(%s) refused a plain token-id prompt", in)
+		}
 	}
 }
