@@ -165,7 +165,8 @@ func (b *builder) model() error {
 	}
 	m.ServedName = servedModelName(r)
 	if m.ServedName == "" {
-		m.ServedName = filepath.Base(m.Path)
+		// The host directory's name, as srtctl does (not "/model"'s).
+		m.ServedName = filepath.Base(strings.TrimPrefix(src, "hf:"))
 	}
 	b.plan.Model = m
 	return nil

@@ -1,0 +1,230 @@
+package launcher
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/slurmbench/slurmbench/launcher/recipe"
+)
+
+// srtctlRun is what ../shared/data/srtctl-reference recorded of srtctl's
+// orchestrator for one recipe: the allocation and every srun it made.
+type srtctlRun struct {
+	Nodelist  []string `json:"nodelist"`
+	SrunCalls []struct {
+		Argv []string `json:"argv"`
+	} `json:"srun_calls"`
+}
+
+var (
+	refWorker   = regexp.MustCompile(`^node\d+_(prefill|decode|agg)_w(\d+)$`)
+	refFrontend = regexp.MustCompile(`^node\d+_(frontend_\d+|nginx)$`)
+	refCVD      = regexp.MustCompile(`(?:^|\s)export CUDA_VISIBLE_DEVICES=([0-9,]+)`)
+)
+
+// placement is where each process sits: name → node indices, and each
+// worker node's GPU slice ("" = whole node).
+type placement struct {
+	Nodes  int
+	Where  map[string][]int
+	Slices map[string]string // "name@node" → CUDA_VISIBLE_DEVICES
+}
+
+func refPlacement(t *testing.T, run srtctlRun) placement {
+	t.Helper()
+	index := map[string]int{}
+	for i, n := range run.Nodelist {
+		index[n] = i
+	}
+	pl := placement{Nodes: len(run.Nodelist), Where: map[string][]int{}, Slices: map[string]string{}}
+	for _, call := range run.SrunCalls {
+		argv := call.Argv
+		var out, nodelist string
+		for i := 0; i+1 < len(argv); i++ {
+			switch argv[i] {
+			case "--output":
+				out = strings.TrimSuffix(filepath.Base(argv[i+1]), ".out")
+			case "--nodelist":
+				nodelist = argv[i+1]
+			}
+		}
+		var name string
+		switch {
+		case out == "infra" || out == "benchmark":
+			name = out
+		case refWorker.MatchString(out):
+			m := refWorker.FindStringSubmatch(out)
+			name = m[1] + "_w" + m[2]
+		case refFrontend.MatchString(out):
+			name = refFrontend.FindStringSubmatch(out)[1]
+		default:
+			continue
+		}
+		var nodes []int
+		for _, n := range strings.Split(nodelist, ",") {
+			i, ok := index[n]
+			if !ok {
+				t.Fatalf("srun %s on unknown node %q", out, n)
+			}
+			nodes = append(nodes, i)
+		}
+		pl.Where[name] = union(pl.Where[name], nodes)
+		if m := refCVD.FindStringSubmatch(argv[len(argv)-1]); m != nil {
+			for _, n := range nodes {
+				pl.Slices[fmt.Sprintf("%s@%d", name, n)] = m[1]
+			}
+		}
+	}
+	return pl
+}
+
+func planPlacement(plan *Plan) placement {
+	pl := placement{Nodes: plan.Nodes, Where: map[string][]int{}, Slices: map[string]string{}}
+	for _, proc := range plan.Processes {
+		name := proc.Name
+		switch proc.Role {
+		case RoleInfra:
+			name = "infra" // srtctl starts NATS and etcd in one step
+		case RolePrefill, RoleDecode, RoleAgg:
+			name = fmt.Sprintf("%s_w%d", proc.Role, proc.Worker)
+			if len(proc.GPUs) > 0 {
+				for _, n := range proc.Nodes {
+					pl.Slices[fmt.Sprintf("%s@%d", name, n)] = joinInts(proc.GPUs)
+				}
+			}
+		case RoleEval:
+			continue
+		}
+		pl.Where[name] = union(pl.Where[name], proc.Nodes)
+	}
+	return pl
+}
+
+func union(a, b []int) []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, x := range append(append([]int(nil), a...), b...) {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// TestSrtctlReferencePlacement compares the allocation size, the node of
+// every process and every GPU slice with what srtctl itself launched for
+// the same recipes (../shared/data/srtctl-reference). Recipes slurmbench
+// refuses by field are skipped and counted.
+func TestSrtctlReferencePlacement(t *testing.T) {
+	refDir, err := filepath.Abs(filepath.Join("..", "..", "shared", "data", "srtctl-reference"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := os.ReadFile(filepath.Join(refDir, "RECIPES.list"))
+	if err != nil {
+		t.Skipf("srtctl reference not present at %s: %v", refDir, err)
+	}
+	root := corpusRoot(t)
+	loaded := map[string]*recipe.Recipe{}
+	var rels []string
+	refusedBy := map[string]string{}
+	for _, rel := range strings.Fields(string(list)) {
+		r, err := recipe.Load(filepath.Join(root, rel))
+		switch {
+		case err == nil:
+			loaded[rel] = r
+		case refusal(err) != "":
+			refusedBy[rel] = refusal(err)
+		default:
+			t.Errorf("%s: %v", rel, err)
+		}
+		rels = append(rels, rel)
+	}
+	profiles := corpusProfiles(t, loaded)
+	compared := 0
+	for _, rel := range rels {
+		r, ok := loaded[rel]
+		if !ok {
+			continue
+		}
+		t.Run(rel, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(refDir, strings.ReplaceAll(strings.TrimSuffix(rel, ".yaml"), "/", "__")+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var run srtctlRun
+			if err := json.Unmarshal(data, &run); err != nil {
+				t.Fatal(err)
+			}
+			plan, err := Build(inputs(profiles[deref(r.Resources.GPUsPerNode, srtctlDefaultGPUsPerNode)], r))
+			if err != nil {
+				if f := refusal(err); f != "" {
+					refusedBy[rel] = f
+					return
+				}
+				t.Fatal(err)
+			}
+			compared++
+			want, got := refPlacement(t, run), planPlacement(plan)
+			if len(want.Where) < 3 {
+				t.Fatalf("reference names only %v: parsing it went wrong", want.Where)
+			}
+			if got.Nodes != want.Nodes {
+				t.Errorf("nodes: slurmbench %d, srtctl %d", got.Nodes, want.Nodes)
+			}
+			for _, name := range sortedNames(want.Where, got.Where) {
+				if !reflect.DeepEqual(got.Where[name], want.Where[name]) {
+					t.Errorf("%s on nodes: slurmbench %v, srtctl %v", name, got.Where[name], want.Where[name])
+				}
+			}
+			if !reflect.DeepEqual(got.Slices, want.Slices) {
+				t.Errorf("GPU slices: slurmbench %v, srtctl %v", got.Slices, want.Slices)
+			}
+		})
+	}
+	var skipped []string
+	for _, rel := range profileKeys(refusedBy) {
+		skipped = append(skipped, filepath.Base(rel)+" ("+refusedBy[rel]+")")
+	}
+	t.Logf("srtctl reference: %d recipes, %d compared, %d refused: %s", len(rels), compared, len(refusedBy), strings.Join(skipped, ", "))
+}
+
+func sortedNames(ms ...map[string][]int) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range ms {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		// Numeric-aware enough for w2 < w10.
+		a, b := out[i], out[j]
+		if len(a) != len(b) {
+			return len(a) < len(b)
+		}
+		return a < b
+	})
+	return out
+}
+
+func profileKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
