@@ -41,12 +41,13 @@ type Options struct {
 
 	Task Task // InferenceXTask() when zero
 
-	Client         *http.Client                    // http.DefaultClient when nil
+	Client         *http.Client                    // a pooled client sized to Concurrency when nil
 	MaxRetries     int                             // attempts per request; DefaultMaxRetries when 0
 	RequestTimeout time.Duration                   // per attempt; DefaultRequestTimeout when 0
 	RetryWait      func(attempt int) time.Duration // pause after failed attempt n (1-based)
 
-	// Progress, when set, is called after every finished document.
+	// Progress, when set, is called after every finished document, from the
+	// worker goroutines (so it must be safe for concurrent use).
 	Progress func(done, total int)
 }
 
@@ -99,7 +100,7 @@ type Sample struct {
 }
 
 // Report is the outcome of a native run, ready to be written in lm-eval's
-// shapes by WriteResults.
+// shapes by Write.
 type Report struct {
 	Task          Task
 	Model         string
@@ -121,8 +122,12 @@ func Run(ctx context.Context, opts Options, test, train []Doc) (*Report, error) 
 	if opts.Task.Name == "" {
 		opts.Task = InferenceXTask()
 	}
+	ownClient := opts.Client == nil
 	if err := validateOptions(&opts, test, train); err != nil {
 		return nil, err
+	}
+	if ownClient {
+		defer opts.Client.CloseIdleConnections()
 	}
 	scorer, err := NewScorer(opts.Task)
 	if err != nil {
@@ -261,7 +266,12 @@ func validateOptions(opts *Options, test, train []Doc) error {
 		opts.RetryWait = TenacityWait
 	}
 	if opts.Client == nil {
-		opts.Client = http.DefaultClient
+		// Keep one idle connection per worker: the default transport keeps two
+		// per host and would reopen connections for every other request.
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConns = opts.Concurrency
+		tr.MaxIdleConnsPerHost = opts.Concurrency
+		opts.Client = &http.Client{Transport: tr}
 	}
 	return nil
 }

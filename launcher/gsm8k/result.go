@@ -290,12 +290,17 @@ func meanStderr(vals []float64) (mean, stderr float64) {
 }
 
 // ModelArgs is the --model_args string InferenceX passes, recorded in
-// config.model_args.
+// config.model_args. A real API key is not written to disk; the placeholder
+// "EMPTY" InferenceX uses is.
 func (r *Report) ModelArgs() string {
+	key := r.APIKey
+	if key != DefaultAPIKey {
+		key = "<redacted>"
+	}
 	args := []string{
 		"model=" + r.Model,
 		"base_url=" + r.Endpoint,
-		"api_key=" + r.APIKey,
+		"api_key=" + key,
 		"eos_string=</s>",
 		"max_retries=" + strconv.Itoa(DefaultMaxRetries),
 		"num_concurrent=" + strconv.Itoa(r.Concurrency),

@@ -241,3 +241,10 @@ func TestResultFileGolden(t *testing.T) {
 	body, _ := EncodeRequest(rep.Samples[0].Request)
 	golden(t, "request_doc0.json", body)
 }
+
+func TestModelArgsRedactsRealKeys(t *testing.T) {
+	r := &Report{Model: "m", Endpoint: "http://h:1/v1/chat/completions", APIKey: "sk-secret", Concurrency: 8}
+	if got, want := r.ModelArgs(), "model=m,base_url=http://h:1/v1/chat/completions,api_key=<redacted>,eos_string=</s>,max_retries=5,num_concurrent=8,timeout=1800,tokenized_requests=False"; got != want {
+		t.Errorf("ModelArgs = %s, want %s", got, want)
+	}
+}
