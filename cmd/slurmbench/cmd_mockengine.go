@@ -53,8 +53,9 @@ func mockEngineCommand() *cli.Command {
 /v1/models with a configurable time to first token and inter-token latency.
 In frontend mode /health lists registered workers like Dynamo's frontend and
 /v1/* is forwarded to decode workers; prefill/decode/agg workers register with
---frontend. Faults (exit before healthy with given log lines, exit or hang
-after N requests, hang) exercise the job driver's failure diagnosis.
+--frontend. Faults (exit before healthy with given log lines, exit some time
+after healthy, exit or hang after N requests, hang) exercise the job driver's
+failure diagnosis.
 Every flag can also be set through SLURMBENCH_MOCK_<FLAG> (e.g.
 SLURMBENCH_MOCK_FAIL_EXIT_CODE); SLURMBENCH_MOCK_FAIL_LOG_LINE may hold
 several lines separated by newlines. Stops gracefully on SIGINT/SIGTERM.`,
@@ -80,8 +81,9 @@ several lines separated by newlines. Stops gracefully on SIGINT/SIGTERM.`,
 			&cli.StringFlag{Name: "fail-before-healthy-after", Usage: "fault: print the fail log lines and exit this `DURATION` after start, before healthy", EnvVars: mockEnv("fail-before-healthy-after"), Destination: &failBefore},
 			&cli.GenericFlag{Name: "fail-log-line", Usage: "fault: a `LINE` to print when a fault exits (repeatable; newlines split lines)", EnvVars: mockEnv("fail-log-line"), Value: &failLines},
 			&cli.StringFlag{Name: "fail-log-file", Usage: "fault: print this `FILE`'s lines when a fault exits (after --fail-log-line)", EnvVars: mockEnv("fail-log-file"), Destination: &failFile},
-			&cli.IntFlag{Name: "fail-exit-code", Usage: "fault: exit code (0 allowed for exit before healthy)", Value: mockengine.DefaultFailExitCode, EnvVars: mockEnv("fail-exit-code"), Destination: &failExit},
+			&cli.IntFlag{Name: "fail-exit-code", Usage: "fault: exit code of every fault that exits (0 allowed)", Value: mockengine.DefaultFailExitCode, EnvVars: mockEnv("fail-exit-code"), Destination: &failExit},
 			&cli.IntFlag{Name: "exit-after-requests", Usage: "fault: serve `N` generation requests, then exit with --fail-exit-code", EnvVars: mockEnv("exit-after-requests"), Destination: &opts.Faults.ExitAfterRequests},
+			&cli.DurationFlag{Name: "exit-after", Usage: "fault: exit with --fail-exit-code this `DURATION` after becoming healthy", EnvVars: mockEnv("exit-after"), Destination: &opts.Faults.ExitAfter},
 			&cli.BoolFlag{Name: "hang", Usage: "fault: never become healthy and answer nothing, but stay alive", EnvVars: mockEnv("hang"), Destination: &opts.Faults.Hang},
 			&cli.IntFlag{Name: "hang-after-requests", Usage: "fault: serve `N` generation requests, then answer nothing", EnvVars: mockEnv("hang-after-requests"), Destination: &opts.Faults.HangAfterRequests},
 		},

@@ -286,3 +286,16 @@ func TestMockEngineBadFlags(t *testing.T) {
 		})
 	}
 }
+
+func TestMockEngineExitZeroAfterHealthy(t *testing.T) {
+	p, url := startEngine(t, nil, "--mode", "decode", "--exit-after", "300ms", "--fail-exit-code", "0")
+	if !p.healthUntilExit(url) {
+		t.Error("/health never answered 200 before the exit")
+	}
+	if code := p.wait(t, 10*time.Second); code != 0 {
+		t.Errorf("exit code %d, want 0", code)
+	}
+	if !strings.Contains(lastLine(p.stderr.String()), "injected exit 300ms after healthy") {
+		t.Errorf("last line %q", lastLine(p.stderr.String()))
+	}
+}

@@ -81,9 +81,9 @@
 //
 // # Faults
 //
-// See Faults: exit before healthy after printing given lines (any exit code,
-// 0 included), exit after N requests, hang from the start, hang after N
-// requests. Fault lines are printed verbatim; ordinary log lines carry a
+// See Faults: exit before healthy after printing given lines, exit some
+// time after healthy, exit after N requests (each with any exit code, 0
+// included), hang from the start, hang after N requests. Fault lines are printed verbatim; ordinary log lines carry a
 // timestamp. Serve returns *ExitError when a fault makes the engine exit; the
 // library never calls os.Exit.
 package mockengine

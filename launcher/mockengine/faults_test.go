@@ -177,3 +177,19 @@ func TestExitAfterRequests(t *testing.T) {
 		t.Errorf("log lacks the fault line:\n%s", logs.String())
 	}
 }
+
+func TestExitAfterHealthy(t *testing.T) {
+	front := StartTest(t, Options{Mode: ModeFrontend, WorkerTTL: time.Minute})
+	logs := &syncBuffer{}
+	_, stop := startServer(t, Options{Mode: ModeDecode, FrontendURL: front, HeartbeatInterval: 10 * time.Millisecond, Log: logs,
+		Faults: Faults{ExitAfter: 200 * time.Millisecond, ExitCode: 0}})
+	waitCounts(t, front, 0, 1) // registered first: this fault strikes after the gate
+	waitLog(t, logs, "injected exit 200ms after healthy")
+	var exit *ExitError
+	if err := stop(); !errors.As(err, &exit) || exit.Code != 0 {
+		t.Fatalf("Serve = %v, want ExitError with code 0", err)
+	}
+	if strings.Contains(logs.String(), "deregistered") {
+		t.Error("a crashed worker deregistered")
+	}
+}

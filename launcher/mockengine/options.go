@@ -122,26 +122,29 @@ type Options struct {
 }
 
 // Faults inject the failures the job driver must diagnose. At most one of
-// FailBeforeHealthy, Hang is honoured (in that order); the request-count
-// faults apply once healthy.
+// FailBeforeHealthy, Hang is honoured (in that order); the others apply once
+// healthy, and the first to fire wins.
 type Faults struct {
-	// FailBeforeHealthy prints LogLines and ends Serve with ExitError{Code:
-	// ExitCode} FailAfter after start, before the server turns healthy or
-	// registers. ExitCode may be 0 ("exit 0 before healthy").
+	// FailBeforeHealthy prints LogLines and ends Serve with ExitError
+	// FailAfter after start, before the server turns healthy or registers.
 	FailBeforeHealthy bool
 	FailAfter         time.Duration
 	// LogLines are printed verbatim (no timestamp) to Log when a fault that
 	// exits fires; empty means one generic line.
 	LogLines []string
-	// ExitCode is the code for FailBeforeHealthy and ExitAfterRequests.
-	// It is used as given (0 included) when FailBeforeHealthy is set; for
-	// ExitAfterRequests a zero becomes DefaultFailExitCode.
+	// ExitCode is the exit code of every fault that exits, used as given: 0
+	// is a fault too (an engine that exits 0 must still be noticed). The
+	// command's --fail-exit-code defaults to DefaultFailExitCode.
 	ExitCode int
 
 	// ExitAfterRequests > 0 serves that many generation requests, then ends
 	// Serve with ExitError (a crash: connections are cut, no deregistration).
 	// Requests arriving after the Nth are held until the exit.
 	ExitAfterRequests int
+	// ExitAfter > 0 ends Serve with ExitError that long after the server
+	// turned healthy (a worker dying after the health gate, with or without
+	// traffic). Like ExitAfterRequests, a crash.
+	ExitAfter time.Duration
 	// Hang never turns healthy: every HTTP request blocks, a worker never
 	// registers, but the process stays alive.
 	Hang bool
@@ -187,7 +190,7 @@ func (o Options) withDefaults() (Options, error) {
 	for name, d := range map[string]time.Duration{
 		"ttft": o.TTFT, "itl": o.ITL, "startup delay": o.StartupDelay,
 		"heartbeat interval": o.HeartbeatInterval, "worker ttl": o.WorkerTTL,
-		"fail-after": o.Faults.FailAfter,
+		"fail-after": o.Faults.FailAfter, "exit-after": o.Faults.ExitAfter,
 	} {
 		if d < 0 {
 			errs = append(errs, fmt.Errorf("%s must not be negative (got %s)", name, d))

@@ -72,7 +72,7 @@ func waitCounts(t *testing.T, url string, wantP, wantD int) FrontendHealth {
 func startServer(t *testing.T, opts Options) (url string, stop func() error) {
 	t.Helper()
 	if opts.Log == nil {
-		opts.Log = testLogWriter{t}
+		opts.Log = testLogWriter{t: t}
 	}
 	s, err := New(opts)
 	if err != nil {
@@ -217,12 +217,12 @@ func TestWorkerDeregistersOnShutdown(t *testing.T) {
 func TestCrashedWorkerStaysUntilExpiry(t *testing.T) {
 	front := StartTest(t, Options{Mode: ModeFrontend, WorkerTTL: time.Minute})
 	worker, stop := startServer(t, Options{Mode: ModeDecode, FrontendURL: front, HeartbeatInterval: 20 * time.Millisecond,
-		Faults: Faults{ExitAfterRequests: 1, LogLines: []string{"RuntimeError: NCCL error"}}})
+		Faults: Faults{ExitAfterRequests: 1, ExitCode: 1, LogLines: []string{"RuntimeError: NCCL error"}}})
 	waitCounts(t, front, 0, 1)
 	postJSON(t, worker+"/v1/completions", `{"prompt":"x","max_tokens":1}`)
 	var exit *ExitError
-	if err := stop(); !errors.As(err, &exit) || exit.Code != DefaultFailExitCode {
-		t.Fatalf("Serve = %v, want ExitError code %d", err, DefaultFailExitCode)
+	if err := stop(); !errors.As(err, &exit) || exit.Code != 1 {
+		t.Fatalf("Serve = %v, want ExitError code 1", err)
 	}
 	// A crash does not deregister; with a one-minute TTL the worker is still listed.
 	if _, d := srtctlCounts(getHealth(t, front)); d != 1 {
@@ -281,7 +281,7 @@ func TestWorkerRetriesUntilFrontendUp(t *testing.T) {
 	ln.Close()
 	StartTest(t, Options{Mode: ModeDecode, FrontendURL: "http://" + addr, HeartbeatInterval: 20 * time.Millisecond})
 	time.Sleep(50 * time.Millisecond)
-	s, err := New(Options{Mode: ModeFrontend, Log: testLogWriter{t}})
+	s, err := New(Options{Mode: ModeFrontend, Log: testLogWriter{t: t}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -182,12 +182,21 @@ func (s *Server) run(ctx, bgCtx context.Context, bg *sync.WaitGroup, crashed *at
 			s.statsLoop(bgCtx)
 		}()
 	}
+	var exitAfter <-chan time.Time
+	if f.ExitAfter > 0 {
+		t := time.NewTimer(f.ExitAfter)
+		defer t.Stop()
+		exitAfter = t.C
+	}
 	select {
 	case <-ctx.Done():
 		s.log.Printf("received shutdown signal, stopping")
 		return nil
 	case e := <-s.exitCh:
 		return e
+	case <-exitAfter:
+		s.printFaultLines(fmt.Sprintf("mock-engine: injected exit %s after healthy (exit code %d)", f.ExitAfter, f.ExitCode))
+		return &ExitError{Code: f.ExitCode, Reason: fmt.Sprintf("exit %s after healthy", f.ExitAfter)}
 	}
 }
 
@@ -338,12 +347,8 @@ func (s *Server) counted(next http.HandlerFunc) http.HandlerFunc {
 		next(w, r)
 		done := s.completed.Add(1)
 		if f.ExitAfterRequests > 0 && done == int64(f.ExitAfterRequests) {
-			code := f.ExitCode
-			if code == 0 {
-				code = DefaultFailExitCode
-			}
-			s.printFaultLines(fmt.Sprintf("mock-engine: injected exit after %d requests (exit code %d)", done, code))
-			s.exitCh <- &ExitError{Code: code, Reason: fmt.Sprintf("exit after %d requests", done)}
+			s.printFaultLines(fmt.Sprintf("mock-engine: injected exit after %d requests (exit code %d)", done, f.ExitCode))
+			s.exitCh <- &ExitError{Code: f.ExitCode, Reason: fmt.Sprintf("exit after %d requests", done)}
 		}
 		if f.HangAfterRequests > 0 && done == int64(f.HangAfterRequests) {
 			s.log.Printf("served %d requests; hanging (injected fault)", done)

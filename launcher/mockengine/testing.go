@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,8 +26,9 @@ type TB interface {
 // returned an unexpected error; an injected fault's *ExitError is not one.
 func StartTest(t TB, opts Options) string {
 	t.Helper()
+	var logDone atomic.Bool
 	if opts.Log == nil {
-		opts.Log = testLogWriter{t}
+		opts.Log = testLogWriter{t: t, done: &logDone}
 	}
 	s, err := New(opts)
 	if err != nil {
@@ -41,6 +43,7 @@ func StartTest(t TB, opts Options) string {
 	go func() { done <- s.Serve(ctx, ln) }()
 	t.Cleanup(func() {
 		cancel()
+		defer logDone.Store(true) // a handler still finishing must not log into a finished test
 		select {
 		case err := <-done:
 			var exit *ExitError
@@ -64,11 +67,16 @@ func StartTest(t TB, opts Options) string {
 	return fmt.Sprintf("http://%s", ln.Addr())
 }
 
-// testLogWriter sends each write (one log line) to t.Logf.
-type testLogWriter struct{ t TB }
+// testLogWriter sends each write (one log line) to t.Logf until done.
+type testLogWriter struct {
+	t    TB
+	done *atomic.Bool
+}
 
 func (w testLogWriter) Write(p []byte) (int, error) {
-	w.t.Logf("%s", trimNewline(p))
+	if w.done == nil || !w.done.Load() {
+		w.t.Logf("%s", trimNewline(p))
+	}
 	return len(p), nil
 }
 
