@@ -99,6 +99,13 @@ type Options struct {
 	AnswerKey     *AnswerKey
 	DefaultAnswer string
 
+	// FrontendGenerates makes a frontend answer /v1/* itself, with its own
+	// TTFT and ITL, instead of forwarding to a decode worker; it still
+	// answers 503 while no decode (or agg) worker is registered and accepts
+	// only the workers' models. Forwarding doubles the CPU per token, which
+	// matters when thousands of streams share a small machine.
+	FrontendGenerates bool
+
 	// FrontendURL is where a worker registers (http://host:port). Empty means
 	// the worker serves requests but registers nowhere.
 	FrontendURL string

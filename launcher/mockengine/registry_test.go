@@ -298,3 +298,23 @@ func TestWorkerRetriesUntilFrontendUp(t *testing.T) {
 	}
 	waitCounts(t, "http://"+addr, 0, 1)
 }
+
+func TestFrontendGenerates(t *testing.T) {
+	front := StartTest(t, Options{Mode: ModeFrontend, FrontendGenerates: true, WorkerTTL: time.Minute})
+	if r := postJSON(t, front+"/v1/completions", `{"prompt":"x"}`); r.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("without workers: status %d, want 503", r.StatusCode)
+	}
+	// The worker only registers; a hung worker proves the frontend answers by itself.
+	StartTest(t, Options{Mode: ModeDecode, Model: "dsr1", FrontendURL: front, HeartbeatInterval: 20 * time.Millisecond,
+		Faults: Faults{HangAfterRequests: 1}})
+	waitCounts(t, front, 0, 1)
+	for range 3 {
+		r := postJSON(t, front+"/v1/completions", `{"model":"dsr1","prompt":[1,2],"max_tokens":4,"ignore_eos":true,"stream":true,"stream_options":{"include_usage":true}}`)
+		if res := readStream(t, r.Body); len(res.chunks) != 5 || res.chunks[4].Usage == nil || res.chunks[4].Usage.CompletionTokens != 4 {
+			t.Fatalf("frontend-generated stream: %d chunks", len(res.chunks))
+		}
+	}
+	if r := postJSON(t, front+"/v1/completions", `{"model":"mock-model","prompt":"x"}`); r.StatusCode != 404 {
+		t.Errorf("model no worker serves: status %d, want 404", r.StatusCode)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -293,8 +294,13 @@ func (s *Server) routes() http.Handler {
 	})
 	mux.HandleFunc("GET /v1/models", s.handleModels)
 	if s.opts.Mode == ModeFrontend {
-		mux.HandleFunc("POST /v1/completions", s.counted(s.prox.serve))
-		mux.HandleFunc("POST /v1/chat/completions", s.counted(s.prox.serve))
+		completions, chat := s.prox.serve, s.prox.serve
+		if s.opts.FrontendGenerates {
+			completions = s.whenWorkers(s.generationHandler(parseCompletionRequest))
+			chat = s.whenWorkers(s.generationHandler(parseChatRequest))
+		}
+		mux.HandleFunc("POST /v1/completions", s.counted(completions))
+		mux.HandleFunc("POST /v1/chat/completions", s.counted(chat))
 		mux.HandleFunc("GET /workers", s.handleRouterWorkers)
 		mux.HandleFunc("POST "+registerPath, s.handleRegister)
 		mux.HandleFunc("POST "+deregisterPath, s.handleDeregister)
@@ -380,11 +386,32 @@ func (s *Server) generationHandler(parse requestParser) http.HandlerFunc {
 			writeError(w, http.StatusInternalServerError, err.Error())
 			return
 		}
-		if !s.opts.AnyModel && req.model != "" && req.model != s.opts.Model {
+		if !s.opts.AnyModel && req.model != "" && !s.servesModel(req.model) {
 			writeErrorType(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", req.model))
 			return
 		}
 		s.generate(w, r, req, start)
+	}
+}
+
+// servesModel reports whether a request may name model: the served model,
+// or for a frontend any model its workers registered.
+func (s *Server) servesModel(model string) bool {
+	if s.reg != nil {
+		return slices.Contains(s.reg.models(), model)
+	}
+	return model == s.opts.Model
+}
+
+// whenWorkers answers 503 while no decode or agg worker is registered, as a
+// Dynamo frontend with nothing to route to does.
+func (s *Server) whenWorkers(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.reg.nextTarget() == nil {
+			writeError(w, http.StatusServiceUnavailable, "no decode workers are registered")
+			return
+		}
+		next(w, r)
 	}
 }
 
