@@ -76,7 +76,9 @@
 // check_dynamo_health parses (see Instance). GET /workers answers in the
 // sglang router's shape (RouterWorkers). GET /v1/models lists the workers'
 // models. POST /v1/* is forwarded, round robin, to live decode (or agg)
-// workers; prefill workers only count for health. A worker whose heartbeat
+// workers (503 while there is none); prefill workers only count for health.
+// With Options.FrontendGenerates the frontend answers itself instead, with
+// its own TTFT and ITL, still 503 without a decode worker. A worker whose heartbeat
 // is older than WorkerTTL (default 3s) disappears.
 //
 // # Faults
