@@ -10,6 +10,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -96,7 +97,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	r.measure(ctx, records, rng)
 	end := time.Now()
 	res.fill(cfg, ds, records, start, end)
-	if ctx.Err() != nil {
+	// Partial only if cancellation actually cost requests: a context that
+	// ends just after the last completion leaves a whole result.
+	if slices.ContainsFunc(records, func(rec record) bool { return !rec.sent || rec.interrupted }) {
 		res.Partial = true
 		return res, fmt.Errorf("SA-Bench run at concurrency %d interrupted after %d of %d requests completed: %w",
 			cfg.MaxConcurrency, res.Completed, res.NumPrompts, context.Cause(ctx))

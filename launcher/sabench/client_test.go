@@ -333,6 +333,8 @@ func TestConfigRejected(t *testing.T) {
 		"zero output len":   func(c *Config) { c.OutputLen = 0 },
 		"negative conc":     func(c *Config) { c.MaxConcurrency = -1 },
 		"relative endpoint": func(c *Config) { c.Endpoint = "v1/completions" },
+		"reserved metadata": func(c *Config) { c.Metadata = []KeyValue{{"completed", "1"}} },
+		"metric metadata":   func(c *Config) { c.Metadata = []KeyValue{{"p99_ttft_ms", "1"}} },
 	} {
 		cfg := base
 		mutate(&cfg)

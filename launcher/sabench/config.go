@@ -222,6 +222,11 @@ func (c Config) withDefaults() (Config, error) {
 			errs = append(errs, fmt.Errorf("goodput SLO %s must not be negative (got %v)", k, v))
 		}
 	}
+	for _, kv := range c.Metadata {
+		if reservedKey(kv.Key) {
+			errs = append(errs, fmt.Errorf("metadata key %q would replace a result field", kv.Key))
+		}
+	}
 	if c.RequestTimeout < 0 || c.ProgressInterval < 0 {
 		errs = append(errs, errors.New("timeouts and intervals must not be negative"))
 	}
@@ -240,4 +245,18 @@ func (c Config) datasetOptions() DatasetOptions {
 		VocabSize:  c.VocabSize,
 		Seed:       c.Seed,
 	}
+}
+
+// reservedKey reports whether a --metadata key would collide with a field
+// the result writes itself.
+func reservedKey(k string) bool {
+	switch k {
+	case "", "date", "backend", "model_id", "tokenizer_id", "best_of", "num_prompts", "request_rate",
+		"burstiness", "max_concurrency", "duration", "benchmark_start_time_unix", "benchmark_end_time_unix",
+		"completed", "total_input_tokens", "total_output_tokens", "request_throughput", keyRequestGoodput,
+		"output_throughput", "total_token_throughput", "input_lens", "output_lens", "ttfts", "itls",
+		"generated_texts", "errors":
+		return true
+	}
+	return strings.HasPrefix(k, "slurmbench_") || metricKey.MatchString(k)
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -98,3 +99,5 @@ func (f *fakeEngine) body(i int) []byte {
 	defer f.mu.Unlock()
 	return f.bodies[i]
 }
+
+func mkdirAll(dir string) error { return os.MkdirAll(dir, 0o755) }
