@@ -24,7 +24,7 @@ const (
 	DefaultRetryWaitMin       = 250 * time.Millisecond
 	DefaultRetryWaitMax       = 4 * time.Second
 	DefaultSubmitAttempts     = 3
-	DefaultSubmitLookupWindow = 15 * time.Second
+	DefaultSubmitLookupWindow = 10 * time.Second
 	DefaultTokenCommandTimout = 30 * time.Second
 )
 

@@ -168,6 +168,10 @@ func (c *Client) Submit(ctx context.Context, spec JobSpec) (SubmitResult, error)
 		return SubmitResult{}, fmt.Errorf("submitting job %q: %w", spec.Name, err)
 	}
 	res := SubmitResult{SubmitKey: key}
+	// Choose the API version first: a failure there sent no job.
+	if _, err := c.negotiate(ctx); err != nil {
+		return res, fmt.Errorf("submitting job %q: %w", spec.Name, err)
+	}
 	var lastErr error
 	ambiguous := false
 	for res.Attempts < c.cfg.SubmitAttempts {

@@ -248,3 +248,17 @@ func TestSubmitDuplicateIsCancelled(t *testing.T) {
 		}
 	}
 }
+
+func TestSubmitVersionProbeFailureIsNotAmbiguous(t *testing.T) {
+	fake := slurmtest.NewFake(t)
+	proxy := slurmtest.NewFaultProxy(t, fake.URL)
+	proxy.Add(slurmtest.Fault{Method: "GET", Path: "/ping", Action: slurmtest.Respond, Status: 502})
+	c := newClient(t, testConfig(proxy.URL, "tok"))
+	_, err := c.Submit(ctxT(t), JobSpec{Name: "p", Script: "#!/bin/sh\n"})
+	if err == nil || errors.Is(err, ErrSubmitOutcomeUnknown) || !strings.Contains(err.Error(), "choosing the slurmrestd API version") {
+		t.Fatalf("err = %v", err)
+	}
+	if proxy.Count("POST", "") != 0 || proxy.Count("GET", "/jobs") != 0 {
+		t.Errorf("requests after a failed probe: %+v", proxy.Requests())
+	}
+}
