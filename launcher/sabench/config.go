@@ -94,7 +94,7 @@ type Config struct {
 	// RequestTimeout bounds each request; default DefaultRequestTimeout.
 	RequestTimeout time.Duration
 
-	// Progress, when set, is called from one goroutine every
+	// Progress, when set, is called (never concurrently) every
 	// ProgressInterval and at the end of each phase.
 	Progress         func(Progress)
 	ProgressInterval time.Duration // default DefaultProgressInterval
