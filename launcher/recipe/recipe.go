@@ -257,7 +257,8 @@ func Parse(path string, data []byte) (*Recipe, error) {
 	dec.KnownFields(true)
 	var r Recipe
 	if err := dec.Decode(&r); err != nil {
-		return nil, &Error{File: path, Line: yamlErrLine(err), Msg: cleanYAMLErr(err)}
+		line := yamlErrLine(err)
+		return nil, &Error{File: path, Line: line, Field: fieldAtLine(doc, line), Msg: cleanYAMLErr(err)}
 	}
 	r.Path = path
 	r.SHA256 = sha256Hex(data)
@@ -355,6 +356,28 @@ func indexLines(n *yaml.Node, prefix string, out map[string]int) {
 		}
 		indexLines(n.Content[i+1], p, out)
 	}
+}
+
+// fieldAtLine names the field a decode error at line is about: yaml.v3
+// reports only lines. It is the key on that line, else the nearest key
+// above it (a block value); of several keys on one line (a flow mapping)
+// the outermost, which holds the others.
+func fieldAtLine(doc *yaml.Node, line int) string {
+	if line <= 0 {
+		return ""
+	}
+	lines := map[string]int{}
+	indexLines(doc, "", lines)
+	best, field := 0, ""
+	for f, l := range lines {
+		if l > line || l < best {
+			continue
+		}
+		if l > best || strings.Count(f, ".") < strings.Count(field, ".") || strings.Count(f, ".") == strings.Count(field, ".") && f < field {
+			best, field = l, f
+		}
+	}
+	return field
 }
 
 func yamlErrLine(err error) int {

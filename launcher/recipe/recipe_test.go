@@ -268,17 +268,36 @@ func TestDuplicateKeyRefused(t *testing.T) {
 }
 
 func TestWrongTypesNamed(t *testing.T) {
-	cases := []struct{ old, new, want string }{
-		{"  prefill_nodes: 1\n", "  prefill_nodes: one\n", "want an integer"},
-		{"  prefill_nodes: 1\n", "  prefill_nodes: [1]\n", "want an integer"},
-		{"  path: dsr1\n", "  path: {a: 1}\n", "want a string"},
-		{"  type: sglang\n", "  type: sglang\n  prefill_environment: [A]\n", "want a mapping"},
+	cases := []struct{ old, new, field, want string }{
+		{"  prefill_nodes: 1\n", "  prefill_nodes: one\n", "resources.prefill_nodes", "want an integer"},
+		{"  prefill_nodes: 1\n", "  prefill_nodes: [1]\n", "resources.prefill_nodes", "want an integer"},
+		{"  prefill_nodes: 1\n", "  prefill_nodes:\n    - 1\n", "resources.prefill_nodes", "want an integer"},
+		{"  path: dsr1\n", "  path: {a: 1}\n", "model.path", "want a string"},
+		{"  type: sglang\n", "  type: sglang\n  prefill_environment: [A]\n", "backend.prefill_environment", "want a mapping"},
+		{"  isl: 1024\n", "  isl: 1024\n  use_chat_template: maybe\n", "benchmark.use_chat_template", "want true or false"},
+		// Several keys on one line: the error names their common parent.
+		{"resources:\n  gpu_type: b200\n  gpus_per_node: 8\n  prefill_nodes: 1\n  prefill_workers: 1\n  decode_nodes: 1\n  decode_workers: 1\n",
+			"resources: {gpus_per_node: 8, prefill_nodes: x, prefill_workers: 1, decode_nodes: 1, decode_workers: 1}\n", "resources", "want an integer"},
 	}
 	for _, tc := range cases {
 		_, err := parse(t, edit(t, tc.old, tc.new))
-		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "/recipes/r.yaml:") {
-			t.Errorf("%q: err = %v, want file:line and %q", tc.new, err, tc.want)
+		var re *Error
+		if !errors.As(err, &re) {
+			t.Errorf("%q: err = %v, want an *Error", tc.new, err)
+			continue
 		}
+		if re.Field != tc.field || re.Line == 0 || !strings.Contains(re.Msg, tc.want) {
+			t.Errorf("%q: field %q line %d msg %q; want field %s and %q", tc.new, re.Field, re.Line, re.Msg, tc.field, tc.want)
+		}
+		if !strings.Contains(err.Error(), "/recipes/r.yaml:") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: %q is not one line with file:line", tc.new, err)
+		}
+	}
+	// Unknown keys are named with their block too.
+	_, err := parse(t, edit(t, "  prefill_nodes: 1\n", "  prefil_nodes: 1\n"))
+	var re *Error
+	if !errors.As(err, &re) || re.Field != "resources.prefil_nodes" {
+		t.Errorf("unknown key: %#v", err)
 	}
 }
 
