@@ -22,7 +22,8 @@ Examples:
     slurmbench render -p profiles/b200.toml --recipes-root ~/InferenceX/benchmarks/multi_node/srt-slurm-recipes
   slurmbench render -p profiles/b200.toml --master configs/nvidia-master.yaml \
     --key dsr1-fp4-b200-dynamo-sglang-mtp --point 3`,
-		Flags: append(planFlags(), &cli.BoolFlag{Name: "json", Usage: "print the plan as JSON"}),
+		Flags:        append(planFlags(), &cli.BoolFlag{Name: "json", Usage: "print the plan as JSON"}),
+		OnUsageError: usageError,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return configErrorf("render takes no arguments, got %q (did you mean --recipe?)", c.Args().First())

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
+
+	"github.com/urfave/cli/v2"
 )
 
 // Exit codes tell the failing layer apart, so a CI step (or a person) knows
@@ -48,15 +51,22 @@ func configErrorf(format string, args ...any) error {
 	return withExit(exitConfig, fmt.Errorf(format, args...))
 }
 
-// reportError prints err on one line and returns its exit code.
+// reportError prints err on one line and returns its exit code. Joined
+// errors (several problems found at once) are separated by "; ".
 func reportError(w io.Writer, err error) int {
 	code := exitInternal
 	var coder interface{ ExitCode() int }
 	if errors.As(err, &coder) {
 		code = coder.ExitCode()
 	}
-	if msg := err.Error(); msg != "" {
-		fmt.Fprintf(w, "slurmbench: %s\n", msg)
+	if msg := strings.TrimSpace(err.Error()); msg != "" {
+		fmt.Fprintf(w, "slurmbench: %s\n", strings.ReplaceAll(msg, "\n", "; "))
 	}
 	return code
+}
+
+// usageError makes a flag that does not parse a config error (exit 2, one
+// line) instead of urfave/cli's usage dump on stdout and exit 1.
+func usageError(c *cli.Context, err error, _ bool) error {
+	return withExit(exitConfig, fmt.Errorf("%w (see slurmbench %s --help)", err, c.Command.Name))
 }

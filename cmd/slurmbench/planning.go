@@ -96,6 +96,13 @@ func buildPlan(c *cli.Context, runID string) (*launcher.Plan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--conc (CONC_LIST): %w", err)
 		}
+		seen := map[int]bool{}
+		for _, n := range concs {
+			if n <= 0 || seen[n] {
+				return nil, fmt.Errorf("--conc (CONC_LIST): %q: each concurrency must be positive and listed once", s)
+			}
+			seen[n] = true
+		}
 		in.Concurrencies = concs
 	}
 	if c.IsSet("isl") {
@@ -108,6 +115,9 @@ func buildPlan(c *cli.Context, runID string) (*launcher.Plan, error) {
 		in.Image = v
 	}
 	in.BenchClient = c.String("bench-client")
+	if v := in.BenchClient; v != "" && v != "native" && v != "sa-bench" {
+		return nil, fmt.Errorf("--bench-client: %q is not native or sa-bench", v)
+	}
 	if in.Eval.Run, err = boolFlag(c, "run-eval", "RUN_EVAL"); err != nil {
 		return nil, err
 	}
@@ -122,6 +132,9 @@ func buildPlan(c *cli.Context, runID string) (*launcher.Plan, error) {
 		in.Eval.Concurrency = n
 	}
 	in.Eval.Client = c.String("eval-client")
+	if v := in.Eval.Client; v != "native" && v != "lm-eval" {
+		return nil, fmt.Errorf("--eval-client: %q is not native or lm-eval", v)
+	}
 	in.Recipe = rec
 	if runID == "" {
 		runID = c.String("run-id")
@@ -148,7 +161,11 @@ func buildPlan(c *cli.Context, runID string) (*launcher.Plan, error) {
 // recipes root. A ":selector" suffix is recognised and refused by name.
 func recipeLocation(c *cli.Context, prof *profile.Profile, configFile string) (string, error) {
 	if r := c.String("recipe"); r != "" {
-		return profile.Canonical(r)
+		p, err := profile.Canonical(r)
+		if err != nil {
+			return "", fmt.Errorf("--recipe: %w", err)
+		}
+		return p, nil
 	}
 	if configFile == "" {
 		return "", errors.New("--recipe: required (or --config-file / CONFIG_FILE, or --master with --key)")
@@ -158,7 +175,11 @@ func recipeLocation(c *cli.Context, prof *profile.Profile, configFile string) (s
 		return "", fmt.Errorf("CONFIG_FILE %q: selector %q (override variants) is %s; resolve it to a plain recipe first", configFile, ":"+selector, recipe.ErrUnsupported)
 	}
 	if !strings.HasPrefix(file, "recipes/") {
-		return profile.Canonical(file)
+		p, err := profile.Canonical(file)
+		if err != nil {
+			return "", fmt.Errorf("CONFIG_FILE %q: %w", configFile, err)
+		}
+		return p, nil
 	}
 	root := c.String("recipes-root")
 	if root == "" {
@@ -175,7 +196,10 @@ func recipeLocation(c *cli.Context, prof *profile.Profile, configFile string) (s
 	if err != nil {
 		return "", err
 	}
-	return profile.Canonical(p)
+	if p, err = profile.Canonical(p); err != nil {
+		return "", fmt.Errorf("CONFIG_FILE %q: %w", configFile, err)
+	}
+	return p, nil
 }
 
 func masterPoint(c *cli.Context) (master.Point, error) {
