@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slurmbench/slurmbench/launcher/profile"
 	"github.com/slurmbench/slurmbench/launcher/recipe"
 )
 
@@ -192,7 +193,7 @@ func TestSrtctlReferencePlacement(t *testing.T) {
 		})
 	}
 	var skipped []string
-	for _, rel := range profileKeys(refusedBy) {
+	for _, rel := range profile.SortedKeys(refusedBy) {
 		skipped = append(skipped, filepath.Base(rel)+" ("+refusedBy[rel]+")")
 	}
 	t.Logf("srtctl reference: %d recipes, %d compared, %d refused: %s", len(rels), compared, len(refusedBy), strings.Join(skipped, ", "))
@@ -218,13 +219,4 @@ func sortedNames(ms ...map[string][]int) []string {
 		return a < b
 	})
 	return out
-}
-
-func profileKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
