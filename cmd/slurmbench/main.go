@@ -33,10 +33,18 @@ func run(args []string) int {
 }
 
 func newApp() *cli.App {
+	cmds := commands()
+	for _, c := range cmds {
+		// A flag that does not parse is a config error: one line, exit 2.
+		if c.OnUsageError == nil {
+			c.OnUsageError = usageError
+		}
+	}
 	return &cli.App{
-		Name:    "slurmbench",
-		Usage:   "run one multinode LLM-inference benchmark point on Slurm, from recipe to staged results",
-		Version: fmt.Sprintf("%s (%s)", version, commit),
+		OnUsageError: usageError,
+		Name:         "slurmbench",
+		Usage:        "run one multinode LLM-inference benchmark point on Slurm, from recipe to staged results",
+		Version:      fmt.Sprintf("%s (%s)", version, commit),
 		Description: `slurmbench reads a recipe (srt-slurm's YAML schema) and a cluster profile (TOML),
 resolves every path once at start, and then plans, submits (slurmrestd), drives
 (inside the allocation) and collects a benchmark point.
