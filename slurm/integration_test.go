@@ -281,7 +281,7 @@ func TestClusterFaultySubmitMakesOneJob(t *testing.T) {
 		faults []slurmtest.Fault
 	}{
 		{"lost-answer", []slurmtest.Fault{{Method: "POST", Path: "/job/submit", Times: 1, Action: slurmtest.DropAfterForward}}},
-		{"stalled-answer", []slurmtest.Fault{{Method: "POST", Path: "/job/submit", Times: 1, Action: slurmtest.StallResponse, Delay: 5 * time.Second}}},
+		{"stalled-answer", []slurmtest.Fault{{Method: "POST", Path: "/job/submit", Times: 1, Action: slurmtest.StallResponse, Delay: 3 * time.Second}}},
 		{"dropped-then-500", []slurmtest.Fault{
 			{Method: "POST", Path: "/job/submit", Times: 1, Action: slurmtest.Drop},
 			{Method: "POST", Path: "/job/submit", Times: 1, Action: slurmtest.Respond, Status: 500},
@@ -297,6 +297,7 @@ func TestClusterFaultySubmitMakesOneJob(t *testing.T) {
 			cfg := cl.config()
 			cfg.URL = proxy.URL
 			cfg.RequestTimeout = 2 * time.Second
+			cfg.SubmitLookupWindow = 3 * time.Second
 			c := newClient(t, cfg)
 			if _, err := c.Negotiate(clusterCtx(t)); err != nil {
 				t.Fatal(err)
@@ -309,7 +310,12 @@ func TestClusterFaultySubmitMakesOneJob(t *testing.T) {
 			}
 			cancelAtEnd(t, c, res.JobID)
 			direct := cl.client(t)
-			time.Sleep(6 * time.Second) // outlast every stalled request
+			// Outlast stalled requests: a late one would make a second job.
+			var stall time.Duration
+			for _, f := range tt.faults {
+				stall = max(stall, f.Delay)
+			}
+			time.Sleep(stall + time.Second)
 			jobs, err := direct.ListJobs(clusterCtx(t), JobFilter{Name: spec.Name})
 			if err != nil {
 				t.Fatal(err)
@@ -333,7 +339,7 @@ func TestClusterFaultyPollingReportsOnlyRealStates(t *testing.T) {
 	cfg.RequestTimeout = time.Second
 	cfg.Retry.Max = -1 // every failure reaches the waiter
 	c := newClient(t, cfg)
-	res, err := c.Submit(clusterCtx(t), cl.spec("poll", "#!/bin/bash\nsleep 4\n"))
+	res, err := c.Submit(clusterCtx(t), cl.spec("poll", "#!/bin/bash\nsleep 10\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,6 +379,13 @@ func TestClusterFaultyPollingReportsOnlyRealStates(t *testing.T) {
 		if !read[s.String()] {
 			t.Errorf("reported %s, which no delivered response carried", s)
 		}
+	}
+	var bases []string
+	for _, s := range reported {
+		bases = append(bases, string(s.Base))
+	}
+	if seq := strings.Join(bases, ","); seq != "PENDING,RUNNING,COMPLETED" && seq != "PENDING,COMPLETED" && seq != "RUNNING,COMPLETED" {
+		t.Errorf("reported %s, not an order the job can go through", seq)
 	}
 	if !j.Success() || failures < 5 {
 		t.Fatalf("final %s after %d polling failures; reported %v", j.Outcome(), failures, reported)
