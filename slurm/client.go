@@ -25,7 +25,7 @@ const (
 	DefaultRetryWaitMax       = 4 * time.Second
 	DefaultSubmitAttempts     = 3
 	DefaultSubmitLookupWindow = 10 * time.Second
-	DefaultTokenCommandTimout = 30 * time.Second
+	DefaultTokenCommandTimeout = 30 * time.Second
 )
 
 // maxBody bounds how much of a response is read; a /jobs listing on a large
@@ -174,7 +174,7 @@ func setDefaults(cfg *Config) {
 		cfg.SubmitLookupWindow = DefaultSubmitLookupWindow
 	}
 	if cfg.TokenCommandTimeout <= 0 {
-		cfg.TokenCommandTimeout = DefaultTokenCommandTimout
+		cfg.TokenCommandTimeout = DefaultTokenCommandTimeout
 	}
 }
 
