@@ -19,12 +19,12 @@ import (
 
 // Defaults for Config fields left zero.
 const (
-	DefaultRequestTimeout     = 30 * time.Second
-	DefaultRetryMax           = 4
-	DefaultRetryWaitMin       = 250 * time.Millisecond
-	DefaultRetryWaitMax       = 4 * time.Second
-	DefaultSubmitAttempts     = 3
-	DefaultSubmitLookupWindow = 10 * time.Second
+	DefaultRequestTimeout      = 30 * time.Second
+	DefaultRetryMax            = 4
+	DefaultRetryWaitMin        = 250 * time.Millisecond
+	DefaultRetryWaitMax        = 4 * time.Second
+	DefaultSubmitAttempts      = 3
+	DefaultSubmitLookupWindow  = 10 * time.Second
 	DefaultTokenCommandTimeout = 30 * time.Second
 )
 
