@@ -101,6 +101,7 @@ func (b *builder) build() (*Plan, error) {
 		Recipe:   Source{Path: r.Path, SHA256: r.SHA256},
 		Profile:  Source{Path: p.Path},
 		Runtime:  string(p.Container.Runtime),
+		Owner:    p.Paths.Owner,
 		Layout: Layout{
 			Logs:      filepath.Join(runDir, "logs"),
 			Results:   filepath.Join(runDir, "results"),
@@ -109,6 +110,9 @@ func (b *builder) build() (*Plan, error) {
 			DriverLog: filepath.Join(runDir, "logs", "driver.log"),
 			BatchOut:  filepath.Join(runDir, "logs", "batch.out"),
 		},
+	}
+	if plan.Runtime == string(profile.RuntimeEnroot) {
+		plan.Enroot = firstNonEmpty(p.Container.Enroot, "enroot")
 	}
 	b.plan = plan
 	b.sysPort = portSystemBase

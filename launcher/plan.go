@@ -29,8 +29,12 @@ type Plan struct {
 	GPUs        GPUCount `json:"gpus"`
 	NodeMap     []Node   `json:"node_map"`
 
-	Image    Image  `json:"image"`
-	Runtime  string `json:"runtime"` // pyxis, enroot or none
+	Image   Image  `json:"image"`
+	Runtime string `json:"runtime"` // pyxis, enroot or none
+	// Enroot is the enroot program the enroot runtime starts containers with.
+	Enroot string `json:"enroot,omitempty"`
+	// Owner ("UID:GID") receives the run directory when it is set.
+	Owner    string `json:"owner,omitempty"`
 	Model    Model  `json:"model"`
 	Slurm    Slurm  `json:"slurm"`
 	Backend  string `json:"backend"`

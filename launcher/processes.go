@@ -216,8 +216,8 @@ func (b *builder) workerArgv(w workerCtx) ([]string, error) {
 		argv := []string{b.plan.Binary, "mock-engine", "--mode", mode,
 			"--listen", "0.0.0.0:" + port,
 			"--frontend", "http://" + placeholderIP(b.headNode) + ":" + strconv.Itoa(portPublicFrontend),
-			"--model", m.ServedName,
-			"--instance", fmt.Sprintf("%s-w%d", mode, w.ep.index)}
+			"--advertise", "http://" + placeholderIP(w.node) + ":" + port,
+			"--model", m.ServedName}
 		return append(argv, recipe.Flags(without(cfg, "served-model-name"))...), nil
 	case "sglang":
 		module := "dynamo.sglang"
@@ -435,7 +435,7 @@ func (b *builder) benchmark() error {
 		})
 	}
 	plan.Benchmark = bm
-	args := []string{plan.Binary, "bench", "--plan", plan.PlanFile}
+	args := []string{plan.Binary, "bench", "--plan", plan.PlanFile, "--frontend", b.frontendURL()}
 	proc := Process{Name: "benchmark", Role: RoleBenchmark, Nodes: []int{b.headNode}, Argv: args,
 		Log: b.logPath("benchmark"), Critical: true}
 	if bm.Client == "sa-bench" {
@@ -473,7 +473,7 @@ func (b *builder) eval() error {
 	}
 	plan.Eval = e
 	proc := Process{Name: "eval", Role: RoleEval, Nodes: []int{b.headNode},
-		Argv: []string{plan.Binary, "eval", "--plan", plan.PlanFile}, Log: b.logPath("eval"), Critical: true}
+		Argv: []string{plan.Binary, "eval", "--plan", plan.PlanFile, "--frontend", b.frontendURL()}, Log: b.logPath("eval"), Critical: true}
 	if e.Client == "lm-eval" {
 		proc.Container, proc.Mounts = true, b.mounts()
 	}
@@ -547,4 +547,19 @@ func appendUnique(xs []string, x string) []string {
 		}
 	}
 	return append(xs, x)
+}
+
+// frontendURL is where clients reach the serving endpoint: the public
+// frontend on the head node (the agg leader for a direct vllm serve).
+func (b *builder) frontendURL() string {
+	node, port := b.headNode, portPublicFrontend
+	if b.frontendType() == "vllm" && b.backendType() != "mock" {
+		for _, proc := range b.plan.Processes {
+			if proc.Role == RoleAgg && proc.Rank == 0 {
+				node, port = proc.Nodes[0], proc.Ports["http"]
+				break
+			}
+		}
+	}
+	return "http://" + placeholderIP(node) + ":" + strconv.Itoa(port)
 }

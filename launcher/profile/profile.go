@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -69,6 +70,9 @@ type Paths struct {
 	Workspace   string `toml:"workspace"`    // InferenceX checkout (benchmark_serving.py etc.)
 	GSM8K       string `toml:"gsm8k"`        // directory with the GSM8K test/train files
 	WheelCache  string `toml:"wheel_cache"`  // Dynamo wheel cache on the shared filesystem
+	// Owner is "UID:GID" to give each run directory to, when slurmbench runs
+	// as root but jobs run as another user (a test cluster); "" leaves it.
+	Owner string `toml:"owner"`
 }
 
 // Container is the [container] table.
@@ -76,6 +80,9 @@ type Container struct {
 	Runtime Runtime `toml:"runtime"`
 	// Mounts are "host:container[:ro]" entries added to every containerized process.
 	Mounts []string `toml:"mounts"`
+	// Enroot is the enroot program on the compute nodes (runtime "enroot"
+	// and imports); default "enroot" from PATH.
+	Enroot string `toml:"enroot"`
 }
 
 // Env is the [env] table.
@@ -157,10 +164,14 @@ func (p *Profile) resolve(base string) error {
 		{"slurm.token_file", &p.Slurm.TokenFile, true},
 		{"infra.nats_server", &p.Infra.NATSServer, false},
 		{"infra.etcd", &p.Infra.Etcd, false},
+		{"container.enroot", &p.Container.Enroot, false},
 	}
 	for _, d := range dirs {
 		if *d.value == "" {
 			continue
+		}
+		if program := d.field == "container.enroot" || strings.HasPrefix(d.field, "infra."); program && !strings.Contains(*d.value, "/") {
+			continue // a program name, found on the nodes' PATH
 		}
 		v, err := resolvePath(base, *d.value, d.must)
 		if err != nil {
@@ -236,6 +247,11 @@ func (p *Profile) validate() error {
 	}
 	if p.Paths.SquashDir == "" && p.Container.Runtime != RuntimeNone {
 		errs = append(errs, errors.New("paths.squash_dir: required when container.runtime is not \"none\""))
+	}
+	if p.Paths.Owner != "" {
+		if _, _, err := ParseOwner(p.Paths.Owner); err != nil {
+			errs = append(errs, fmt.Errorf("paths.owner: %w", err))
+		}
 	}
 	switch p.Container.Runtime {
 	case RuntimePyxis, RuntimeEnroot, RuntimeNone:
@@ -321,4 +337,19 @@ func SortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// ParseOwner parses "UID:GID".
+func ParseOwner(s string) (uid, gid int, err error) {
+	u, g, ok := strings.Cut(s, ":")
+	if ok {
+		uid, err = strconv.Atoi(u)
+		if err == nil {
+			gid, err = strconv.Atoi(g)
+		}
+	}
+	if !ok || err != nil || uid < 0 || gid < 0 {
+		return 0, 0, fmt.Errorf("%q is not UID:GID (numbers)", s)
+	}
+	return uid, gid, nil
 }
