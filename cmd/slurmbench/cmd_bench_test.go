@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/slurmbench/slurmbench/launcher"
+	"github.com/slurmbench/slurmbench/launcher/gsm8k"
+	"github.com/slurmbench/slurmbench/launcher/mockengine"
+	"github.com/slurmbench/slurmbench/launcher/sabench"
+	"github.com/slurmbench/slurmbench/launcher/steps"
+)
+
+const stepModel = "mock/DeepSeek-R1"
+
+// stepPlan writes a one-node plan with benchmark points c2 and c4 (ISL 32,
+// OSL 8, no warmup) and a native gsm8k eval, and returns it.
+func stepPlan(t *testing.T) *launcher.Plan {
+	t.Helper()
+	run := t.TempDir()
+	results := filepath.Join(run, "results")
+	gpus := launcher.GPUCount{Agg: 4, Total: 4}
+	plan := &launcher.Plan{
+		Version: launcher.PlanVersion, Name: "cli-steps", RunID: "cli-steps", RunDir: run,
+		PlanFile: filepath.Join(run, "plan.json"), Binary: filepath.Join(run, "bin", "slurmbench"),
+		Mode: "aggregated", Nodes: 1, GPUsPerNode: 4, GPUs: gpus,
+		Model: launcher.Model{Source: "hf:mock/DeepSeek-R1", Path: "mock/DeepSeek-R1", ServedName: stepModel},
+		Benchmark: launcher.Benchmark{Type: "sa-bench", Client: "native", ISL: 32, OSL: 8, RangeRatio: 0.8,
+			RequestRate: "inf", PromptsMult: 10, ResultDir: filepath.Join(results, "sa-bench_isl_32_osl_8")},
+		Eval:   launcher.Eval{Enabled: true, Client: "native", Concurrency: 4, ResultDir: filepath.Join(results, "eval")},
+		Layout: launcher.Layout{Logs: filepath.Join(run, "logs"), Results: results},
+	}
+	for _, c := range []int{2, 4} {
+		plan.Points = append(plan.Points, launcher.Point{Concurrency: c, NumPrompts: 10 * c, ResultFile: launcher.RawResultName(c, plan.Mode, gpus)})
+	}
+	writePlan(t, plan)
+	return plan
+}
+
+func writePlan(t *testing.T, plan *launcher.Plan) {
+	t.Helper()
+	data, err := json.Marshal(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(plan.PlanFile, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runStep runs "slurmbench <args>" in-process and returns stdout, stderr and
+// the exit code main would use.
+func runStep(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	app := newApp()
+	for _, cmd := range []*cli.Command{benchCommand(), evalCommand()} {
+		if app.Command(cmd.Name) == nil {
+			app.Commands = append(app.Commands, cmd)
+		}
+	}
+	var out, errOut bytes.Buffer
+	app.Writer, app.ErrWriter = &out, &errOut
+	code := 0
+	if err := app.Run(append([]string{"slurmbench"}, args...)); err != nil {
+		code = reportError(&errOut, err)
+	}
+	return out.String(), errOut.String(), code
+}
+
+func TestBenchCommand(t *testing.T) {
+	plan := stepPlan(t)
+	frontend := mockengine.StartTest(t, mockengine.Options{Model: stepModel})
+	progress := filepath.Join(t.TempDir(), "progress.json")
+	out, errOut, code := runStep(t, "bench", "--plan", plan.PlanFile, "--frontend", frontend, "--progress-file", progress)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{"point 1/2: c2 valid: completed 20/20,", "point 2/2: c4 valid: completed 40/40,", "benchmark: 2 of 2 points valid in " + plan.Benchmark.ResultDir} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	for _, pt := range plan.Points {
+		res, err := sabench.ReadResult(filepath.Join(plan.Benchmark.ResultDir, pt.ResultFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Completed != pt.NumPrompts || res.Valid == nil || !*res.Valid {
+			t.Errorf("c%d: completed %d of %d, valid %v", pt.Concurrency, res.Completed, pt.NumPrompts, res.Valid)
+		}
+	}
+	if p, err := steps.ReadBenchProgress(progress); err != nil || p.State != steps.StateDone || p.Point != 2 || p.Of != 2 {
+		t.Errorf("progress %+v, %v", p, err)
+	}
+}
+
+// An engine that dies during the second point: exit 8, the point named, its
+// file kept and marked invalid.
+func TestBenchCommandInvalidPoint(t *testing.T) {
+	plan := stepPlan(t)
+	// c2 uses requests 1-20; the engine crashes two requests into c4.
+	frontend := mockengine.StartTest(t, mockengine.Options{Model: stepModel, Faults: mockengine.Faults{ExitAfterRequests: 22}})
+	out, errOut, code := runStep(t, "bench", "--plan", plan.PlanFile, "--frontend", frontend)
+	if code != exitBenchmark || !strings.Contains(errOut, "benchmark: 1 of 2 points failed: c4 (request failure rate") {
+		t.Fatalf("exit %d, stderr %q; want %d naming c4", code, errOut, exitBenchmark)
+	}
+	if !strings.Contains(out, "point 1/2: c2 valid") || !strings.Contains(out, "point 2/2: c4 INVALID") {
+		t.Errorf("stdout:\n%s", out)
+	}
+	res, err := sabench.ReadResult(filepath.Join(plan.Benchmark.ResultDir, plan.Points[1].ResultFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Valid == nil || *res.Valid || res.InvalidReason == "" {
+		t.Errorf("c4 file valid=%v reason %q, want marked invalid", res.Valid, res.InvalidReason)
+	}
+	p, err := steps.ReadBenchProgress(filepath.Join(plan.Layout.Results, steps.ProgressFileName))
+	if err != nil || p.State != steps.StateInvalid || len(p.Invalid) != 1 || p.Invalid[0] != 4 {
+		t.Errorf("progress %+v, %v", p, err)
+	}
+}
+
+func TestStepCommandErrors(t *testing.T) {
+	plan := stepPlan(t)
+	evalOnly := stepPlan(t)
+	evalOnly.Benchmark.Type, evalOnly.Points = "", nil
+	writePlan(t, evalOnly)
+	dead := "http://127.0.0.1:1"
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"bench", "--plan", plan.PlanFile, "--frontend", dead}, exitEngine, "frontend " + dead + " is not reachable"},
+		{[]string{"eval", "--plan", plan.PlanFile, "--frontend", dead}, exitConfig, "eval data_dir is empty"},
+		{[]string{"bench", "--plan", evalOnly.PlanFile, "--frontend", dead}, exitConfig, "no benchmark points"},
+		{[]string{"bench", "--plan", filepath.Join(t.TempDir(), "none.json"), "--frontend", dead}, exitConfig, "reading plan"},
+		{[]string{"bench", "--plan", plan.PlanFile}, exitConfig, "--frontend is required"},
+		{[]string{"eval", "--frontend", dead}, exitConfig, "--plan is required"},
+		{[]string{"eval", "--plan", plan.PlanFile, "--frontend", dead, "--limit", "abc"}, exitConfig, `invalid value "abc" for flag -limit`},
+	}
+	for _, tt := range tests {
+		out, errOut, code := runStep(t, tt.args...)
+		if code != tt.code || out != "" || !strings.Contains(errOut, tt.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want %d and one line with %q", tt.args, code, errOut, tt.code, tt.want)
+		}
+	}
+}
+
+// The eval gates both filters at the model prefix's threshold: 18 of 20
+// right passes the default 0.90 and fails dsr1's 0.91 (exit 9).
+func TestEvalCommand(t *testing.T) {
+	data := filepath.Join("..", "..", "..", "shared", "data", "gsm8k")
+	test, _, err := gsm8k.LoadDir(data)
+	if err != nil {
+		t.Skipf("gsm8k data not found at %s (the ../shared checkout beside the repository): %v", data, err)
+	}
+	const docs = 20
+	entries, err := gsm8k.MakeAnswerKey(test[:docs], 0.9, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := make([]mockengine.AnswerEntry, len(entries))
+	for i, e := range entries {
+		key[i] = mockengine.AnswerEntry{Question: e.Question, Completion: e.Completion}
+	}
+	frontend := mockengine.StartTest(t, mockengine.Options{Model: stepModel, AnswerKey: mockengine.NewAnswerKey(key)})
+	plan := stepPlan(t)
+	plan.Eval.DataDir, _ = filepath.Abs(data)
+	writePlan(t, plan)
+
+	t.Setenv("MODEL_PREFIX", "")
+	out, errOut, code := runStep(t, "eval", "--plan", plan.PlanFile, "--frontend", frontend, "--limit", "20")
+	if code != 0 || !strings.Contains(out, "gsm8k: strict-match 0.9000 ± 0.0688, flexible-extract 0.9000 ± 0.0688 (n=20) -> results_") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+
+	t.Setenv("MODEL_PREFIX", "dsr1")
+	_, errOut, code = runStep(t, "eval", "--plan", plan.PlanFile, "--frontend", frontend, "--limit", "20")
+	want := "slurmbench: eval scores below threshold: gsm8k exact_match,strict-match = 0.9000 (< 0.91 from models.dsr1); gsm8k exact_match,flexible-extract = 0.9000 (< 0.91 from models.dsr1)\n"
+	if code != exitEval || !strings.HasSuffix(errOut, want) {
+		t.Errorf("exit %d, stderr %q; want %d and %q", code, errOut, exitEval, want)
+	}
+	meta, err := gsm8k.ReadMetaEnv(filepath.Join(plan.Eval.ResultDir, "meta_env.json"))
+	if err != nil || meta.InfmaxModelPrefix != "dsr1" {
+		t.Errorf("meta_env.json prefix %q, %v", meta.InfmaxModelPrefix, err)
+	}
+}

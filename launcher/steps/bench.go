@@ -1,0 +1,380 @@
+package steps
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/slurmbench/slurmbench/launcher"
+	"github.com/slurmbench/slurmbench/launcher/sabench"
+	"github.com/slurmbench/slurmbench/results/atomicfile"
+)
+
+// Benchmark clients, as plan.Benchmark.Client names them.
+const (
+	ClientNative  = "native"
+	ClientSABench = "sa-bench"
+)
+
+// States of a point in the progress file.
+const (
+	StateRunning     = "running"
+	StateDone        = "done"        // the point's result is valid
+	StateInvalid     = "invalid"     // kept, marked invalid, or missing
+	StateInterrupted = "interrupted" // the step was cancelled during the point
+)
+
+// ProgressFileName is the progress file's name in the plan's results directory.
+const ProgressFileName = "bench_progress.json"
+
+// BenchProgress is the progress file, rewritten atomically at the start and
+// end of every point, so the launcher can show "benchmark point k of n".
+type BenchProgress struct {
+	Point       int    `json:"point"` // 1-based
+	Of          int    `json:"of"`
+	Concurrency int    `json:"concurrency"`
+	State       string `json:"state"`
+	// Invalid lists the concurrencies of the points that failed so far.
+	Invalid []int `json:"invalid,omitempty"`
+}
+
+// ReadBenchProgress reads a progress file.
+func ReadBenchProgress(path string) (BenchProgress, error) {
+	var p BenchProgress
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return p, fmt.Errorf("reading benchmark progress: %w", err)
+	}
+	if err := json.Unmarshal(data, &p); err != nil {
+		return p, fmt.Errorf("decoding benchmark progress %s: %w", path, err)
+	}
+	return p, nil
+}
+
+// DefaultSABenchScript is where benchmark_serving.py sits in an InferenceX checkout.
+const DefaultSABenchScript = "utils/bench_serving/benchmark_serving.py"
+
+// BenchOptions are what the bench step needs beyond the plan.
+type BenchOptions struct {
+	// Frontend is the serving endpoint, http://host:port (the driver has
+	// substituted the head node's address).
+	Frontend string
+	// ProgressFile defaults to <plan.Layout.Results>/bench_progress.json.
+	ProgressFile string
+	// Out gets one line per finished point; Log the in-flight progress and
+	// the container client's output. Nil discards.
+	Out, Log io.Writer
+	// ProgressInterval is how often a running point logs; default
+	// sabench.DefaultProgressInterval.
+	ProgressInterval time.Duration
+
+	// For the sa-bench client: the InferenceX checkout as the container sees
+	// it (the working directory) and benchmark_serving.py, default
+	// <Workspace>/DefaultSABenchScript.
+	Workspace string
+	Script    string
+	// Exec runs benchmark_serving.py; default ExecOS.
+	Exec ExecFunc
+}
+
+// PointResult is how one point ended.
+type PointResult struct {
+	Index int // 1-based
+	Point launcher.Point
+	Path  string          // the result file
+	Res   *sabench.Result // nil when no result file was produced
+	Err   error           // nil when the point is valid
+}
+
+// PointsError names every point that is invalid or missing.
+type PointsError struct {
+	Of     int
+	Failed []PointResult
+}
+
+func (e *PointsError) Error() string {
+	parts := make([]string, len(e.Failed))
+	for i, p := range e.Failed {
+		parts[i] = fmt.Sprintf("c%d (%s)", p.Point.Concurrency, pointReason(p.Err))
+	}
+	return fmt.Sprintf("benchmark: %d of %d points failed: %s", len(e.Failed), e.Of, strings.Join(parts, ", "))
+}
+
+// pointReason is the short why of a failed point.
+func pointReason(err error) string {
+	var inv *sabench.InvalidError
+	if errors.As(err, &inv) {
+		return strings.Join(inv.Reasons, "; ")
+	}
+	return err.Error()
+}
+
+// CheckBench reports what makes the plan's benchmark impossible to run with
+// opts before anything is sent: a configuration error.
+func CheckBench(plan *launcher.Plan, opts BenchOptions) error {
+	bm := plan.Benchmark
+	var errs []error
+	if bm.Type == "" || len(plan.Points) == 0 {
+		errs = append(errs, errors.New("the plan has no benchmark points (eval only)"))
+	}
+	if bm.Client != ClientNative && bm.Client != ClientSABench {
+		errs = append(errs, fmt.Errorf("benchmark client %q: want %s or %s", bm.Client, ClientNative, ClientSABench))
+	}
+	if !filepath.IsAbs(bm.ResultDir) {
+		errs = append(errs, fmt.Errorf("benchmark result_dir %q is not absolute", bm.ResultDir))
+	}
+	if plan.Model.ServedName == "" {
+		errs = append(errs, errors.New("model served_name is empty"))
+	}
+	if _, err := progressFile(plan, opts); err != nil {
+		errs = append(errs, err)
+	}
+	rate, err := parseRequestRate(bm.RequestRate)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if bm.Client == ClientSABench {
+		if opts.Script == "" && opts.Workspace == "" {
+			errs = append(errs, errors.New("the sa-bench client needs the InferenceX workspace (with "+DefaultSABenchScript+") or the script's path"))
+		}
+		if !math.IsInf(rate, 1) {
+			errs = append(errs, fmt.Errorf("request rate %s: the sa-bench client runs at rate inf only (use the native client)", bm.RequestRate))
+		}
+		for _, pt := range plan.Points {
+			if err := sabenchParams(plan, opts, pt).Check(); err != nil {
+				errs = append(errs, fmt.Errorf("sa-bench point c%d: %w", pt.Concurrency, err))
+				break
+			}
+		}
+	}
+	for _, pt := range plan.Points {
+		if pt.ResultFile == "" || filepath.Base(pt.ResultFile) != pt.ResultFile {
+			errs = append(errs, fmt.Errorf("point c%d: result file %q is not a base name", pt.Concurrency, pt.ResultFile))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func progressFile(plan *launcher.Plan, opts BenchOptions) (string, error) {
+	if opts.ProgressFile != "" {
+		return opts.ProgressFile, nil
+	}
+	if !filepath.IsAbs(plan.Layout.Results) {
+		return "", fmt.Errorf("layout.results %q is not absolute (or pass a progress file)", plan.Layout.Results)
+	}
+	return filepath.Join(plan.Layout.Results, ProgressFileName), nil
+}
+
+// parseRequestRate reads the plan's request rate: "inf" (or empty) or a
+// positive number of requests per second.
+func parseRequestRate(s string) (float64, error) {
+	if s == "" || strings.EqualFold(s, "inf") {
+		return math.Inf(1), nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(v > 0) {
+		return 0, fmt.Errorf("request rate %q: want inf or a positive number", s)
+	}
+	return v, nil
+}
+
+// Bench runs every point of the plan in order and returns how each ended.
+// A failed point does not stop the others (a lab wants as many points as
+// the allocation can give); the error is then a *PointsError naming each.
+// When ctx ends, the running point's result is kept marked partial, the
+// remaining points are not started, and the error wraps ctx.Err(). An
+// unreachable frontend is a *FrontendError.
+func Bench(ctx context.Context, plan *launcher.Plan, opts BenchOptions) ([]PointResult, error) {
+	if err := CheckBench(plan, opts); err != nil {
+		return nil, err
+	}
+	progressPath, _ := progressFile(plan, opts)
+	if err := checkFrontend(ctx, opts.Frontend); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(plan.Benchmark.ResultDir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating benchmark result directory: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(progressPath), 0o755); err != nil {
+		return nil, fmt.Errorf("creating benchmark progress directory: %w", err)
+	}
+	out := orDiscard(opts.Out)
+	n := len(plan.Points)
+	var done []PointResult
+	prog := BenchProgress{Of: n}
+	for i, pt := range plan.Points {
+		prog.Point, prog.Concurrency, prog.State = i+1, pt.Concurrency, StateRunning
+		if err := writeProgress(progressPath, prog); err != nil {
+			return done, err
+		}
+		pr := runPoint(ctx, plan, opts, i+1, pt)
+		done = append(done, pr)
+		fmt.Fprintln(out, pointLine(pr, n))
+
+		prog.State = StateDone
+		if pr.Err != nil {
+			prog.State = StateInvalid
+			prog.Invalid = append(prog.Invalid, pt.Concurrency)
+		}
+		if ctx.Err() != nil {
+			prog.State = StateInterrupted
+		}
+		if err := writeProgress(progressPath, prog); err != nil {
+			return done, err
+		}
+		if err := ctx.Err(); err != nil {
+			return done, fmt.Errorf("benchmark interrupted at point %d of %d (c%d): %w%s",
+				i+1, n, pt.Concurrency, err, causeSuffix(ctx))
+		}
+	}
+	var failed []PointResult
+	for _, pr := range done {
+		if pr.Err != nil {
+			failed = append(failed, pr)
+		}
+	}
+	if len(failed) > 0 {
+		return done, &PointsError{Of: n, Failed: failed}
+	}
+	return done, nil
+}
+
+// causeSuffix names the signal that cancelled ctx, when it was one.
+func causeSuffix(ctx context.Context) string {
+	if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+		return " (" + cause.Error() + ")"
+	}
+	return ""
+}
+
+func writeProgress(path string, p BenchProgress) error {
+	data, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("encoding benchmark progress: %w", err)
+	}
+	if err := atomicfile.WriteFile(path, append(data, '\n'), atomicfile.Options{Overwrite: true}); err != nil {
+		return fmt.Errorf("writing benchmark progress: %w", err)
+	}
+	return nil
+}
+
+// runPoint runs one point with the plan's client, then validates the result
+// and keeps it, marked.
+func runPoint(ctx context.Context, plan *launcher.Plan, opts BenchOptions, index int, pt launcher.Point) PointResult {
+	pr := PointResult{Index: index, Point: pt, Path: filepath.Join(plan.Benchmark.ResultDir, pt.ResultFile)}
+	var runErr error
+	if plan.Benchmark.Client == ClientSABench {
+		pr.Res, runErr = runContainerPoint(ctx, plan, opts, pt, pr.Path)
+	} else {
+		pr.Res, runErr = runNativePoint(ctx, plan, opts, index, pt)
+	}
+	if pr.Res == nil {
+		pr.Err = fmt.Errorf("no result: %w", runErr)
+		return pr
+	}
+	pr.Err = sabench.Validate(pr.Res, pt.NumPrompts)
+	if err := sabench.WriteResult(pr.Path, pr.Res); err != nil {
+		pr.Err = errors.Join(pr.Err, err)
+	}
+	return pr
+}
+
+func runNativePoint(ctx context.Context, plan *launcher.Plan, opts BenchOptions, index int, pt launcher.Point) (*sabench.Result, error) {
+	bm := plan.Benchmark
+	cfg := sabench.NewConfig(opts.Frontend, plan.Model.ServedName, bm.ISL, bm.OSL, pt.Concurrency)
+	cfg.NumPrompts = pt.NumPrompts
+	cfg.WarmupPrompts = pt.WarmupPrompts
+	if pt.WarmupPrompts == 0 {
+		cfg.WarmupPrompts = -1 // sabench reads 0 as "the default 2·C"
+	}
+	if bm.RangeRatio > 0 {
+		cfg.RangeRatio = bm.RangeRatio
+	}
+	cfg.RequestRate, _ = parseRequestRate(bm.RequestRate) // checked by CheckBench
+	cfg.ProgressInterval = opts.ProgressInterval
+	// One client per point, its connections closed after it: thousands of
+	// idle connections must not linger into the next point or the eval.
+	cfg.HTTPClient = sabench.NewHTTPClient(pt.Concurrency)
+	defer cfg.HTTPClient.CloseIdleConnections()
+	if opts.Log != nil {
+		n := len(plan.Points)
+		cfg.Progress = func(p sabench.Progress) {
+			fmt.Fprintf(opts.Log, "point %d/%d c%d %s: %d/%d finished, %d failed, %s\n",
+				index, n, pt.Concurrency, p.Phase, p.Finished, p.Total, p.Failed, p.Elapsed.Round(time.Second))
+		}
+	}
+	return sabench.Run(ctx, cfg)
+}
+
+func sabenchParams(plan *launcher.Plan, opts BenchOptions, pt launcher.Point) sabench.Params {
+	bm := plan.Benchmark
+	script := opts.Script
+	if script == "" && opts.Workspace != "" {
+		script = filepath.Join(opts.Workspace, DefaultSABenchScript)
+	}
+	return sabench.Params{
+		Script: script, Model: plan.Model.ServedName, BaseURL: opts.Frontend,
+		InputLen: bm.ISL, OutputLen: bm.OSL, RangeRatio: bm.RangeRatio,
+		Concurrency: pt.Concurrency, NumPrompts: pt.NumPrompts, NumWarmups: pt.WarmupPrompts,
+		ResultDir: bm.ResultDir, ResultFilename: pt.ResultFile, UseChatTemplate: bm.UseChatTemplate,
+	}
+}
+
+// runContainerPoint runs benchmark_serving.py (this step already runs in the
+// engine container) and reads the file it saved. The InferenceX copy exits
+// non-zero after saving when more than 5 % of the requests failed, so the
+// file is read whatever the exit status; only a file older than this run is
+// ignored.
+func runContainerPoint(ctx context.Context, plan *launcher.Plan, opts BenchOptions, pt launcher.Point, path string) (*sabench.Result, error) {
+	run := opts.Exec
+	if run == nil {
+		run = ExecOS
+	}
+	log := orDiscard(opts.Log)
+	// Whole seconds: some filesystems keep coarse modification times.
+	start := time.Now().Truncate(time.Second)
+	runErr := run(ctx, Command{Argv: sabench.ContainerArgv(sabenchParams(plan, opts, pt)), Dir: opts.Workspace, Stdout: log, Stderr: log})
+	info, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return nil, errors.Join(runErr, fmt.Errorf("benchmark_serving.py saved no result: %w", err))
+	case info.ModTime().Before(start):
+		return nil, errors.Join(runErr, fmt.Errorf("benchmark_serving.py saved no new result (%s is from %s)", path, info.ModTime().Format(time.RFC3339)))
+	}
+	res, err := sabench.ReadResult(path)
+	if err != nil {
+		return nil, errors.Join(runErr, err)
+	}
+	if res.Client == "" {
+		res.Client = ClientSABench
+	}
+	if runErr != nil {
+		fmt.Fprintf(log, "benchmark_serving.py c%d: %v (its saved result is judged by the validity gate)\n", pt.Concurrency, runErr)
+	}
+	return res, nil
+}
+
+// pointLine is the one line a point leaves in the process log.
+func pointLine(pr PointResult, n int) string {
+	head := fmt.Sprintf("point %d/%d: c%d", pr.Index, n, pr.Point.Concurrency)
+	if pr.Res == nil {
+		return fmt.Sprintf("%s MISSING: %v", head, pr.Err)
+	}
+	r := pr.Res
+	ttft, _ := r.Metric("ttft")
+	tpot, _ := r.Metric("tpot")
+	stats := fmt.Sprintf("completed %d/%d, %.1f tok/s (%.1f output), median TTFT %.1f ms, median TPOT %.2f ms -> %s",
+		r.Completed, pr.Point.NumPrompts, r.TotalTokenThroughput, r.OutputThroughput, ttft.Median, tpot.Median, filepath.Base(pr.Path))
+	if pr.Err != nil {
+		return fmt.Sprintf("%s INVALID: %s; %s", head, stats, pointReason(pr.Err))
+	}
+	return head + " valid: " + stats
+}

@@ -1,0 +1,73 @@
+package steps
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/slurmbench/slurmbench/launcher"
+	"github.com/slurmbench/slurmbench/launcher/gsm8k"
+)
+
+const testModel = "mock/DeepSeek-R1"
+
+// testPlan is a one-node aggregated plan under a temporary run directory
+// with two benchmark points (c2: 20 prompts, c4: 40 prompts, no warmup)
+// of ISL 32 / OSL 8, and a native eval.
+func testPlan(t *testing.T) *launcher.Plan {
+	t.Helper()
+	run := t.TempDir()
+	results := filepath.Join(run, "results")
+	gpus := launcher.GPUCount{Agg: 4, Total: 4}
+	plan := &launcher.Plan{
+		Version: launcher.PlanVersion, Name: "steps-test", RunID: "steps-test", RunDir: run,
+		PlanFile: filepath.Join(run, "plan.json"), Binary: filepath.Join(run, "bin", "slurmbench"),
+		Mode: "aggregated", Nodes: 1, GPUsPerNode: 4, GPUs: gpus,
+		Model:   launcher.Model{Source: filepath.Join(run, "model"), Path: "/model", ServedName: testModel, Precision: "fp8"},
+		Backend: "mock", Frontend: "dynamo",
+		Benchmark: launcher.Benchmark{Type: "sa-bench", Client: ClientNative, ISL: 32, OSL: 8, RangeRatio: 0.8,
+			RequestRate: "inf", PromptsMult: 10, ResultDir: filepath.Join(results, "sa-bench_isl_32_osl_8")},
+		Eval:   launcher.Eval{Enabled: true, Client: EvalClientNative, Concurrency: 4, ResultDir: filepath.Join(results, "eval")},
+		Layout: launcher.Layout{Logs: filepath.Join(run, "logs"), Results: results},
+	}
+	for _, c := range []int{2, 4} {
+		plan.Points = append(plan.Points, launcher.Point{Concurrency: c, NumPrompts: 10 * c,
+			ResultFile: launcher.RawResultName(c, plan.Mode, gpus)})
+	}
+	if err := plan.Validate(); err != nil {
+		t.Fatalf("test plan: %v", err)
+	}
+	return plan
+}
+
+// gsm8kDir is ../shared/data/gsm8k beside the repository; tests that need
+// the real splits skip when it is absent.
+func gsm8kDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join("..", "..", "..", "shared", "data", "gsm8k")
+	if _, err := os.Stat(filepath.Join(dir, gsm8k.TestFile)); err != nil {
+		t.Skipf("gsm8k data not found at %s (the ../shared checkout beside the repository): %v", dir, err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
+
+var (
+	splitsOnce sync.Once
+	splitsTest []gsm8k.Doc
+	splitsErr  error
+)
+
+func testSplit(t *testing.T) []gsm8k.Doc {
+	t.Helper()
+	dir := gsm8kDir(t)
+	splitsOnce.Do(func() { splitsTest, _, splitsErr = gsm8k.LoadDir(dir) })
+	if splitsErr != nil {
+		t.Fatal(splitsErr)
+	}
+	return splitsTest
+}
