@@ -13,5 +13,9 @@ func commands() []*cli.Command {
 		imagesCommand(),
 		mockEngineCommand(),
 		resultsCommand(),
+		driverCommand(),
+		execCommand(),
+		benchCommand(),
+		evalCommand(),
 	}
 }

@@ -54,7 +54,7 @@ Start with 'slurmbench render --profile P --recipe R' to see what would run.`,
 		ErrWriter: os.Stderr,
 		// Errors are printed once, by run, with the exit code of their layer.
 		ExitErrHandler:  func(*cli.Context, error) {},
-		Commands:        commands(),
+		Commands:        cmds,
 		HideHelpCommand: true,
 	}
 }

@@ -1,0 +1,524 @@
+package driver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/slurmbench/slurmbench/launcher"
+	"github.com/slurmbench/slurmbench/launcher/diagnose"
+	"github.com/slurmbench/slurmbench/launcher/health"
+	"github.com/slurmbench/slurmbench/launcher/hostlist"
+)
+
+// Options configure a driver run. Zero values take the defaults noted.
+type Options struct {
+	PlanFile string
+	JobID    string // SLURM_JOB_ID
+	NodeList string // SLURM_JOB_NODELIST
+	// Srun is the srun program (default "srun").
+	Srun string
+	// Lookup resolves a hostname (default net.LookupHost).
+	Lookup func(string) ([]string, error)
+	// Getenv supplies passthrough variables (default os.Getenv).
+	Getenv func(string) string
+	// Log receives the driver's own timestamped lines (default os.Stderr).
+	Log io.Writer
+	// StopGrace is how long a stopped step gets between SIGTERM and
+	// SIGKILL (default 10 s, srtctl's).
+	StopGrace time.Duration
+	// ReadyTimeout bounds the wait for infra ports (default 300 s, srtctl's).
+	ReadyTimeout time.Duration
+	HTTPClient   *http.Client
+}
+
+// Result is the driver's outcome plus the exit code the job should end with.
+type Result struct {
+	Outcome  Outcome
+	ExitCode int
+}
+
+// Exit codes the driver ends the job with, by failure class; they match
+// slurmbench's layer codes so `sacct` alone tells where a run failed.
+const (
+	ExitOK        = 0
+	ExitInternal  = 1
+	ExitHealth    = 6
+	ExitEngine    = 7
+	ExitBenchmark = 8
+	ExitEval      = 9
+	ExitCancelled = 130
+)
+
+type step struct {
+	proc  launcher.Process
+	host  string
+	cmd   *exec.Cmd
+	start time.Time
+	end   time.Time
+	code  int
+	err   error
+}
+
+type driver struct {
+	opts   Options
+	plan   *launcher.Plan
+	alloc  Allocation
+	status *statusFile
+	log    io.Writer
+	logMu  sync.Mutex
+	start  time.Time
+
+	mu      sync.Mutex
+	steps   map[string]*step
+	exited  chan *step
+	stopped bool
+}
+
+// Run drives the plan to its end and returns the outcome; the outcome is
+// also written to the plan's outcome.json before Run returns.
+func Run(ctx context.Context, opts Options) (Result, error) {
+	if opts.Srun == "" {
+		opts.Srun = "srun"
+	}
+	if opts.Log == nil {
+		opts.Log = os.Stderr
+	}
+	if opts.StopGrace == 0 {
+		opts.StopGrace = 10 * time.Second
+	}
+	if opts.ReadyTimeout == 0 {
+		opts.ReadyTimeout = 300 * time.Second
+	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{Transport: &http.Transport{Proxy: nil}}
+	}
+	plan, err := loadPlan(opts.PlanFile)
+	if err != nil {
+		return Result{ExitCode: ExitInternal}, err
+	}
+	hosts, err := hostlist.Expand(opts.NodeList)
+	if err != nil {
+		return Result{ExitCode: ExitInternal}, fmt.Errorf("SLURM_JOB_NODELIST: %w", err)
+	}
+	if len(hosts) < plan.Nodes {
+		return Result{ExitCode: ExitInternal}, fmt.Errorf("allocation has %d nodes (%s), the plan needs %d", len(hosts), opts.NodeList, plan.Nodes)
+	}
+	d := &driver{
+		opts: opts, plan: plan, log: opts.Log, start: time.Now().UTC(),
+		alloc:  Allocation{JobID: opts.JobID, Hosts: hosts, IPs: resolveIPs(hosts, opts.Lookup)},
+		status: &statusFile{path: plan.Layout.Status},
+		steps:  map[string]*step{},
+		exited: make(chan *step, len(plan.Processes)),
+	}
+	return d.run(ctx), nil
+}
+
+func loadPlan(path string) (*launcher.Plan, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading plan: %w", err)
+	}
+	var p launcher.Plan
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("plan %s: %w", path, err)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("plan %s: %w", path, err)
+	}
+	return &p, nil
+}
+
+func (d *driver) logf(format string, args ...any) {
+	d.logMu.Lock()
+	defer d.logMu.Unlock()
+	fmt.Fprintf(d.log, "%s driver: %s\n", time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), fmt.Sprintf(format, args...))
+}
+
+func (d *driver) setPhase(phase string) {
+	d.logf("phase %s", phase)
+	d.status.update(func(s *Status) { s.Phase = phase })
+}
+
+// failure is how a run ends early.
+type failure struct {
+	class diagnose.Class
+	step  *step
+	msg   string
+	code  int
+}
+
+func (f *failure) Error() string { return f.msg }
+
+func (d *driver) run(ctx context.Context) Result {
+	plan := d.plan
+	d.status.update(func(s *Status) {
+		s.Phase, s.JobID, s.Hosts = PhaseStarting, d.alloc.JobID, d.alloc.Hosts
+		for _, p := range plan.Processes {
+			s.Processes = append(s.Processes, ProcessStatus{Name: p.Name, Role: string(p.Role), Host: d.alloc.Hosts[p.Nodes[0]], State: "pending", Log: p.Log})
+		}
+	})
+	d.logf("job %s on %v (%v); plan %s, %d processes", d.alloc.JobID, d.alloc.Hosts, d.alloc.IPs, plan.Name, len(plan.Processes))
+	if err := os.MkdirAll(filepath.Join(plan.RunDir, "steps"), 0o755); err != nil {
+		return d.finish(PhaseStarting, &failure{class: diagnose.Unknown, msg: err.Error(), code: ExitInternal})
+	}
+
+	phase := PhaseInfra
+	err := d.runPhases(ctx, &phase)
+	if err == nil {
+		return d.finish(phase, nil)
+	}
+	var f *failure
+	if !errors.As(err, &f) {
+		if ctx.Err() != nil {
+			f = &failure{class: "cancelled", msg: "cancelled: " + context.Cause(ctx).Error(), code: ExitCancelled}
+		} else {
+			f = &failure{class: diagnose.Unknown, msg: err.Error(), code: ExitInternal}
+		}
+	}
+	return d.finish(phase, f)
+}
+
+func (d *driver) runPhases(ctx context.Context, phase *string) error {
+	plan := d.plan
+	byRole := func(roles ...launcher.Role) []launcher.Process {
+		var out []launcher.Process
+		for _, p := range plan.Processes {
+			for _, r := range roles {
+				if p.Role == r {
+					out = append(out, p)
+				}
+			}
+		}
+		return out
+	}
+	// Infra first, each checked ready before anything depends on it.
+	*phase = PhaseInfra
+	if infra := byRole(launcher.RoleInfra); len(infra) > 0 {
+		d.setPhase(PhaseInfra)
+		for _, p := range infra {
+			if err := d.startStep(ctx, p); err != nil {
+				return err
+			}
+		}
+		for _, p := range infra {
+			if p.Ready != nil {
+				if err := d.waitTCP(ctx, p); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	*phase = PhaseWorkers
+	d.setPhase(PhaseWorkers)
+	for _, p := range byRole(launcher.RolePrefill, launcher.RoleDecode, launcher.RoleAgg) {
+		if err := d.startStep(ctx, p); err != nil {
+			return err
+		}
+	}
+	*phase = PhaseFrontend
+	d.setPhase(PhaseFrontend)
+	for _, p := range byRole(launcher.RoleNginx, launcher.RoleFrontend) {
+		if err := d.startStep(ctx, p); err != nil {
+			return err
+		}
+	}
+	*phase = PhaseHealth
+	d.setPhase(PhaseHealth)
+	if err := d.healthGate(ctx); err != nil {
+		return err
+	}
+	if p := byRole(launcher.RoleBenchmark); len(p) > 0 {
+		*phase = PhaseBenchmark
+		d.setPhase(PhaseBenchmark)
+		if err := d.runToEnd(ctx, p[0], diagnose.BenchmarkInvalid, ExitBenchmark); err != nil {
+			return err
+		}
+	}
+	if p := byRole(launcher.RoleEval); len(p) > 0 {
+		*phase = PhaseEval
+		d.setPhase(PhaseEval)
+		if err := d.runToEnd(ctx, p[0], "eval_failed", ExitEval); err != nil {
+			return err
+		}
+	}
+	*phase = PhaseDone
+	return nil
+}
+
+// startStep writes the process's spec and starts its srun.
+func (d *driver) startStep(ctx context.Context, p launcher.Process) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	st, err := BuildStep(d.plan, p, d.alloc, d.opts.Getenv)
+	if err != nil {
+		return err
+	}
+	if err := WriteSpec(specPath(d.plan.RunDir, p.Name), st.Spec); err != nil {
+		return fmt.Errorf("process %s: writing spec: %w", p.Name, err)
+	}
+	argv := append([]string{d.opts.Srun}, st.Argv[1:]...)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), st.Env...)
+	cmd.Stdout, cmd.Stderr = d.log, d.log
+	// srun gets its own process group, so a terminal's ^C reaches the
+	// driver alone and the driver decides how steps stop.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	s := &step{proc: p, host: d.alloc.Hosts[p.Nodes[0]], cmd: cmd, start: time.Now().UTC()}
+	d.logf("start %s on %s: %s", p.Name, s.host, quote(st.Argv))
+	if err := cmd.Start(); err != nil {
+		return &failure{class: diagnose.Unknown, step: s, msg: fmt.Sprintf("starting %s: %v", p.Name, err), code: ExitEngine}
+	}
+	d.mu.Lock()
+	d.steps[p.Name] = s
+	d.mu.Unlock()
+	d.setProcess(p.Name, func(ps *ProcessStatus) { ps.State, ps.Started = "running", &s.start })
+	go func() {
+		err := cmd.Wait()
+		s.end = time.Now().UTC()
+		s.err = err
+		s.code = exitCode(cmd.ProcessState, err)
+		d.mu.Lock()
+		stopped := d.stopped
+		d.mu.Unlock()
+		state := "exited"
+		if stopped {
+			state = "stopped"
+		}
+		code := s.code
+		d.setProcess(p.Name, func(ps *ProcessStatus) { ps.State, ps.ExitCode, ps.Ended = state, &code, &s.end })
+		if !stopped {
+			d.logf("%s on %s exited with code %d", p.Name, s.host, s.code)
+		}
+		d.exited <- s
+	}()
+	return nil
+}
+
+func exitCode(ps *os.ProcessState, err error) int {
+	if ps == nil {
+		return -1
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+func (d *driver) setProcess(name string, fn func(*ProcessStatus)) {
+	d.status.update(func(s *Status) {
+		for i := range s.Processes {
+			if s.Processes[i].Name == name {
+				fn(&s.Processes[i])
+			}
+		}
+	})
+}
+
+// died turns an unexpected step exit into a failure, classified from its log.
+func (d *driver) died(s *step, fallback diagnose.Class, code int, what string) *failure {
+	return &failure{class: fallback, step: s, code: code,
+		msg: fmt.Sprintf("%s %s on %s exited with code %d %s", s.proc.Role, s.proc.Name, s.host, s.code, what)}
+}
+
+// waitTCP waits for an infra port while watching every step.
+func (d *driver) waitTCP(ctx context.Context, p launcher.Process) error {
+	addr := net.JoinHostPort(d.alloc.IPs[p.Ready.Node], strconv.Itoa(p.Ready.Port))
+	deadline := time.Now().Add(d.opts.ReadyTimeout)
+	for {
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			conn.Close()
+			d.logf("%s ready at %s", p.Name, addr)
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return &failure{class: diagnose.HealthDeadline, step: d.stepOf(p.Name), code: ExitHealth,
+				msg: fmt.Sprintf("%s did not open %s within %s", p.Name, addr, d.opts.ReadyTimeout)}
+		}
+		select {
+		case s := <-d.exited:
+			return d.died(s, diagnose.ExitedBeforeHealthy, ExitEngine, "before it was ready")
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+func (d *driver) stepOf(name string) *step {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.steps[name]
+}
+
+// healthGate polls the frontend; any step exiting ends the wait at once.
+func (d *driver) healthGate(ctx context.Context) error {
+	h := d.plan.Health
+	base := "http://" + net.JoinHostPort(d.alloc.IPs[h.Node], strconv.Itoa(h.Port))
+	d.status.update(func(s *Status) { s.FrontendURL = base })
+	abort := make(chan error, 1)
+	var dead *step
+	gateCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case s := <-d.exited:
+			dead = s
+			abort <- fmt.Errorf("%s exited with code %d", s.proc.Name, s.code)
+		case <-gateCtx.Done():
+		}
+	}()
+	want := health.Expect{Prefill: h.Prefill, Decode: h.Decode}
+	last := time.Time{}
+	seen, err := health.Wait(gateCtx, health.WaitOptions{
+		Client: d.opts.HTTPClient, BaseURL: base, Kind: health.Kind(h.Kind), Expect: want,
+		Interval: time.Duration(h.IntervalSeconds) * time.Second, MaxAttempts: h.MaxAttempts, Abort: abort,
+		OnPoll: func(attempt int, s health.Seen, err error) {
+			msg := ""
+			if err != nil {
+				msg = err.Error()
+			}
+			d.status.update(func(st *Status) {
+				st.Health = &HealthStatus{Attempt: attempt, MaxAttempts: h.MaxAttempts, PrefillSeen: s.Prefill, DecodeSeen: s.Decode,
+					PrefillWant: h.Prefill, DecodeWant: h.Decode, LastError: msg, Ready: s.Ready(want)}
+			})
+			if time.Since(last) >= 10*time.Second || s.Ready(want) {
+				last = time.Now()
+				d.logf("health %d/%d: prefill %d/%d, decode %d/%d %s", attempt, h.MaxAttempts, s.Prefill, h.Prefill, s.Decode, h.Decode, msg)
+			}
+		},
+	})
+	cancel()
+	switch {
+	case err == nil:
+		d.logf("health gate passed: prefill %d, decode %d at %s", seen.Prefill, seen.Decode, base)
+		return nil
+	case dead != nil:
+		return d.died(dead, diagnose.ExitedBeforeHealthy, ExitEngine, "before the workers were healthy")
+	case errors.Is(err, health.ErrDeadline):
+		return &failure{class: diagnose.HealthDeadline, code: ExitHealth,
+			msg: fmt.Sprintf("health deadline passed: %v (saw prefill %d/%d, decode %d/%d after %d × %ds)",
+				err, seen.Prefill, h.Prefill, seen.Decode, h.Decode, h.MaxAttempts, h.IntervalSeconds)}
+	default:
+		return err
+	}
+}
+
+// runToEnd runs a finite step (benchmark, eval) to its exit while watching
+// the servers; a server that exits meanwhile ends the run.
+func (d *driver) runToEnd(ctx context.Context, p launcher.Process, class diagnose.Class, code int) error {
+	if err := d.startStep(ctx, p); err != nil {
+		return err
+	}
+	for {
+		select {
+		case s := <-d.exited:
+			if s.proc.Name != p.Name {
+				return d.died(s, diagnose.DiedAfterHealthy, ExitEngine, "after the health gate")
+			}
+			if s.code != 0 {
+				return d.died(s, class, code, "")
+			}
+			d.logf("%s finished", p.Name)
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// stopAll ends every running step: SIGTERM to srun (which cancels the step
+// and signals its tasks), then SIGKILL after the grace period.
+func (d *driver) stopAll() {
+	d.mu.Lock()
+	d.stopped = true
+	var running []*step
+	for _, s := range d.steps {
+		if s.cmd.ProcessState == nil && s.end.IsZero() {
+			running = append(running, s)
+		}
+	}
+	d.mu.Unlock()
+	if len(running) == 0 {
+		return
+	}
+	d.logf("stopping %d steps", len(running))
+	for _, s := range running {
+		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	deadline := time.After(d.opts.StopGrace)
+	left := len(running)
+	for left > 0 {
+		select {
+		case <-d.exited:
+			left--
+		case <-deadline:
+			for _, s := range running {
+				if s.end.IsZero() {
+					_ = s.cmd.Process.Signal(syscall.SIGKILL)
+				}
+			}
+			deadline = time.After(d.opts.StopGrace)
+		}
+	}
+}
+
+func (d *driver) finish(phase string, f *failure) Result {
+	d.setPhase(PhaseStopping)
+	d.stopAll()
+	o := Outcome{Result: "succeeded", Phase: phase, JobID: d.alloc.JobID, Started: d.start}
+	res := Result{ExitCode: ExitOK}
+	if f != nil {
+		o.Result, o.Class, o.Message = "failed", f.class, f.msg
+		if f.class == "cancelled" {
+			o.Result = "cancelled"
+		}
+		res.ExitCode = f.code
+		if s := f.step; s != nil {
+			code := s.code
+			o.Process, o.Host, o.Log = s.proc.Name, s.host, s.proc.Log
+			if !s.end.IsZero() {
+				o.ExitCode = &code
+			}
+			if lines, err := diagnose.Tail(s.proc.Log, 50); err == nil {
+				o.LastLines = lines
+				diag := diagnose.Classify(lines)
+				if diag.Class != diagnose.Unknown {
+					o.Class = diag.Class
+				}
+				o.FirstError = diag.FirstError
+			}
+		}
+		o.Hint = o.Class.Hint()
+		d.logf("FAILED in phase %s: %s [%s] %s", phase, o.Message, o.Class, o.FirstError)
+	}
+	o.Ended = time.Now().UTC()
+	if err := WriteOutcome(d.plan.Layout.Outcome, o); err != nil {
+		d.logf("writing outcome: %v", err)
+	}
+	final := PhaseDone
+	if f != nil {
+		final = PhaseFailed
+	}
+	d.setPhase(final)
+	res.Outcome = o
+	return res
+}
+
+func quote(argv []string) string {
+	b, _ := json.Marshal(argv)
+	return string(b)
+}

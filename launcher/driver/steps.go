@@ -1,0 +1,143 @@
+package driver
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/slurmbench/slurmbench/enroot"
+	"github.com/slurmbench/slurmbench/launcher"
+)
+
+// Step is one srun invocation: its argv and the variables its environment
+// needs beyond the driver's own (values never go into argv).
+type Step struct {
+	Argv []string
+	Env  []string // KEY=VALUE
+	Spec Spec
+}
+
+// BuildStep renders the srun command of proc on alloc. getenv supplies the
+// passthrough variables' values (os.Getenv in production).
+func BuildStep(plan *launcher.Plan, proc launcher.Process, alloc Allocation, getenv func(string) string) (Step, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	spec := Spec{Name: proc.Name, Workdir: plan.RunDir, Env: map[string]string{}}
+	for _, a := range proc.Argv {
+		v, err := alloc.Fill(a)
+		if err != nil {
+			return Step{}, fmt.Errorf("process %s argv: %w", proc.Name, err)
+		}
+		spec.Argv = append(spec.Argv, v)
+	}
+	for k, v := range proc.Env {
+		fv, err := alloc.Fill(v)
+		if err != nil {
+			return Step{}, fmt.Errorf("process %s env %s: %w", proc.Name, k, err)
+		}
+		spec.Env[k] = fv
+	}
+	hosts := make([]string, len(proc.Nodes))
+	for i, n := range proc.Nodes {
+		if n >= len(alloc.Hosts) {
+			return Step{}, fmt.Errorf("process %s: node %d outside the allocation of %d nodes", proc.Name, n, len(alloc.Hosts))
+		}
+		hosts[i] = alloc.Hosts[n]
+	}
+	ntasks := proc.Srun.NTasks
+	if ntasks == 0 {
+		ntasks = len(hosts)
+	}
+	argv := []string{"srun", "--jobid", alloc.JobID, "--overlap",
+		"--nodes", strconv.Itoa(len(hosts)), "--ntasks", strconv.Itoa(ntasks),
+		"--nodelist", joinComma(hosts), "--output", proc.Log}
+	if proc.Srun.MPI != "" {
+		argv = append(argv, "--mpi", proc.Srun.MPI)
+	}
+	if len(proc.Srun.Export) > 0 {
+		argv = append(argv, "--export=ALL,"+joinComma(proc.Srun.Export))
+	}
+	// Secrets reach the container by name only; their values stay in the
+	// environment.
+	passthrough := map[string]string{}
+	for _, name := range plan.EnvPassthrough {
+		if v := getenv(name); v != "" {
+			passthrough[name] = v
+		}
+	}
+	shim := []string{plan.Binary, "exec", specPath(plan.RunDir, proc.Name)}
+	var env []string
+	switch {
+	case !proc.Container || plan.Runtime == "none":
+		argv = append(argv, proc.Srun.Extra...)
+		argv = append(argv, shim...)
+	case plan.Runtime == "pyxis":
+		image := plan.Image.Squash
+		if proc.Image != "" {
+			ref, err := enroot.ParseRef(proc.Image)
+			if err != nil {
+				return Step{}, fmt.Errorf("process %s image: %w", proc.Name, err)
+			}
+			image = ref.PyxisImage()
+		}
+		mounts, err := parseMounts(proc.Mounts)
+		if err != nil {
+			return Step{}, fmt.Errorf("process %s: %w", proc.Name, err)
+		}
+		inv, err := enroot.PyxisFlags(enroot.PyxisSpec{Image: image, Mounts: mounts, Env: passthrough})
+		if err != nil {
+			return Step{}, fmt.Errorf("process %s: %w", proc.Name, err)
+		}
+		argv = append(argv, inv.Argv...)
+		argv = append(argv, proc.Srun.Extra...)
+		argv = append(argv, shim...)
+		env = inv.Env
+	case plan.Runtime == "enroot":
+		image := plan.Image.Squash
+		if proc.Image != "" {
+			ref, err := enroot.ParseRef(proc.Image)
+			if err != nil || !ref.IsLocal() {
+				return Step{}, fmt.Errorf("process %s: the enroot runtime needs a .sqsh file for image %q (import it and name the squash in [containers])", proc.Name, proc.Image)
+			}
+			image = ref.Path
+		}
+		mounts, err := parseMounts(proc.Mounts)
+		if err != nil {
+			return Step{}, fmt.Errorf("process %s: %w", proc.Name, err)
+		}
+		inv, err := enroot.StartCommand(plan.Enroot, enroot.StartSpec{Image: image, Mounts: mounts, Env: passthrough, Command: shim})
+		if err != nil {
+			return Step{}, fmt.Errorf("process %s: %w", proc.Name, err)
+		}
+		argv = append(argv, proc.Srun.Extra...)
+		argv = append(argv, inv.Argv...)
+		env = inv.Env
+	default:
+		return Step{}, fmt.Errorf("runtime %q is not pyxis, enroot or none", plan.Runtime)
+	}
+	return Step{Argv: argv, Env: env, Spec: spec}, nil
+}
+
+func parseMounts(ms []string) ([]enroot.Mount, error) {
+	out := make([]enroot.Mount, 0, len(ms))
+	for _, m := range ms {
+		pm, err := enroot.ParseMount(m)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pm)
+	}
+	return out, nil
+}
+
+func joinComma(xs []string) string {
+	s := ""
+	for i, x := range xs {
+		if i > 0 {
+			s += ","
+		}
+		s += x
+	}
+	return s
+}

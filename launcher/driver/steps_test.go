@@ -1,0 +1,136 @@
+package driver
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/slurmbench/slurmbench/launcher"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func testPlan(runtime string) *launcher.Plan {
+	run := "/shared/runs/r1"
+	return &launcher.Plan{
+		Version: launcher.PlanVersion, Name: "t", RunID: "r1", RunDir: run, PlanFile: run + "/plan.json",
+		Binary: run + "/bin/slurmbench", Runtime: runtime, Enroot: "/opt/enroot/bin/enroot",
+		Image:          launcher.Image{Ref: "lmsysorg/sglang:v0.5.12", Squash: "/squash/lmsysorg_sglang_v0.5.12.sqsh"},
+		EnvPassthrough: []string{"HF_TOKEN"},
+		Layout:         launcher.Layout{Logs: run + "/logs"},
+	}
+}
+
+func testProcs() []launcher.Process {
+	return []launcher.Process{
+		{Name: "prefill_w1", Role: launcher.RolePrefill, Nodes: []int{1}, GPUs: []int{4, 5, 6, 7}, Container: true,
+			Mounts: []string{"/shared/runs/r1:/shared/runs/r1", "/shared/runs/r1/logs:/logs", "/models/dsr1:/model:ro"},
+			Env:    map[string]string{"CUDA_VISIBLE_DEVICES": "4,5,6,7", "ETCD_ENDPOINTS": "http://{host:0}:2379", "HEAD_NODE_IP": "{ip:0}"},
+			Argv:   []string{"python3", "-m", "dynamo.sglang", "--dist-init-addr", "{ip:1}:8300", "--served-model-name", "a b"},
+			Log:    "/shared/runs/r1/logs/prefill_w1.log", Srun: launcher.SrunOptions{NTasks: 1, Export: []string{"ENROOT_REMAP_ROOT=yes"}, Extra: []string{"--mem=0"}}},
+		{Name: "frontend_0", Role: launcher.RoleFrontend, Nodes: []int{0}, Container: true,
+			Argv: []string{"python3", "-m", "dynamo.frontend", "--http-port=8000"}, Log: "/shared/runs/r1/logs/frontend_0.log",
+			Srun: launcher.SrunOptions{NTasks: 1, MPI: "pmix"}},
+		{Name: "benchmark", Role: launcher.RoleBenchmark, Nodes: []int{0},
+			Argv: []string{"/shared/runs/r1/bin/slurmbench", "bench", "--plan", "/shared/runs/r1/plan.json", "--frontend", "http://{ip:0}:8000"},
+			Log:  "/shared/runs/r1/logs/benchmark.log"},
+	}
+}
+
+// TestStepGolden pins the exact srun lines for each runtime.
+func TestStepGolden(t *testing.T) {
+	alloc := Allocation{JobID: "4242", Hosts: []string{"gpu001", "gpu002"}, IPs: []string{"10.0.0.1", "10.0.0.2"}}
+	getenv := func(k string) string {
+		if k == "HF_TOKEN" {
+			return "hf_secret_value"
+		}
+		return ""
+	}
+	for _, rt := range []string{"pyxis", "enroot", "none"} {
+		t.Run(rt, func(t *testing.T) {
+			plan := testPlan(rt)
+			var b strings.Builder
+			for _, p := range testProcs() {
+				st, err := BuildStep(plan, p, alloc, getenv)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, a := range st.Argv {
+					if strings.Contains(a, "hf_secret_value") {
+						t.Errorf("%s: secret value in argv", p.Name)
+					}
+					if strings.Contains(a, "{") {
+						t.Errorf("%s: unfilled placeholder in argv element %q", p.Name, a)
+					}
+				}
+				if isShell(st.Argv) || isShell(st.Spec.Argv) {
+					t.Errorf("%s: a shell string in the step", p.Name)
+				}
+				b.WriteString("# " + p.Name + "\n")
+				for _, a := range st.Argv {
+					b.WriteString(a + "\n")
+				}
+				b.WriteString("## env: " + strings.Join(st.Env, " ") + "\n")
+				b.WriteString("## exec: " + strings.Join(st.Spec.Argv, " | ") + "\n")
+				keys := make([]string, 0, len(st.Spec.Env))
+				for k := range st.Spec.Env {
+					keys = append(keys, k+"="+st.Spec.Env[k])
+				}
+				sortStrings(keys)
+				b.WriteString("## spec env: " + strings.Join(keys, " ") + "\n\n")
+			}
+			golden(t, filepath.Join("testdata", "steps-"+rt+".golden"), b.String())
+		})
+	}
+}
+
+func TestFillRejectsNodesOutsideAllocation(t *testing.T) {
+	a := Allocation{JobID: "1", Hosts: []string{"n1"}, IPs: []string{"10.0.0.1"}}
+	if _, err := a.Fill("{ip:1}:8000"); err == nil {
+		t.Fatal("node 1 of a 1-node allocation was filled")
+	}
+	got, err := a.Fill("http://{host:0}:{job_id}/{ip:0}")
+	if err != nil || got != "http://n1:1/10.0.0.1" {
+		t.Fatalf("Fill = %q, %v", got, err)
+	}
+}
+
+func isShell(argv []string) bool {
+	for i := 0; i+1 < len(argv); i++ {
+		b := filepath.Base(argv[i])
+		if (b == "bash" || b == "sh") && argv[i+1] == "-c" {
+			return true
+		}
+	}
+	return false
+}
+
+func sortStrings(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs (run with -update to accept):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}

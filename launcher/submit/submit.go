@@ -1,0 +1,207 @@
+// Package submit turns a plan into a job: it lays out the run directory on
+// the shared filesystem (binary, plan, batch script), and describes the job
+// for slurmrestd. The batch script only execs the driver by absolute path.
+package submit
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/slurmbench/slurmbench/launcher"
+	"github.com/slurmbench/slurmbench/launcher/profile"
+	"github.com/slurmbench/slurmbench/results/atomicfile"
+	"github.com/slurmbench/slurmbench/slurm"
+)
+
+// BatchScript is the whole batch script: exec the driver, nothing else.
+// Paths are checked to hold no quote or newline, so single quotes suffice.
+func BatchScript(plan *launcher.Plan) (string, error) {
+	for _, p := range []string{plan.Binary, plan.PlanFile} {
+		if strings.ContainsAny(p, "'\n\r\x00") || !filepath.IsAbs(p) {
+			return "", fmt.Errorf("path %q cannot go into a batch script", p)
+		}
+	}
+	return "#!/bin/sh\n# slurmbench run " + plan.RunID + "\nexec '" + plan.Binary + "' driver --plan '" + plan.PlanFile + "'\n", nil
+}
+
+// Prepare creates the run directory and puts the binary, the plan and the
+// batch script (for the record) into it. It refuses an existing run
+// directory: run ids are unique, and a rerun must not mix with an old one.
+func Prepare(plan *launcher.Plan, binary string) error {
+	if _, err := os.Stat(plan.RunDir); err == nil {
+		return fmt.Errorf("run directory %s already exists", plan.RunDir)
+	}
+	for _, dir := range []string{plan.RunDir, filepath.Dir(plan.Binary), plan.Layout.Logs, plan.Layout.Results, filepath.Join(plan.RunDir, "steps")} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("creating run directory: %w", err)
+		}
+	}
+	if plan.Benchmark.ResultDir != "" {
+		if err := os.MkdirAll(plan.Benchmark.ResultDir, 0o755); err != nil {
+			return fmt.Errorf("creating run directory: %w", err)
+		}
+	}
+	if err := copyExecutable(binary, plan.Binary); err != nil {
+		return fmt.Errorf("copying %s into the run directory: %w", binary, err)
+	}
+	b, err := plan.JSON()
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(plan.PlanFile, b, atomicfile.Options{Perm: 0o644}); err != nil {
+		return fmt.Errorf("writing plan: %w", err)
+	}
+	script, err := BatchScript(plan)
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(filepath.Join(plan.RunDir, "job.sh"), []byte(script), atomicfile.Options{Perm: 0o755}); err != nil {
+		return fmt.Errorf("writing batch script: %w", err)
+	}
+	if plan.Owner != "" {
+		uid, gid, err := profile.ParseOwner(plan.Owner)
+		if err != nil {
+			return err
+		}
+		if err := chownTree(plan.RunDir, uid, gid); err != nil {
+			return fmt.Errorf("giving %s to %s: %w", plan.RunDir, plan.Owner, err)
+		}
+	}
+	return nil
+}
+
+func copyExecutable(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	return atomicfile.Write(dst, atomicfile.Options{Perm: 0o755}, func(w io.Writer) error {
+		_, err := io.Copy(w, in)
+		return err
+	})
+}
+
+func chownTree(root string, uid, gid int) error {
+	return filepath.WalkDir(root, func(p string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, gid)
+	})
+}
+
+// JobSpec describes the plan's job for slurmrestd. env is the job's
+// environment (PATH and the passthrough variables' values); secrets travel
+// in it, never in the script or argv.
+func JobSpec(plan *launcher.Plan, env []string) (slurm.JobSpec, error) {
+	script, err := BatchScript(plan)
+	if err != nil {
+		return slurm.JobSpec{}, err
+	}
+	s := plan.Slurm
+	spec := slurm.JobSpec{
+		Name:         s.JobName,
+		Script:       script,
+		Nodes:        strconv.Itoa(s.Nodes),
+		TasksPerNode: 1,
+		Partition:    s.Partition,
+		Account:      s.Account,
+		TimeLimit:    time.Duration(s.TimeLimitMinutes) * time.Minute,
+		GPUsPerNode:  s.GPUsPerNode,
+		Exclusive:    s.Exclusive,
+		Environment:  env,
+		WorkDir:      plan.RunDir,
+		StdOut:       plan.Layout.BatchOut,
+		StdErr:       plan.Layout.BatchOut,
+		Comment:      s.Comment,
+	}
+	extra, err := directives(s.Directives)
+	if err != nil {
+		return slurm.JobSpec{}, err
+	}
+	spec.Extra = extra
+	if c := s.Directives["comment"]; c != "" {
+		// Sites read the comment (e.g. a GPU-reaper exemption); keep theirs
+		// first, slurmbench's run tag after it.
+		spec.Comment = c + " " + s.Comment
+	}
+	return spec, nil
+}
+
+// directives maps sbatch options to job-description fields. An option with
+// no mapping is refused before anything is submitted.
+func directives(d map[string]string) (map[string]any, error) {
+	if len(d) == 0 {
+		return nil, nil
+	}
+	out := map[string]any{}
+	var errs []error
+	for _, k := range profile.SortedKeys(d) {
+		v := d[k]
+		num := func() (int, bool) {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				errs = append(errs, fmt.Errorf("sbatch directive %s=%q: not a whole number", k, v))
+				return 0, false
+			}
+			return n, true
+		}
+		switch k {
+		case "cpus-per-task":
+			if n, ok := num(); ok {
+				out["cpus_per_task"] = n
+			}
+		case "mem":
+			mb, err := memMB(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("sbatch directive mem=%q: %w", v, err))
+				continue
+			}
+			out["memory_per_node"] = map[string]any{"set": true, "infinite": false, "number": mb}
+		case "segment":
+			if n, ok := num(); ok {
+				out["segment_size"] = n
+			}
+		case "exclude":
+			out["excluded_nodes"] = strings.Split(v, ",")
+		case "constraint":
+			out["constraints"] = v
+		case "reservation":
+			out["reservation"] = v
+		case "qos":
+			out["qos"] = v
+		case "comment":
+			// Handled by JobSpec: joined with slurmbench's run tag.
+		case "exclusive":
+			out["shared"] = "none"
+		default:
+			errs = append(errs, fmt.Errorf("sbatch directive %q is not supported by slurmbench's slurmrestd submit yet", k))
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+func memMB(v string) (int, error) {
+	v = strings.TrimSpace(v)
+	mult := 1
+	switch {
+	case strings.HasSuffix(v, "G"):
+		mult, v = 1024, strings.TrimSuffix(v, "G")
+	case strings.HasSuffix(v, "T"):
+		mult, v = 1024*1024, strings.TrimSuffix(v, "T")
+	case strings.HasSuffix(v, "M"):
+		v = strings.TrimSuffix(v, "M")
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("not a memory size")
+	}
+	return n * mult, nil
+}
