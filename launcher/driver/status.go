@@ -38,14 +38,14 @@ type Status struct {
 
 // HealthStatus is the gate's last poll.
 type HealthStatus struct {
-	Attempt        int    `json:"attempt"`
-	MaxAttempts    int    `json:"max_attempts"`
-	PrefillSeen    int    `json:"prefill_seen"`
-	DecodeSeen     int    `json:"decode_seen"`
-	PrefillWant    int    `json:"prefill_expected"`
-	DecodeWant     int    `json:"decode_expected"`
-	LastError      string `json:"last_error,omitempty"`
-	Ready          bool   `json:"ready"`
+	Attempt     int    `json:"attempt"`
+	MaxAttempts int    `json:"max_attempts"`
+	PrefillSeen int    `json:"prefill_seen"`
+	DecodeSeen  int    `json:"decode_seen"`
+	PrefillWant int    `json:"prefill_expected"`
+	DecodeWant  int    `json:"decode_expected"`
+	LastError   string `json:"last_error,omitempty"`
+	Ready       bool   `json:"ready"`
 }
 
 // ProcessStatus is one step's state.
