@@ -322,7 +322,7 @@ func TestClusterFaults(t *testing.T) {
 		{name: "oom", decode: []string{"fail-before-healthy-after: 1s", "fail-log-line: " + quoteYAML(oom)},
 			attempts: 60, class: "cuda_oom", firstError: oom, exitCode: 7, process: "decode_w0", bounded: true},
 		{name: "cuda-graph", prefill: []string{"fail-before-healthy-after: 1s", "fail-log-line: " + quoteYAML("Traceback (most recent call last):\n  File \"/sgl/model_runner.py\", line 1, in init_cuda_graphs\n"+graph)},
-			attempts: 60, class: "cuda_graph", firstError: graph, exitCode: 7, process: "prefill_w0", bounded: true},
+			attempts: 60, class: "cuda_graph", firstError: graph, exitCode: 7, process: "prefill_w0", bounded: true}, // either prefill worker may die first
 		{name: "exit0", decode: []string{"fail-before-healthy-after: 1s", "fail-exit-code: 0"},
 			attempts: 60, class: "exited_before_healthy", exitCode: 7, process: "decode_w0", bounded: true},
 		{name: "hang", prefill: []string{"hang: true"}, attempts: 5, class: "health_deadline", exitCode: 6},
@@ -356,7 +356,7 @@ func TestClusterFaults(t *testing.T) {
 			if tc.firstError != "" && o.FirstError != tc.firstError {
 				t.Errorf("first error %q, want %q", o.FirstError, tc.firstError)
 			}
-			if tc.process != "" && o.Process != tc.process {
+			if tc.process != "" && !strings.HasPrefix(o.Process, strings.TrimSuffix(tc.process, "0")) {
 				t.Errorf("failing process %q, want %q", o.Process, tc.process)
 			}
 			if o.Hint == "" || len(o.LastLines) == 0 && tc.process != "" {
@@ -366,7 +366,7 @@ func TestClusterFaults(t *testing.T) {
 				st, _ := driver.ReadStatus(r.plan.Layout.Status)
 				var faultAt time.Time
 				for _, p := range st.Processes {
-					if p.Name == tc.process && p.Ended != nil {
+					if p.Name == o.Process && p.Ended != nil {
 						faultAt = *p.Ended
 					}
 				}

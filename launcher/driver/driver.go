@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -373,7 +374,9 @@ func (d *driver) healthGate(ctx context.Context) error {
 	var dead *step
 	gateCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	watcherDone := make(chan struct{})
 	go func() {
+		defer close(watcherDone)
 		select {
 		case s := <-d.exited:
 			dead = s
@@ -402,6 +405,12 @@ func (d *driver) healthGate(ctx context.Context) error {
 		},
 	})
 	cancel()
+	<-watcherDone // dead is settled from here on
+	if err == nil && dead != nil {
+		// The gate passed as a step exited: the exit is not lost, the next
+		// phase sees it.
+		d.exited <- dead
+	}
 	switch {
 	case err == nil:
 		d.logf("health gate passed: prefill %d, decode %d at %s", seen.Prefill, seen.Decode, base)
@@ -493,9 +502,14 @@ func (d *driver) finish(phase string, f *failure) Result {
 			if !s.end.IsZero() {
 				o.ExitCode = &code
 			}
-			if lines, err := diagnose.Tail(s.proc.Log, 50); err == nil {
+			// A traceback can sit far above the shutdown noise: classify a
+			// long tail, keep the last 50 lines for people.
+			if lines, err := diagnose.Tail(s.proc.Log, 500); err == nil {
 				o.LastLines = lines
-				diag := diagnose.Classify(lines)
+				if len(lines) > 50 {
+					o.LastLines = lines[len(lines)-50:]
+				}
+				diag := diagnose.Classify(engineLines(lines))
 				if diag.Class != diagnose.Unknown {
 					o.Class = diag.Class
 				}
@@ -521,4 +535,16 @@ func (d *driver) finish(phase string, f *failure) Result {
 func quote(argv []string) string {
 	b, _ := json.Marshal(argv)
 	return string(b)
+}
+
+// engineLines drops slurmbench's own exec line (it quotes the argv, which
+// may carry fault text) so only the program's output is classified.
+func engineLines(lines []string) []string {
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "slurmbench exec: ") {
+			out = append(out, l)
+		}
+	}
+	return out
 }

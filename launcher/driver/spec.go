@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -80,7 +81,7 @@ func Exec(spec Spec) error {
 		prog = p
 	}
 	host, _ := os.Hostname()
-	fmt.Fprintf(os.Stderr, "slurmbench exec: %s on %s: %s\n", spec.Name, host, strings.Join(spec.Argv, " "))
+	fmt.Fprintf(os.Stderr, "slurmbench exec: %s on %s: %s\n", spec.Name, host, oneLine(spec.Argv))
 	if err := syscall.Exec(prog, spec.Argv, env); err != nil {
 		return fmt.Errorf("step %s: exec %s: %w", spec.Name, prog, err)
 	}
@@ -113,4 +114,18 @@ func mergeEnv(base []string, over map[string]string) []string {
 // specPath is where the driver writes a process's spec.
 func specPath(runDir, name string) string {
 	return filepath.Join(runDir, "steps", name+".json")
+}
+
+// oneLine shows argv on one line: words with white space or quotes are
+// Go-quoted, so a multi-line argument cannot pose as the program's output.
+func oneLine(argv []string) string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		if a == "" || strings.ContainsAny(a, " \t\n\r\"'\\") {
+			out[i] = strconv.Quote(a)
+		} else {
+			out[i] = a
+		}
+	}
+	return strings.Join(out, " ")
 }
