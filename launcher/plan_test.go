@@ -493,6 +493,9 @@ func TestInputsOverride(t *testing.T) {
 
 func TestEvalSteps(t *testing.T) {
 	dataDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dataDir, "test.jsonl"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	td := testdataDir(t)
 	prof := loadProfile(t, filepath.Join(td, "profiles", "mock4.toml"))
 	prof.Paths.GSM8K = dataDir

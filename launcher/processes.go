@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"os"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -470,6 +471,11 @@ func (b *builder) eval() error {
 	}
 	if e.Client == "native" && e.DataDir == "" {
 		return fmt.Errorf("profile %s: paths.gsm8k: required for the native gsm8k eval", b.p.Path)
+	}
+	if e.Client == "native" {
+		if _, err := os.Stat(filepath.Join(e.DataDir, "test.jsonl")); err != nil {
+			return fmt.Errorf("profile %s: paths.gsm8k: %v (the GSM8K files must be on the shared filesystem the nodes see)", b.p.Path, err)
+		}
 	}
 	plan.Eval = e
 	proc := Process{Name: "eval", Role: RoleEval, Nodes: []int{b.headNode},

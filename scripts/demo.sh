@@ -1,8 +1,24 @@
 #!/usr/bin/env bash
-# The main job on the embedded default: plan the mock 2P1D topology for the
-# project's test cluster. (`slurmbench run` takes over here once it lands:
-# submit, drive, benchmark, collect.)
+# The main job on the embedded default: a complete benchmark of the mock
+# 2P1D topology on the project's test cluster (submitted through slurmrestd,
+# driven inside the allocation), the native SA-Bench client at c8 and c32,
+# the native gsm8k eval, results staged into demo-out/, the summary printed.
+# Run by `make demo` with the cluster's environment (scripts/with-cluster.sh).
 set -euo pipefail
 repo=$(cd -- "$(dirname -- "$0")/.." && pwd -P)
 sb=$repo/bin/slurmbench
-"$sb" render --profile "$repo/profiles/testcluster.toml" --recipe "$repo/examples/mock-2p1d.yaml"
+demo=/srv/slurmbench/shared/demo
+: "${SLURM_REST_URL:?no test cluster: run as root (make demo starts it)}"
+
+# The test cluster has no enroot: the test-only stand-in plays it.
+mkdir -p "$demo/bin" "$demo/runs" "$demo/squash" "$demo/models/mock"
+chmod 0777 "$demo/runs"
+install -m 0755 "$repo/testdata/enroot-standin/enroot" "$demo/bin/enroot"
+# Jobs see only the shared filesystem: the eval's data goes there.
+mkdir -p "$demo/gsm8k" && cp "$repo/../shared/data/gsm8k/"*.jsonl "$demo/gsm8k/"
+"$sb" mock-answer-key --gsm8k "$repo/../shared/data/gsm8k" --accuracy 0.95 --out "$demo/gsm8k-answer-key.jsonl"
+
+out=$repo/demo-out
+rm -rf "$out"
+exec "$sb" run --profile "$repo/profiles/testcluster.toml" --recipe "$repo/examples/mock-2p1d.yaml" \
+	--run-eval true --eval-conc 64 --stage-dir "$out" --result-filename demo_mock-2p1d

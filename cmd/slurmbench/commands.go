@@ -6,12 +6,16 @@ import "github.com/urfave/cli/v2"
 func commands() []*cli.Command {
 	return []*cli.Command{
 		renderCommand(),
+		runCommand(),
+		attachCommand(),
+		logsCommand(),
 		pingCommand(),
 		statusCommand(),
 		cancelCommand(),
 		nodesCommand(),
 		imagesCommand(),
 		mockEngineCommand(),
+		mockAnswerKeyCommand(),
 		resultsCommand(),
 		driverCommand(),
 		execCommand(),

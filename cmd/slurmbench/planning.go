@@ -1,12 +1,14 @@
 package main
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -139,8 +141,11 @@ func buildPlan(c *cli.Context, runID string) (*launcher.Plan, error) {
 	if runID == "" {
 		runID = c.String("run-id")
 	}
-	if runID == "" {
+	switch runID {
+	case "":
 		runID = rec.Name + "-dryrun"
+	case autoRunID:
+		runID = newRunID(rec.Name)
 	}
 	in.RunID = runID
 	in.Binary, err = selfPath()
@@ -246,4 +251,20 @@ func selfPath() (string, error) {
 		return "", fmt.Errorf("locating the slurmbench binary: %w", err)
 	}
 	return filepath.EvalSymlinks(exe)
+}
+
+// autoRunID asks buildPlan for a fresh, unique run id.
+const autoRunID = "\x00auto"
+
+// newRunID is <name>-<UTC time>-<random>: unique across runs of the same
+// recipe at once, sortable by time, and a valid directory and job name.
+func newRunID(name string) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	id := fmt.Sprintf("%s-%s-%x", name, time.Now().UTC().Format("20060102T150405Z"), b)
+	if len(id) > 128 {
+		id = id[len(id)-128:]
+		id = strings.TrimLeft(id, ".-")
+	}
+	return id
 }

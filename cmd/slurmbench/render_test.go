@@ -351,6 +351,9 @@ func TestRenderFallbacksAndOverrides(t *testing.T) {
 		t.Fatal(err)
 	}
 	gsm := t.TempDir()
+	if err := os.WriteFile(filepath.Join(gsm, "test.jsonl"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	s := strings.Replace(string(text), `recipes_root = "recipes"`, `gsm8k = "`+gsm+`"`, 1)
 	s = strings.NewReplacer(`"runs"`, `"/shared/runs"`, `"squash"`, `"/shared/squash"`, `"models/mock"`, `"/models/mock"`, `"cache:`, `"/cache:`).Replace(s)
 	if err := os.WriteFile(prof2, []byte(s), 0o644); err != nil {

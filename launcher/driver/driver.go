@@ -278,7 +278,9 @@ func (d *driver) startStep(ctx context.Context, p launcher.Process) error {
 	// driver alone and the driver decides how steps stop.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	s := &step{proc: p, host: d.alloc.Hosts[p.Nodes[0]], cmd: cmd, start: time.Now().UTC()}
-	d.logf("start %s on %s: %s", p.Name, s.host, quote(st.Argv))
+	// The full srun line is kept beside the spec; the log names the program.
+	_ = os.WriteFile(strings.TrimSuffix(specPath(d.plan.RunDir, p.Name), ".json")+".srun.json", []byte(quote(argv)+"\n"), 0o644)
+	d.logf("start %s on %s (%s): %s", p.Name, s.host, runtimeOf(d.plan, p), oneLine(st.Spec.Argv))
 	if err := cmd.Start(); err != nil {
 		return &failure{class: diagnose.Unknown, step: s, msg: fmt.Sprintf("starting %s: %v", p.Name, err), code: ExitEngine}
 	}
@@ -547,4 +549,11 @@ func engineLines(lines []string) []string {
 		}
 	}
 	return out
+}
+
+func runtimeOf(plan *launcher.Plan, p launcher.Process) string {
+	if !p.Container || plan.Runtime == "none" {
+		return "host"
+	}
+	return plan.Runtime
 }

@@ -159,7 +159,7 @@ func (p *Profile) resolve(base string) error {
 		{"paths.squash_dir", &p.Paths.SquashDir, false},
 		{"paths.recipes_root", &p.Paths.RecipesRoot, true},
 		{"paths.workspace", &p.Paths.Workspace, true},
-		{"paths.gsm8k", &p.Paths.GSM8K, true},
+		{"paths.gsm8k", &p.Paths.GSM8K, false}, // checked when an eval is planned
 		{"paths.wheel_cache", &p.Paths.WheelCache, false},
 		{"slurm.token_file", &p.Slurm.TokenFile, true},
 		{"infra.nats_server", &p.Infra.NATSServer, false},

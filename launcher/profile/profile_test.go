@@ -272,7 +272,7 @@ func TestValidationNamesField(t *testing.T) {
 		{"comma path", `runs_dir = "/shared/runs"`, `runs_dir = "/shared/a,b"`, "paths.runs_dir", true},
 		{"nul path", `runs_dir = "/shared/runs"`, `runs_dir = "/shared/a\u0000b"`, "paths.runs_dir", true},
 		{"missing recipes root", `runs_dir = "/shared/runs"`, "runs_dir = \"/shared/runs\"\nrecipes_root = \"no-such-dir\"", "paths.recipes_root", true},
-		{"missing gsm8k", `runs_dir = "/shared/runs"`, "runs_dir = \"/shared/runs\"\ngsm8k = \"no-such-dir\"", "paths.gsm8k", true},
+		{"gsm8k under ~", `runs_dir = "/shared/runs"`, "runs_dir = \"/shared/runs\"\ngsm8k = \"~/gsm8k\"", "paths.gsm8k", true},
 		{"bad model path", "", "[models]\nm = \"~/m\"", "models.m", true},
 	}
 	for _, tc := range cases {

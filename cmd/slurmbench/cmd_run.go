@@ -1,0 +1,347 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/slurmbench/slurmbench/enroot"
+	"github.com/slurmbench/slurmbench/launcher"
+	"github.com/slurmbench/slurmbench/launcher/driver"
+	"github.com/slurmbench/slurmbench/launcher/profile"
+	"github.com/slurmbench/slurmbench/launcher/report"
+	"github.com/slurmbench/slurmbench/launcher/runner"
+	"github.com/slurmbench/slurmbench/results"
+	"github.com/slurmbench/slurmbench/slurm"
+)
+
+// workflowVars are the benchmark-multinode workflow's non-secret variables
+// the in-job steps read (eval metadata, thresholds); passed to the job when set.
+var workflowVars = []string{"MODEL", "MODEL_PREFIX", "FRAMEWORK", "PRECISION", "ISL", "OSL", "SPEC_DECODING", "DISAGG",
+	"RUNNER_TYPE", "RUNNER_NAME", "RESULT_FILENAME", "EVAL_LIMIT", "EVAL_MAX_MODEL_LEN", "MAX_MODEL_LEN",
+	"PREFILL_NUM_WORKERS", "PREFILL_TP", "PREFILL_EP", "PREFILL_DP_ATTN", "DECODE_NUM_WORKERS", "DECODE_TP", "DECODE_EP", "DECODE_DP_ATTN"}
+
+const exitCodesHelp = `Exit codes: 0 success; 2 config (nothing submitted); 3 image; 4 submit;
+5 allocation/queue; 6 health; 7 engine crash; 8 benchmark validity (a point
+missing or invalid); 9 eval threshold; 10 collection/staging; 130 SIGINT;
+143 SIGTERM or SIGHUP.`
+
+func runCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "run one benchmark point: plan, import, submit, follow, collect",
+		UsageText: "slurmbench run --profile FILE --recipe FILE [--conc LIST] [--stage-dir DIR]",
+		Description: `Plans the point (as render shows it), imports the image, copies itself and the
+plan into a fresh run directory on the shared filesystem, submits the job
+through slurmrestd, and follows it: job state, the driver's phases, health
+wait and benchmark progress, and the driver's log. At the end it requires
+COMPLETED 0:0 and the driver's "succeeded", checks every requested point,
+writes a manifest and stages results under InferenceX's names.
+
+On SIGINT, SIGTERM or SIGHUP, and on any error after submitting, it cancels
+the job, waits (bounded) until it has stopped, and bundles the logs. A second
+SIGINT stops waiting once the cancel request is sent.
+
+Under GitHub Actions (GITHUB_ACTIONS=true) it reads the workflow's variables
+as flag fallbacks, stages into $GITHUB_WORKSPACE, groups its output, writes a
+step summary and the outputs job_id, run_dir and outcome.
+
+` + exitCodesHelp + `
+
+Examples:
+  slurmbench run -p profiles/b200-dgxc.toml -r recipes/8k1k_mtp_4p1d_c2048.yaml --stage-dir out/
+  slurmbench run -p profiles/testcluster.toml -r examples/mock-2p1d.yaml --run-eval true`,
+		Flags: append(planFlags(),
+			&cli.StringFlag{Name: "stage-dir", Usage: "stage results, LOGS/ and the logs bundle here", EnvVars: []string{"GITHUB_WORKSPACE"}},
+			&cli.StringFlag{Name: "result-filename", Usage: "InferenceX RESULT_FILENAME for staged names (default: the recipe name)", EnvVars: []string{"RESULT_FILENAME"}},
+			&cli.BoolFlag{Name: "overwrite", Usage: "replace different files already in the stage dir"},
+			&cli.DurationFlag{Name: "cancel-wait", Value: 30 * time.Second, Usage: "how long to wait for a cancelled job to stop"},
+			&cli.BoolFlag{Name: "no-driver-log", Usage: "do not stream the driver's log"},
+		),
+		Action: runAction,
+	}
+}
+
+func runAction(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return configErrorf("run takes no arguments, got %q (did you mean --recipe?)", c.Args().First())
+	}
+	stderr := c.App.ErrWriter
+	gha := report.Enabled(os.Getenv)
+
+	// Our own signal handling: the first signal cancels, a second SIGINT
+	// stops waiting for the cancelled job.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	var sigMu sync.Mutex
+	var first os.Signal
+	hard := make(chan struct{})
+	go func() {
+		for s := range sigs {
+			sigMu.Lock()
+			if first == nil {
+				first = s
+				fmt.Fprintf(stderr, "slurmbench: %v: cancelling (send SIGINT again to stop waiting)\n", s)
+				cancel()
+			} else if s == os.Interrupt {
+				select {
+				case <-hard:
+				default:
+					close(hard)
+				}
+			}
+			sigMu.Unlock()
+		}
+	}()
+	interrupted := func() runner.Layer {
+		sigMu.Lock()
+		defer sigMu.Unlock()
+		if first == os.Interrupt {
+			return runner.LayerInterrupted
+		}
+		return runner.LayerTerminated
+	}
+
+	if gha {
+		report.Group(stderr, "slurmbench: plan")
+	}
+	plan, err := planFromFlags(c, autoRunID)
+	if gha {
+		report.EndGroup(stderr)
+	}
+	if err != nil {
+		if gha {
+			report.Error(stderr, "slurmbench: configuration", err.Error())
+		}
+		return err
+	}
+	prof, err := profile.Load(plan.Profile.Path)
+	if err != nil {
+		return withExit(exitConfig, err)
+	}
+	client, err := newSlurmClient(ctx, prof)
+	if err != nil {
+		return withExit(exitConfig, err)
+	}
+	bin, err := selfPath()
+	if err != nil {
+		return withExit(exitInternal, err)
+	}
+	fmt.Fprintf(stderr, "slurmbench run %s: %d nodes, %d GPUs (%d prefill + %d decode), %d points\n",
+		plan.RunID, plan.Nodes, plan.GPUs.Total, plan.GPUs.Prefill, plan.GPUs.Decode, len(plan.Points))
+
+	driverLog := io.Writer(&prefixWriter{w: stderr, prefix: "  | "})
+	if c.Bool("no-driver-log") {
+		driverLog = io.Discard
+	}
+	group := ""
+	opts := runner.Options{
+		Plan: plan, Binary: bin, Client: client,
+		Import:   func(ctx context.Context, p *launcher.Plan) error { return importImage(ctx, prof, p, stderr) },
+		JobEnv:   jobEnv(plan),
+		Progress: stderr, DriverLog: driverLog,
+		CancelWait: c.Duration("cancel-wait"), Interrupted: interrupted, Hard: hard,
+		OnPhase: func(phase string, _ driver.Status) {
+			if !gha {
+				return
+			}
+			if group != "" {
+				report.EndGroup(stderr)
+			}
+			group = phase
+			report.Group(stderr, "slurmbench: "+phase)
+		},
+	}
+	res, runErr := runner.Run(ctx, opts)
+	if gha && group != "" {
+		report.EndGroup(stderr)
+	}
+
+	stageDir := c.String("stage-dir")
+	if err := runner.StageLogs(plan, stageDir); err != nil {
+		fmt.Fprintf(stderr, "slurmbench: staging logs: %v\n", err)
+	}
+	var col *runner.Collected
+	if res != nil && res.JobID != 0 {
+		// Collect on every path once a job ran: partial results are kept
+		// (and marked); the first failure decides the exit code.
+		var srv slurm.ServerInfo
+		if client != nil {
+			srv = client.Server()
+		}
+		var colErr error
+		col, colErr = runner.Collect(plan, runner.CollectOptions{
+			StageDir: stageDir, ResultFilename: c.String("result-filename"), Overwrite: c.Bool("overwrite"),
+			Provenance: results.Provenance{
+				ImageRef: plan.Image.Ref, RecipeSHA256: plan.Recipe.SHA256, ProfilePath: plan.Profile.Path,
+				SlurmbenchVersion: version, SlurmVersion: srv.SlurmRelease, SlurmAPIVersion: srv.APIVersion,
+				JobID: res.JobID.String(), Nodes: hostsOf(plan),
+			},
+		})
+		if runErr == nil {
+			runErr = colErr
+		}
+	}
+	sum := summarize(plan, res, col, runErr)
+	fmt.Fprint(c.App.Writer, sum.Text())
+	if gha {
+		if err := writeGitHub(sum); err != nil {
+			fmt.Fprintf(stderr, "slurmbench: writing GitHub outputs: %v\n", err)
+		}
+		sum.Annotate(stderr)
+	}
+	return runErr
+}
+
+func summarize(plan *launcher.Plan, res *runner.Result, col *runner.Collected, runErr error) report.Summary {
+	var points []results.CollectedPoint
+	if col != nil {
+		points = col.Points
+	}
+	// FromRun fills what it can even when one part is unreadable.
+	sum, _ := report.FromRun(plan, points, plan.Eval.ResultDir)
+	if res != nil {
+		if res.JobID != 0 {
+			sum.JobID = res.JobID.String()
+		}
+		o := res.Outcome
+		sum.Outcome, sum.Class, sum.FirstError = o.Result, string(o.Class), o.FirstError
+		sum.Phase, sum.Process = o.Phase, o.Process
+	}
+	if col != nil {
+		var ie *results.IncompleteError
+		if errors.As(col.Missing, &ie) {
+			sum.AddIncomplete(ie)
+		}
+	}
+	sum.ExitCode = 0
+	if runErr != nil {
+		sum.Message = runErr.Error()
+		sum.ExitCode = reportExit(runErr)
+		if sum.Outcome == "" || sum.Outcome == report.OutcomeSucceeded {
+			sum.Outcome = report.OutcomeFailed
+		}
+	} else {
+		sum.Outcome = report.OutcomeSucceeded
+	}
+	return sum
+}
+
+func reportExit(err error) int {
+	var coder interface{ ExitCode() int }
+	if errors.As(err, &coder) {
+		return coder.ExitCode()
+	}
+	return exitInternal
+}
+
+func writeGitHub(sum report.Summary) error {
+	var errs []error
+	if p := os.Getenv("GITHUB_STEP_SUMMARY"); p != "" {
+		errs = append(errs, report.AppendSummary(p, sum.Markdown()))
+	}
+	if p := os.Getenv("GITHUB_OUTPUT"); p != "" {
+		errs = append(errs, report.AppendOutputs(p, sum.Outputs()))
+	}
+	return errors.Join(errs...)
+}
+
+// importImage makes the plan's squash file exist, importing under a lock.
+func importImage(ctx context.Context, prof *profile.Profile, plan *launcher.Plan, log io.Writer) error {
+	if plan.Image.Ref == "" || plan.Runtime == "none" {
+		return nil
+	}
+	ref, err := enroot.ParseRef(plan.Image.Ref)
+	if err != nil {
+		return err
+	}
+	opts := enroot.Options{SquashDir: prof.Paths.SquashDir, Enroot: prof.Container.Enroot, Version: version, Output: log}
+	if a := prof.Slurm.ComputeArch; a != "" && a != goArchName() {
+		opts.Arch = a
+	}
+	imp, err := enroot.NewImporter(opts)
+	if err != nil {
+		return err
+	}
+	r, err := imp.Import(ctx, ref)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "%s image %s: %s (%s)\n", time.Now().UTC().Format("15:04:05"), r.Action, r.Path, r.Elapsed.Round(time.Millisecond))
+	return nil
+}
+
+func goArchName() string {
+	switch runtime.GOARCH {
+	case "amd64":
+		return "x86_64"
+	case "arm64":
+		return "aarch64"
+	}
+	return runtime.GOARCH
+}
+
+// jobEnv is the job's environment: a PATH, the profile's passthrough
+// variables (values travel here, never in argv), and the workflow's own.
+func jobEnv(plan *launcher.Plan) []string {
+	env := []string{"PATH=" + firstNonEmptyEnv("SLURMBENCH_JOB_PATH", slurm.DefaultJobEnvironment[0][len("PATH="):])}
+	seen := map[string]bool{"PATH": true}
+	for _, n := range append(append([]string{}, plan.EnvPassthrough...), workflowVars...) {
+		if v, ok := os.LookupEnv(n); ok && !seen[n] {
+			env = append(env, n+"="+v)
+			seen[n] = true
+		}
+	}
+	return env
+}
+
+func firstNonEmptyEnv(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func hostsOf(plan *launcher.Plan) []string {
+	st, err := driver.ReadStatus(plan.Layout.Status)
+	if err != nil {
+		return nil
+	}
+	return st.Hosts
+}
+
+// prefixWriter prefixes each line (the driver log, inside run's output).
+type prefixWriter struct {
+	w      io.Writer
+	prefix string
+	mid    bool
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	var sb strings.Builder
+	for _, c := range string(b) {
+		if !p.mid {
+			sb.WriteString(p.prefix)
+			p.mid = true
+		}
+		sb.WriteRune(c)
+		if c == '\n' {
+			p.mid = false
+		}
+	}
+	_, err := io.WriteString(p.w, sb.String())
+	return len(b), err
+}

@@ -1,0 +1,121 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/slurmbench/slurmbench/launcher"
+	"github.com/slurmbench/slurmbench/results"
+	"github.com/slurmbench/slurmbench/results/atomicfile"
+)
+
+// CollectOptions say where results go.
+type CollectOptions struct {
+	// StageDir receives the InferenceX-named results, LOGS/ and the logs
+	// bundle ("" = leave them in the run directory only).
+	StageDir string
+	// ResultFilename is the workflow's RESULT_FILENAME (default: the plan's name).
+	ResultFilename string
+	Overwrite      bool
+	Provenance     results.Provenance
+}
+
+// Collected is what collection found and wrote.
+type Collected struct {
+	Points   []results.CollectedPoint
+	Staged   []results.StagedFile
+	Manifest string
+	// Missing is the error naming missing or invalid points, if any.
+	Missing error
+}
+
+// Collect checks every requested point, writes the manifest and stages.
+// A missing or invalid point is a benchmark failure (named); staging and
+// manifest problems are collection failures.
+func Collect(plan *launcher.Plan, o CollectOptions) (*Collected, error) {
+	c := &Collected{}
+	if len(plan.Points) > 0 {
+		concs := make([]int, len(plan.Points))
+		for i, p := range plan.Points {
+			concs[i] = p.Concurrency
+		}
+		topo := results.Point{GPUs: plan.GPUs.Total, PrefillGPUs: plan.GPUs.Prefill, DecodeGPUs: plan.GPUs.Decode}
+		if plan.Mode == "aggregated" {
+			topo = results.Point{GPUs: plan.GPUs.Total}
+		}
+		col, err := results.Collect(results.CollectOptions{
+			ResultsDir: plan.Benchmark.ResultDir, Concurrencies: concs, Topology: topo,
+			Config: filepath.Base(plan.Benchmark.ResultDir),
+		})
+		if col != nil {
+			c.Points = col.Points
+		}
+		if err != nil {
+			c.Missing = err
+		}
+	}
+	m, err := results.BuildManifest(plan.Layout.Results, o.Provenance)
+	if err != nil {
+		return c, fail(LayerCollect, "building the manifest: %w", err)
+	}
+	if c.Manifest, err = results.WriteManifest(plan.Layout.Results, m, atomicfile.Options{Overwrite: true}); err != nil {
+		return c, fail(LayerCollect, "writing the manifest: %w", err)
+	}
+	if o.StageDir != "" {
+		name := o.ResultFilename
+		if name == "" {
+			name = plan.Name
+		}
+		extra := append(evalArtifacts(plan), c.Manifest)
+		staged, err := results.Stage(c.Points, results.StageOptions{ResultFilename: name, Dest: o.StageDir, Extra: extra, Overwrite: o.Overwrite})
+		c.Staged = staged
+		if err != nil {
+			return c, fail(LayerCollect, "%w", err)
+		}
+	}
+	if c.Missing != nil {
+		return c, &Error{Layer: LayerBenchmark, Err: c.Missing}
+	}
+	return c, nil
+}
+
+// evalArtifacts are the eval's files, staged flat as InferenceX expects.
+func evalArtifacts(plan *launcher.Plan) []string {
+	if !plan.Eval.Enabled || plan.Eval.ResultDir == "" {
+		return nil
+	}
+	ents, err := os.ReadDir(plan.Eval.ResultDir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if !e.IsDir() {
+			out = append(out, filepath.Join(plan.Eval.ResultDir, e.Name()))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// StageLogs copies the run's logs to StageDir/LOGS and bundles them as
+// multinode_server_logs.tar.gz there. It runs on every exit path.
+func StageLogs(plan *launcher.Plan, stageDir string) error {
+	if stageDir == "" {
+		return nil
+	}
+	if _, err := os.Stat(plan.Layout.Logs); err != nil {
+		return nil // nothing ran
+	}
+	var errs []error
+	if err := results.CopyTree(plan.Layout.Logs, filepath.Join(stageDir, "LOGS"), true); err != nil {
+		errs = append(errs, fmt.Errorf("copying logs: %w", err))
+	}
+	if err := results.BundleDir(plan.Layout.Logs, filepath.Join(stageDir, results.ServerLogsBundleName), results.BundleOptions{Overwrite: true}); err != nil {
+		errs = append(errs, fmt.Errorf("bundling logs: %w", err))
+	}
+	return errors.Join(errs...)
+}

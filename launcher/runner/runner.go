@@ -1,0 +1,412 @@
+// Package runner is `slurmbench run`: plan → image → run directory →
+// submit → follow → collect, with every exit path ending the job. Errors
+// carry the layer that failed, so the command's exit code says where.
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slurmbench/slurmbench/launcher"
+	"github.com/slurmbench/slurmbench/launcher/diagnose"
+	"github.com/slurmbench/slurmbench/launcher/driver"
+	"github.com/slurmbench/slurmbench/launcher/steps"
+	"github.com/slurmbench/slurmbench/launcher/submit"
+	"github.com/slurmbench/slurmbench/slurm"
+)
+
+// Layer is the part of a run that failed; its value is the exit code.
+type Layer int
+
+const (
+	LayerOK          Layer = 0
+	LayerInternal    Layer = 1
+	LayerConfig      Layer = 2
+	LayerImage       Layer = 3
+	LayerSubmit      Layer = 4
+	LayerQueue       Layer = 5
+	LayerHealth      Layer = 6
+	LayerEngine      Layer = 7
+	LayerBenchmark   Layer = 8
+	LayerEval        Layer = 9
+	LayerCollect     Layer = 10
+	LayerInterrupted Layer = 130
+	LayerTerminated  Layer = 143
+)
+
+// Error is a run failure in a layer.
+type Error struct {
+	Layer Layer
+	Err   error
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// ExitCode makes Error a cli.ExitCoder.
+func (e *Error) ExitCode() int { return int(e.Layer) }
+
+func fail(l Layer, format string, args ...any) error {
+	return &Error{Layer: l, Err: fmt.Errorf(format, args...)}
+}
+
+// Options are a run's dependencies.
+type Options struct {
+	Plan   *launcher.Plan
+	Binary string // this slurmbench, copied into the run directory
+	Client *slurm.Client
+	// Import makes the plan's squash file exist (nil: the file must exist).
+	Import func(ctx context.Context, plan *launcher.Plan) error
+	// JobEnv is the job's environment (PATH, passthrough values).
+	JobEnv []string
+	// Progress gets timestamped progress lines; DriverLog the driver's log
+	// as it grows.
+	Progress  io.Writer
+	DriverLog io.Writer
+	// Poll is how often the run directory is read while following (1 s).
+	Poll time.Duration
+	// CancelWait bounds the wait for a cancelled job to leave the running
+	// states (default 30 s).
+	CancelWait time.Duration
+	// Interrupted reports how the run was interrupted once ctx is done:
+	// LayerInterrupted or LayerTerminated (default LayerInterrupted).
+	Interrupted func() Layer
+	// Hard is closed when the user insists (a second ^C): stop waiting for
+	// the cancelled job and return as soon as the cancel request is sent.
+	Hard <-chan struct{}
+	// OnSubmitted is told the job id as soon as it exists.
+	OnSubmitted func(slurm.JobID)
+	// OnPhase is told each phase change of the driver.
+	OnPhase func(phase string, st driver.Status)
+}
+
+// Result is a finished run.
+type Result struct {
+	JobID   slurm.JobID
+	Job     slurm.Job
+	Outcome driver.Outcome // the driver's, or one written by the runner
+	RunDir  string
+}
+
+// Run runs the plan to its end. It returns a *Error for every failure after
+// planning; the job is never left running when Run returns.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	if o.Poll == 0 {
+		o.Poll = time.Second
+	}
+	if o.CancelWait == 0 {
+		o.CancelWait = 30 * time.Second
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	if o.DriverLog == nil {
+		o.DriverLog = io.Discard
+	}
+	if o.Interrupted == nil {
+		o.Interrupted = func() Layer { return LayerInterrupted }
+	}
+	plan := o.Plan
+	r := &runState{o: o, plan: plan, res: &Result{RunDir: plan.RunDir}}
+
+	r.progress("image %s → %s", orLocal(plan.Image.Ref), plan.Image.Squash)
+	if o.Import != nil {
+		if err := o.Import(ctx, plan); err != nil {
+			if ctx.Err() != nil {
+				return r.res, &Error{Layer: o.Interrupted(), Err: fmt.Errorf("interrupted while importing the image: %w", err)}
+			}
+			return r.res, &Error{Layer: LayerImage, Err: err}
+		}
+	}
+	if _, err := os.Stat(plan.Image.Squash); plan.Runtime != "none" && err != nil {
+		return r.res, fail(LayerImage, "image squash file: %v", err)
+	}
+	if err := submit.Prepare(plan, o.Binary); err != nil {
+		return r.res, fail(LayerSubmit, "preparing run directory: %w", err)
+	}
+	spec, err := submit.JobSpec(plan, o.JobEnv)
+	if err != nil {
+		return r.res, fail(LayerConfig, "%w", err)
+	}
+	if ctx.Err() != nil {
+		return r.res, &Error{Layer: o.Interrupted(), Err: errors.New("interrupted before submitting")}
+	}
+	// The submit itself is not cancelled by a signal: a half-sent submit is
+	// the one case where a job could be made and not known.
+	sub, err := o.Client.Submit(context.WithoutCancel(ctx), spec)
+	if err != nil {
+		return r.res, fail(LayerSubmit, "%w", err)
+	}
+	r.res.JobID = sub.JobID
+	r.progress("submitted job %d (%s), run dir %s", sub.JobID, plan.Slurm.JobName, plan.RunDir)
+	if o.OnSubmitted != nil {
+		o.OnSubmitted(sub.JobID)
+	}
+	return r.res, r.follow(ctx)
+}
+
+type runState struct {
+	o    Options
+	plan *launcher.Plan
+	res  *Result
+	mu   sync.Mutex
+}
+
+func (r *runState) progress(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintf(r.o.Progress, "%s %s\n", time.Now().UTC().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+func orLocal(ref string) string {
+	if ref == "" {
+		return "(local squash)"
+	}
+	return ref
+}
+
+// follow waits for the job, streaming the driver log and reporting phases,
+// then judges the end.
+func (r *runState) follow(ctx context.Context) error {
+	o, plan := r.o, r.plan
+	waitCtx, stopWait := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWait()
+	type waited struct {
+		job slurm.Job
+		err error
+	}
+	done := make(chan waited, 1)
+	go func() {
+		job, err := o.Client.Wait(waitCtx, r.res.JobID, slurm.WaitOptions{
+			PollMax: 10 * time.Second,
+			OnChange: func(j slurm.Job) {
+				note := j.Reason
+				if note == "None" {
+					note = ""
+				}
+				r.progress("job %d %s %s", j.ID, j.State, note)
+			},
+		})
+		done <- waited{job, err}
+	}()
+	tail := &logTail{path: plan.Layout.BatchOut, w: o.DriverLog}
+	lastPhase, lastHealth, lastBench := "", "", ""
+	tick := time.NewTicker(o.Poll)
+	defer tick.Stop()
+	watch := func() {
+		tail.pump()
+		st, err := driver.ReadStatus(plan.Layout.Status)
+		if err != nil {
+			return
+		}
+		if st.Phase != lastPhase {
+			lastPhase = st.Phase
+			r.progress("phase %s", st.Phase)
+			if o.OnPhase != nil {
+				o.OnPhase(st.Phase, st)
+			}
+		}
+		if h := st.Health; h != nil && st.Phase == driver.PhaseHealth {
+			line := fmt.Sprintf("health wait: prefill %d/%d, decode %d/%d (poll %d of %d)", h.PrefillSeen, h.PrefillWant, h.DecodeSeen, h.DecodeWant, h.Attempt, h.MaxAttempts)
+			if key := fmt.Sprint(h.PrefillSeen, h.DecodeSeen); key != lastHealth {
+				lastHealth = key
+				r.progress("%s", line)
+			}
+		}
+		if bp, err := steps.ReadBenchProgress(filepath.Join(plan.Layout.Results, steps.ProgressFileName)); err == nil {
+			line := fmt.Sprintf("benchmark point %d of %d: c%d %s", bp.Point, bp.Of, bp.Concurrency, bp.State)
+			if line != lastBench {
+				lastBench = line
+				r.progress("%s", line)
+			}
+		}
+	}
+	for {
+		select {
+		case w := <-done:
+			watch()
+			tail.pump()
+			if w.err != nil {
+				// The job's end could not be read; it may still run.
+				r.cancel(ctx, "the job's state could not be read")
+				return fail(LayerQueue, "following job %d: %w", r.res.JobID, w.err)
+			}
+			r.res.Job = w.job
+			return r.judge()
+		case <-tick.C:
+			watch()
+		case <-ctx.Done():
+			stopWait()
+			layer := o.Interrupted()
+			r.progress("interrupted: cancelling job %d", r.res.JobID)
+			r.cancel(ctx, "interrupted")
+			tail.pump()
+			r.writeOutcome(driver.Outcome{Result: "cancelled", Class: "interrupted", Message: "slurmbench run was interrupted; job cancelled"})
+			return &Error{Layer: layer, Err: fmt.Errorf("interrupted: job %d cancelled", r.res.JobID)}
+		}
+	}
+}
+
+// cancel cancels the job and waits, bounded, until it has left the running
+// states (unless the user insists).
+func (r *runState) cancel(_ context.Context, why string) {
+	bg := context.Background()
+	if err := r.o.Client.CancelJob(bg, r.res.JobID); err != nil {
+		r.progress("cancelling job %d (%s): %v", r.res.JobID, why, err)
+	}
+	waitCtx, cancel := context.WithTimeout(bg, r.o.CancelWait)
+	defer cancel()
+	go func() {
+		select {
+		case <-r.o.Hard:
+			cancel()
+		case <-waitCtx.Done():
+		}
+	}()
+	job, err := r.o.Client.Wait(waitCtx, r.res.JobID, slurm.WaitOptions{PollMin: 250 * time.Millisecond, PollMax: time.Second})
+	if err != nil {
+		r.progress("job %d: end not confirmed after cancel: %v", r.res.JobID, err)
+		return
+	}
+	r.res.Job = job
+	r.progress("job %d ended %s", job.ID, job.Outcome())
+}
+
+// judge decides a finished job: success needs COMPLETED 0:0 and the
+// driver's outcome "succeeded".
+func (r *runState) judge() error {
+	job := r.res.Job
+	out, err := driver.ReadOutcome(r.plan.Layout.Outcome)
+	if err != nil {
+		// No driver outcome: the job never got to run it, or died under it.
+		o := driver.Outcome{Result: "failed", Class: "allocation", JobID: job.ID.String(),
+			Message: fmt.Sprintf("job %d ended %s without a driver outcome", job.ID, job.Outcome())}
+		r.writeOutcome(o)
+		return fail(LayerQueue, "%s", o.Message)
+	}
+	r.res.Outcome = out
+	if job.Success() && out.Result == "succeeded" {
+		return nil
+	}
+	if out.Result == "succeeded" {
+		return fail(LayerQueue, "driver succeeded but job %d ended %s", job.ID, job.Outcome())
+	}
+	msg := out.Message
+	if out.FirstError != "" {
+		msg += ": " + out.FirstError
+	}
+	return &Error{Layer: layerOf(out.Class), Err: fmt.Errorf("%s [%s]", msg, out.Class)}
+}
+
+// layerOf maps the driver's failure class to the run's layer.
+func layerOf(c diagnose.Class) Layer {
+	switch c {
+	case diagnose.HealthDeadline:
+		return LayerHealth
+	case diagnose.BenchmarkInvalid:
+		return LayerBenchmark
+	case "eval_failed":
+		return LayerEval
+	case "cancelled":
+		return LayerInterrupted
+	}
+	return LayerEngine
+}
+
+// writeOutcome records the runner's view when the driver could not.
+func (r *runState) writeOutcome(o driver.Outcome) {
+	if o.JobID == "" {
+		o.JobID = r.res.JobID.String()
+	}
+	o.Ended = time.Now().UTC()
+	if prev, err := driver.ReadOutcome(r.plan.Layout.Outcome); err == nil && prev.Result != "" {
+		r.res.Outcome = prev
+		return // the driver's own account wins
+	}
+	r.res.Outcome = o
+	_ = driver.WriteOutcome(r.plan.Layout.Outcome, o)
+}
+
+// logTail copies what was appended to a file since the last pump.
+type logTail struct {
+	path string
+	off  int64
+	w    io.Writer
+	part []byte
+}
+
+func (t *logTail) pump() {
+	f, err := os.Open(t.path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if _, err := f.Seek(t.off, io.SeekStart); err != nil {
+		return
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, 8<<20))
+	t.off += int64(len(b))
+	b = append(t.part, b...)
+	i := strings.LastIndexByte(string(b), '\n')
+	if i < 0 {
+		t.part = b
+		return
+	}
+	t.w.Write(b[:i+1])
+	t.part = append([]byte(nil), b[i+1:]...)
+}
+
+// RunDirOf finds a job's run directory: its working directory holds plan.json.
+func RunDirOf(job slurm.Job) (string, error) {
+	if job.WorkDir == "" {
+		return "", fmt.Errorf("job %d has no working directory", job.ID)
+	}
+	if _, err := os.Stat(filepath.Join(job.WorkDir, "plan.json")); err != nil {
+		return "", fmt.Errorf("job %d: %s is not a slurmbench run directory: %w", job.ID, job.WorkDir, err)
+	}
+	return job.WorkDir, nil
+}
+
+// Attach follows a job submitted earlier (the runner restarted): the same
+// following, cancelling and judging as Run, from its run directory.
+func Attach(ctx context.Context, o Options, id slurm.JobID) (*Result, error) {
+	if o.Poll == 0 {
+		o.Poll = time.Second
+	}
+	if o.CancelWait == 0 {
+		o.CancelWait = 30 * time.Second
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	if o.DriverLog == nil {
+		o.DriverLog = io.Discard
+	}
+	if o.Interrupted == nil {
+		o.Interrupted = func() Layer { return LayerInterrupted }
+	}
+	r := &runState{o: o, plan: o.Plan, res: &Result{RunDir: o.Plan.RunDir, JobID: id}}
+	r.progress("attached to job %d, run dir %s", id, o.Plan.RunDir)
+	return r.res, r.follow(ctx)
+}
+
+// ReadPlan reads a run directory's plan.
+func ReadPlan(runDir string) (*launcher.Plan, error) {
+	b, err := os.ReadFile(filepath.Join(runDir, "plan.json"))
+	if err != nil {
+		return nil, err
+	}
+	var p launcher.Plan
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("%s/plan.json: %w", runDir, err)
+	}
+	return &p, p.Validate()
+}
