@@ -1,8 +1,8 @@
 package launcher
 
 import (
-	"os"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
