@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -21,6 +22,7 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/profile"
 	"github.com/slurmbench/slurmbench/launcher/report"
 	"github.com/slurmbench/slurmbench/launcher/runner"
+	"github.com/slurmbench/slurmbench/launcher/submit"
 	"github.com/slurmbench/slurmbench/results"
 	"github.com/slurmbench/slurmbench/slurm"
 )
@@ -150,7 +152,7 @@ func runAction(c *cli.Context) error {
 	group := ""
 	opts := runner.Options{
 		Plan: plan, Binary: bin, Client: client,
-		Import:   func(ctx context.Context, p *launcher.Plan) error { return importImage(ctx, prof, p, stderr) },
+		Import:   func(ctx context.Context, p *launcher.Plan) error { return importImage(ctx, prof, client, p, stderr) },
 		JobEnv:   jobEnv(plan),
 		Progress: stderr, DriverLog: driverLog,
 		CancelWait: c.Duration("cancel-wait"), Interrupted: interrupted, Hard: hard,
@@ -260,7 +262,7 @@ func writeGitHub(sum report.Summary) error {
 }
 
 // importImage makes the plan's squash file exist, importing under a lock.
-func importImage(ctx context.Context, prof *profile.Profile, plan *launcher.Plan, log io.Writer) error {
+func importImage(ctx context.Context, prof *profile.Profile, client *slurm.Client, plan *launcher.Plan, log io.Writer) error {
 	if plan.Image.Ref == "" || plan.Runtime == "none" {
 		return nil
 	}
@@ -269,8 +271,12 @@ func importImage(ctx context.Context, prof *profile.Profile, plan *launcher.Plan
 		return err
 	}
 	opts := enroot.Options{SquashDir: prof.Paths.SquashDir, Enroot: prof.Container.Enroot, Version: version, Output: log}
-	if a := prof.Slurm.ComputeArch; a != "" && a != goArchName() {
-		opts.Arch = a
+	if importOnCompute(prof) {
+		// The image must be unpacked for the nodes' architecture: import
+		// where it will run.
+		tl := time.Duration(prof.Slurm.ImportTimeLimitMinutes()) * time.Minute
+		opts.Runner = submit.SlurmRunner{Client: client, Partition: prof.Slurm.Partition, Account: prof.Slurm.Account,
+			TimeLimit: tl, WorkDir: filepath.Join(prof.Paths.SquashDir, ".imports"), Env: jobEnv(plan)[:1], Progress: log, Owner: prof.Paths.Owner}
 	}
 	imp, err := enroot.NewImporter(opts)
 	if err != nil {
@@ -282,6 +288,18 @@ func importImage(ctx context.Context, prof *profile.Profile, plan *launcher.Plan
 	}
 	fmt.Fprintf(log, "%s image %s: %s (%s)\n", time.Now().UTC().Format("15:04:05"), r.Action, r.Path, r.Elapsed.Round(time.Millisecond))
 	return nil
+}
+
+// importOnCompute: as the profile says, else when the compute nodes'
+// architecture differs from this machine's.
+func importOnCompute(prof *profile.Profile) bool {
+	switch prof.Container.ImportOn {
+	case "compute":
+		return true
+	case "login":
+		return false
+	}
+	return prof.Slurm.ComputeArch != "" && prof.Slurm.ComputeArch != goArchName()
 }
 
 func goArchName() string {

@@ -83,6 +83,10 @@ type Container struct {
 	// Enroot is the enroot program on the compute nodes (runtime "enroot"
 	// and imports); default "enroot" from PATH.
 	Enroot string `toml:"enroot"`
+	// ImportOn is where images are imported: "login" (here), "compute" (a
+	// one-node Slurm job) or "" (compute when slurm.compute_arch differs
+	// from this machine's architecture).
+	ImportOn string `toml:"import_on"`
 }
 
 // Env is the [env] table.
@@ -252,6 +256,11 @@ func (p *Profile) validate() error {
 		if _, _, err := ParseOwner(p.Paths.Owner); err != nil {
 			errs = append(errs, fmt.Errorf("paths.owner: %w", err))
 		}
+	}
+	switch p.Container.ImportOn {
+	case "", "login", "compute":
+	default:
+		errs = append(errs, fmt.Errorf("container.import_on: %q is not login or compute", p.Container.ImportOn))
 	}
 	switch p.Container.Runtime {
 	case RuntimePyxis, RuntimeEnroot, RuntimeNone:

@@ -66,3 +66,12 @@ func ParseTimeLimit(s string) (int, error) {
 	}
 	return total, nil
 }
+
+// ImportTimeLimitMinutes bounds an import job: the profile's time limit, or
+// 3 hours.
+func (s Slurm) ImportTimeLimitMinutes() int {
+	if m, err := ParseTimeLimit(s.TimeLimit); err == nil {
+		return m
+	}
+	return 180
+}
