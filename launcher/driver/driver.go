@@ -105,7 +105,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{Transport: &http.Transport{Proxy: nil}}
 	}
-	plan, err := loadPlan(opts.PlanFile)
+	plan, err := launcher.ReadPlan(opts.PlanFile)
 	if err != nil {
 		return Result{ExitCode: ExitInternal}, err
 	}
@@ -124,21 +124,6 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		exited: make(chan *step, len(plan.Processes)),
 	}
 	return d.run(ctx), nil
-}
-
-func loadPlan(path string) (*launcher.Plan, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading plan: %w", err)
-	}
-	var p launcher.Plan
-	if err := json.Unmarshal(b, &p); err != nil {
-		return nil, fmt.Errorf("plan %s: %w", path, err)
-	}
-	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("plan %s: %w", path, err)
-	}
-	return &p, nil
 }
 
 func (d *driver) logf(format string, args ...any) {

@@ -5,7 +5,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -400,13 +399,5 @@ func Attach(ctx context.Context, o Options, id slurm.JobID) (*Result, error) {
 
 // ReadPlan reads a run directory's plan.
 func ReadPlan(runDir string) (*launcher.Plan, error) {
-	b, err := os.ReadFile(filepath.Join(runDir, "plan.json"))
-	if err != nil {
-		return nil, err
-	}
-	var p launcher.Plan
-	if err := json.Unmarshal(b, &p); err != nil {
-		return nil, fmt.Errorf("%s/plan.json: %w", runDir, err)
-	}
-	return &p, p.Validate()
+	return launcher.ReadPlan(filepath.Join(runDir, "plan.json"))
 }

@@ -12,7 +12,6 @@ package steps
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,20 +27,7 @@ import (
 
 // LoadPlan reads a plan file and checks it: a hand-edited plan must not
 // half-run.
-func LoadPlan(path string) (*launcher.Plan, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading plan: %w", err)
-	}
-	var plan launcher.Plan
-	if err := json.Unmarshal(data, &plan); err != nil {
-		return nil, fmt.Errorf("decoding plan %s: %w", path, err)
-	}
-	if err := plan.Validate(); err != nil {
-		return nil, fmt.Errorf("plan %s: %w", path, err)
-	}
-	return &plan, nil
-}
+func LoadPlan(path string) (*launcher.Plan, error) { return launcher.ReadPlan(path) }
 
 // FrontendError says the frontend did not accept a connection: after the
 // health gate that means it died, which is the engine layer's failure, not
