@@ -10,21 +10,14 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-)
 
-const (
-	mtN         = 624
-	mtM         = 397
-	mtMatrixA   = 0x9908b0df
-	mtUpperMask = 0x80000000
-	mtLowerMask = 0x7fffffff
+	"github.com/slurmbench/slurmbench/internal/mt19937"
 )
 
 // PyRandom is a port of CPython's random.Random (Mersenne Twister). Only the
 // calls lm-eval's default few-shot sampler makes are provided.
 type PyRandom struct {
-	state [mtN]uint32
-	index int
+	mt mt19937.MT
 }
 
 // NewPyRandom returns the generator random.Random(seed) would build for a
@@ -40,72 +33,12 @@ func NewPyRandom(seed int64) *PyRandom {
 		key = append(key, hi)
 	}
 	r := &PyRandom{}
-	r.initByArray(key)
+	r.mt.SeedArray(key)
 	return r
 }
 
-func (r *PyRandom) initGenrand(s uint32) {
-	r.state[0] = s
-	for i := 1; i < mtN; i++ {
-		prev := r.state[i-1]
-		r.state[i] = 1812433253*(prev^(prev>>30)) + uint32(i)
-	}
-	r.index = mtN
-}
-
-func (r *PyRandom) initByArray(key []uint32) {
-	r.initGenrand(19650218)
-	i, j := 1, 0
-	k := max(mtN, len(key))
-	for ; k > 0; k-- {
-		prev := r.state[i-1]
-		r.state[i] = (r.state[i] ^ ((prev ^ (prev >> 30)) * 1664525)) + key[j] + uint32(j)
-		i++
-		j++
-		if i >= mtN {
-			r.state[0] = r.state[mtN-1]
-			i = 1
-		}
-		if j >= len(key) {
-			j = 0
-		}
-	}
-	for k = mtN - 1; k > 0; k-- {
-		prev := r.state[i-1]
-		r.state[i] = (r.state[i] ^ ((prev ^ (prev >> 30)) * 1566083941)) - uint32(i)
-		i++
-		if i >= mtN {
-			r.state[0] = r.state[mtN-1]
-			i = 1
-		}
-	}
-	r.state[0] = 0x80000000 // MSB is 1, assuring a non-zero initial array
-}
-
 // Uint32 is CPython's genrand_uint32: the next tempered 32-bit output.
-func (r *PyRandom) Uint32() uint32 {
-	if r.index >= mtN {
-		var kk int
-		for kk = 0; kk < mtN-mtM; kk++ {
-			y := (r.state[kk] & mtUpperMask) | (r.state[kk+1] & mtLowerMask)
-			r.state[kk] = r.state[kk+mtM] ^ (y >> 1) ^ (y&1)*mtMatrixA
-		}
-		for ; kk < mtN-1; kk++ {
-			y := (r.state[kk] & mtUpperMask) | (r.state[kk+1] & mtLowerMask)
-			r.state[kk] = r.state[kk+(mtM-mtN)] ^ (y >> 1) ^ (y&1)*mtMatrixA
-		}
-		y := (r.state[mtN-1] & mtUpperMask) | (r.state[0] & mtLowerMask)
-		r.state[mtN-1] = r.state[mtM-1] ^ (y >> 1) ^ (y&1)*mtMatrixA
-		r.index = 0
-	}
-	y := r.state[r.index]
-	r.index++
-	y ^= y >> 11
-	y ^= (y << 7) & 0x9d2c5680
-	y ^= (y << 15) & 0xefc60000
-	y ^= y >> 18
-	return y
-}
+func (r *PyRandom) Uint32() uint32 { return r.mt.Uint32() }
 
 // GetRandBits is random.getrandbits(k) for 0 <= k <= 64. Wider values are
 // assembled from 32-bit words least significant first, as CPython does.

@@ -1,6 +1,10 @@
 package sabench
 
-import "math"
+import (
+	"math"
+
+	"github.com/slurmbench/slurmbench/internal/mt19937"
+)
 
 // legacyRand reproduces the draws of numpy's legacy global generator
 // (np.random.seed / np.random.randint / np.random.gamma, i.e. RandomState on
@@ -8,62 +12,21 @@ import "math"
 // Matching it draw for draw means the native client sends the same
 // input/output lengths and id offsets as the Python tool for the same seed.
 type legacyRand struct {
-	key [mtN]uint32
-	pos int
+	mt mt19937.MT
 
 	hasGauss bool
 	gauss    float64
 }
 
-const (
-	mtN         = 624
-	mtM         = 397
-	mtMatrixA   = 0x9908b0df
-	mtUpperMask = 0x80000000
-	mtLowerMask = 0x7fffffff
-)
-
 // newLegacyRand seeds like np.random.seed(seed) for an integer seed
 // (numpy's mt19937_seed, i.e. the reference init_genrand).
 func newLegacyRand(seed uint32) *legacyRand {
 	r := &legacyRand{}
-	s := seed
-	for i := range mtN {
-		r.key[i] = s
-		s = 1812433253*(s^(s>>30)) + uint32(i) + 1
-	}
-	r.pos = mtN
+	r.mt.SeedUint32(seed)
 	return r
 }
 
-func (r *legacyRand) regenerate() {
-	mag := func(y uint32) uint32 { return -(y & 1) & mtMatrixA }
-	i := 0
-	for ; i < mtN-mtM; i++ {
-		y := (r.key[i] & mtUpperMask) | (r.key[i+1] & mtLowerMask)
-		r.key[i] = r.key[i+mtM] ^ (y >> 1) ^ mag(y)
-	}
-	for ; i < mtN-1; i++ {
-		y := (r.key[i] & mtUpperMask) | (r.key[i+1] & mtLowerMask)
-		r.key[i] = r.key[i+mtM-mtN] ^ (y >> 1) ^ mag(y)
-	}
-	y := (r.key[mtN-1] & mtUpperMask) | (r.key[0] & mtLowerMask)
-	r.key[mtN-1] = r.key[mtM-1] ^ (y >> 1) ^ mag(y)
-	r.pos = 0
-}
-
-func (r *legacyRand) uint32() uint32 {
-	if r.pos == mtN {
-		r.regenerate()
-	}
-	y := r.key[r.pos]
-	r.pos++
-	y ^= y >> 11
-	y ^= (y << 7) & 0x9d2c5680
-	y ^= (y << 15) & 0xefc60000
-	y ^= y >> 18
-	return y
-}
+func (r *legacyRand) uint32() uint32 { return r.mt.Uint32() }
 
 // float64 is numpy's 53-bit double in [0, 1) from two 32-bit draws.
 func (r *legacyRand) float64() float64 {
