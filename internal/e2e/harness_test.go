@@ -1,0 +1,537 @@
+// Package e2e is issue #6's fault suite: `slurmbench run` as a real
+// subprocess against the project's test cluster, with slurmrestd faults,
+// signals in every phase, engine faults, bad input, secrets, concurrent
+// runs and the GitHub Actions contract. Tests only.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/slurmbench/slurmbench/internal/clustertest"
+	"github.com/slurmbench/slurmbench/launcher/driver"
+	"github.com/slurmbench/slurmbench/slurm"
+	"github.com/slurmbench/slurmbench/slurm/slurmtest"
+)
+
+// cluster is the test cluster with the slurmbench binary built for it and
+// a client that talks to slurmrestd directly (never through a test's proxy).
+type cluster struct {
+	*clustertest.Env
+	api  *slurm.Client
+	repo string
+}
+
+func setup(t testing.TB) *cluster {
+	t.Helper()
+	env := clustertest.Setup(t)
+	api, err := slurm.New(slurm.Config{URL: env.Cluster.RestURL, User: env.Cluster.User, Token: env.Cluster.Token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &cluster{Env: env, api: api, repo: clustertest.RepoRoot(t)}
+}
+
+// uniqueName is a recipe (and so job) name no other run shares: jobs are
+// counted by name through the API.
+func uniqueName(prefix string) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return prefix + "-" + hex.EncodeToString(b[:])
+}
+
+// mockRecipe is the mock 2P1D topology (3 nodes) with extra mock-engine
+// flags per role, small enough for a 2-core machine.
+type mockRecipe struct {
+	name     string
+	prefill  []string // extra "key: value" lines for the prefill workers
+	decode   []string
+	attempts int // health_check.max_attempts (default 90)
+	isl, osl int // default 64 / 16
+	conc     string
+	itl      string // decode inter-token latency (default 2ms)
+	extra    string // appended to the benchmark block
+}
+
+func (m mockRecipe) String() string {
+	block := func(extra []string, itl string) string {
+		s := "      served-model-name: mock/DeepSeek-R1\n      ttft: 5ms\n"
+		if itl != "" {
+			s += "      itl: " + itl + "\n"
+		}
+		for _, kv := range extra {
+			s += "      " + kv + "\n"
+		}
+		return s
+	}
+	if m.attempts == 0 {
+		m.attempts = 90
+	}
+	if m.isl == 0 {
+		m.isl = 64
+	}
+	if m.osl == 0 {
+		m.osl = 16
+	}
+	if m.conc == "" {
+		m.conc = "4"
+	}
+	if m.itl == "" {
+		m.itl = "2ms"
+	}
+	return fmt.Sprintf(`name: %s
+model:
+  path: mock
+  container: mock-image
+  precision: fp8
+resources:
+  gpu_type: mock
+  gpus_per_node: 4
+  prefill_nodes: 2
+  prefill_workers: 2
+  decode_nodes: 1
+  decode_workers: 1
+frontend:
+  type: dynamo
+  enable_multiple_frontends: false
+backend:
+  type: mock
+  mock_config:
+    prefill:
+%s    decode:
+%shealth_check:
+  max_attempts: %d
+  interval_seconds: 1
+benchmark:
+  type: sa-bench
+  isl: %d
+  osl: %d
+  concurrencies: "%s"
+  num_prompts_mult: 2
+  num_warmup_mult: 0
+%s`, m.name, block(m.prefill, ""), block(m.decode, m.itl), m.attempts, m.isl, m.osl, m.conc, m.extra)
+}
+
+// runOpts describe one `slurmbench run`.
+type runOpts struct {
+	name    string   // job name (the recipe's name)
+	recipe  string   // recipe text
+	restURL string   // slurmrestd as the run sees it ("" = the cluster's)
+	slurm   []string // extra lines for the profile's [slurm] table
+	args    []string // extra flags
+	env     []string // extra KEY=VALUE for the run's environment
+	token   string   // SLURM_JWT for the run ("" = the cluster's)
+	stage   string   // --stage-dir ("" = a fresh temp dir; "-" = none)
+}
+
+// run is one `slurmbench run` subprocess.
+type run struct {
+	t       testing.TB
+	c       *cluster
+	opts    runOpts
+	dir     string // the test's own directory (profile, recipe)
+	profile string
+	recipe  string
+	stage   string
+	cmd     *exec.Cmd
+	stdout  *lineBuffer
+	stderr  *lineBuffer
+	started time.Time
+	done    chan struct{}
+	code    int
+	ended   time.Time
+}
+
+// prepare writes the profile and recipe for o; start runs them.
+func (c *cluster) prepare(t testing.TB, o runOpts) *run {
+	t.Helper()
+	dir := t.TempDir()
+	env := *c.Env
+	if o.restURL != "" {
+		env.Cluster.RestURL = o.restURL
+	}
+	profile := env.Profile(t, dir, "")
+	if len(o.slurm) > 0 {
+		b, err := os.ReadFile(profile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := strings.Replace(string(b), "[slurm]\n", "[slurm]\n"+strings.Join(o.slurm, "\n")+"\n", 1)
+		if err := os.WriteFile(profile, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recipe := filepath.Join(dir, "recipe.yaml")
+	if err := os.WriteFile(recipe, []byte(o.recipe), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := &run{t: t, c: c, opts: o, dir: dir, profile: profile, recipe: recipe, done: make(chan struct{})}
+	switch o.stage {
+	case "":
+		r.stage = filepath.Join(dir, "stage")
+	case "-":
+	default:
+		r.stage = o.stage
+	}
+	return r
+}
+
+// baseEnv is the environment every run gets: nothing from the test's own
+// environment leaks in (a CI runner's GITHUB_* would change the behaviour).
+func (c *cluster) baseEnv(token string) []string {
+	if token == "" {
+		token = c.Cluster.Token
+	}
+	return []string{
+		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"HOME=" + os.Getenv("HOME"),
+		"SLURM_JWT=" + token,
+	}
+}
+
+func (r *run) argv() []string {
+	args := []string{"run", "--profile", r.profile, "--recipe", r.recipe}
+	if r.stage != "" {
+		args = append(args, "--stage-dir", r.stage)
+	}
+	return append(args, r.opts.args...)
+}
+
+func (r *run) start() *run {
+	r.t.Helper()
+	r.cmd = exec.Command(r.c.Binary, r.argv()...)
+	r.cmd.Env = append(r.c.baseEnv(r.opts.token), r.opts.env...)
+	r.cmd.Dir = r.dir
+	r.stdout, r.stderr = newLineBuffer(), newLineBuffer()
+	r.cmd.Stdout, r.cmd.Stderr = r.stdout, r.stderr
+	// Its own process group: signals go to slurmbench alone, as GitHub's
+	// runner sends them to the step's process.
+	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	r.started = time.Now()
+	if err := r.cmd.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	go func() {
+		err := r.cmd.Wait()
+		r.code = r.cmd.ProcessState.ExitCode()
+		if ws, ok := r.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			r.code = 128 + int(ws.Signal())
+		}
+		_ = err
+		r.ended = time.Now()
+		r.stdout.close()
+		r.stderr.close()
+		close(r.done)
+	}()
+	r.t.Cleanup(func() {
+		select {
+		case <-r.done:
+		default:
+			_ = r.cmd.Process.Kill()
+			<-r.done
+		}
+		r.cancelLeftovers()
+	})
+	return r
+}
+
+// wait waits for the run to exit and returns its exit code.
+func (r *run) wait(timeout time.Duration) int {
+	r.t.Helper()
+	select {
+	case <-r.done:
+		return r.code
+	case <-time.After(timeout):
+		_ = r.cmd.Process.Signal(syscall.SIGQUIT) // a goroutine dump in stderr
+		time.Sleep(500 * time.Millisecond)
+		_ = r.cmd.Process.Kill()
+		<-r.done
+		r.t.Fatalf("slurmbench run did not exit within %s\n%s", timeout, r.output())
+		return -1
+	}
+}
+
+func (r *run) signal(sig syscall.Signal) {
+	r.t.Helper()
+	if err := r.cmd.Process.Signal(sig); err != nil {
+		r.t.Fatalf("signal %v: %v", sig, err)
+	}
+}
+
+// waitLine waits until stderr has a line matching re and returns it.
+func (r *run) waitLine(re *regexp.Regexp, timeout time.Duration) []string {
+	r.t.Helper()
+	m, err := r.stderr.waitFor(re, timeout, r.done)
+	if err != nil {
+		r.t.Fatalf("waiting for %q: %v\n%s", re, err, r.output())
+	}
+	return m
+}
+
+func (r *run) output() string {
+	return fmt.Sprintf("--- stdout ---\n%s--- stderr ---\n%s", r.stdout.String(), r.stderr.String())
+}
+
+var (
+	runIDLine     = regexp.MustCompile(`^slurmbench run (\S+): \d+ nodes`)
+	submittedLine = regexp.MustCompile(`submitted job (\d+) \(`)
+)
+
+// runDir is the run's directory on the shared filesystem ("" before plan).
+func (r *run) runDir() string {
+	m := r.stderr.find(runIDLine)
+	if m == nil {
+		return ""
+	}
+	return filepath.Join(r.c.Root, "runs", m[1])
+}
+
+// jobID is the submitted job's id (0 if none was printed).
+func (r *run) jobID() slurm.JobID {
+	m := r.stderr.find(submittedLine)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.ParseInt(m[1], 10, 64)
+	return slurm.JobID(n)
+}
+
+// jobs lists the jobs slurmctld knows under the run's name.
+func (r *run) jobs() []slurm.Job {
+	r.t.Helper()
+	return r.c.jobsNamed(r.t, r.opts.name)
+}
+
+func (c *cluster) jobsNamed(t testing.TB, name string) []slurm.Job {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	jobs, err := c.api.ListJobs(ctx, slurm.JobFilter{Name: name})
+	if err != nil {
+		t.Fatalf("listing jobs: %v", err)
+	}
+	return jobs
+}
+
+// cancelLeftovers cancels any job of the run the test leaves behind, so a
+// failing test does not hold the cluster.
+func (r *run) cancelLeftovers() {
+	if r.opts.name == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	jobs, err := r.c.api.ListJobs(ctx, slurm.JobFilter{Name: r.opts.name})
+	if err != nil {
+		return
+	}
+	for _, j := range jobs {
+		if !j.Terminal() {
+			_ = r.c.api.CancelJob(ctx, j.ID)
+		}
+	}
+}
+
+// assertNoLiveJobs checks that, by deadline, no job of the run is pending
+// or running (and none of its processes lives on the nodes).
+func (r *run) assertNoLiveJobs(deadline time.Time) {
+	r.t.Helper()
+	for {
+		var live []string
+		for _, j := range r.jobs() {
+			if !j.Terminal() {
+				live = append(live, fmt.Sprintf("job %d %s", j.ID, j.State))
+			}
+		}
+		if dir := r.runDir(); dir != "" {
+			live = append(live, processesOf(dir)...)
+		}
+		if len(live) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.t.Errorf("still alive at the deadline:\n%s", strings.Join(live, "\n"))
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// processesOf lists processes whose argv names dir (the test cluster's
+// nodes share this host's process table). slurmbench run itself is not
+// counted: its argv names the profile, not the run directory.
+func processesOf(dir string) []string {
+	var out []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		cmd := strings.ReplaceAll(string(b), "\x00", " ")
+		if strings.Contains(cmd, dir) {
+			out = append(out, "pid "+e.Name()+": "+cmd)
+		}
+	}
+	return out
+}
+
+func (r *run) outcome() driver.Outcome {
+	r.t.Helper()
+	dir := r.runDir()
+	if dir == "" {
+		r.t.Fatalf("no run directory printed\n%s", r.output())
+	}
+	o, err := driver.ReadOutcome(filepath.Join(dir, "outcome.json"))
+	if err != nil {
+		r.t.Fatalf("outcome.json: %v\n%s", err, r.output())
+	}
+	return o
+}
+
+// lineBuffer collects a stream and lets a test wait for a line.
+type lineBuffer struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	lines  []string
+	part   string
+	notify chan struct{}
+	closed bool
+}
+
+func newLineBuffer() *lineBuffer { return &lineBuffer{notify: make(chan struct{})} }
+
+func (b *lineBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Write(p)
+	s := b.part + string(p)
+	parts := strings.Split(s, "\n")
+	b.part = parts[len(parts)-1]
+	b.lines = append(b.lines, parts[:len(parts)-1]...)
+	close(b.notify)
+	b.notify = make(chan struct{})
+	return len(p), nil
+}
+
+func (b *lineBuffer) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.part != "" {
+		b.lines = append(b.lines, b.part)
+		b.part = ""
+	}
+	b.closed = true
+	close(b.notify)
+	b.notify = make(chan struct{})
+}
+
+func (b *lineBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *lineBuffer) Lines() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.lines)
+}
+
+func (b *lineBuffer) find(re *regexp.Regexp) []string {
+	for _, l := range b.Lines() {
+		if m := re.FindStringSubmatch(l); m != nil {
+			return m
+		}
+	}
+	return nil
+}
+
+func (b *lineBuffer) waitFor(re *regexp.Regexp, timeout time.Duration, exited <-chan struct{}) ([]string, error) {
+	deadline := time.After(timeout)
+	for {
+		b.mu.Lock()
+		ch, closed := b.notify, b.closed
+		b.mu.Unlock()
+		if m := b.find(re); m != nil {
+			return m, nil
+		}
+		if closed {
+			return nil, fmt.Errorf("the process exited first")
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			return nil, fmt.Errorf("not seen within %s", timeout)
+		case <-exited:
+			// Let the last writes land, then look once more.
+			time.Sleep(50 * time.Millisecond)
+			if m := b.find(re); m != nil {
+				return m, nil
+			}
+			return nil, fmt.Errorf("the process exited first")
+		}
+	}
+}
+
+// proxy puts a fault-injecting proxy between a run and slurmrestd.
+func (c *cluster) proxy(t testing.TB) *slurmtest.FaultProxy {
+	return slurmtest.NewFaultProxy(t, c.Cluster.RestURL)
+}
+
+// submits counts job submissions the proxy saw.
+func submits(p *slurmtest.FaultProxy) int { return p.Count("POST", "/job/submit") }
+
+// readJSON decodes a file into v.
+func readJSON(t testing.TB, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// stagedResults lists the InferenceX-named result files in dir.
+func stagedResults(t testing.TB, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatalf("stage dir: %v", err)
+	}
+	var out []string
+	for _, e := range ents {
+		if strings.Contains(e.Name(), "_conc") && strings.HasSuffix(e.Name(), ".json") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+
+func itoa(n int) string { return strconv.Itoa(n) }
