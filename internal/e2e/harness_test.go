@@ -533,5 +533,4 @@ func fileExists(path string) bool {
 	return err == nil
 }
 
-
 func itoa(n int) string { return strconv.Itoa(n) }
