@@ -2,8 +2,8 @@ package enroot
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
+	"github.com/slurmbench/slurmbench/internal/golden"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,8 +13,6 @@ import (
 
 	"github.com/slurmbench/slurmbench/enroot/enroottest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 func mustMounts(t *testing.T, specs ...string) []Mount {
 	t.Helper()
@@ -42,20 +40,7 @@ func renderInvocation(b *bytes.Buffer, name string, inv Invocation) {
 
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test -update rewrites it); got:\n%s", path, got)
-	}
+	golden.Assert(t, filepath.Join("testdata", name), got)
 }
 
 // A worker step as the driver starts it: model and run directories mounted,

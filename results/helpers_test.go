@@ -1,34 +1,18 @@
 package results
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
+	goldenpkg "github.com/slurmbench/slurmbench/internal/golden"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
 // golden compares got with testdata/<name>, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file (run with -update to create it): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (run with -update if the change is intended)\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	goldenpkg.Assert(t, filepath.Join("testdata", name), got)
 }
 
 // saBench returns a complete SA-Bench result as InferenceX's copy writes it,

@@ -1,15 +1,12 @@
 package gsm8k
 
 import (
-	"bytes"
-	"flag"
+	goldenpkg "github.com/slurmbench/slurmbench/internal/golden"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
 
 // dataDir is ../shared/data/gsm8k relative to the repository root; tests that
 // need the real splits skip when it is absent.
@@ -56,25 +53,7 @@ func splits(t testing.TB) (test, train []Doc) {
 // golden compares got with testdata/<name>.golden, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file (run with -update to create it): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		i := 0
-		for i < len(got) && i < len(want) && got[i] == want[i] {
-			i++
-		}
-		t.Errorf("%s differs from golden at byte %d (got %d bytes, want %d)\n got: %q\nwant: %q",
-			name, i, len(got), len(want), around(got, i), around(want, i))
-	}
+	goldenpkg.Assert(t, filepath.Join("testdata", name+".golden"), got)
 }
 
 func around(b []byte, i int) string {
