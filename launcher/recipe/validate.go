@@ -3,6 +3,7 @@ package recipe
 import (
 	"errors"
 	"fmt"
+	"github.com/slurmbench/slurmbench/launcher/profile"
 	"strings"
 )
 
@@ -134,7 +135,7 @@ func (r *Recipe) validate() error {
 		{"frontend.env", r.Frontend.Env}, {"benchmark.env", r.Benchmark.Env},
 	} {
 		for k := range env.m {
-			if !validEnvName(k) {
+			if !profile.ValidEnvName(k) {
 				add(env.field, "%q is not a valid environment variable name", k)
 			}
 		}
@@ -227,21 +228,6 @@ func countSet(bs ...bool) int {
 		}
 	}
 	return n
-}
-
-func validEnvName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		switch {
-		case r == '_', r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z':
-		case r >= '0' && r <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 func parsePositiveFloat(s string) (float64, error) {
