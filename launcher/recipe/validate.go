@@ -3,8 +3,9 @@ package recipe
 import (
 	"errors"
 	"fmt"
-	"github.com/slurmbench/slurmbench/launcher/profile"
 	"strings"
+
+	"github.com/slurmbench/slurmbench/launcher/profile"
 )
 
 // Backend types slurmbench runs. "mock" is slurmbench's own mock engine.
