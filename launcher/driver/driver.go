@@ -173,7 +173,29 @@ func (d *driver) run(ctx context.Context) Result {
 			f = &failure{class: diagnose.Unknown, msg: err.Error(), code: ExitInternal}
 		}
 	}
+	if f.class != "cancelled" && cancelledWithin(ctx, cancelGrace) {
+		// Cancelling a job signals its steps and this driver at once; a
+		// step often dies first (or its srun finds the job gone) and the
+		// driver's own SIGTERM lands a moment later. That failure is the
+		// cancellation, not an engine fault.
+		f = &failure{class: "cancelled", msg: "cancelled: " + context.Cause(ctx).Error() + " (" + f.msg + ")", code: ExitCancelled}
+	}
 	return d.finish(phase, f)
+}
+
+// cancelGrace is how long after a step failure the driver waits to learn
+// that the job itself is being cancelled.
+const cancelGrace = time.Second
+
+func cancelledWithin(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 func (d *driver) runPhases(ctx context.Context, phase *string) error {
