@@ -275,6 +275,21 @@ func (r *runState) cancel(_ context.Context, why string) {
 		r.progress("job %d: end not confirmed after cancel: %v", r.res.JobID, err)
 		return
 	}
+	// A cancelled job is CANCELLED at once, while its processes (the
+	// driver writing its outcome and logs) are still being stopped: wait
+	// for COMPLETING to clear before the logs are bundled.
+	for job.State.Has(slurm.FlagCompleting) {
+		select {
+		case <-waitCtx.Done():
+			r.progress("job %d: still %s after cancel", job.ID, job.State)
+			r.res.Job = job
+			return
+		case <-time.After(250 * time.Millisecond):
+		}
+		if j, err := r.o.Client.LookupJob(waitCtx, r.res.JobID); err == nil {
+			job = j
+		}
+	}
 	r.res.Job = job
 	r.progress("job %d ended %s", job.ID, job.Outcome())
 }
