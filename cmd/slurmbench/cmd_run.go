@@ -197,6 +197,11 @@ func runAction(c *cli.Context) error {
 			runErr = colErr
 		}
 	}
+	if runErr == nil && ctx.Err() != nil {
+		// A signal after the job ended, while collecting: the results are
+		// staged, but the step was interrupted and must not pass as a run.
+		runErr = &runner.Error{Layer: interrupted(), Err: errors.New("interrupted while collecting results (the job had ended)")}
+	}
 	sum := summarize(plan, res, col, runErr)
 	fmt.Fprint(c.App.Writer, sum.Text())
 	if gha {
@@ -235,6 +240,9 @@ func summarize(plan *launcher.Plan, res *runner.Result, col *runner.Collected, r
 		sum.ExitCode = reportExit(runErr)
 		if sum.Outcome == "" || sum.Outcome == report.OutcomeSucceeded {
 			sum.Outcome = report.OutcomeFailed
+			if sum.ExitCode == exitInterrupted || sum.ExitCode == exitTerminated {
+				sum.Outcome = report.OutcomeInterrupted
+			}
 		}
 	} else {
 		sum.Outcome = report.OutcomeSucceeded
