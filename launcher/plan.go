@@ -141,7 +141,19 @@ type Process struct {
 	// fills from the allocation; nothing else is substituted.
 	Env  map[string]string `json:"env"`
 	Argv []string          `json:"argv"`
-	Log  string            `json:"log"`
+	// Unset names variables the exec shim removes from the environment the
+	// process inherits (srtctl's `unset --`), before Env is applied.
+	Unset []string `json:"unset,omitempty"`
+	// Setup are argv steps the exec shim runs in order, in the process's
+	// container and with its environment, before it execs Argv: the recipe's
+	// setup script, then the Dynamo install. A step that exits non-zero
+	// fails the process with that step's exit code.
+	Setup [][]string `json:"setup,omitempty"`
+	// Files are written by the driver before the process starts: absolute
+	// path inside RunDir → content. Content may hold the same placeholders
+	// as Env. Several processes may name one path with equal content.
+	Files map[string]string `json:"files,omitempty"`
+	Log   string            `json:"log"`
 	// Srun carries the step options beyond --nodes/--ntasks/--nodelist.
 	Srun SrunOptions `json:"srun"`
 	// Critical processes end the run when they exit before the end.
@@ -217,6 +229,10 @@ type Dynamo struct {
 	Hash         string `json:"hash,omitempty"`
 	Wheel        string `json:"wheel,omitempty"`
 	RequestPlane string `json:"request_plane,omitempty"`
+	// Cache is the wheel cache on the shared filesystem the install step
+	// fills once per key and installs from (profile paths.wheel_cache, else
+	// <runs_dir>/.dynamo-wheels).
+	Cache string `json:"cache,omitempty"`
 }
 
 // Layout names the run directory's files.
