@@ -20,32 +20,79 @@ func (b *builder) add(proc Process) {
 	b.plan.Processes = append(b.plan.Processes, proc)
 }
 
-// addInfra starts NATS and etcd for Dynamo's discovery on the infra node.
-func (b *builder) addInfra(node int) {
-	nats := firstNonEmpty(b.p.Infra.NATSServer, "nats-server")
-	etcd := firstNonEmpty(b.p.Infra.Etcd, "etcd")
-	mounts := b.mounts()
-	b.add(Process{
-		Name: "infra_nats", Role: RoleInfra, Nodes: []int{node}, Container: true, Mounts: mounts,
-		Argv:  []string{nats, "-js", "-sd", "/tmp/nats", "-p", strconv.Itoa(portNATS)},
-		Ports: map[string]int{"nats": portNATS}, Log: b.logPath("infra_nats"), Critical: true,
-		Ready: &Probe{Node: node, Port: portNATS},
-	})
-	b.add(Process{
-		Name: "infra_etcd", Role: RoleInfra, Nodes: []int{node}, Container: true, Mounts: mounts,
-		Argv: []string{etcd, "--data-dir", "/tmp/etcd",
-			"--listen-client-urls", "http://0.0.0.0:" + strconv.Itoa(portEtcd),
-			"--advertise-client-urls", "http://" + placeholderIP(node) + ":" + strconv.Itoa(portEtcd),
-			"--listen-peer-urls", "http://0.0.0.0:" + strconv.Itoa(portEtcdPeer)},
-		Ports: map[string]int{"etcd": portEtcd}, Log: b.logPath("infra_etcd"), Critical: true,
-		Ready: &Probe{Node: node, Port: portEtcd},
-	})
+// engine is one backend's worker launch, srtctl's backends/<type>.py. The
+// generic code lays out endpoints, ports and the environment every worker
+// shares; the engine adds its program, flags, environment, files and srun
+// options.
+type engine interface {
+	// perEndpoint reports an MPI launch: one srun spans all nodes of an
+	// endpoint with one task per GPU (TRT-LLM), instead of one per node.
+	perEndpoint() bool
+	// visibleDevices reports whether a worker on part of a node gets its GPU
+	// slice as CUDA_VISIBLE_DEVICES (vLLM takes --device-ids instead).
+	visibleDevices() bool
+	// worker completes proc, the process of w.
+	worker(w *workerCtx, proc *Process) error
 }
 
-// addWorkers turns endpoints into one process per node (srtctl's Process),
-// with srtctl's ports: HTTP 6100+32·k and bootstrap 7200+k per node for
-// leaders, DYN_SYSTEM_PORT from one global counter.
+func (b *builder) engine() (engine, error) {
+	switch b.backendType() {
+	case "sglang":
+		return &sglangEngine{b: b}, nil
+	case "vllm":
+		return newVLLMEngine(b), nil
+	case "trtllm":
+		return &trtllmEngine{b: b}, nil
+	case "mock":
+		return &mockEngine{b: b}, nil
+	}
+	return nil, b.fail("backend.type", "%q has no worker command", b.backendType())
+}
+
+// workerCtx is one node process of an endpoint (srtctl's Process), or the
+// leader's for an MPI launch, with srtctl's ports: HTTP 6100+32·k and
+// bootstrap 7200+k per node for leaders, DYN_SYSTEM_PORT from one global
+// counter.
+type workerCtx struct {
+	ep                 endpoint
+	rank, node, leader int
+	// httpPort is 0 on followers (srtctl passes --port 0 there);
+	// bootstrap is set on prefill leaders only.
+	httpPort, bootstrap, sysPort int
+}
+
+func (w *workerCtx) mode() string {
+	switch w.ep.role {
+	case RolePrefill:
+		return "prefill"
+	case RoleDecode:
+		return "decode"
+	}
+	return "aggregated"
+}
+
+// srtctlMode is the mode as srtctl names it in files and flags ("agg").
+func (w *workerCtx) srtctlMode() string {
+	if w.ep.role == RoleAgg {
+		return "agg"
+	}
+	return w.mode()
+}
+
+func (w *workerCtx) multiNode() bool { return len(w.ep.nodes) > 1 }
+
+// addWorkers turns endpoints into processes: one per node (srtctl's
+// Process), or one per endpoint for an MPI launch.
 func (b *builder) addWorkers(eps []endpoint) error {
+	for _, check := range []func() error{b.checkInfra, b.checkSetupScript, b.prepareDynamo} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	eng, err := b.engine()
+	if err != nil {
+		return err
+	}
 	httpSlot := map[int]int{}      // node → next leader slot
 	bootstrapSlot := map[int]int{} // node → next prefill leader slot
 	for _, ep := range eps {
@@ -57,36 +104,31 @@ func (b *builder) addWorkers(eps []endpoint) error {
 			bootstrap = portBootstrapBase + bootstrapSlot[leader]
 			bootstrapSlot[leader]++
 		}
+		var ranks []*workerCtx
 		for rank, node := range ep.nodes {
-			name := fmt.Sprintf("%s_w%d", ep.role, ep.index)
-			if len(ep.nodes) > 1 {
-				name = fmt.Sprintf("%s_r%d", name, rank)
-			}
-			sys := b.sysPort
+			w := &workerCtx{ep: ep, rank: rank, node: node, leader: leader, sysPort: b.sysPort}
 			b.sysPort++
-			w := workerCtx{ep: ep, rank: rank, node: node, leader: leader, httpPort: httpPort, bootstrap: bootstrap, sysPort: sys}
-			if rank > 0 {
-				w.httpPort = 0 // followers serve no HTTP (srtctl gives them port 0)
+			if rank == 0 {
+				w.httpPort, w.bootstrap = httpPort, bootstrap
 			}
-			argv, err := b.workerArgv(w)
+			ranks = append(ranks, w)
+		}
+		if eng.perEndpoint() {
+			proc, err := b.workerProcess(eng, ranks[0], fmt.Sprintf("%s_w%d", ep.role, ep.index), ep.nodes)
 			if err != nil {
 				return err
 			}
-			ports := map[string]int{"system": sys}
-			if w.httpPort != 0 {
-				ports["http"] = w.httpPort
+			b.add(proc)
+			continue
+		}
+		for _, w := range ranks {
+			name := fmt.Sprintf("%s_w%d", ep.role, ep.index)
+			if w.multiNode() {
+				name = fmt.Sprintf("%s_r%d", name, w.rank)
 			}
-			if bootstrap != 0 && rank == 0 {
-				ports["bootstrap"] = bootstrap
-			}
-			proc := Process{
-				Name: name, Role: ep.role, Worker: ep.index, Rank: rank, Nodes: []int{node},
-				GPUs: ep.gpuSlice(b.gpn), Ports: ports, Container: true, Mounts: b.mounts(),
-				Env: b.workerEnv(w), Argv: argv, Log: b.logPath(name), Critical: true,
-				Srun: SrunOptions{Extra: b.srunExtra()},
-			}
-			if b.plan.Dynamo.Install {
-				proc.Srun.Export = []string{"ENROOT_REMAP_ROOT=yes"}
+			proc, err := b.workerProcess(eng, w, name, []int{w.node})
+			if err != nil {
+				return err
 			}
 			b.add(proc)
 		}
@@ -94,24 +136,45 @@ func (b *builder) addWorkers(eps []endpoint) error {
 	return nil
 }
 
-type workerCtx struct {
-	ep                           endpoint
-	rank, node, leader           int
-	httpPort, bootstrap, sysPort int
-}
-
-func (w workerCtx) mode() string {
-	switch w.ep.role {
-	case RolePrefill:
-		return "prefill"
-	case RoleDecode:
-		return "decode"
+func (b *builder) workerProcess(eng engine, w *workerCtx, name string, nodes []int) (Process, error) {
+	ports := map[string]int{"system": w.sysPort}
+	if w.httpPort != 0 {
+		ports["http"] = w.httpPort
 	}
-	return "aggregated"
+	if w.bootstrap != 0 {
+		ports["bootstrap"] = w.bootstrap
+	}
+	proc := Process{
+		Name: name, Role: w.ep.role, Worker: w.ep.index, Rank: w.rank, Nodes: nodes,
+		GPUs: w.ep.gpuSlice(b.gpn), Ports: ports, Container: true, Mounts: b.engineMounts(),
+		Env: b.workerEnv(w), Log: b.logPath(name), Critical: true,
+		Srun: SrunOptions{Extra: b.srunExtra()},
+	}
+	if s := w.ep.gpuSlice(b.gpn); s != nil && eng.visibleDevices() {
+		proc.Env["CUDA_VISIBLE_DEVICES"] = joinInts(s)
+	}
+	if err := eng.worker(w, &proc); err != nil {
+		return Process{}, err
+	}
+	if b.backendType() != "mock" {
+		proc.Setup = b.setupSteps(b.frontendType() == "dynamo")
+		if b.plan.Dynamo.Install {
+			// Root in the container for the install (srtctl's choice over
+			// --container-remap-root: clusters without it ignore the variable).
+			proc.Srun.Export = []string{"ENROOT_REMAP_ROOT=yes"}
+		}
+	}
+	// The profile's fixed variables are the cluster's and win.
+	for k, v := range b.p.Env.Set {
+		proc.Env[k] = v
+	}
+	return proc, nil
 }
 
-// workerEnv applies srtctl's precedence (srt-slurm.md §2.8), later wins.
-func (b *builder) workerEnv(w workerCtx) map[string]string {
+// workerEnv is srtctl's worker environment before the engine's own
+// (srt-slurm.md §2.8), later wins: Dynamo's discovery and runtime settings,
+// the role's environment, then the recipe's, both with {node} templating.
+func (b *builder) workerEnv(w *workerCtx) map[string]string {
 	env := map[string]string{}
 	if b.backendType() != "mock" {
 		env["HEAD_NODE_IP"] = placeholderIP(b.headNode)
@@ -124,25 +187,31 @@ func (b *builder) workerEnv(w workerCtx) map[string]string {
 		env["DYN_SKIP_SGLANG_LOG_FORMATTING"] = "1"
 		env["DYN_LOG"] = "info,dynamo_runtime::pipeline::network::ingress::push_handler=warn"
 	}
-	var roleEnv recipe.EnvMap
-	switch w.ep.role {
+	for k, v := range templated(b.roleEnv(w.ep.role), w.node) {
+		env[k] = v
+	}
+	for k, v := range b.recipeEnv(w.node) {
+		env[k] = v
+	}
+	return env
+}
+
+func (b *builder) roleEnv(role Role) recipe.EnvMap {
+	switch role {
 	case RolePrefill:
-		roleEnv = b.r.Backend.PrefillEnv
+		return b.r.Backend.PrefillEnv
 	case RoleDecode:
-		roleEnv = b.r.Backend.DecodeEnv
-	default:
-		roleEnv = b.r.Backend.AggregatedEnv
+		return b.r.Backend.DecodeEnv
 	}
-	for k, v := range templated(roleEnv, w.node) {
-		env[k] = v
-	}
-	for k, v := range templated(b.r.Env, w.node) {
-		env[k] = v
-	}
-	if s := w.ep.gpuSlice(b.gpn); s != nil {
-		env["CUDA_VISIBLE_DEVICES"] = joinInts(s)
-	}
-	for k, v := range b.p.Env.Set {
+	return b.r.Backend.AggregatedEnv
+}
+
+// recipeEnv is the recipe's top-level environment as srtctl's runtime
+// holds it: templated for node, plus the variables a dynamo.wheel install
+// derives (srtctl exports them to every worker and Dynamo frontend).
+func (b *builder) recipeEnv(node int) map[string]string {
+	env := templated(b.r.Env, node)
+	for k, v := range dynamoWheelEnv(b.plan.Dynamo) {
 		env[k] = v
 	}
 	return env
@@ -167,7 +236,8 @@ func joinInts(xs []int) string {
 	return strings.Join(s, ",")
 }
 
-func (b *builder) engineConfig(w workerCtx) recipe.EngineConfig {
+// engineConfig is the role's engine config (a copy the caller may edit).
+func (b *builder) engineConfig(role Role) map[string]recipe.Value {
 	var cfgs *recipe.EngineConfigs
 	switch b.backendType() {
 	case "sglang":
@@ -179,187 +249,63 @@ func (b *builder) engineConfig(w workerCtx) recipe.EngineConfig {
 	case "mock":
 		cfgs = b.r.Backend.MockConfig
 	}
-	if cfgs == nil {
-		return nil
+	var cfg recipe.EngineConfig
+	if cfgs != nil {
+		switch role {
+		case RolePrefill:
+			cfg = cfgs.Prefill
+		case RoleDecode:
+			cfg = cfgs.Decode
+		default:
+			cfg = cfgs.Aggregated
+		}
 	}
-	switch w.ep.role {
-	case RolePrefill:
-		return cfgs.Prefill
-	case RoleDecode:
-		return cfgs.Decode
-	}
-	return cfgs.Aggregated
-}
-
-// without returns cfg minus the keys srtctl owns and pops.
-func without(cfg recipe.EngineConfig, keys ...string) map[string]recipe.Value {
 	out := make(map[string]recipe.Value, len(cfg))
 	for k, v := range cfg {
 		out[k] = v
 	}
-	for _, k := range keys {
-		delete(out, k)
-		delete(out, strings.ReplaceAll(k, "-", "_"))
-	}
 	return out
 }
 
-func (b *builder) workerArgv(w workerCtx) ([]string, error) {
-	cfg := b.engineConfig(w)
-	m := b.plan.Model
-	port := strconv.Itoa(w.httpPort)
-	switch b.backendType() {
-	case "mock":
-		mode := w.mode()
-		if mode == "aggregated" {
-			mode = "decode" // an aggregated mock worker registers as a full (decode-capable) engine
-		}
-		argv := []string{b.plan.Binary, "mock-engine", "--mode", mode,
-			"--listen", "0.0.0.0:" + port,
-			"--frontend", "http://" + placeholderIP(b.headNode) + ":" + strconv.Itoa(portPublicFrontend),
-			"--advertise", "http://" + placeholderIP(w.node) + ":" + port,
-			"--model", m.ServedName}
-		return append(argv, recipe.Flags(without(cfg, "served-model-name"))...), nil
-	case "sglang":
-		module := "dynamo.sglang"
-		if b.frontendType() == "sglang" {
-			module = "sglang.launch_server"
-		}
-		argv := []string{"python3", "-m", module, "--model-path", m.Path, "--served-model-name", m.ServedName,
-			"--host", "0.0.0.0", "--port", port, "--nccl-port", strconv.Itoa(portNCCLBase + w.sysPort - portSystemBase),
-			"--disaggregation-mode", w.mode()}
-		if w.ep.role == RoleAgg {
-			argv = argv[:len(argv)-2]
-		}
-		if w.bootstrap != 0 {
-			argv = append(argv, "--disaggregation-bootstrap-port", strconv.Itoa(w.bootstrap))
-		}
-		if len(w.ep.nodes) > 1 {
-			argv = append(argv, "--dist-init-addr", placeholderIP(w.leader)+":"+strconv.Itoa(portDistInit),
-				"--nnodes", strconv.Itoa(len(w.ep.nodes)), "--node-rank", strconv.Itoa(w.rank))
-		}
-		// srtctl hands a host path here; /logs is the same directory inside the container.
-		argv = append(argv, "--dump-config-to", "/logs/"+fmt.Sprintf("%s_w%d_r%d", w.ep.role, w.ep.index, w.rank)+"_config.json")
-		if module == "dynamo.sglang" {
-			argv = append(argv, "--request-plane", b.plan.Dynamo.RequestPlane)
-		}
-		return append(argv, recipe.Flags(without(cfg, "served-model-name"))...), nil
-	case "vllm":
-		var argv []string
-		if b.frontendType() == "vllm" {
-			argv = []string{"vllm", "serve", m.Path, "--served-model-name", m.ServedName, "--port", port}
-		} else {
-			argv = []string{"python3", "-m", "dynamo.vllm", "--model", m.Path, "--served-model-name", m.ServedName}
-			if w.ep.role == RolePrefill {
-				argv = append(argv, "--is-prefill-worker")
-			}
-			argv = append(argv, "--request-plane", b.plan.Dynamo.RequestPlane)
-		}
-		if len(w.ep.nodes) > 1 {
-			argv = append(argv, "--nnodes", strconv.Itoa(len(w.ep.nodes)), "--node-rank", strconv.Itoa(w.rank),
-				"--master-addr", placeholderIP(w.leader))
-			if w.rank > 0 {
-				argv = append(argv, "--headless")
+// pop removes keys (in either spelling, '-' or '_') from cfg and returns
+// the first value found.
+func pop(cfg map[string]recipe.Value, keys ...string) (recipe.Value, bool) {
+	var found recipe.Value
+	ok := false
+	for _, k := range keys {
+		for _, spelling := range []string{k, strings.ReplaceAll(k, "-", "_")} {
+			if v, has := cfg[spelling]; has {
+				if !ok {
+					found, ok = v, true
+				}
+				delete(cfg, spelling)
 			}
 		}
-		return append(argv, recipe.Flags(without(cfg, "served-model-name"))...), nil
-	case "trtllm":
-		cfgFile := filepath.Join(b.plan.Layout.Logs, "trtllm_config_"+w.mode()+".yaml")
-		argv := []string{"trtllm-llmapi-launch", "python3", "-m", "dynamo.trtllm", "--model-path", m.Path,
-			"--served-model-name", m.ServedName, "--disaggregation-mode", w.mode(),
-			"--extra-engine-args", cfgFile, "--request-plane", b.plan.Dynamo.RequestPlane}
-		return argv, nil
 	}
-	return nil, b.fail("backend.type", "%q has no worker command", b.backendType())
+	return found, ok
 }
 
-// addFrontends places the frontend(s): one on the head at the public port,
-// or (Dynamo with enable_multiple_frontends, the default) nginx there and
-// routers on the following nodes at the internal port.
-func (b *builder) addFrontends(head int) error {
-	plan, r := b.plan, b.r
-	ft := b.frontendType()
-	plan.Backend, plan.Frontend = b.backendType(), ft
-	if b.backendType() == "mock" {
-		b.add(Process{
-			Name: "frontend_0", Role: RoleFrontend, Nodes: []int{head}, Container: true, Mounts: b.mounts(),
-			Argv: []string{plan.Binary, "mock-engine", "--mode", "frontend", "--listen", "0.0.0.0:" + strconv.Itoa(portPublicFrontend),
-				"--model", plan.Model.ServedName},
-			Ports: map[string]int{"http": portPublicFrontend}, Log: b.logPath("frontend_0"), Critical: true,
-		})
-		return nil
+// lookup returns a key's value in either spelling without removing it.
+func lookup(cfg map[string]recipe.Value, key string) (recipe.Value, bool) {
+	for _, spelling := range []string{key, strings.ReplaceAll(key, "-", "_")} {
+		if v, ok := cfg[spelling]; ok && !v.IsNull() {
+			return v, true
+		}
 	}
-	switch ft {
-	case "vllm":
-		return nil // vllm serve is the server (aggregated, one worker)
-	case "sglang":
-		argv := []string{"python3", "-m", "sglang_router.launch_router", "--pd-disaggregation"}
-		for _, proc := range plan.Processes {
-			if proc.Rank != 0 || proc.Ports["http"] == 0 {
-				continue
-			}
-			url := "http://" + placeholderIP(proc.Nodes[0]) + ":" + strconv.Itoa(proc.Ports["http"])
-			switch proc.Role {
-			case RolePrefill:
-				argv = append(argv, "--prefill", url, strconv.Itoa(proc.Ports["bootstrap"]))
-			case RoleDecode:
-				argv = append(argv, "--decode", url)
-			}
-		}
-		argv = append(argv, "--host", "0.0.0.0", "--port", strconv.Itoa(portPublicFrontend))
-		argv = append(argv, recipe.Flags(r.Frontend.Args)...)
-		b.add(Process{Name: "frontend_0", Role: RoleFrontend, Nodes: []int{head}, Container: true, Mounts: b.mounts(),
-			Env: templated(r.Frontend.Env, head), Argv: argv, Ports: map[string]int{"http": portPublicFrontend},
-			Log: b.logPath("frontend_0"), Critical: true})
-		return nil
-	}
-	// Dynamo.
-	multiple := r.Frontend.EnableMultipleFrontends == nil || *r.Frontend.EnableMultipleFrontends
-	others := plan.Nodes - 1 - head
-	if multiple && others > 0 {
-		routers := deref(r.Frontend.NumAdditionalFrontends, 9) + 1
-		if routers > others {
-			routers = others
-		}
-		nginxImage := firstNonEmpty(r.Frontend.NginxContainer, "nginx:1.27.4")
-		if v, ok := b.p.Containers[nginxImage]; ok {
-			nginxImage = v
-		}
-		b.add(Process{Name: "nginx", Role: RoleNginx, Nodes: []int{head}, Container: true, Image: nginxImage,
-			Mounts: b.mounts(), Argv: []string{"nginx", "-c", "/logs/nginx.conf", "-g", "daemon off;"},
-			Ports: map[string]int{"http": portPublicFrontend}, Log: b.logPath("nginx"), Critical: true,
-			Srun: SrunOptions{Extra: []string{"--container-remap-root"}}})
-		for i := 0; i < routers; i++ {
-			b.addDynamoFrontend(i, head+1+i, portInternalFrontend)
-		}
-		return nil
-	}
-	b.addDynamoFrontend(0, head, portPublicFrontend)
-	return nil
+	return recipe.Value{}, false
 }
 
-func (b *builder) addDynamoFrontend(i, node, port int) {
-	name := fmt.Sprintf("frontend_%d", i)
-	env := map[string]string{
-		"ETCD_ENDPOINTS":                 "http://" + placeholderHost(b.infraNode) + ":" + strconv.Itoa(portEtcd),
-		"NATS_SERVER":                    "nats://" + placeholderHost(b.infraNode) + ":" + strconv.Itoa(portNATS),
-		"DYN_REQUEST_PLANE":              b.plan.Dynamo.RequestPlane,
-		"DYN_SKIP_SGLANG_LOG_FORMATTING": "1",
+// intValue is a config value as a whole number (def when absent).
+func intValue(cfg map[string]recipe.Value, key string, def int) (int, error) {
+	v, ok := lookup(cfg, key)
+	if !ok {
+		return def, nil
 	}
-	for k, v := range templated(b.r.Env, node) {
-		env[k] = v
+	n, err := strconv.Atoi(v.String())
+	if err != nil {
+		return 0, fmt.Errorf("%s: %q is not a whole number", key, v.String())
 	}
-	for k, v := range templated(b.r.Frontend.Env, node) {
-		env[k] = v
-	}
-	argv := append([]string{"python3", "-m", "dynamo.frontend", "--http-port=" + strconv.Itoa(port)}, recipe.Flags(b.r.Frontend.Args)...)
-	proc := Process{Name: name, Role: RoleFrontend, Worker: i, Nodes: []int{node}, Container: true, Mounts: b.mounts(),
-		Env: env, Argv: argv, Ports: map[string]int{"http": port}, Log: b.logPath(name), Critical: true,
-		Srun: SrunOptions{MPI: "pmix"}}
-	if b.plan.Dynamo.Install {
-		proc.Srun.Export = []string{"ENROOT_REMAP_ROOT=yes"}
-	}
-	b.add(proc)
+	return n, nil
 }
 
 func (b *builder) benchmark() error {

@@ -1,0 +1,58 @@
+package launcher
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/slurmbench/slurmbench/launcher/recipe"
+)
+
+// sglangEngine runs SGLang: python3 -m dynamo.sglang under a Dynamo
+// frontend, python3 -m sglang.launch_server under the SGLang router
+// (srtctl's backends/sglang.py).
+type sglangEngine struct{ b *builder }
+
+func (e *sglangEngine) perEndpoint() bool    { return false }
+func (e *sglangEngine) visibleDevices() bool { return true }
+
+func (e *sglangEngine) worker(w *workerCtx, proc *Process) error {
+	b := e.b
+	cfg := b.engineConfig(w.ep.role)
+	// Keys srtctl passes itself: popped so they appear once. The NCCL port
+	// derives from the system port so workers sharing a node never race for
+	// one (SGLang's default probes for a free port).
+	pop(cfg, "model-path", "served-model-name", "nccl-port", "grpc-port")
+	module := "dynamo.sglang"
+	if b.frontendType() == "sglang" {
+		module = "sglang.launch_server"
+	}
+	argv := []string{"python3", "-m", module,
+		"--model-path", b.plan.Model.Path, "--served-model-name", b.plan.Model.ServedName,
+		"--host", "0.0.0.0", "--port", strconv.Itoa(w.httpPort),
+		"--nccl-port", strconv.Itoa(portNCCLBase + w.sysPort - portSystemBase)}
+	if w.ep.role != RoleAgg {
+		argv = append(argv, "--disaggregation-mode", w.mode())
+		// Every prefill leader gets its own bootstrap port: SGLang's default
+		// (8998) collides between workers sharing a node.
+		if w.bootstrap != 0 {
+			argv = append(argv, "--disaggregation-bootstrap-port", strconv.Itoa(w.bootstrap))
+		}
+	}
+	if w.multiNode() {
+		argv = append(argv, "--dist-init-addr", placeholderIP(w.leader)+":"+strconv.Itoa(portDistInit),
+			"--nnodes", strconv.Itoa(len(w.ep.nodes)), "--node-rank", strconv.Itoa(w.rank))
+	}
+	if module == "dynamo.sglang" {
+		// srtctl passes a host path (<log dir>/<node>_config.json, shared by
+		// the workers of a node); /logs is that directory in the container.
+		argv = append(argv, "--dump-config-to", "/logs/"+configDumpName(w),
+			"--request-plane", b.plan.Dynamo.RequestPlane)
+	}
+	proc.Argv = append(argv, recipe.Flags(cfg)...)
+	return nil
+}
+
+// configDumpName is a worker's --dump-config-to file: one per process.
+func configDumpName(w *workerCtx) string {
+	return fmt.Sprintf("%s_w%d_r%d_config.json", w.ep.role, w.ep.index, w.rank)
+}
