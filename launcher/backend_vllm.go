@@ -31,7 +31,7 @@ const nixlTransferConfig = `{"kv_connector": "NixlConnector", "kv_role": "kv_bot
 type vllmEngine struct {
 	b                     *builder
 	kvEvents, nixl, scans int
-	dpRPC                 map[int]int       // node → next DP RPC port
+	dpRPC                 map[int]int        // node → next DP RPC port
 	endpoints             map[string]*vllmEP // per endpoint, set by its first process
 }
 
