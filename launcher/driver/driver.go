@@ -448,6 +448,12 @@ func (d *driver) runToEnd(ctx context.Context, p launcher.Process, class diagnos
 				return d.died(s, diagnose.DiedAfterHealthy, ExitEngine, "after the health gate")
 			}
 			if s.code != 0 {
+				// A benchmark fails when a server under it dies, and srun
+				// reports the two exits in either order: the server's
+				// death is the cause.
+				if dead := d.exitWithin(serverExitGrace); dead != nil {
+					return d.died(dead, diagnose.DiedAfterHealthy, ExitEngine, "after the health gate")
+				}
 				return d.died(s, class, code, "")
 			}
 			d.logf("%s finished", p.Name)
@@ -455,6 +461,22 @@ func (d *driver) runToEnd(ctx context.Context, p launcher.Process, class diagnos
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+	}
+}
+
+// serverExitGrace is how long after a failed benchmark or eval step the
+// driver waits for a server's exit to be reported.
+const serverExitGrace = 2 * time.Second
+
+// exitWithin returns a step that exits within d, or nil.
+func (d *driver) exitWithin(wait time.Duration) *step {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case s := <-d.exited:
+		return s
+	case <-t.C:
+		return nil
 	}
 }
 
