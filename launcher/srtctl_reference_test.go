@@ -11,17 +11,83 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slurmbench/slurmbench/launcher/profile"
 	"github.com/slurmbench/slurmbench/launcher/recipe"
 )
 
 // srtctlRun is what ../shared/data/srtctl-reference recorded of srtctl's
 // orchestrator for one recipe: the allocation and every srun it made.
 type srtctlRun struct {
-	Nodelist  []string `json:"nodelist"`
+	JobID     string            `json:"job_id"`
+	Nodelist  []string          `json:"nodelist"`
+	NodeIPs   map[string]string `json:"node_ips"`
+	OutputDir string            `json:"output_dir"`
 	SrunCalls []struct {
 		Argv []string `json:"argv"`
 	} `json:"srun_calls"`
+}
+
+// srtctlCase is one reference recipe: what srtctl ran, and slurmbench's
+// plan for it (nil when slurmbench refuses the recipe by field).
+type srtctlCase struct {
+	Rel     string
+	Run     srtctlRun
+	Plan    *Plan
+	Refused string // the field, when refused
+}
+
+// srtctlCases loads every recipe of ../shared/data/srtctl-reference with
+// srtctl's record and slurmbench's plan on a profile with srtctl's settings
+// (model aliases under /models, gpus_per_node from the recipe).
+func srtctlCases(t *testing.T) []srtctlCase {
+	t.Helper()
+	refDir, err := filepath.Abs(filepath.Join("..", "..", "shared", "data", "srtctl-reference"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := os.ReadFile(filepath.Join(refDir, "RECIPES.list"))
+	if err != nil {
+		t.Skipf("srtctl reference not present at %s: %v", refDir, err)
+	}
+	root := corpusRoot(t)
+	loaded := map[string]*recipe.Recipe{}
+	var cases []srtctlCase
+	for _, rel := range strings.Fields(string(list)) {
+		c := srtctlCase{Rel: rel}
+		r, err := recipe.Load(filepath.Join(root, rel))
+		switch {
+		case err == nil:
+			loaded[rel] = r
+		case refusal(err) != "":
+			c.Refused = refusal(err)
+		default:
+			t.Fatalf("%s: %v", rel, err)
+		}
+		data, err := os.ReadFile(filepath.Join(refDir, strings.ReplaceAll(strings.TrimSuffix(rel, ".yaml"), "/", "__")+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(data, &c.Run); err != nil {
+			t.Fatalf("%s: %v", rel, err)
+		}
+		cases = append(cases, c)
+	}
+	profiles := corpusProfiles(t, loaded)
+	for i := range cases {
+		r, ok := loaded[cases[i].Rel]
+		if !ok {
+			continue
+		}
+		plan, err := Build(inputs(profiles[deref(r.Resources.GPUsPerNode, srtctlDefaultGPUsPerNode)], r))
+		switch {
+		case err == nil:
+			cases[i].Plan = plan
+		case refusal(err) != "":
+			cases[i].Refused = refusal(err)
+		default:
+			t.Fatalf("%s: %v", cases[i].Rel, err)
+		}
+	}
+	return cases
 }
 
 var (
@@ -126,56 +192,17 @@ func union(a, b []int) []int {
 // the same recipes (../shared/data/srtctl-reference). Recipes slurmbench
 // refuses by field are skipped and counted.
 func TestSrtctlReferencePlacement(t *testing.T) {
-	refDir, err := filepath.Abs(filepath.Join("..", "..", "shared", "data", "srtctl-reference"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	list, err := os.ReadFile(filepath.Join(refDir, "RECIPES.list"))
-	if err != nil {
-		t.Skipf("srtctl reference not present at %s: %v", refDir, err)
-	}
-	root := corpusRoot(t)
-	loaded := map[string]*recipe.Recipe{}
-	var rels []string
-	refusedBy := map[string]string{}
-	for _, rel := range strings.Fields(string(list)) {
-		r, err := recipe.Load(filepath.Join(root, rel))
-		switch {
-		case err == nil:
-			loaded[rel] = r
-		case refusal(err) != "":
-			refusedBy[rel] = refusal(err)
-		default:
-			t.Errorf("%s: %v", rel, err)
-		}
-		rels = append(rels, rel)
-	}
-	profiles := corpusProfiles(t, loaded)
+	cases := srtctlCases(t)
 	compared := 0
-	for _, rel := range rels {
-		r, ok := loaded[rel]
-		if !ok {
+	var skipped []string
+	for _, c := range cases {
+		if c.Plan == nil {
+			skipped = append(skipped, filepath.Base(c.Rel)+" ("+c.Refused+")")
 			continue
 		}
-		t.Run(rel, func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join(refDir, strings.ReplaceAll(strings.TrimSuffix(rel, ".yaml"), "/", "__")+".json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var run srtctlRun
-			if err := json.Unmarshal(data, &run); err != nil {
-				t.Fatal(err)
-			}
-			plan, err := Build(inputs(profiles[deref(r.Resources.GPUsPerNode, srtctlDefaultGPUsPerNode)], r))
-			if err != nil {
-				if f := refusal(err); f != "" {
-					refusedBy[rel] = f
-					return
-				}
-				t.Fatal(err)
-			}
+		t.Run(c.Rel, func(t *testing.T) {
 			compared++
-			want, got := refPlacement(t, run), planPlacement(plan)
+			want, got := refPlacement(t, c.Run), planPlacement(c.Plan)
 			if len(want.Where) < 3 {
 				t.Fatalf("reference names only %v: parsing it went wrong", want.Where)
 			}
@@ -192,11 +219,8 @@ func TestSrtctlReferencePlacement(t *testing.T) {
 			}
 		})
 	}
-	var skipped []string
-	for _, rel := range profile.SortedKeys(refusedBy) {
-		skipped = append(skipped, filepath.Base(rel)+" ("+refusedBy[rel]+")")
-	}
-	t.Logf("srtctl reference: %d recipes, %d compared, %d refused: %s", len(rels), compared, len(refusedBy), strings.Join(skipped, ", "))
+	sort.Strings(skipped)
+	t.Logf("srtctl reference: %d recipes, %d compared, %d refused: %s", len(cases), compared, len(skipped), strings.Join(skipped, ", "))
 }
 
 func sortedNames(ms ...map[string][]int) []string {
