@@ -121,6 +121,9 @@ func runAction(c *cli.Context) error {
 		report.Group(stderr, "slurmbench: plan")
 	}
 	plan, err := planFromFlags(c, autoRunID)
+	if err == nil {
+		err = preflight(c, plan)
+	}
 	if gha {
 		report.EndGroup(stderr)
 	}
@@ -211,6 +214,17 @@ func runAction(c *cli.Context) error {
 		sum.Annotate(stderr)
 	}
 	return runErr
+}
+
+// preflight checks what is only used after the job ran or while it is
+// submitted — the job description's sbatch directives, the result filename,
+// the stage directory — so a bad value costs no import and no allocation.
+func preflight(c *cli.Context, plan *launcher.Plan) error {
+	if _, err := submit.JobSpec(plan, nil); err != nil {
+		return withExit(exitConfig, fmt.Errorf("profile %s: %w", plan.Profile.Path, err))
+	}
+	err := runner.CheckStaging(plan, runner.CollectOptions{StageDir: c.String("stage-dir"), ResultFilename: c.String("result-filename")})
+	return withExit(exitConfig, err)
 }
 
 func summarize(plan *launcher.Plan, res *runner.Result, col *runner.Collected, runErr error) report.Summary {

@@ -42,12 +42,8 @@ func Collect(plan *launcher.Plan, o CollectOptions) (*Collected, error) {
 		for i, p := range plan.Points {
 			concs[i] = p.Concurrency
 		}
-		topo := results.Point{GPUs: plan.GPUs.Total, PrefillGPUs: plan.GPUs.Prefill, DecodeGPUs: plan.GPUs.Decode}
-		if plan.Mode == "aggregated" {
-			topo = results.Point{GPUs: plan.GPUs.Total}
-		}
 		col, err := results.Collect(results.CollectOptions{
-			ResultsDir: plan.Benchmark.ResultDir, Concurrencies: concs, Topology: topo,
+			ResultsDir: plan.Benchmark.ResultDir, Concurrencies: concs, Topology: topology(plan),
 			Config: filepath.Base(plan.Benchmark.ResultDir),
 		})
 		if col != nil {
@@ -80,6 +76,43 @@ func Collect(plan *launcher.Plan, o CollectOptions) (*Collected, error) {
 		return c, &Error{Layer: LayerBenchmark, Err: c.Missing}
 	}
 	return c, nil
+}
+
+// topology is the GPU split every result of the plan names.
+func topology(plan *launcher.Plan) results.Point {
+	if plan.Mode == "aggregated" {
+		return results.Point{GPUs: plan.GPUs.Total}
+	}
+	return results.Point{GPUs: plan.GPUs.Total, PrefillGPUs: plan.GPUs.Prefill, DecodeGPUs: plan.GPUs.Decode}
+}
+
+// CheckStaging checks, before anything is submitted, what Collect will
+// need at the end: every point's staged name can be formed from the result
+// filename, and the stage directory exists (or can be made) and takes files.
+func CheckStaging(plan *launcher.Plan, o CollectOptions) error {
+	name := o.ResultFilename
+	if name == "" {
+		name = plan.Name
+	}
+	for _, p := range plan.Points {
+		pt := topology(plan)
+		pt.Concurrency = p.Concurrency
+		if _, err := results.StagedName(name, filepath.Base(plan.Benchmark.ResultDir), pt); err != nil {
+			return fmt.Errorf("--result-filename (RESULT_FILENAME) %q: %w", name, err)
+		}
+	}
+	if o.StageDir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(o.StageDir, 0o755); err != nil {
+		return fmt.Errorf("--stage-dir (GITHUB_WORKSPACE): %w", err)
+	}
+	f, err := os.CreateTemp(o.StageDir, ".slurmbench-check-*")
+	if err != nil {
+		return fmt.Errorf("--stage-dir (GITHUB_WORKSPACE): %w", err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // evalArtifacts are the eval's files, staged flat as InferenceX expects.
