@@ -205,7 +205,10 @@ func (c *cluster) baseEnv(token string) []string {
 }
 
 func (r *run) argv() []string {
-	args := []string{"run", "--profile", r.profile, "--recipe", r.recipe}
+	args := []string{"run", "--recipe", r.recipe}
+	if r.profile != "" {
+		args = append(args, "--profile", r.profile)
+	}
 	if r.stage != "" {
 		args = append(args, "--stage-dir", r.stage)
 	}
