@@ -191,6 +191,21 @@ func (c *cluster) prepare(t testing.TB, o runOpts) *run {
 	return r
 }
 
+// editProfile replaces old with new in the run's profile.
+func (r *run) editProfile(old, new string) {
+	r.t.Helper()
+	b, err := os.ReadFile(r.profile)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if !strings.Contains(string(b), old) {
+		r.t.Fatalf("test bug: %q not in the profile:\n%s", old, b)
+	}
+	if err := os.WriteFile(r.profile, []byte(strings.Replace(string(b), old, new, 1)), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
 // baseEnv is the environment every run gets: nothing from the test's own
 // environment leaks in (a CI runner's GITHUB_* would change the behaviour).
 func (c *cluster) baseEnv(token string) []string {
@@ -249,8 +264,29 @@ func (r *run) start() *run {
 			<-r.done
 		}
 		r.cancelLeftovers()
+		r.removeOnPass()
 	})
 	return r
+}
+
+// removeOnPass deletes what a passing run left on the shared filesystem
+// (each run directory holds a copy of the binary; fresh images a squash
+// file); a failing test keeps them for a look.
+func (r *run) removeOnPass() {
+	if r.t.Failed() {
+		return
+	}
+	if dir := r.runDir(); dir != "" {
+		_ = os.RemoveAll(dir)
+	}
+	for _, kv := range r.opts.env {
+		if img, ok := strings.CutPrefix(kv, "IMAGE=slurmbench/mock-engine:"); ok && img != "e2e" {
+			m, _ := filepath.Glob(filepath.Join(r.c.Root, "squash", "*"+img+"*"))
+			for _, f := range m {
+				_ = os.RemoveAll(f)
+			}
+		}
+	}
 }
 
 // wait waits for the run to exit and returns its exit code.
