@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -88,7 +89,7 @@ func trtllmConfigYAML(cfg map[string]recipe.Value) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", k, err)
 		}
-		doc.Content = append(doc.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k}, v)
+		doc.Content = append(doc.Content, strNode(k), v)
 	}
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
@@ -134,7 +135,21 @@ func scalarNode(s string) *yaml.Node {
 	if _, err := strconv.ParseFloat(s, 64); err == nil && strings.ContainsAny(s, ".eE") && !strings.ContainsAny(s, "xX_") {
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!float", Value: pyYAMLFloat(s)}
 	}
-	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
+	return strNode(s)
+}
+
+// yaml11Special are strings a YAML 1.1 reader (PyYAML, what TRT-LLM
+// loads the file with) takes for a bool, null, number or timestamp when
+// they are written plain.
+var yaml11Special = regexp.MustCompile(`^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|~|null|Null|NULL|)$|^[-+]?\.?[0-9]|^[-+]?\.(?:inf|Inf|INF)$|^\.(?:nan|NaN|NAN)$`)
+
+// strNode is a string scalar, quoted when it would not read back as one.
+func strNode(s string) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
+	if yaml11Special.MatchString(s) {
+		n.Style = yaml.DoubleQuotedStyle
+	}
+	return n
 }
 
 // pyYAMLFloat is PyYAML's float form: "1e-05" → "1.0e-05".
@@ -149,8 +164,11 @@ func pyYAMLFloat(s string) string {
 // where they read back as the same type.
 func blockStyle(n *yaml.Node) {
 	n.Style = 0
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!float" {
+	switch {
+	case n.Kind == yaml.ScalarNode && n.Tag == "!!float":
 		n.Value = pyYAMLFloat(n.Value)
+	case n.Kind == yaml.ScalarNode && n.Tag == "!!str" && yaml11Special.MatchString(n.Value):
+		n.Style = yaml.DoubleQuotedStyle
 	}
 	for _, c := range n.Content {
 		blockStyle(c)

@@ -1,0 +1,202 @@
+package launcher
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestDynamoCacheKey(t *testing.T) {
+	cases := []struct {
+		name    string
+		d       Dynamo
+		py, m   string
+		want    string
+		wantErr string
+	}{
+		{"release", Dynamo{Version: "1.2.1"}, "cp312", "x86_64", "version-1.2.1/cp312-x86_64", ""},
+		{"exact wheel", Dynamo{Wheel: "1.2.0.dev20260426"}, "cp312", "aarch64", "wheel-1.2.0.dev20260426/cp312-aarch64", ""},
+		{"source", Dynamo{Hash: "5b4bc1dd70965017a737c71b19db5a0aeaa88727"}, "cp310", "aarch64", "hash-5b4bc1dd70965017a737c71b19db5a0aeaa88727/cp310-aarch64", ""},
+		// A hash wins over a version, as in the plan (srtctl clears version).
+		{"hash over version", Dynamo{Hash: "abcdef1", Version: "0.8.0"}, "cp312", "x86_64", "hash-abcdef1/cp312-x86_64", ""},
+		{"nothing", Dynamo{}, "cp312", "x86_64", "", "nothing to install"},
+		{"escape by version", Dynamo{Version: "../../etc"}, "cp312", "x86_64", "", "not a version"},
+		{"slash in wheel", Dynamo{Wheel: "1.0/../x"}, "cp312", "x86_64", "", "not a version"},
+		{"hash not hex", Dynamo{Hash: "main"}, "cp312", "x86_64", "", "not a hex commit"},
+		{"python tag", Dynamo{Version: "1.0"}, "py3", "x86_64", "", "python tag"},
+		{"machine", Dynamo{Version: "1.0"}, "cp312", "x86 64", "", "machine"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := DynamoCacheKey(tc.d, tc.py, tc.m)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("key = %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestDynamoFetchSteps(t *testing.T) {
+	steps, err := DynamoFetchSteps(Dynamo{Version: "1.2.1"}, "/cache/.tmp-1", "/tmp/w", "/root", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"python3", "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--extra-index-url", "https://pypi.nvidia.com",
+		"--dest", "/cache/.tmp-1", "ai-dynamo-runtime==1.2.1", "ai-dynamo==1.2.1"}
+	if len(steps) != 1 || !reflect.DeepEqual(steps[0].Argv, want) {
+		t.Errorf("release fetch = %+v", steps)
+	}
+	// An exact wheel may be a pre-release.
+	steps, err = DynamoFetchSteps(Dynamo{Wheel: "1.3.0.dev20260718"}, "/cache/.tmp-2", "/tmp/w", "/root", true)
+	if err != nil || len(steps) != 1 || indexOf(steps[0].Argv, "--pre") < 0 || indexOf(steps[0].Argv, "ai-dynamo==1.3.0.dev20260718") < 0 {
+		t.Errorf("wheel fetch = %+v, %v", steps, err)
+	}
+	// A source build installs rustup only without cargo, and builds with
+	// srtctl's flags in the bindings directory.
+	for _, haveCargo := range []bool{true, false} {
+		steps, err = DynamoFetchSteps(Dynamo{Hash: "4025cb6a8992d19fd19eead36065e08ea5301f35"}, "/cache/.tmp-3", "/tmp/w", "/root", haveCargo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var maturin *DynamoStep
+		rustup := false
+		for i, s := range steps {
+			if strings.Contains(strings.Join(s.Argv, " "), "sh.rustup.rs") {
+				rustup = true
+			}
+			if s.Argv[0] == "maturin" {
+				maturin = &steps[i]
+			}
+			if isShellString(s.Argv) {
+				t.Errorf("step runs a shell string: %q", s.Argv)
+			}
+		}
+		if rustup == haveCargo {
+			t.Errorf("haveCargo %v: rustup step present = %v", haveCargo, rustup)
+		}
+		if maturin == nil || maturin.Dir != "/tmp/w/dynamo/lib/bindings/python" || !strings.Contains(maturin.Env["RUSTFLAGS"], "target-cpu=native") {
+			t.Fatalf("maturin step = %+v", maturin)
+		}
+		if wantPath := !haveCargo; (len(maturin.PathPrepend) == 1 && maturin.PathPrepend[0] == "/root/.cargo/bin") != wantPath {
+			t.Errorf("haveCargo %v: PATH prepend %v", haveCargo, maturin.PathPrepend)
+		}
+		last := steps[len(steps)-1].Argv
+		if last[0] != "tar" || indexOf(last, "/cache/.tmp-3/dynamo-src.tar.gz") < 0 {
+			t.Errorf("last step %q does not pack the source into the entry", last)
+		}
+	}
+	if _, err := DynamoFetchSteps(Dynamo{Version: "1.0"}, "relative", "/tmp", "/root", true); err == nil {
+		t.Error("relative destination accepted")
+	}
+}
+
+func TestDynamoEntryFilesAndInstall(t *testing.T) {
+	names := []string{".complete", "ai_dynamo-1.2.1-py3-none-any.whl", "ai_dynamo_runtime-1.2.1-cp310-abi3-manylinux_2_28_x86_64.whl",
+		"ai_dynamo_runtime-1.2.10-cp310-abi3-manylinux_2_28_x86_64.whl"}
+	files, err := DynamoEntryFiles(Dynamo{Version: "1.2.1"}, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"ai_dynamo_runtime-1.2.1-cp310-abi3-manylinux_2_28_x86_64.whl", "ai_dynamo-1.2.1-py3-none-any.whl"}; !reflect.DeepEqual(files, want) {
+		t.Errorf("files = %q, want %q (1.2.10 must not match 1.2.1)", files, want)
+	}
+	steps, err := DynamoInstallSteps(Dynamo{Version: "1.2.1"}, "/cache/version-1.2.1/cp310-x86_64", files, "/tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv := steps[0].Argv
+	if len(steps) != 1 || indexOf(argv, "--break-system-packages") < 0 || indexOf(argv, "/cache/version-1.2.1/cp310-x86_64/ai_dynamo-1.2.1-py3-none-any.whl") < 0 {
+		t.Errorf("install = %+v", steps)
+	}
+	if _, err := DynamoEntryFiles(Dynamo{Version: "1.2.1"}, names[:2]); err == nil || !strings.Contains(err.Error(), "ai_dynamo_runtime-1.2.1-") {
+		t.Errorf("missing runtime wheel: %v", err)
+	}
+	if _, err := DynamoEntryFiles(Dynamo{Hash: "abcdef1"}, []string{"ai_dynamo_runtime-a.whl", "ai_dynamo_runtime-b.whl", "dynamo-src.tar.gz"}); err == nil || !strings.Contains(err.Error(), "2 files") {
+		t.Errorf("ambiguous entry: %v", err)
+	}
+	hashFiles, err := DynamoEntryFiles(Dynamo{Hash: "abcdef1"}, []string{"dynamo-src.tar.gz", "ai_dynamo_runtime-0.9.0-cp312-cp312-linux_aarch64.whl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, err = DynamoInstallSteps(Dynamo{Hash: "abcdef1"}, "/cache/hash-abcdef1/cp312-aarch64", hashFiles, "/tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := steps[len(steps)-1].Argv; strings.Join(got, " ") != "python3 -m pip install --break-system-packages -e /tmp/dynamo-src/dynamo" {
+		t.Errorf("source install ends with %q", got)
+	}
+	if _, err := DynamoInstallSteps(Dynamo{Version: "1.2.1"}, "/cache/x", []string{"../a.whl", "b.whl"}, "/tmp"); err == nil {
+		t.Error("a cache file outside the entry was accepted")
+	}
+}
+
+// TestDynamoInstallInPlan: every process that runs Dynamo installs it from
+// the cache as its last setup step (after the setup script), with root in
+// the container and the cache mounted; nothing else does.
+func TestDynamoInstallInPlan(t *testing.T) {
+	td := testdataDir(t)
+	p := loadProfile(t, filepath.Join(td, "profiles", "b200.toml"))
+	p.Paths.WheelCache = "/shared/wheels"
+	plan, err := Build(inputs(p, loadRecipe(t, filepath.Join(td, "recipes", "4p1d.yaml"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{plan.Binary, "dynamo-install", "--cache", "/shared/wheels", "--hash", "5b4bc1dd70965017a737c71b19db5a0aeaa88727"}
+	for _, proc := range plan.Processes {
+		dynamo := proc.Role == RolePrefill || proc.Role == RoleDecode || proc.Role == RoleFrontend
+		has := len(proc.Setup) > 0 && reflect.DeepEqual(proc.Setup[len(proc.Setup)-1], want)
+		if has != dynamo {
+			t.Errorf("%s: setup %q", proc.Name, proc.Setup)
+		}
+		if dynamo && (!reflect.DeepEqual(proc.Srun.Export, []string{"ENROOT_REMAP_ROOT=yes"}) || indexOf(proc.Mounts, "/shared/wheels:/shared/wheels") < 0) {
+			t.Errorf("%s: export %v, mounts %v", proc.Name, proc.Srun.Export, proc.Mounts)
+		}
+	}
+	// Without a profile cache the runs directory holds it.
+	plan = mustBuild(t, "b200.toml", "4p1d.yaml", nil)
+	if plan.Dynamo.Cache != "/shared/runs/.dynamo-wheels" {
+		t.Errorf("default cache %q", plan.Dynamo.Cache)
+	}
+}
+
+func TestSetupScript(t *testing.T) {
+	td := testdataDir(t)
+	text := string(readTestdata(t, "recipes", "4p1d.yaml"))
+	path := filepath.Join(t.TempDir(), "setup.yaml")
+	writeFile(t, path, text+"setup_script: rebuild-deepep.sh\n")
+	plan, err := Build(inputs(loadProfile(t, filepath.Join(td, "profiles", "b200.toml")), loadRecipe(t, path)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, proc := range plan.Processes {
+		if proc.Role == RolePrefill || proc.Role == RoleFrontend {
+			if len(proc.Setup) != 2 || strings.Join(proc.Setup[0], " ") != "bash /configs/rebuild-deepep.sh" || proc.Setup[1][1] != "dynamo-install" {
+				t.Errorf("%s: setup %q: want the script, then the install", proc.Name, proc.Setup)
+			}
+		}
+	}
+	for _, bad := range []string{"../x.sh", "/etc/x.sh", "a/../../x"} {
+		writeFile(t, path, text+"setup_script: "+bad+"\n")
+		_, err := Build(inputs(loadProfile(t, filepath.Join(td, "profiles", "b200.toml")), loadRecipe(t, path)))
+		if err == nil || !strings.Contains(err.Error(), "setup_script") {
+			t.Errorf("setup_script %q: err = %v", bad, err)
+		}
+	}
+}
+
+func readTestdata(t *testing.T, elem ...string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(append([]string{testdataDir(t)}, elem...)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
