@@ -1,16 +1,13 @@
 package driver
 
 import (
-	"flag"
-	"os"
+	goldenpkg "github.com/slurmbench/slurmbench/internal/golden"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/slurmbench/slurmbench/launcher"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func testPlan(runtime string) *launcher.Plan {
 	run := "/shared/runs/r1"
@@ -117,20 +114,5 @@ func sortStrings(s []string) {
 
 func golden(t *testing.T, path, got string) {
 	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs (run with -update to accept):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	goldenpkg.Assert(t, path, []byte(got))
 }

@@ -1,8 +1,7 @@
 package report
 
 import (
-	"bytes"
-	"flag"
+	goldenpkg "github.com/slurmbench/slurmbench/internal/golden"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,25 +12,10 @@ import (
 	"github.com/slurmbench/slurmbench/results"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
 // golden compares got with testdata/<name>, or rewrites it with -update.
 func golden(t *testing.T, name string, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file (run with -update to create it): %v", err)
-	}
-	if !bytes.Equal([]byte(got), want) {
-		t.Errorf("%s differs from the golden file (run with -update if the change is intended)\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	goldenpkg.Assert(t, filepath.Join("testdata", name), []byte(got))
 }
 
 // mockPlan is the shape of the mock 2P1D run: two prefill workers of four

@@ -4,9 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
+	goldenpkg "github.com/slurmbench/slurmbench/internal/golden"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,25 +14,10 @@ import (
 	"time"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
-
 // golden compares got with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n got: %s\nwant: %s", name, got, want)
-	}
+	goldenpkg.Assert(t, filepath.Join("testdata", name), got)
 }
 
 func testConfig(url string, concurrency, prompts int) Config {
