@@ -45,11 +45,12 @@ func TestSrtctlParity(t *testing.T) {
 			if note != "" {
 				sum.benchmarkReplaced = append(sum.benchmarkReplaced, filepath.Base(c.Rel))
 			}
-			clean := map[string]bool{}
+			clean, touched := map[string]bool{}, map[string]bool{}
 			for _, p := range procs {
 				clean[p] = true
 			}
 			for _, d := range diffs {
+				touched[d.proc] = true
 				e := d.deliberate()
 				if e == nil {
 					t.Errorf("unexplained difference%s: %s", note, d)
@@ -60,9 +61,15 @@ func TestSrtctlParity(t *testing.T) {
 				sum.byReason[e.kind+" "+firstNonEmpty(e.key, "*")+": "+e.reason]++
 			}
 			sum.processes += len(procs)
+			if note != "" {
+				sum.replacedProcesses += len(procs)
+			}
 			for _, p := range procs {
 				if clean[p] {
 					sum.cleanProcesses++
+				}
+				if !touched[p] {
+					sum.identical++
 				}
 			}
 			if len(procs) < 2 {
@@ -74,16 +81,17 @@ func TestSrtctlParity(t *testing.T) {
 }
 
 type paritySummary struct {
-	recipes, processes, cleanProcesses, unexplained int
-	refused, benchmarkReplaced                      []string
-	byReason                                        map[string]int
+	recipes, processes, cleanProcesses, identical, unexplained int
+	replacedProcesses                                          int
+	refused, benchmarkReplaced                                 []string
+	byReason                                                   map[string]int
 }
 
 func (s *paritySummary) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "srtctl parity: %d recipes compared (%d with the benchmark block replaced: %s), %d refused by field (%s); %d processes, %d with no unexplained difference, %d unexplained differences\n",
-		s.recipes, len(s.benchmarkReplaced), strings.Join(s.benchmarkReplaced, ", "), len(s.refused), strings.Join(s.refused, ", "),
-		s.processes, s.cleanProcesses, s.unexplained)
+	fmt.Fprintf(&b, "srtctl parity: %d recipes compared (%d of them with the benchmark block replaced: %s; %d processes), %d refused by field (%s); %d processes, %d with no unexplained difference (%d identical), %d unexplained differences\n",
+		s.recipes, len(s.benchmarkReplaced), strings.Join(s.benchmarkReplaced, ", "), s.replacedProcesses, len(s.refused), strings.Join(s.refused, ", "),
+		s.processes, s.cleanProcesses, s.identical, s.unexplained)
 	for _, k := range profile.SortedKeys(s.byReason) {
 		fmt.Fprintf(&b, "  %5d × %s\n", s.byReason[k], k)
 	}
