@@ -132,7 +132,14 @@ func invariantErrors(plan *Plan) []string {
 				owner[k] = proc.Name
 				roleGPUs[proc.Role]++
 			}
-			if cvd, ok := proc.Env["CUDA_VISIBLE_DEVICES"]; ok != (len(proc.GPUs) > 0) || ok && cvd != joinInts(proc.GPUs) {
+			if plan.Backend == "vllm" {
+				// vLLM takes its GPUs as --device-ids and no CUDA_VISIBLE_DEVICES
+				// (srt-slurm #253: a mask breaks DeepGEMM MegaMoE).
+				_, masked := proc.Env["CUDA_VISIBLE_DEVICES"]
+				if i := indexOf(proc.Argv, "--device-ids"); masked || i < 0 || proc.Argv[i+1] != joinInts(gpus) {
+					bad("%s: --device-ids in %q (mask %v) does not match GPUs %v", proc.Name, proc.Argv, masked, gpus)
+				}
+			} else if cvd, ok := proc.Env["CUDA_VISIBLE_DEVICES"]; ok != (len(proc.GPUs) > 0) || ok && cvd != joinInts(proc.GPUs) {
 				bad("%s: CUDA_VISIBLE_DEVICES %q (set %v) does not match GPUs %v", proc.Name, cvd, ok, proc.GPUs)
 			}
 		}
