@@ -220,7 +220,10 @@ func (c *cluster) baseEnv(token string) []string {
 }
 
 func (r *run) argv() []string {
-	args := []string{"run", "--recipe", r.recipe}
+	args := []string{"run"}
+	if r.recipe != "" {
+		args = append(args, "--recipe", r.recipe)
+	}
 	if r.profile != "" {
 		args = append(args, "--profile", r.profile)
 	}
