@@ -447,12 +447,9 @@ func (b *builder) health() {
 	if p.Health.IntervalSeconds > 0 {
 		h.IntervalSeconds = p.Health.IntervalSeconds
 	}
-	res := r.Resources
-	if plan.Mode == "aggregated" {
-		h.Decode = deref(res.AggWorkers, 1)
-	} else {
-		h.Prefill, h.Decode = deref(res.PrefillWorkers, 0), deref(res.DecodeWorkers, 0)
-	}
+	// What the frontend will list: one registration per worker, or per
+	// node process for vLLM's data-parallel workers (srt-slurm #242, #327).
+	h.Prefill, h.Decode = plan.Registrations()
 	switch {
 	case plan.Frontend == "sglang" && plan.Backend != "mock":
 		h.Kind, h.Path = "sglang-router", "/workers"

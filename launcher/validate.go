@@ -52,6 +52,16 @@ func (p *Plan) Validate() error {
 		if isShellString(proc.Argv) {
 			add("process %q: argv runs a shell string (%q); plans hold argv only", proc.Name, strings.Join(proc.Argv, " "))
 		}
+		for i, step := range proc.Setup {
+			if len(step) == 0 || isShellString(step) {
+				add("process %q: setup step %d is empty or a shell string", proc.Name, i+1)
+			}
+		}
+		for path := range proc.Files {
+			if !filepath.IsAbs(path) || !strings.HasPrefix(filepath.Clean(path)+"/", p.RunDir+"/") {
+				add("process %q: file %s is not inside the run directory", proc.Name, path)
+			}
+		}
 		if len(proc.Nodes) == 0 {
 			add("process %q: no node", proc.Name)
 		}

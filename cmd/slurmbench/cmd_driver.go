@@ -65,6 +65,10 @@ and replaces itself with the program: no shell, no string parsing.`,
 			if err == nil {
 				err = errors.New("exec returned")
 			}
+			var se *driver.SetupError
+			if errors.As(err, &se) {
+				return withExit(se.ExitCode(), err)
+			}
 			return withExit(127, err)
 		},
 	}

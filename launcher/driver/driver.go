@@ -21,6 +21,7 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/diagnose"
 	"github.com/slurmbench/slurmbench/launcher/health"
 	"github.com/slurmbench/slurmbench/launcher/hostlist"
+	"github.com/slurmbench/slurmbench/results/atomicfile"
 )
 
 // Options configure a driver run. Zero values take the defaults noted.
@@ -276,6 +277,16 @@ func (d *driver) startStep(ctx context.Context, p launcher.Process) error {
 	}
 	if err := WriteSpec(specPath(d.plan.RunDir, p.Name), st.Spec); err != nil {
 		return fmt.Errorf("process %s: writing spec: %w", p.Name, err)
+	}
+	for path, content := range st.Files {
+		// Several processes may carry one file (nginx.conf, an engine
+		// config); the content is the same, so rewriting it is harmless.
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("process %s: %w", p.Name, err)
+		}
+		if err := atomicfile.WriteFile(path, []byte(content), atomicfile.Options{Overwrite: true, Perm: 0o644}); err != nil {
+			return fmt.Errorf("process %s: writing %s: %w", p.Name, path, err)
+		}
 	}
 	argv := append([]string{d.opts.Srun}, st.Argv[1:]...)
 	cmd := exec.Command(argv[0], argv[1:]...)

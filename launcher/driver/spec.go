@@ -7,9 +7,11 @@ package driver
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -27,6 +29,8 @@ type Spec struct {
 	Name    string            `json:"name"`
 	Argv    []string          `json:"argv"`
 	Env     map[string]string `json:"env,omitempty"`
+	Unset   []string          `json:"unset,omitempty"` // removed before Env is applied
+	Setup   [][]string        `json:"setup,omitempty"` // run in order before Argv; any failure ends the step
 	Workdir string            `json:"workdir,omitempty"`
 }
 
@@ -58,34 +62,109 @@ func ReadSpec(path string) (Spec, error) {
 // Exec replaces the current process with spec's program. It returns only on
 // error.
 func Exec(spec Spec) error {
-	env := mergeEnv(os.Environ(), spec.Env)
+	env := mergeEnv(withoutVars(os.Environ(), spec.Unset), spec.Env)
 	if spec.Workdir != "" {
 		if err := os.Chdir(spec.Workdir); err != nil {
 			return fmt.Errorf("step %s: %w", spec.Name, err)
 		}
 	}
-	prog := spec.Argv[0]
-	if !strings.Contains(prog, "/") {
-		// Look the program up on the PATH the step will have.
-		old := os.Getenv("PATH")
-		for _, kv := range env {
-			if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-				os.Setenv("PATH", v)
-			}
-		}
-		p, err := exec.LookPath(prog)
-		os.Setenv("PATH", old)
-		if err != nil {
-			return fmt.Errorf("step %s: %w", spec.Name, err)
-		}
-		prog = p
-	}
 	host, _ := os.Hostname()
+	for i, argv := range spec.Setup {
+		fmt.Fprintf(os.Stderr, "slurmbench exec: %s setup %d/%d on %s: %s\n", spec.Name, i+1, len(spec.Setup), host, oneLine(argv))
+		if err := runSetup(argv, env); err != nil {
+			return &SetupError{Step: i + 1, Argv: argv, Err: err}
+		}
+	}
+	prog, err := lookPath(spec.Argv[0], env)
+	if err != nil {
+		return fmt.Errorf("step %s: %w", spec.Name, err)
+	}
 	fmt.Fprintf(os.Stderr, "slurmbench exec: %s on %s: %s\n", spec.Name, host, oneLine(spec.Argv))
 	if err := syscall.Exec(prog, spec.Argv, env); err != nil {
 		return fmt.Errorf("step %s: exec %s: %w", spec.Name, prog, err)
 	}
 	return nil
+}
+
+// SetupError is a failed setup step; ExitCode is the step's, so the srun
+// step (and the driver's diagnosis) sees how it failed.
+type SetupError struct {
+	Step int
+	Argv []string
+	Err  error
+}
+
+func (e *SetupError) Error() string {
+	return fmt.Sprintf("setup step %d (%s): %v", e.Step, oneLine(e.Argv), e.Err)
+}
+
+// ExitCode is the failed step's exit code (1 when it did not start).
+func (e *SetupError) ExitCode() int {
+	var ee *exec.ExitError
+	if errors.As(e.Err, &ee) && ee.ExitCode() > 0 {
+		return ee.ExitCode()
+	}
+	return 1
+}
+
+// runSetup runs one setup step to its end, forwarding SIGTERM/SIGINT so a
+// stopped step stops its setup too.
+func runSetup(argv, env []string) error {
+	prog, err := lookPath(argv[0], env)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(prog, argv[1:]...)
+	cmd.Env, cmd.Stdout, cmd.Stderr = env, os.Stdout, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for {
+		select {
+		case s := <-sigs:
+			_ = cmd.Process.Signal(s)
+		case err := <-done:
+			return err
+		}
+	}
+}
+
+// lookPath finds prog on the PATH the step will have.
+func lookPath(prog string, env []string) (string, error) {
+	if strings.Contains(prog, "/") {
+		return prog, nil
+	}
+	old := os.Getenv("PATH")
+	defer os.Setenv("PATH", old)
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			os.Setenv("PATH", v)
+		}
+	}
+	return exec.LookPath(prog)
+}
+
+func withoutVars(env []string, names []string) []string {
+	if len(names) == 0 {
+		return env
+	}
+	drop := map[string]bool{}
+	for _, n := range names {
+		drop[n] = true
+	}
+	out := env[:0:0]
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if !drop[k] {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // mergeEnv sets over's variables on base (over wins), sorted for stable

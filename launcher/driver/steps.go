@@ -3,7 +3,9 @@ package driver
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/slurmbench/slurmbench/enroot"
 	"github.com/slurmbench/slurmbench/launcher"
@@ -15,6 +17,8 @@ type Step struct {
 	Argv []string
 	Env  []string // KEY=VALUE
 	Spec Spec
+	// Files are written before the step starts (placeholders filled).
+	Files map[string]string
 }
 
 // BuildStep renders the srun command of proc on alloc. getenv supplies the
@@ -37,6 +41,18 @@ func BuildStep(plan *launcher.Plan, proc launcher.Process, alloc Allocation, get
 			return Step{}, fmt.Errorf("process %s env %s: %w", proc.Name, k, err)
 		}
 		spec.Env[k] = fv
+	}
+	spec.Unset = append([]string(nil), proc.Unset...)
+	for _, argv := range proc.Setup {
+		var filled []string
+		for _, a := range argv {
+			v, err := alloc.Fill(a)
+			if err != nil {
+				return Step{}, fmt.Errorf("process %s setup: %w", proc.Name, err)
+			}
+			filled = append(filled, v)
+		}
+		spec.Setup = append(spec.Setup, filled)
 	}
 	hosts := make([]string, len(proc.Nodes))
 	for i, n := range proc.Nodes {
@@ -116,7 +132,18 @@ func BuildStep(plan *launcher.Plan, proc launcher.Process, alloc Allocation, get
 	default:
 		return Step{}, fmt.Errorf("runtime %q is not pyxis, enroot or none", plan.Runtime)
 	}
-	return Step{Argv: argv, Env: env, Spec: spec}, nil
+	files := map[string]string{}
+	for path, content := range proc.Files {
+		if !strings.HasPrefix(filepath.Clean(path)+"/", plan.RunDir+"/") {
+			return Step{}, fmt.Errorf("process %s: file %s is outside the run directory", proc.Name, path)
+		}
+		v, err := alloc.Fill(content)
+		if err != nil {
+			return Step{}, fmt.Errorf("process %s file %s: %w", proc.Name, path, err)
+		}
+		files[path] = v
+	}
+	return Step{Argv: argv, Env: env, Spec: spec, Files: files}, nil
 }
 
 func parseMounts(ms []string) ([]enroot.Mount, error) {

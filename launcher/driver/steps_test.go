@@ -116,3 +116,26 @@ func golden(t *testing.T, path, got string) {
 	t.Helper()
 	goldenpkg.Assert(t, path, []byte(got))
 }
+
+func TestStepFilesAndSetupAreFilled(t *testing.T) {
+	alloc := Allocation{JobID: "7", Hosts: []string{"a", "b"}, IPs: []string{"10.0.0.1", "10.0.0.2"}}
+	plan := testPlan("none")
+	proc := launcher.Process{Name: "nginx", Role: launcher.RoleNginx, Nodes: []int{0}, Log: "/shared/runs/r1/logs/nginx.log",
+		Argv:  []string{"nginx", "-c", "/logs/nginx.conf"},
+		Setup: [][]string{{"echo", "{host:1}"}},
+		Files: map[string]string{"/shared/runs/r1/logs/nginx.conf": "upstream u { server {ip:1}:8180; }\n"}}
+	st, err := BuildStep(plan, proc, alloc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Files["/shared/runs/r1/logs/nginx.conf"]; got != "upstream u { server 10.0.0.2:8180; }\n" {
+		t.Errorf("file content %q", got)
+	}
+	if got := st.Spec.Setup[0][1]; got != "b" {
+		t.Errorf("setup argv %q", st.Spec.Setup)
+	}
+	proc.Files = map[string]string{"/etc/passwd": "x"}
+	if _, err := BuildStep(plan, proc, alloc, nil); err == nil {
+		t.Error("a file outside the run directory was accepted")
+	}
+}

@@ -1,0 +1,86 @@
+package driver
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The exec shim is tested through this test binary: with SLURMBENCH_EXEC_SPEC
+// set, TestMain execs that spec instead of running tests.
+func TestMain(m *testing.M) {
+	if spec := os.Getenv("SLURMBENCH_EXEC_SPEC"); spec != "" {
+		s, err := ReadSpec(spec)
+		if err == nil {
+			err = Exec(s)
+		}
+		var se *SetupError
+		if errors.As(err, &se) {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(se.ExitCode())
+		}
+		os.Stderr.WriteString(err.Error() + "\n")
+		os.Exit(127)
+	}
+	os.Exit(m.Run())
+}
+
+func runSpec(t *testing.T, s Spec, env ...string) (string, int) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "spec.json")
+	if err := WriteSpec(path, s); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), append(env, "SLURMBENCH_EXEC_SPEC="+path)...)
+	out, err := cmd.CombinedOutput()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return string(out), code
+}
+
+func TestExecSetsEnvRunsSetupThenExecs(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "setup-ran")
+	out, code := runSpec(t, Spec{
+		Name:    "w",
+		Workdir: dir,
+		Unset:   []string{"DROP_ME"},
+		Env:     map[string]string{"CUDA_VISIBLE_DEVICES": "4,5", "KEEP": "plan"},
+		Setup:   [][]string{{"touch", marker}},
+		Argv:    []string{"sh", "-c", `echo "cvd=$CUDA_VISIBLE_DEVICES keep=$KEEP drop=${DROP_ME-unset} pwd=$(pwd)"; test -e setup-ran`},
+	}, "CUDA_VISIBLE_DEVICES=0,1,2,3", "DROP_ME=x", "KEEP=env")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	want := "cvd=4,5 keep=plan drop=unset pwd=" + dir
+	if !strings.Contains(out, want) {
+		t.Errorf("output %q lacks %q", out, want)
+	}
+	if !strings.Contains(out, "setup 1/1") {
+		t.Errorf("no setup banner in %q", out)
+	}
+}
+
+func TestExecFailedSetupEndsTheStepWithItsCode(t *testing.T) {
+	dir := t.TempDir()
+	out, code := runSpec(t, Spec{
+		Name: "w", Workdir: dir,
+		Setup: [][]string{{"sh", "-c", "exit 42"}},
+		Argv:  []string{"touch", filepath.Join(dir, "engine-ran")},
+	})
+	if code != 42 {
+		t.Errorf("exit %d, want 42:\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "engine-ran")); err == nil {
+		t.Error("the program ran after a failed setup step")
+	}
+}
