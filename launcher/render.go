@@ -98,12 +98,24 @@ func (p *Plan) WriteHuman(w io.Writer) error {
 			gpus = "no GPU slice"
 		}
 		ew.printf("\n  %s [%s] node %s, %s, %s\n", proc.Name, proc.Role, joinInts(proc.Nodes), gpus, where)
+		for i, step := range proc.Setup {
+			ew.printf("    setup %d %s\n", i+1, quoteArgv(step))
+		}
 		ew.printf("    argv  %s\n", quoteArgv(proc.Argv))
+		if len(proc.Unset) > 0 {
+			ew.printf("    unset %s\n", strings.Join(proc.Unset, " "))
+		}
 		for _, k := range sortedKeys(proc.Env) {
 			ew.printf("    env   %s=%s\n", k, proc.Env[k])
 		}
 		for _, m := range proc.Mounts {
 			ew.printf("    mount %s\n", m)
+		}
+		for _, f := range sortedKeys(proc.Files) {
+			ew.printf("    file  %s (%d bytes, written before start)\n", f, len(proc.Files[f]))
+		}
+		if proc.Srun.MPI != "" || len(proc.Srun.Extra) > 0 || len(proc.Srun.Export) > 0 || proc.Srun.NTasks > len(proc.Nodes) {
+			ew.printf("    srun  ntasks %d %s\n", proc.Srun.NTasks, strings.TrimSpace(strings.Join(append(append(mpiFlag(proc.Srun.MPI), proc.Srun.Extra...), exportFlag(proc.Srun.Export)...), " ")))
 		}
 		ew.printf("    log   %s\n", proc.Log)
 	}
@@ -158,3 +170,17 @@ func (e *errWriter) Write(b []byte) (int, error) {
 }
 
 func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
+
+func mpiFlag(mpi string) []string {
+	if mpi == "" {
+		return nil
+	}
+	return []string{"--mpi", mpi}
+}
+
+func exportFlag(export []string) []string {
+	if len(export) == 0 {
+		return nil
+	}
+	return []string{"--export=ALL," + strings.Join(export, ",")}
+}
