@@ -27,6 +27,9 @@ type Inputs struct {
 	ISL, OSL      int    // must agree with the recipe when both are set
 	Image         string // IMAGE: replaces model.container
 	BenchClient   string // native or sa-bench; "" = profile default
+	// Workspace is the InferenceX checkout (GITHUB_WORKSPACE); it replaces
+	// the profile's paths.workspace. Absolute.
+	Workspace string
 	Eval          EvalInputs
 	// ResolveImage turns an image reference into its enroot URI and squash
 	// path under squashDir (the enroot package provides it).
@@ -65,6 +68,9 @@ func Build(in Inputs) (*Plan, error) {
 	}
 	if err := recipe.CheckName(in.RunID); err != nil {
 		return nil, fmt.Errorf("run id: %w", err)
+	}
+	if in.Workspace != "" && !filepath.IsAbs(in.Workspace) {
+		return nil, fmt.Errorf("workspace %q is not absolute", in.Workspace)
 	}
 	if !filepath.IsAbs(in.Binary) {
 		return nil, fmt.Errorf("binary path %q is not absolute", in.Binary)
@@ -427,6 +433,11 @@ func (b *builder) mounts() []string {
 	if !strings.HasPrefix(plan.Model.Source, "hf:") {
 		m = append(m, plan.Model.Source+":/model:ro")
 	}
+	if ws := b.workspace(); ws != "" {
+		// srtctl mounts $INFMAX_WORKSPACE here in every container; the
+		// sa-bench and lm-eval clients run from it.
+		m = append(m, ws+":"+WorkspaceMount)
+	}
 	m = append(m, p.Container.Mounts...)
 	m = append(m, r.ExtraMount...)
 	for _, h := range profile.SortedKeys(r.ContainerMounts) {
@@ -434,6 +445,14 @@ func (b *builder) mounts() []string {
 	}
 	return m
 }
+
+// workspace is the InferenceX checkout: the run's, else the profile's.
+func (b *builder) workspace() string {
+	return firstNonEmpty(b.in.Workspace, b.p.Paths.Workspace)
+}
+
+// WorkspaceMount is where the InferenceX checkout appears in containers.
+const WorkspaceMount = "/infmax-workspace"
 
 func (b *builder) srunExtra() []string {
 	var out []string

@@ -520,6 +520,10 @@ func TestEvalSteps(t *testing.T) {
 	}
 
 	in.Eval = EvalInputs{Only: true, Concurrency: 16, Client: "lm-eval"}
+	if _, err := Build(in); err == nil || !strings.Contains(err.Error(), "paths.workspace") {
+		t.Errorf("lm-eval without a workspace: %v, want an error naming paths.workspace", err)
+	}
+	in.Workspace = dataDir // stands in for the InferenceX checkout
 	plan, err = Build(in)
 	if err != nil {
 		t.Fatal(err)

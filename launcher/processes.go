@@ -384,9 +384,15 @@ func (b *builder) benchmark() error {
 	plan.Benchmark = bm
 	args := []string{plan.Binary, "bench", "--plan", plan.PlanFile, "--frontend", b.frontendURL()}
 	proc := Process{Name: "benchmark", Role: RoleBenchmark, Nodes: []int{b.headNode}, Argv: args,
-		Log: b.logPath("benchmark"), Critical: true}
+		Log: b.logPath("benchmark"), Critical: true, Srun: SrunOptions{Extra: b.srunExtra()}}
 	if bm.Client == "sa-bench" {
+		// benchmark_serving.py runs in the engine container from the
+		// InferenceX workspace.
+		if b.workspace() == "" {
+			return fmt.Errorf("profile %s: paths.workspace (or --workspace / GITHUB_WORKSPACE): required for the sa-bench client (the InferenceX checkout holding utils/bench_serving)", b.p.Path)
+		}
 		proc.Container, proc.Mounts = true, b.mounts()
+		proc.Argv = append(proc.Argv, "--workspace", WorkspaceMount)
 	}
 	b.add(proc)
 	return nil
@@ -427,7 +433,11 @@ func (b *builder) eval() error {
 	proc := Process{Name: "eval", Role: RoleEval, Nodes: []int{b.headNode},
 		Argv: []string{plan.Binary, "eval", "--plan", plan.PlanFile, "--frontend", b.frontendURL()}, Log: b.logPath("eval"), Critical: true}
 	if e.Client == "lm-eval" {
+		if b.workspace() == "" {
+			return fmt.Errorf("profile %s: paths.workspace (or --workspace / GITHUB_WORKSPACE): required for the lm-eval client (the InferenceX checkout holding utils/evals)", b.p.Path)
+		}
 		proc.Container, proc.Mounts = true, b.mounts()
+		proc.Argv = append(proc.Argv, "--workspace", WorkspaceMount)
 	}
 	b.add(proc)
 	return nil

@@ -34,6 +34,7 @@ func planFlags() []cli.Flag {
 		&cli.IntFlag{Name: "isl", Usage: "input sequence length; must match the recipe's", EnvVars: []string{"ISL"}},
 		&cli.IntFlag{Name: "osl", Usage: "output sequence length; must match the recipe's", EnvVars: []string{"OSL"}},
 		&cli.StringFlag{Name: "image", Usage: "container image, replacing the recipe's model.container", EnvVars: []string{"IMAGE"}},
+		&cli.StringFlag{Name: "workspace", Usage: "the InferenceX checkout (mounted at /infmax-workspace; needed by the sa-bench and lm-eval clients)", EnvVars: []string{"SLURMBENCH_WORKSPACE", "GITHUB_WORKSPACE"}},
 		&cli.StringFlag{Name: "bench-client", Usage: "native (built-in Go client) or sa-bench (benchmark_serving.py in the container); default from the profile"},
 		&cli.StringFlag{Name: "run-eval", Usage: "also run the gsm8k eval (true/false)", EnvVars: []string{"RUN_EVAL"}},
 		&cli.StringFlag{Name: "eval-only", Usage: "run only the gsm8k eval (true/false)", EnvVars: []string{"EVAL_ONLY"}},
@@ -117,6 +118,13 @@ func buildPlan(c *cli.Context, runID string) (*launcher.Plan, error) {
 		in.Image = v
 	}
 	in.BenchClient = c.String("bench-client")
+	if ws := c.String("workspace"); ws != "" {
+		abs, err := profile.Canonical(ws)
+		if err != nil {
+			return nil, fmt.Errorf("--workspace (GITHUB_WORKSPACE): %w", err)
+		}
+		in.Workspace = abs
+	}
 	if v := in.BenchClient; v != "" && v != "native" && v != "sa-bench" {
 		return nil, fmt.Errorf("--bench-client: %q is not native or sa-bench", v)
 	}
