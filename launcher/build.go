@@ -30,7 +30,7 @@ type Inputs struct {
 	// Workspace is the InferenceX checkout (GITHUB_WORKSPACE); it replaces
 	// the profile's paths.workspace. Absolute.
 	Workspace string
-	Eval          EvalInputs
+	Eval      EvalInputs
 	// ResolveImage turns an image reference into its enroot URI and squash
 	// path under squashDir (the enroot package provides it).
 	ResolveImage func(ref, squashDir string) (Image, error)
