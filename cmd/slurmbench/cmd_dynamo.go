@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/slurmbench/slurmbench/launcher"
+	"github.com/slurmbench/slurmbench/launcher/dynamoinstall"
+)
+
+func dynamoInstallCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "dynamo-install",
+		Usage:     "install Dynamo into this engine container from the shared wheel cache (a setup step of the plan)",
+		UsageText: "slurmbench dynamo-install --cache DIR (--version V | --wheel V | --hash H) [--tmp DIR] [--lock-timeout D]",
+		Description: `Runs inside the engine container, before the worker or frontend, when the
+recipe's dynamo block asks for an install. The plan adds it as a setup step.
+
+The cache entry DIR/<source>/<cpXY>-<machine> (python3 on PATH names the ABI
+and machine) is filled once: the first node to need it takes an exclusive
+flock on DIR/.locks/<entry>.lock, runs srtctl's fetch (pip download of the
+release or exact wheel, or the source build with maturin) into a temporary
+directory next to the entry, checks it, marks it .complete and renames it
+into place. Other nodes wait on the lock (a line every 30 s) and reuse it.
+Nothing is downloaded per worker.
+
+The install then runs from the entry, once per container: tasks sharing the
+container serialize on a lock in the Python prefix, and a marker there
+(naming the entry) makes the others skip. Every program runs without a
+shell, its output in the process log; a failure exits 7 with the end of the
+failing step's output.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "cache", Usage: "wheel cache `DIR` on the shared filesystem (absolute)"},
+			&cli.StringFlag{Name: "version", Usage: "install the Dynamo release `V` (ai-dynamo and ai-dynamo-runtime)"},
+			&cli.StringFlag{Name: "wheel", Usage: "install the exact Dynamo build `V`, pre-releases included"},
+			&cli.StringFlag{Name: "hash", Usage: "build and install Dynamo from source commit `H`"},
+			&cli.StringFlag{Name: "tmp", Value: dynamoinstall.DefaultTmp, Usage: "the container's scratch `DIR` (build tree; a source install's editable tree)"},
+			&cli.DurationFlag{Name: "lock-timeout", Value: dynamoinstall.DefaultLockTimeout, Usage: "give up waiting for another node's fetch after this long"},
+			&cli.DurationFlag{Name: "progress-every", Value: dynamoinstall.DefaultProgressEvery, Usage: "while waiting for a lock, say so this often"},
+		},
+		OnUsageError: usageError,
+		Action: func(c *cli.Context) error {
+			d := launcher.Dynamo{Install: true, Version: c.String("version"), Wheel: c.String("wheel"), Hash: c.String("hash"), Cache: c.String("cache")}
+			n := 0
+			for _, s := range []string{d.Version, d.Wheel, d.Hash} {
+				if s != "" {
+					n++
+				}
+			}
+			if n != 1 {
+				return configErrorf("dynamo-install takes exactly one of --version, --wheel and --hash")
+			}
+			if d.Cache == "" {
+				return configErrorf("--cache: required (the wheel cache on the shared filesystem)")
+			}
+			if !filepath.IsAbs(d.Cache) {
+				return configErrorf("--cache %q: not an absolute path", d.Cache)
+			}
+			if !filepath.IsAbs(c.String("tmp")) {
+				return configErrorf("--tmp %q: not an absolute path", c.String("tmp"))
+			}
+			// The source is checked before Python is asked anything; the
+			// ABI here is a placeholder.
+			if _, err := launcher.DynamoCacheKey(d, "cp312", "x86_64"); err != nil {
+				return configErrorf("%v", err)
+			}
+			start := time.Now()
+			res, err := dynamoinstall.Install(c.Context, dynamoinstall.Options{
+				Dynamo:        d,
+				Tmp:           c.String("tmp"),
+				LockTimeout:   c.Duration("lock-timeout"),
+				ProgressEvery: c.Duration("progress-every"),
+				Stdout:        c.App.Writer,
+				Stderr:        c.App.ErrWriter,
+			})
+			if err != nil {
+				return withExit(stepExitCode(c.Context, err, exitEngine), fmt.Errorf("dynamo-install: %w", err))
+			}
+			took := time.Since(start).Round(100 * time.Millisecond)
+			switch {
+			case !res.Installed:
+				fmt.Fprintf(c.App.Writer, "dynamo-install: %s already installed in this container\n", res.Key)
+			case res.Fetched:
+				fmt.Fprintf(c.App.Writer, "dynamo-install: %s fetched into %s and installed in %s\n", res.Key, res.Entry, took)
+			default:
+				fmt.Fprintf(c.App.Writer, "dynamo-install: %s installed from %s in %s\n", res.Key, res.Entry, took)
+			}
+			return nil
+		},
+	}
+}
