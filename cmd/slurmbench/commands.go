@@ -21,5 +21,6 @@ func commands() []*cli.Command {
 		execCommand(),
 		benchCommand(),
 		evalCommand(),
+		dynamoInstallCommand(),
 	}
 }
