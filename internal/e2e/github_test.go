@@ -103,7 +103,11 @@ func (c *cluster) ghaRun(t *testing.T, recipe, runnerName, resultFilename, concL
 	r.editProfile("[paths]\n", "[paths]\nrecipes_root = \""+root+"\"\n")
 	r.editProfile("[models]\n", "[models]\ndsr1 = \""+filepath.Join(c.Root, "models", "mock")+"\"\n")
 	r.opts.env = workflowEnv(r.dir, runnerName, resultFilename, concList)
+	// The workflow's checkout: it exists before the step runs.
 	r.stage = filepath.Join(r.dir, "workspace")
+	if err := os.MkdirAll(r.stage, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	return r
 }
 
