@@ -229,10 +229,15 @@ func (p *FaultProxy) serve(w http.ResponseWriter, r *http.Request) {
 			w.Header().Add(k, v)
 		}
 	}
+	// Recorded before the write: once the client has the answer it may act
+	// on it (and a test read the record) before this handler runs again.
+	p.mu.Lock()
+	p.requests[idx].Delivered, p.requests[idx].Body = true, body
+	p.mu.Unlock()
 	w.WriteHeader(resp.StatusCode)
-	if _, err := w.Write(body); err == nil {
+	if _, err := w.Write(body); err != nil {
 		p.mu.Lock()
-		p.requests[idx].Delivered, p.requests[idx].Body = true, body
+		p.requests[idx].Delivered = false
 		p.mu.Unlock()
 	}
 }
