@@ -23,6 +23,14 @@ func (e *mockEngine) worker(w *workerCtx, proc *Process) error {
 	port := strconv.Itoa(w.httpPort)
 	cfg := b.engineConfig(w.ep.role)
 	pop(cfg, "served-model-name")
+	if w.rank > 0 {
+		// A follower rank of a multi-node worker serves nothing and
+		// registers nothing (a real engine's followers only join the
+		// collective); it runs so the step exists and faults still apply.
+		proc.Argv = append([]string{b.plan.Binary, "mock-engine", "--mode", "standalone",
+			"--listen", "0.0.0.0:0", "--model", b.plan.Model.ServedName}, recipe.Flags(cfg)...)
+		return nil
+	}
 	proc.Argv = append([]string{b.plan.Binary, "mock-engine", "--mode", mode,
 		"--listen", "0.0.0.0:" + port,
 		"--frontend", "http://" + placeholderIP(b.headNode) + ":" + strconv.Itoa(portPublicFrontend),
