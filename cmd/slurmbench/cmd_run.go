@@ -120,7 +120,12 @@ func runAction(c *cli.Context) error {
 	if gha {
 		report.Group(stderr, "slurmbench: plan")
 	}
-	plan, err := planFromFlags(c, autoRunID)
+	// A fresh run id unless --run-id names one (it was silently ignored).
+	runID := autoRunID
+	if c.IsSet("run-id") {
+		runID = c.String("run-id")
+	}
+	plan, err := planFromFlags(c, runID)
 	if err == nil {
 		err = preflight(c, plan)
 	}
@@ -220,6 +225,9 @@ func runAction(c *cli.Context) error {
 // submitted — the job description's sbatch directives, the result filename,
 // the stage directory — so a bad value costs no import and no allocation.
 func preflight(c *cli.Context, plan *launcher.Plan) error {
+	if _, err := os.Stat(plan.RunDir); err == nil {
+		return configErrorf("--run-id %q: run directory %s already exists (a rerun must not mix with an old run)", plan.RunID, plan.RunDir)
+	}
 	if _, err := submit.JobSpec(plan, nil); err != nil {
 		return withExit(exitConfig, fmt.Errorf("profile %s: %w", plan.Profile.Path, err))
 	}
