@@ -85,6 +85,8 @@ func badInputs() []badInput {
 		{name: "bad eval client", args: []string{"--eval-client", "harness"}, field: "--eval-client"},
 		{name: "bad --eval-conc", args: []string{"--eval-conc", "0"}, field: "--eval-conc"},
 		{name: "job name with slash", args: []string{"--job-name", "a/b"}, field: "--job-name"},
+		{name: "run id with slash", args: []string{"--run-id", "a/b"}, field: "run id: \"a/b\""},
+		{name: "run id of an existing run", args: []string{"--run-id", "@existing"}, field: "--run-id"},
 		{name: "master without key", args: []string{"--master", "m.yaml"}, field: "--key"},
 		{name: "stage dir is a file", args: []string{"--stage-dir", "@file"}, field: "stage"},
 		// Environment (the workflow's variables).
@@ -146,8 +148,16 @@ func TestBadInput(t *testing.T) {
 			edit(r.profile, tc.profile)
 			edit(r.recipe, tc.recipe)
 			for _, a := range tc.args {
-				if a == "@file" {
+				switch a {
+				case "@file":
 					a = r.recipe
+				case "@existing":
+					// A run directory that is already there.
+					a = name + "-existing"
+					if err := os.MkdirAll(filepath.Join(c.Root, "runs", a), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { os.RemoveAll(filepath.Join(c.Root, "runs", a)) })
 				}
 				r.opts.args = append(r.opts.args, a)
 			}
