@@ -169,7 +169,11 @@ func writeRandom(t testing.TB, path string, n int64) {
 func TestSignals(t *testing.T) {
 	c := setup(t)
 	for _, pc := range signalPhases() {
-		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		sigs := []syscall.Signal{syscall.SIGINT, syscall.SIGTERM}
+		if pc.phase == "benchmarking" {
+			sigs = append(sigs, syscall.SIGHUP) // a closed terminal: like SIGTERM
+		}
+		for _, sig := range sigs {
 			t.Run(pc.phase+"/"+sig.String(), func(t *testing.T) {
 				t.Parallel()
 				name := uniqueName("e2e-sig")
@@ -188,7 +192,7 @@ func TestSignals(t *testing.T) {
 				code := r.wait(2 * time.Minute)
 				t.Logf("%s in %s (driver phase %q): exit %d after %s", sig, pc.phase, phase, code, r.ended.Sub(sent).Round(time.Millisecond))
 				want := 130
-				if sig == syscall.SIGTERM {
+				if sig != syscall.SIGINT {
 					want = 143
 				}
 				if code != want {
@@ -209,6 +213,15 @@ func TestSignals(t *testing.T) {
 				}
 				if pc.phase == "importing" {
 					assertImportGone(t, r, sent)
+				}
+				if pc.phase == "benchmarking" {
+					// The interrupted point is named, its partial result marked.
+					assertMarked(t, r, 4)
+					m, _ := filepath.Glob(filepath.Join(r.runDir(), "results", "*", "results_concurrency_4_*.json"))
+					t.Logf("interrupted point's result files: %v", m)
+					if got := stagedResults(t, r.stage); len(got) != 0 {
+						t.Errorf("the interrupted point was staged as a result: %v", got)
+					}
 				}
 				if pc.submitted && pc.phase != "collecting" {
 					if o := r.outcome(); o.Result != "cancelled" {
