@@ -1,10 +1,7 @@
 package e2e
 
 import (
-	"bytes"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -19,42 +16,14 @@ type restLog struct {
 	log []restCall
 }
 
-type restCall struct {
-	method, path string
-	start, end   time.Time
-}
-
 func newRESTLog(t testing.TB, upstream string) *restLog {
 	t.Helper()
 	l := &restLog{}
-	client := &http.Client{Timeout: time.Minute}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		body, _ := io.ReadAll(r.Body)
-		req, err := http.NewRequestWithContext(r.Context(), r.Method, upstream+r.URL.RequestURI(), bytes.NewReader(body))
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		req.Header = r.Header.Clone()
-		resp, err := client.Do(req)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		out, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		for k, vs := range resp.Header {
-			w.Header()[k] = vs
-		}
-		w.WriteHeader(resp.StatusCode)
-		_, _ = w.Write(out)
+	l.URL = forwardProxy(t, upstream, nil, func(c restCall) {
 		l.mu.Lock()
-		l.log = append(l.log, restCall{r.Method, r.URL.Path, start, time.Now()})
+		l.log = append(l.log, c)
 		l.mu.Unlock()
-	}))
-	t.Cleanup(srv.Close)
-	l.URL = srv.URL
+	})
 	return l
 }
 

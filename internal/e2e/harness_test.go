@@ -11,6 +11,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -532,6 +535,49 @@ func (b *lineBuffer) waitFor(re *regexp.Regexp, timeout time.Duration, exited <-
 			return nil, fmt.Errorf("the process exited first")
 		}
 	}
+}
+
+// restCall is one request a forwardProxy passed on.
+type restCall struct {
+	method, path string
+	start, end   time.Time
+}
+
+// forwardProxy passes requests on to upstream; edit (if set) may change a
+// request body first, record (if set) is told each request when answered.
+func forwardProxy(t testing.TB, upstream string, edit func(*http.Request, []byte) []byte, record func(restCall)) string {
+	t.Helper()
+	client := &http.Client{Timeout: time.Minute}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		body, _ := io.ReadAll(r.Body)
+		if edit != nil {
+			body = edit(r, body)
+		}
+		req, err := http.NewRequestWithContext(r.Context(), r.Method, upstream+r.URL.RequestURI(), bytes.NewReader(body))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		req.Header = r.Header.Clone()
+		resp, err := client.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		out, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for k, vs := range resp.Header {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(resp.StatusCode)
+		_, _ = w.Write(out)
+		if record != nil {
+			record(restCall{r.Method, r.URL.Path, start, time.Now()})
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // proxy puts a fault-injecting proxy between a run and slurmrestd.

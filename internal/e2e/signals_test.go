@@ -2,14 +2,12 @@ package e2e
 
 import (
 	"archive/tar"
-	"bytes"
 	"compress/gzip"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -27,38 +25,19 @@ import (
 // wait that does not depend on what else the cluster runs.
 func holdProxy(t testing.TB, upstream string) string {
 	t.Helper()
-	client := &http.Client{Timeout: time.Minute}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/job/submit") {
-			var m map[string]any
-			if err := json.Unmarshal(body, &m); err == nil {
-				if job, ok := m["job"].(map[string]any); ok {
-					job["hold"] = true
-					body, _ = json.Marshal(m)
-				}
+	return forwardProxy(t, upstream, func(r *http.Request, body []byte) []byte {
+		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/job/submit") {
+			return body
+		}
+		var m map[string]any
+		if err := json.Unmarshal(body, &m); err == nil {
+			if job, ok := m["job"].(map[string]any); ok {
+				job["hold"] = true
+				body, _ = json.Marshal(m)
 			}
 		}
-		req, err := http.NewRequestWithContext(r.Context(), r.Method, upstream+r.URL.RequestURI(), bytes.NewReader(body))
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		req.Header = r.Header.Clone()
-		resp, err := client.Do(req)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer resp.Body.Close()
-		for k, vs := range resp.Header {
-			w.Header()[k] = vs
-		}
-		w.WriteHeader(resp.StatusCode)
-		_, _ = io.Copy(w, resp.Body)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
+		return body
+	}, nil)
 }
 
 var (
