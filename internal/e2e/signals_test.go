@@ -193,6 +193,12 @@ func TestSignals(t *testing.T) {
 				if pc.phase == "importing" {
 					assertImportGone(t, r, sent)
 				}
+				if pc.phase == "collecting" {
+					// The job had ended well: its result is still staged.
+					if got := stagedResults(t, r.stage); len(got) != 1 {
+						t.Errorf("staged %v, want the finished point", got)
+					}
+				}
 				if pc.phase == "benchmarking" {
 					// The interrupted point is named, its partial result marked.
 					assertMarked(t, r, 4)
