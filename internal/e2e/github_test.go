@@ -17,12 +17,11 @@ import (
 const c2048ConfigFile = "recipes/sglang/dsr1/b200-fp4/8k1k/disagg/mtp/8k1k_mtp_4p1d_c2048.yaml"
 
 // c2048Recipe is that point's recipe on the mock backend, fitted to the
-// test cluster's 4-GPU nodes with the same GPU split: 4 prefill workers of
-// 4 GPUs (ctx 16) and 8 decode GPUs (gen 8), 24 GPUs on 6 nodes — the whole
-// cluster. ISL/OSL are the point's. decodeWorkers 1 is the point's own
-// shape (one 8-GPU decode worker, here across two nodes); 2 keeps the split
-// with one decode worker per node.
-func c2048Recipe(decodeWorkers int) string {
+// test cluster's 4-GPU nodes with the same shape and GPU split: 4 prefill
+// workers of 4 GPUs (ctx 16) and one decode worker of 8 GPUs, here across
+// two nodes (gen 8): 24 GPUs on 6 nodes, the whole cluster. ISL/OSL are
+// the point's.
+func c2048Recipe() string {
 	return `name: b200-fp4-dsr1_8k1k_mtp_4p1d_c2048
 model:
   path: dsr1
@@ -35,7 +34,7 @@ resources:
   prefill_workers: 4
   gpus_per_prefill: 4
   decode_nodes: 2
-  decode_workers: ` + itoa(decodeWorkers) + `
+  decode_workers: 1
 frontend:
   type: dynamo
   enable_multiple_frontends: false
@@ -124,13 +123,21 @@ func TestGitHubActions(t *testing.T) {
 	short := "dsr1_8k1k_fp4_dynamo-sglang"
 	long := "dsr1_8k1k_fp4_dynamo-sglang_prefill-tp4-pp1-dcp1-pcp1-ep4-dptrue-nw4_decode-tp8-pp1-dcp1-pcp1-ep8-dptrue-nw1_b200-dgxc-slurm_7_recipe-" +
 		strings.Repeat("4c817771ab781632", 4)
+	// The follower rank of the two-node decode worker must not register
+	// with the frontend as a worker of its own (requests would go to a
+	// port nobody serves).
+	probe := c.prepare(t, runOpts{name: "probe", recipe: c2048Recipe()})
+	probe.editProfile("[models]\n", "[models]\ndsr1 = \""+filepath.Join(c.Root, "models", "mock")+"\"\n")
+	if bad := nonLeaderRegistrations(t, c, probe); len(bad) > 0 {
+		t.Fatalf("follower ranks register with the frontend: %s", strings.Join(bad, ", "))
+	}
 	// Each run takes the whole cluster: one after the other.
-	t.Run("short RESULT_FILENAME", func(t *testing.T) { c.ghaPoint(t, c2048Recipe(2), short) })
-	t.Run("long RESULT_FILENAME", func(t *testing.T) { c.ghaPoint(t, c2048Recipe(2), long) })
+	t.Run("short RESULT_FILENAME", func(t *testing.T) { c.ghaPoint(t, c2048Recipe(), short) })
+	t.Run("long RESULT_FILENAME", func(t *testing.T) { c.ghaPoint(t, c2048Recipe(), long) })
 
 	t.Run("missing concurrency", func(t *testing.T) {
 		runner := uniqueName("b200-dgxc-slurm")
-		r := c.ghaRun(t, c2048Recipe(2), runner, short, "1024 2048")
+		r := c.ghaRun(t, c2048Recipe(), runner, short, "1024 2048")
 		r.start()
 		// c1024's result is lost (as on a flaky shared filesystem) while
 		// c2048 runs: Slurm and the driver report success, the gate does not.
@@ -165,18 +172,6 @@ func TestGitHubActions(t *testing.T) {
 			t.Errorf("step summary does not mark c1024 missing:\n%s", summary)
 		}
 	})
-}
-
-// TestGitHubActions4P1D runs the point's own shape: one 8-GPU decode worker
-// across two 4-GPU nodes.
-func TestGitHubActions4P1D(t *testing.T) {
-	c := setup(t)
-	r := c.prepare(t, runOpts{name: "probe", recipe: c2048Recipe(1)})
-	r.editProfile("[models]\n", "[models]\ndsr1 = \""+filepath.Join(c.Root, "models", "mock")+"\"\n")
-	if bad := nonLeaderRegistrations(t, c, r); len(bad) > 0 {
-		t.Fatalf("the non-leader rank of a multi-node mock worker registers with the frontend as a worker of its own (%s), so requests go to a port nobody serves", strings.Join(bad, ", "))
-	}
-	c.ghaPoint(t, c2048Recipe(1), "dsr1_8k1k_fp4_dynamo-sglang")
 }
 
 // nonLeaderRegistrations lists the processes of rank > 0 that the plan
