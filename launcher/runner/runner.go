@@ -95,9 +95,7 @@ type Result struct {
 	RunDir  string
 }
 
-// Run runs the plan to its end. It returns a *Error for every failure after
-// planning; the job is never left running when Run returns.
-func Run(ctx context.Context, o Options) (*Result, error) {
+func (o *Options) defaults() {
 	if o.Poll == 0 {
 		o.Poll = time.Second
 	}
@@ -113,6 +111,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Interrupted == nil {
 		o.Interrupted = func() Layer { return LayerInterrupted }
 	}
+}
+
+// Run runs the plan to its end. It returns a *Error for every failure after
+// planning; the job is never left running when Run returns.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	o.defaults()
 	plan := o.Plan
 	r := &runState{o: o, plan: plan, res: &Result{RunDir: plan.RunDir}}
 
@@ -392,21 +396,7 @@ func RunDirOf(job slurm.Job) (string, error) {
 // Attach follows a job submitted earlier (the runner restarted): the same
 // following, cancelling and judging as Run, from its run directory.
 func Attach(ctx context.Context, o Options, id slurm.JobID) (*Result, error) {
-	if o.Poll == 0 {
-		o.Poll = time.Second
-	}
-	if o.CancelWait == 0 {
-		o.CancelWait = 30 * time.Second
-	}
-	if o.Progress == nil {
-		o.Progress = io.Discard
-	}
-	if o.DriverLog == nil {
-		o.DriverLog = io.Discard
-	}
-	if o.Interrupted == nil {
-		o.Interrupted = func() Layer { return LayerInterrupted }
-	}
+	o.defaults()
 	r := &runState{o: o, plan: o.Plan, res: &Result{RunDir: o.Plan.RunDir, JobID: id}}
 	r.progress("attached to job %d, run dir %s", id, o.Plan.RunDir)
 	return r.res, r.follow(ctx)
