@@ -506,7 +506,7 @@ func (d *driver) stopAll() {
 	if len(running) == 0 {
 		return
 	}
-	d.logf("stopping %d steps", len(running))
+	d.logf("stopping %d steps (srun then reports each task as Killed: expected)", len(running))
 	for _, s := range running {
 		_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	}
