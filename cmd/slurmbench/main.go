@@ -49,7 +49,9 @@ func newApp() *cli.App {
 resolves every path once at start, and then plans, submits (slurmrestd), drives
 (inside the allocation) and collects a benchmark point.
 
-Start with 'slurmbench render --profile P --recipe R' to see what would run.`,
+Start with 'slurmbench render --profile P --recipe R' to see what would run,
+then 'slurmbench run --profile P --recipe R' to run it; 'slurmbench run --help'
+lists the exit codes. Cluster profiles: profiles/*.toml in the repository.`,
 		Writer:    os.Stdout,
 		ErrWriter: os.Stderr,
 		// Errors are printed once, by run, with the exit code of their layer.
