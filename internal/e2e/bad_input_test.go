@@ -128,7 +128,7 @@ func TestBadInput(t *testing.T) {
 			t.Parallel()
 			p := c.proxy(t)
 			name := uniqueName("e2e-bad")
-			r := c.prepare(t, runOpts{name: name, restURL: p.URL, recipe: mockRecipe{name: name}.String(), env: tc.env})
+			r := c.prepare(t, runOpts{name: name, restURL: p.URL, recipe: mockRecipe{Name: name}.String(), env: tc.env})
 			edit := func(path, edit string) {
 				if edit == "" {
 					return

@@ -46,7 +46,7 @@ func BenchmarkTimeToSubmit(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		l := newRESTLog(b, c.Cluster.RestURL)
 		name := uniqueName("e2e-bench")
-		r := c.prepare(b, runOpts{name: name, restURL: l.URL, recipe: mockRecipe{name: name}.String()}).start()
+		r := c.prepare(b, runOpts{name: name, restURL: l.URL, recipe: mockRecipe{Name: name}.String()}).start()
 		if code := r.wait(5 * time.Minute); code != 0 {
 			b.Fatalf("exit %d\n%s", code, r.output())
 		}
@@ -83,7 +83,7 @@ func BenchmarkRESTCallsPerMinute(b *testing.B) {
 		l := newRESTLog(b, c.Cluster.RestURL)
 		name := uniqueName("e2e-bench")
 		// 8 requests at c4, 6000 tokens at 5 ms: two rounds of 30 s.
-		r := c.prepare(b, runOpts{name: name, restURL: l.URL, recipe: mockRecipe{name: name, osl: 6000, itl: "5ms"}.String()}).start()
+		r := c.prepare(b, runOpts{name: name, restURL: l.URL, recipe: mockRecipe{Name: name, OSL: 6000, ITL: "5ms"}.String()}).start()
 		if code := r.wait(10 * time.Minute); code != 0 {
 			b.Fatalf("exit %d\n%s", code, r.output())
 		}

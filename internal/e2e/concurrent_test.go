@@ -21,7 +21,7 @@ func TestConcurrentRuns(t *testing.T) {
 		"ENROOT_STANDIN_IMPORT_DELAY=3", // both runs are inside the import at once
 		"ENROOT_STANDIN_LOG=" + callLog,
 	}
-	recipe := mockRecipe{name: name, osl: 200, itl: "5ms"}.String()
+	recipe := mockRecipe{Name: name, OSL: 200, ITL: "5ms"}.String()
 	a := c.prepare(t, runOpts{name: name, recipe: recipe, env: env}).start()
 	b := c.prepare(t, runOpts{name: name, recipe: recipe, env: env}).start()
 	codeA, codeB := a.wait(5*time.Minute), b.wait(5*time.Minute)

@@ -25,18 +25,18 @@ func TestEngineFaults(t *testing.T) {
 		kept, missing []int
 	}{
 		{name: "crash before healthy", code: 7, class: "cuda_oom",
-			rec: mockRecipe{decode: []string{"fail-before-healthy-after: 1s", "fail-log-line: " + quoteYAML(oom)}}},
+			rec: mockRecipe{Decode: []string{"fail-before-healthy-after: 1s", "fail-log-line: " + quoteYAML(oom)}}},
 		// c4 is 8 requests, c8 16: the decode worker dies during c8.
 		{name: "crash mid-benchmark", code: 7, class: "died_after_healthy", kept: []int{4}, missing: []int{8},
-			rec: mockRecipe{conc: "4x8", osl: 64, decode: []string{"exit-after-requests: 14"}}},
+			rec: mockRecipe{Conc: "4x8", OSL: 64, Decode: []string{"exit-after-requests: 14"}}},
 		{name: "hang", code: 6, class: "health_deadline",
-			rec: mockRecipe{prefill: []string{"hang: true"}, attempts: 5}},
+			rec: mockRecipe{Prefill: []string{"hang: true"}, Attempts: 5}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			name := uniqueName("e2e-engine")
-			tc.rec.name = name
+			tc.rec.Name = name
 			r := c.prepare(t, runOpts{name: name, recipe: tc.rec.String()}).start()
 			code := r.wait(5 * time.Minute)
 			if code != tc.code {

@@ -58,77 +58,8 @@ func uniqueName(prefix string) string {
 	return prefix + "-" + hex.EncodeToString(b[:])
 }
 
-// mockRecipe is the mock 2P1D topology (3 nodes) with extra mock-engine
-// flags per role, small enough for a 2-core machine.
-type mockRecipe struct {
-	name     string
-	prefill  []string // extra "key: value" lines for the prefill workers
-	decode   []string
-	attempts int // health_check.max_attempts (default 90)
-	isl, osl int // default 64 / 16
-	conc     string
-	itl      string // decode inter-token latency (default 2ms)
-	extra    string // appended to the benchmark block
-}
-
-func (m mockRecipe) String() string {
-	block := func(extra []string, itl string) string {
-		s := "      served-model-name: mock/DeepSeek-R1\n      ttft: 5ms\n"
-		if itl != "" {
-			s += "      itl: " + itl + "\n"
-		}
-		for _, kv := range extra {
-			s += "      " + kv + "\n"
-		}
-		return s
-	}
-	if m.attempts == 0 {
-		m.attempts = 90
-	}
-	if m.isl == 0 {
-		m.isl = 64
-	}
-	if m.osl == 0 {
-		m.osl = 16
-	}
-	if m.conc == "" {
-		m.conc = "4"
-	}
-	if m.itl == "" {
-		m.itl = "2ms"
-	}
-	return fmt.Sprintf(`name: %s
-model:
-  path: mock
-  container: mock-image
-  precision: fp8
-resources:
-  gpu_type: mock
-  gpus_per_node: 4
-  prefill_nodes: 2
-  prefill_workers: 2
-  decode_nodes: 1
-  decode_workers: 1
-frontend:
-  type: dynamo
-  enable_multiple_frontends: false
-backend:
-  type: mock
-  mock_config:
-    prefill:
-%s    decode:
-%shealth_check:
-  max_attempts: %d
-  interval_seconds: 1
-benchmark:
-  type: sa-bench
-  isl: %d
-  osl: %d
-  concurrencies: "%s"
-  num_prompts_mult: 2
-  num_warmup_mult: 0
-%s`, m.name, block(m.prefill, ""), block(m.decode, m.itl), m.attempts, m.isl, m.osl, m.conc, m.extra)
-}
+// mockRecipe is clustertest's mock 2P1D topology.
+type mockRecipe = clustertest.MockRecipe
 
 // runOpts describe one `slurmbench run`.
 type runOpts struct {

@@ -78,7 +78,7 @@ func TestRESTFaults(t *testing.T) {
 		// the stall): the client mints a fresh one, and again after the 511.
 		r := c.prepare(t, runOpts{name: name, restURL: p.URL, token: c.mintToken(t, 18),
 			slurm:  []string{"token_command = " + tomlList(mint)},
-			recipe: mockRecipe{name: name, osl: 3000, itl: "5ms", conc: "4"}.String()}).start()
+			recipe: mockRecipe{Name: name, OSL: 3000, ITL: "5ms", Conc: "4"}.String()}).start()
 		code := r.wait(5 * time.Minute)
 		if code != 0 {
 			t.Fatalf("exit %d, want 0\n%s", code, r.output())
@@ -103,7 +103,7 @@ func TestRESTFaults(t *testing.T) {
 			slurmtest.Fault{Method: "POST", Path: "/job/submit", Times: 1, Action: slurmtest.DropAfterForward},
 		)
 		name := uniqueName("e2e-rest-submit")
-		r := c.prepare(t, runOpts{name: name, restURL: p.URL, recipe: mockRecipe{name: name}.String()}).start()
+		r := c.prepare(t, runOpts{name: name, restURL: p.URL, recipe: mockRecipe{Name: name}.String()}).start()
 		code := r.wait(5 * time.Minute)
 		if code != 0 {
 			t.Fatalf("exit %d, want 0\n%s", code, r.output())

@@ -43,7 +43,7 @@ func TestSecrets(t *testing.T) {
 	_ = os.Chmod(enrootLog, 0o666)
 	r := c.prepare(t, runOpts{name: name, token: jwtMarker,
 		slurm:  []string{"token_command = " + tomlList(mint)},
-		recipe: mockRecipe{name: name, osl: 2000, itl: "5ms"}.String(),
+		recipe: mockRecipe{Name: name, OSL: 2000, ITL: "5ms"}.String(),
 		env: []string{"HF_TOKEN=" + hfMarker, "GITHUB_ACTIONS=true", "GITHUB_STEP_SUMMARY=" + summary, "GITHUB_OUTPUT=" + output,
 			"ENROOT_STANDIN_LOG=" + enrootLog, "IMAGE=slurmbench/mock-engine:" + uniqueName("secrets")}})
 	r.editProfile(`passthrough = ["HF_TOKEN"]`, `passthrough = ["HF_TOKEN", "ENROOT_STANDIN_LOG"]`)

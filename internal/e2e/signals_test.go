@@ -80,7 +80,7 @@ func signalPhases() []phaseCase {
 			}},
 		{phase: "starting", submitted: true, started: true,
 			opts: func(c *cluster, t *testing.T, o *runOpts) {
-				o.recipe = mockRecipe{name: o.name, prefill: []string{"startup-delay: 120s"}, decode: []string{"startup-delay: 120s"}}.String()
+				o.recipe = mockRecipe{Name: o.name, Prefill: []string{"startup-delay: 120s"}, Decode: []string{"startup-delay: 120s"}}.String()
 			},
 			ready: func(r *run) {
 				// The moment the driver runs: engines are being started.
@@ -88,7 +88,7 @@ func signalPhases() []phaseCase {
 			}},
 		{phase: "health wait", submitted: true, started: true,
 			opts: func(c *cluster, t *testing.T, o *runOpts) {
-				o.recipe = mockRecipe{name: o.name, prefill: []string{"hang: true"}, attempts: 600}.String()
+				o.recipe = mockRecipe{Name: o.name, Prefill: []string{"hang: true"}, Attempts: 600}.String()
 			},
 			ready: func(r *run) {
 				r.waitLine(healthLine, 10*time.Minute)
@@ -96,7 +96,7 @@ func signalPhases() []phaseCase {
 			}},
 		{phase: "benchmarking", submitted: true, started: true,
 			opts: func(c *cluster, t *testing.T, o *runOpts) {
-				o.recipe = mockRecipe{name: o.name, osl: 5000, itl: "5ms"}.String()
+				o.recipe = mockRecipe{Name: o.name, OSL: 5000, ITL: "5ms"}.String()
 			},
 			ready: func(r *run) {
 				r.waitLine(benchLine, 10*time.Minute)
@@ -156,7 +156,7 @@ func TestSignals(t *testing.T) {
 			t.Run(pc.phase+"/"+sig.String(), func(t *testing.T) {
 				t.Parallel()
 				name := uniqueName("e2e-sig")
-				o := runOpts{name: name, recipe: mockRecipe{name: name}.String()}
+				o := runOpts{name: name, recipe: mockRecipe{Name: name}.String()}
 				if pc.opts != nil {
 					pc.opts(c, t, &o)
 				}
@@ -227,7 +227,7 @@ func TestSignals(t *testing.T) {
 		name := uniqueName("e2e-sig2")
 		// The job's processes ignore nothing, but its end takes slurmctld's
 		// KillWait; a hung engine keeps the job in health wait.
-		r := c.prepare(t, runOpts{name: name, recipe: mockRecipe{name: name, prefill: []string{"hang: true"}, attempts: 600}.String(),
+		r := c.prepare(t, runOpts{name: name, recipe: mockRecipe{Name: name, Prefill: []string{"hang: true"}, Attempts: 600}.String(),
 			args: []string{"--cancel-wait", "5m"}}).start()
 		r.waitLine(healthLine, 10*time.Minute)
 		r.signal(syscall.SIGINT)

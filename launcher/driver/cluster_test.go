@@ -24,43 +24,9 @@ import (
 )
 
 // mockRecipe is the 2P1D mock topology with extra mock-engine flags per role.
-func mockRecipe(name string, prefill, decode []string, attempts int, conc string) string {
-	block := func(extra []string) string {
-		s := "      served-model-name: mock/DeepSeek-R1\n      ttft: 20ms\n      itl: 5ms\n"
-		for _, kv := range extra {
-			s += "      " + kv + "\n"
-		}
-		return s
-	}
-	return fmt.Sprintf(`name: %s
-model:
-  path: mock
-  container: mock-image
-  precision: fp8
-resources:
-  gpu_type: mock
-  gpus_per_node: 4
-  prefill_nodes: 2
-  prefill_workers: 2
-  decode_nodes: 1
-  decode_workers: 1
-frontend:
-  type: dynamo
-  enable_multiple_frontends: false
-backend:
-  type: mock
-  mock_config:
-    prefill:
-%s    decode:
-%shealth_check:
-  max_attempts: %d
-  interval_seconds: 1
-benchmark:
-  type: sa-bench
-  isl: 64
-  osl: 32
-  concurrencies: "%s"
-`, name, block(prefill), block(decode), attempts, conc)
+func mockRecipe(name string, prefill, decode []string, attempts int, conc string) clustertest.MockRecipe {
+	return clustertest.MockRecipe{Name: name, Prefill: prefill, Decode: decode, Attempts: attempts, Conc: conc,
+		ISL: 64, OSL: 32, TTFT: "20ms", ITL: "5ms", PromptsMult: 10, WarmupMult: 2}
 }
 
 type run struct {
@@ -194,7 +160,7 @@ func assertNoLeftovers(t *testing.T, runDir string) {
 // a streamed completion through the frontend returns what was asked.
 func TestClusterMock2P1D(t *testing.T) {
 	env := clustertest.Setup(t)
-	r := submitMock(t, env, "mock-2p1d", mockRecipe("mock-2p1d", nil, nil, 60, "8x32"))
+	r := submitMock(t, env, "mock-2p1d", mockRecipe("mock-2p1d", nil, nil, 60, "8x32").String())
 
 	// Follow status.json until the gate has passed, then talk to the frontend.
 	var st driver.Status
@@ -338,10 +304,9 @@ func TestClusterFaults(t *testing.T) {
 			}
 			rec := mockRecipe("fault-"+tc.name, tc.prefill, tc.decode, tc.attempts, conc)
 			if tc.name == "dies-after-gate" {
-				// Long enough a benchmark for the decode worker to die during it.
-				rec = strings.Replace(rec, "osl: 32", "osl: 600", 1)
+				rec.OSL = 600 // long enough a benchmark for the decode worker to die during it
 			}
-			r := submitMock(t, env, "fault-"+tc.name, rec)
+			r := submitMock(t, env, "fault-"+tc.name, rec.String())
 			job := r.wait(t, 3*time.Minute)
 			if job.Success() || job.State.Base == slurm.StateRunning {
 				t.Fatalf("job ended %s, want a failure", job.Outcome())
