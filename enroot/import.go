@@ -177,7 +177,7 @@ func (im *Importer) Import(ctx context.Context, ref Ref) (res Result, err error)
 	case err != nil:
 		return res, err
 	default:
-		defer lock.release()
+		defer lock.Release()
 		im.removeAbandoned(ref)
 	}
 	// Someone else may have finished while we waited.

@@ -1,0 +1,121 @@
+// Package flock takes exclusive flock(2) locks on lock files on shared
+// filesystems, with a timeout and a context: a blocking flock cannot be
+// interrupted, so the lock is polled with a growing gap instead.
+//
+// flock and nothing else: Linux NFS clients turn flock into byte-range locks
+// the server enforces across nodes, Lustre does the same with -o flock, and
+// a flock dies with its process, where an O_EXCL lock file outlives a killed
+// holder and blocks everyone until deleted by hand. Lock files are never
+// removed: deleting one while another process waits on its inode would let
+// two holders in.
+package flock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+)
+
+// ErrTimeout is returned (wrapped) when the lock stayed busy for the whole
+// timeout.
+var ErrTimeout = errors.New("timed out waiting for the lock")
+
+// ErrUnsupported means the filesystem refuses flock altogether (ENOSYS,
+// EOPNOTSUPP, ENOLCK: Lustre without -o flock).
+var ErrUnsupported = errors.New("the filesystem does not support flock")
+
+// Polling bounds of the non-blocking flock loop.
+const (
+	pollMin = 20 * time.Millisecond
+	pollMax = time.Second
+)
+
+// Options bound a wait.
+type Options struct {
+	Timeout time.Duration
+	// Waiting is called after every busy try with the time waited so far.
+	Waiting func(waited time.Duration)
+	// Every caps the gap between busy tries (and so between Waiting calls);
+	// default one second.
+	Every time.Duration
+}
+
+// Lock is a held lock.
+type Lock struct {
+	f        *os.File
+	writable bool
+}
+
+// Acquire takes the exclusive lock at path (creating the file).
+func Acquire(ctx context.Context, path string, o Options) (*Lock, error) {
+	// Write access is needed on NFS, where an exclusive flock becomes a
+	// write lock; a lock file of another user may only be readable, which
+	// still works on local filesystems and Lustre.
+	writable := true
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
+	if errors.Is(err, os.ErrPermission) {
+		writable = false
+		f, err = os.Open(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening lock file %s: %w", path, err)
+	}
+	every := o.Every
+	if every <= 0 {
+		every = pollMax
+	}
+	start := time.Now()
+	sleep := pollMin
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		switch {
+		case err == nil:
+			return &Lock{f: f, writable: writable}, nil
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case errors.Is(err, syscall.ENOSYS), errors.Is(err, syscall.EOPNOTSUPP), errors.Is(err, syscall.ENOLCK):
+			f.Close()
+			return nil, fmt.Errorf("%w (%s): %v", ErrUnsupported, path, err)
+		case !errors.Is(err, syscall.EWOULDBLOCK):
+			f.Close()
+			return nil, fmt.Errorf("locking %s: %w", path, err)
+		}
+		waited := time.Since(start)
+		if o.Waiting != nil {
+			o.Waiting(waited)
+		}
+		remaining := o.Timeout - waited
+		if remaining <= 0 {
+			f.Close()
+			return nil, fmt.Errorf("%w %s after %s", ErrTimeout, path, o.Timeout)
+		}
+		t := time.NewTimer(min(sleep, remaining, every))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			f.Close()
+			return nil, fmt.Errorf("waiting for lock %s: %w", path, ctx.Err())
+		case <-t.C:
+		}
+		sleep = min(sleep*2, pollMax)
+	}
+}
+
+// File is the lock file, for a holder that records itself in it.
+func (l *Lock) File() *os.File { return l.f }
+
+// Writable reports whether the lock file was opened for writing.
+func (l *Lock) Writable() bool { return l.writable }
+
+// Release unlocks by closing; closing the descriptor drops the flock.
+func (l *Lock) Release() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
+}
