@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/slurmbench/slurmbench/launcher/recipe"
+	"github.com/slurmbench/slurmbench/launcher/sabench"
 )
 
 func (b *builder) add(proc Process) {
@@ -372,7 +373,7 @@ func (b *builder) benchmark() error {
 	bm.UseChatTemplate = r.Benchmark.UseChatTemplate == nil || *r.Benchmark.UseChatTemplate
 	bm.PromptsMult = deref(r.Benchmark.NumPromptsMult, 10)
 	bm.WarmupMult = deref(r.Benchmark.NumWarmupMult, 2)
-	bm.ResultDir = filepath.Join(plan.Layout.Results, fmt.Sprintf("sa-bench_isl_%d_osl_%d", bm.ISL, bm.OSL))
+	bm.ResultDir = filepath.Join(plan.Layout.Results, sabench.ResultDirName(bm.ISL, bm.OSL))
 	for _, c := range concs {
 		plan.Points = append(plan.Points, Point{
 			Concurrency:   c,
@@ -403,9 +404,9 @@ func (b *builder) benchmark() error {
 // split for aggregated topologies.
 func RawResultName(conc int, mode string, g GPUCount) string {
 	if mode == "aggregated" {
-		return fmt.Sprintf("results_concurrency_%d_gpus_%d.json", conc, g.Total)
+		return sabench.ResultFileName(conc, g.Total, 0, 0)
 	}
-	return fmt.Sprintf("results_concurrency_%d_gpus_%d_ctx_%d_gen_%d.json", conc, g.Total, g.Prefill, g.Decode)
+	return sabench.ResultFileName(conc, g.Total, g.Prefill, g.Decode)
 }
 
 func (b *builder) eval() error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 )
@@ -99,9 +100,9 @@ func (p *Plan) WriteHuman(w io.Writer) error {
 		}
 		ew.printf("\n  %s [%s] node %s, %s, %s\n", proc.Name, proc.Role, joinInts(proc.Nodes), gpus, where)
 		for i, step := range proc.Setup {
-			ew.printf("    setup %d %s\n", i+1, quoteArgv(step))
+			ew.printf("    setup %d %s\n", i+1, QuoteArgv(step))
 		}
-		ew.printf("    argv  %s\n", quoteArgv(proc.Argv))
+		ew.printf("    argv  %s\n", QuoteArgv(proc.Argv))
 		if len(proc.Unset) > 0 {
 			ew.printf("    unset %s\n", strings.Join(proc.Unset, " "))
 		}
@@ -125,13 +126,15 @@ func (p *Plan) WriteHuman(w io.Writer) error {
 	return ew.err
 }
 
-// quoteArgv shows an argv unambiguously: words with spaces or quotes are
-// Go-quoted. It is for reading only; nothing parses it back.
-func quoteArgv(argv []string) string {
+// QuoteArgv shows an argv on one line, unambiguously: words that are empty
+// or hold white space, quotes, backslashes or shell-special characters are
+// Go-quoted, so a multi-line argument cannot pose as a line of output. It
+// is for reading only (plans, logs); nothing parses it back.
+func QuoteArgv(argv []string) string {
 	out := make([]string, len(argv))
 	for i, a := range argv {
-		if a == "" || strings.ContainsAny(a, " \t\n\"'\\$`") {
-			out[i] = fmt.Sprintf("%q", a)
+		if a == "" || strings.ContainsAny(a, " \t\n\r\"'\\$`") {
+			out[i] = strconv.Quote(a)
 		} else {
 			out[i] = a
 		}

@@ -29,7 +29,7 @@ func loadStepPlan(c *cli.Context) (*launcher.Plan, error) {
 			return nil, configErrorf("--%s is required", name)
 		}
 	}
-	plan, err := steps.LoadPlan(c.String("plan"))
+	plan, err := launcher.ReadPlan(c.String("plan"))
 	if err != nil {
 		return nil, withExit(exitConfig, err)
 	}

@@ -298,7 +298,7 @@ func (d *driver) startStep(ctx context.Context, p launcher.Process) error {
 	s := &step{proc: p, host: d.alloc.Hosts[p.Nodes[0]], cmd: cmd, start: time.Now().UTC()}
 	// The full srun line is kept beside the spec; the log names the program.
 	_ = os.WriteFile(strings.TrimSuffix(specPath(d.plan.RunDir, p.Name), ".json")+".srun.json", []byte(quote(argv)+"\n"), 0o644)
-	d.logf("start %s on %s (%s): %s", p.Name, s.host, runtimeOf(d.plan, p), oneLine(st.Spec.Argv))
+	d.logf("start %s on %s (%s): %s", p.Name, s.host, runtimeOf(d.plan, p), launcher.QuoteArgv(st.Spec.Argv))
 	if err := cmd.Start(); err != nil {
 		return &failure{class: diagnose.Unknown, step: s, msg: fmt.Sprintf("starting %s: %v", p.Name, err), code: ExitEngine}
 	}

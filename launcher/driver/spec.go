@@ -14,10 +14,10 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 
+	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/results/atomicfile"
 )
 
@@ -70,7 +70,7 @@ func Exec(spec Spec) error {
 	}
 	host, _ := os.Hostname()
 	for i, argv := range spec.Setup {
-		fmt.Fprintf(os.Stderr, "slurmbench exec: %s setup %d/%d on %s: %s\n", spec.Name, i+1, len(spec.Setup), host, oneLine(argv))
+		fmt.Fprintf(os.Stderr, "slurmbench exec: %s setup %d/%d on %s: %s\n", spec.Name, i+1, len(spec.Setup), host, launcher.QuoteArgv(argv))
 		if err := runSetup(argv, env); err != nil {
 			return &SetupError{Step: i + 1, Argv: argv, Err: err}
 		}
@@ -79,7 +79,7 @@ func Exec(spec Spec) error {
 	if err != nil {
 		return fmt.Errorf("step %s: %w", spec.Name, err)
 	}
-	fmt.Fprintf(os.Stderr, "slurmbench exec: %s on %s: %s\n", spec.Name, host, oneLine(spec.Argv))
+	fmt.Fprintf(os.Stderr, "slurmbench exec: %s on %s: %s\n", spec.Name, host, launcher.QuoteArgv(spec.Argv))
 	if err := syscall.Exec(prog, spec.Argv, env); err != nil {
 		return fmt.Errorf("step %s: exec %s: %w", spec.Name, prog, err)
 	}
@@ -95,7 +95,7 @@ type SetupError struct {
 }
 
 func (e *SetupError) Error() string {
-	return fmt.Sprintf("setup step %d (%s): %v", e.Step, oneLine(e.Argv), e.Err)
+	return fmt.Sprintf("setup step %d (%s): %v", e.Step, launcher.QuoteArgv(e.Argv), e.Err)
 }
 
 // ExitCode is the failed step's exit code (1 when it did not start).
@@ -193,18 +193,4 @@ func mergeEnv(base []string, over map[string]string) []string {
 // specPath is where the driver writes a process's spec.
 func specPath(runDir, name string) string {
 	return filepath.Join(runDir, "steps", name+".json")
-}
-
-// oneLine shows argv on one line: words with white space or quotes are
-// Go-quoted, so a multi-line argument cannot pose as the program's output.
-func oneLine(argv []string) string {
-	out := make([]string, len(argv))
-	for i, a := range argv {
-		if a == "" || strings.ContainsAny(a, " \t\n\r\"'\\") {
-			out[i] = strconv.Quote(a)
-		} else {
-			out[i] = a
-		}
-	}
-	return strings.Join(out, " ")
 }

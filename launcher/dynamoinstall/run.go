@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -33,7 +32,7 @@ type StepError struct {
 }
 
 func (e *StepError) Error() string {
-	msg := fmt.Sprintf("%s step %d/%d (%s): %v", e.Phase, e.Step, e.Steps, oneLine(e.Argv), e.Err)
+	msg := fmt.Sprintf("%s step %d/%d (%s): %v", e.Phase, e.Step, e.Steps, launcher.QuoteArgv(e.Argv), e.Err)
 	if e.Tail != "" {
 		msg += "; last output:\n" + e.Tail
 	}
@@ -46,7 +45,7 @@ func (e *StepError) Unwrap() error { return e.Err }
 // failure ends the phase.
 func (o Options) runSteps(ctx context.Context, phase string, steps []launcher.DynamoStep) error {
 	for i, s := range steps {
-		o.logf("%s %d/%d: %s", phase, i+1, len(steps), oneLine(s.Argv))
+		o.logf("%s %d/%d: %s", phase, i+1, len(steps), launcher.QuoteArgv(s.Argv))
 		start := time.Now()
 		tail, err := o.runStep(ctx, s)
 		if err != nil {
@@ -184,17 +183,4 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-// oneLine shows argv on one line, quoting words with white space or quotes.
-func oneLine(argv []string) string {
-	out := make([]string, len(argv))
-	for i, a := range argv {
-		if a == "" || strings.ContainsAny(a, " \t\n\r\"'\\") {
-			out[i] = strconv.Quote(a)
-		} else {
-			out[i] = a
-		}
-	}
-	return strings.Join(out, " ")
 }

@@ -21,13 +21,7 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
-
-	"github.com/slurmbench/slurmbench/launcher"
 )
-
-// LoadPlan reads a plan file and checks it: a hand-edited plan must not
-// half-run.
-func LoadPlan(path string) (*launcher.Plan, error) { return launcher.ReadPlan(path) }
 
 // FrontendError says the frontend did not accept a connection: after the
 // health gate that means it died, which is the engine layer's failure, not
