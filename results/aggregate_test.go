@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slurmbench/slurmbench/results/atomicfile"
+	"github.com/slurmbench/slurmbench/internal/atomicfile"
 )
 
 func parseFixture(t *testing.T, conc int, overrides map[string]any) *SABenchResult {

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slurmbench/slurmbench/results/atomicfile"
+	"github.com/slurmbench/slurmbench/internal/atomicfile"
 )
 
 // ServerLogsBundleName is the InferenceX name of the multinode logs archive

@@ -16,7 +16,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/slurmbench/slurmbench/results/atomicfile"
+	"github.com/slurmbench/slurmbench/internal/atomicfile"
 )
 
 // ResultSet is every SA-Bench point and gsm8k score found under a directory.

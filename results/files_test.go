@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slurmbench/slurmbench/results/atomicfile"
+	"github.com/slurmbench/slurmbench/internal/atomicfile"
 )
 
 func writeFile(t *testing.T, path, content string) {

@@ -17,11 +17,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/slurmbench/slurmbench/internal/atomicfile"
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/diagnose"
 	"github.com/slurmbench/slurmbench/launcher/health"
 	"github.com/slurmbench/slurmbench/launcher/hostlist"
-	"github.com/slurmbench/slurmbench/results/atomicfile"
 )
 
 // Options configure a driver run. Zero values take the defaults noted.

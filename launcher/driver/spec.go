@@ -17,8 +17,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/slurmbench/slurmbench/internal/atomicfile"
 	"github.com/slurmbench/slurmbench/launcher"
-	"github.com/slurmbench/slurmbench/results/atomicfile"
 )
 
 // Spec is what one step executes, after placeholders are filled: the

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/slurmbench/slurmbench/internal/atomicfile"
 	"github.com/slurmbench/slurmbench/launcher/diagnose"
-	"github.com/slurmbench/slurmbench/results/atomicfile"
 )
 
 // Phases of a run, in order.

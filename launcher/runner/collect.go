@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/slurmbench/slurmbench/internal/atomicfile"
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/results"
-	"github.com/slurmbench/slurmbench/results/atomicfile"
 )
 
 // CollectOptions say where results go.

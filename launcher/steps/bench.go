@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slurmbench/slurmbench/internal/atomicfile"
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/sabench"
-	"github.com/slurmbench/slurmbench/results/atomicfile"
 )
 
 // Benchmark clients, as plan.Benchmark.Client names them.

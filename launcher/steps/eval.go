@@ -16,9 +16,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/slurmbench/slurmbench/internal/atomicfile"
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/gsm8k"
-	"github.com/slurmbench/slurmbench/results/atomicfile"
 )
 
 // Eval clients, as plan.Eval.Client names them.

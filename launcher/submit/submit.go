@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slurmbench/slurmbench/internal/atomicfile"
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/profile"
-	"github.com/slurmbench/slurmbench/results/atomicfile"
 	"github.com/slurmbench/slurmbench/slurm"
 )
 
