@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/slurmbench/slurmbench/internal/atomicfile"
 )
 
 // Defaults for Options.
@@ -301,7 +303,7 @@ func (im *Importer) importLocked(ctx context.Context, ref Ref, res *Result) (err
 	if err := os.Rename(out, res.Path); err != nil {
 		return fmt.Errorf("moving the squash into place: %w", err)
 	}
-	if err := syncDir(im.opts.SquashDir); err != nil {
+	if err := atomicfile.SyncDir(im.opts.SquashDir); err != nil {
 		im.opts.Logf("warning: syncing %s: %v", im.opts.SquashDir, err)
 	}
 	m := im.manifest(ref, OriginImported, info.Size(), info.ModTime())

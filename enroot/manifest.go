@@ -9,8 +9,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/slurmbench/slurmbench/internal/atomicfile"
 )
 
 // ManifestSuffix is appended to a squash file's path to name its sidecar.
@@ -60,58 +61,13 @@ func ReadManifest(squashPath string) (*Manifest, error) {
 	return &m, nil
 }
 
-// writeManifest replaces the sidecar atomically: temp file in the same
-// directory, fsync, rename.
+// writeManifest replaces the sidecar atomically.
 func writeManifest(squashPath string, m *Manifest) (err error) {
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(squashPath+ManifestSuffix, append(data, '\n'), 0o644)
-}
-
-func writeFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
-	dir, base := filepath.Split(path)
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Chmod(perm); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-// syncDir makes a rename in dir durable. Some filesystems refuse to fsync a
-// directory; the rename has happened regardless, so that is not an error.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOTSUP) {
-		return err
-	}
-	return nil
+	return atomicfile.WriteFile(squashPath+ManifestSuffix, append(data, '\n'), atomicfile.Options{Overwrite: true})
 }
 
 // State is what Inspect found for one squash file.

@@ -118,7 +118,7 @@ func Write(path string, opt Options, fill func(io.Writer) error) (err error) {
 	if err = publish(tmpName, path, opt.Overwrite); err != nil {
 		return err
 	}
-	return syncDir(dir)
+	return SyncDir(dir)
 }
 
 // publish moves the finished temp file to path. Without overwrite it uses
@@ -211,8 +211,10 @@ func sameContent(a, b string) (bool, error) {
 	}
 }
 
-// syncDir commits a rename or link to disk.
-func syncDir(dir string) error {
+// SyncDir commits a rename or link in dir to disk, for a file placed by a
+// rename this package did not make (a squash file enroot wrote). Filesystems
+// that refuse to fsync a directory are not an error: the rename happened.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("syncing directory %s: %w", dir, err)

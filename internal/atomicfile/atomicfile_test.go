@@ -123,3 +123,20 @@ func TestCopyFile(t *testing.T) {
 	}
 	noTemps(t, dir)
 }
+
+// TestWriteNameAtNameMax: the temporary name does not grow with the final
+// one, so a result name bounded to NAME_MAX (255 bytes) can still be written
+// and replaced; a ".<name>.tmp-*" temporary could not.
+func TestWriteNameAtNameMax(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, strings.Repeat("n", 250)+".json")
+	for _, content := range []string{"first", "second"} {
+		if err := WriteFile(path, []byte(content), Options{Overwrite: true}); err != nil {
+			t.Fatalf("writing a 255-byte name: %v", err)
+		}
+		if got := read(t, path); got != content {
+			t.Errorf("content %q, want %q", got, content)
+		}
+	}
+	noTemps(t, dir)
+}

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slurmbench/slurmbench/internal/atomicfile"
 	"github.com/slurmbench/slurmbench/launcher"
 )
 
@@ -256,7 +257,7 @@ func (o Options) fetch(ctx context.Context, key, entry string) ([]string, error)
 	}
 	host, _ := os.Hostname()
 	note := fmt.Sprintf("key=%s\nfiles=%s\nhost=%s\ntime=%s\n", key, strings.Join(files, ","), host, time.Now().UTC().Format(time.RFC3339))
-	if err := writeSynced(filepath.Join(tmp, completeName), note); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(tmp, completeName), []byte(note), atomicfile.Options{}); err != nil {
 		return nil, err
 	}
 	// MkdirTemp made it private; every user of the cache reads it.
@@ -358,39 +359,7 @@ func installedKey(state string) string {
 // writeMarker records key as installed: one marker per prefix, since an
 // install of another key replaces the packages.
 func writeMarker(state, key string) error {
-	f, err := os.CreateTemp(state, markerName+".tmp-")
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteString(key + "\n")
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), filepath.Join(state, markerName))
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
-}
-
-func writeSynced(path, content string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteString(content)
-	if serr := f.Sync(); err == nil {
-		err = serr
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.WriteFile(filepath.Join(state, markerName), []byte(key+"\n"), atomicfile.Options{Overwrite: true, Perm: 0o600})
 }
 
 func (o Options) logf(format string, args ...any) {

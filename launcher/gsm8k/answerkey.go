@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/slurmbench/slurmbench/internal/atomicfile"
 )
 
 // AnswerEntry is one line of a mock-engine answer key (the format
@@ -92,5 +94,5 @@ func WriteAnswerKey(path string, entries []AnswerEntry) error {
 			return fmt.Errorf("encoding answer key: %w", err)
 		}
 	}
-	return writeFileAtomic(path, buf.Bytes(), 0o644)
+	return atomicfile.WriteFile(path, buf.Bytes(), overwrite)
 }

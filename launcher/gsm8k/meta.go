@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+
+	"github.com/slurmbench/slurmbench/internal/atomicfile"
 )
 
 // MetaEnv is the meta_env.json InferenceX writes beside lm-eval's results
@@ -99,7 +101,7 @@ func WriteMetaEnv(path string, m MetaEnv) error {
 	if err != nil {
 		return fmt.Errorf("encoding meta_env.json: %w", err)
 	}
-	return writeFileAtomic(path, data, 0o644)
+	return atomicfile.WriteFile(path, data, overwrite)
 }
 
 // ReadMetaEnv reads a meta_env.json.

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/slurmbench/slurmbench/internal/atomicfile"
 )
 
 // Files are the artifacts a native run leaves in its output directory, named
@@ -44,7 +46,7 @@ func (r *Report) Write(dir string, o WriteOptions) (Files, error) {
 		return files, fmt.Errorf("encoding eval result: %w", err)
 	}
 	files.Results = filepath.Join(dir, "results_"+stamp+".json")
-	if err := writeFileAtomic(files.Results, data, 0o644); err != nil {
+	if err := atomicfile.WriteFile(files.Results, data, overwrite); err != nil {
 		return files, err
 	}
 	if o.LogSamples {
@@ -53,7 +55,7 @@ func (r *Report) Write(dir string, o WriteOptions) (Files, error) {
 			return files, err
 		}
 		files.Samples = filepath.Join(dir, "samples_"+r.Task.Name+"_"+stamp+".jsonl")
-		if err := writeFileAtomic(files.Samples, data, 0o644); err != nil {
+		if err := atomicfile.WriteFile(files.Samples, data, overwrite); err != nil {
 			return files, err
 		}
 	}
@@ -151,39 +153,6 @@ func marshalIndent(v any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// writeFileAtomic writes data to a temporary file beside path, syncs it and
-// renames it into place, so a reader sees the old file or the whole new one.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	cleanup := func(err error) error {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return cleanup(err)
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		return cleanup(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return cleanup(err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync() // best effort: make the rename durable
-		d.Close()
-	}
-	return nil
-}
+// overwrite is how the eval's files are written: a rerun into the same
+// directory replaces them, as lm-eval does.
+var overwrite = atomicfile.Options{Overwrite: true}

@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/slurmbench/slurmbench/internal/atomicfile"
 )
 
 // JSON keys of the result file (inferencex.md §4.4).
@@ -336,44 +337,15 @@ func ReadResult(path string) (*Result, error) {
 	return r, nil
 }
 
-// WriteResult writes res to path atomically: a temporary file in the same
-// directory, fsynced, renamed over path, and the directory fsynced.
-func WriteResult(path string, res *Result) (err error) {
+// WriteResult writes res to path atomically, replacing an earlier result
+// of the same name.
+func WriteResult(path string, res *Result) error {
 	data, err := res.MarshalJSON()
 	if err != nil {
 		return fmt.Errorf("encoding SA-Bench result: %w", err)
 	}
-	dir := filepath.Dir(path)
-	// A short temporary name: result names are bounded to fit NAME_MAX,
-	// a suffix on them might not.
-	f, err := os.CreateTemp(dir, ".sabench-*.tmp")
-	if err != nil {
-		return fmt.Errorf("writing SA-Bench result %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("writing SA-Bench result %s: %w", path, err)
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return fmt.Errorf("writing SA-Bench result %s: %w", path, err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("syncing SA-Bench result %s: %w", path, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("writing SA-Bench result %s: %w", path, err)
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("renaming SA-Bench result into %s: %w", path, err)
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		_ = d.Sync()
-		_ = d.Close()
+	if err := atomicfile.WriteFile(path, data, atomicfile.Options{Overwrite: true}); err != nil {
+		return fmt.Errorf("writing SA-Bench result: %w", err)
 	}
 	return nil
 }
