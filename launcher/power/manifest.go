@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/slurmbench/slurmbench/results/atomicfile"
+	"github.com/slurmbench/slurmbench/internal/atomicfile"
 )
 
 // Manifest lifecycle statuses.

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/slurmbench/slurmbench/results/atomicfile"
+	"github.com/slurmbench/slurmbench/internal/atomicfile"
 )
 
 // Window statuses.
