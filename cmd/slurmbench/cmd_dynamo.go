@@ -62,9 +62,8 @@ failing step's output.`,
 			if !filepath.IsAbs(c.String("tmp")) {
 				return configErrorf("--tmp %q: not an absolute path", c.String("tmp"))
 			}
-			// The source is checked before Python is asked anything; the
-			// ABI here is a placeholder.
-			if _, err := launcher.DynamoCacheKey(d, "cp312", "x86_64"); err != nil {
+			// The source is checked before Python is asked anything.
+			if _, _, err := d.Source(); err != nil {
 				return configErrorf("%v", err)
 			}
 			start := time.Now()

@@ -1,6 +1,6 @@
 // Package dynamoinstall installs Dynamo into a running engine container
 // from a wheel cache on the shared filesystem: the body of the plan's
-// `slurmbench dynamo-install` setup step (launcher/dynamo.go).
+// `slurmbench dynamo-install` setup step (launcher/dynamo.go names it in the plan; steps.go holds its commands).
 //
 // The cache entry of a source (release, exact wheel or source commit) for
 // one Python ABI and machine is filled once, by whichever node gets there
@@ -93,7 +93,7 @@ func (o Options) withDefaults() Options {
 
 // Result says what Install did.
 type Result struct {
-	Key   string   // cache key (launcher.DynamoCacheKey)
+	Key   string   // cache key (CacheKey)
 	Entry string   // the cache entry installed from
 	Files []string // the entry's files that were installed
 	// Fetched: this call filled the cache entry. Installed: this call ran
@@ -116,7 +116,7 @@ func Install(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	key, err := launcher.DynamoCacheKey(d, py.Tag, py.Machine)
+	key, err := CacheKey(d, py.Tag, py.Machine)
 	if err != nil {
 		return Result{}, fmt.Errorf("naming the cache entry from python3 (%s): %w", py.Path, err)
 	}
@@ -162,7 +162,7 @@ func Install(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("creating the install directory: %w", err)
 	}
-	steps, err := launcher.DynamoInstallSteps(d, res.Entry, files, work)
+	steps, err := InstallSteps(d, res.Entry, files, work)
 	if err != nil {
 		os.RemoveAll(work)
 		return res, err
@@ -239,7 +239,7 @@ func (o Options) fetch(ctx context.Context, key, entry string) ([]string, error)
 	}
 	defer os.RemoveAll(scratch)
 	_, cargoErr := lookPath("cargo", envValue(o.Env, "PATH"))
-	steps, err := launcher.DynamoFetchSteps(d, tmp, scratch, envValue(o.Env, "HOME"), cargoErr == nil)
+	steps, err := FetchSteps(d, tmp, scratch, envValue(o.Env, "HOME"), cargoErr == nil)
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +251,7 @@ func (o Options) fetch(ctx context.Context, key, entry string) ([]string, error)
 	if err != nil {
 		return nil, err
 	}
-	files, err := launcher.DynamoEntryFiles(d, names)
+	files, err := EntryFiles(d, names)
 	if err != nil {
 		return nil, fmt.Errorf("the fetch steps succeeded but left an unusable entry (%s): %w", strings.Join(names, ", "), err)
 	}
@@ -298,7 +298,7 @@ func completeEntry(d launcher.Dynamo, entry string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return launcher.DynamoEntryFiles(d, names)
+	return EntryFiles(d, names)
 }
 
 // flatKey turns a cache key into one file name (for locks and temporary

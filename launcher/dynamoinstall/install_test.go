@@ -558,7 +558,7 @@ func TestInstallOtherKeyReinstalls(t *testing.T) {
 }
 
 func TestStepEnv(t *testing.T) {
-	env := stepEnv([]string{"PATH=/usr/bin", "HOME=/root", "RUSTFLAGS=old"}, launcher.DynamoStep{
+	env := stepEnv([]string{"PATH=/usr/bin", "HOME=/root", "RUSTFLAGS=old"}, Step{
 		Env: map[string]string{"RUSTFLAGS": "-C target-cpu=native"}, PathPrepend: []string{"/root/.cargo/bin"},
 	})
 	want := []string{"HOME=/root", "PATH=/root/.cargo/bin:/usr/bin", "RUSTFLAGS=-C target-cpu=native"}

@@ -43,7 +43,7 @@ func (e *StepError) Unwrap() error { return e.Err }
 
 // runSteps runs steps in order, each with a one-line banner; the first
 // failure ends the phase.
-func (o Options) runSteps(ctx context.Context, phase string, steps []launcher.DynamoStep) error {
+func (o Options) runSteps(ctx context.Context, phase string, steps []Step) error {
 	for i, s := range steps {
 		o.logf("%s %d/%d: %s", phase, i+1, len(steps), launcher.QuoteArgv(s.Argv))
 		start := time.Now()
@@ -61,7 +61,7 @@ func (o Options) runSteps(ctx context.Context, phase string, steps []launcher.Dy
 // runStep runs one step as argv with its output streamed to o.Stdout and
 // o.Stderr. A done ctx sends SIGTERM to the step's process group (pip and
 // cargo start their own children), then SIGKILL after o.KillGrace.
-func (o Options) runStep(ctx context.Context, s launcher.DynamoStep) (tail string, err error) {
+func (o Options) runStep(ctx context.Context, s Step) (tail string, err error) {
 	if len(s.Argv) == 0 {
 		return "", errors.New("empty argv")
 	}
@@ -95,7 +95,7 @@ func (o Options) runStep(ctx context.Context, s launcher.DynamoStep) (tail strin
 
 // stepEnv is env with s's variables set over it and s's directories put
 // before PATH; sorted for a stable order.
-func stepEnv(env []string, s launcher.DynamoStep) []string {
+func stepEnv(env []string, s Step) []string {
 	m := make(map[string]string, len(env)+len(s.Env)+1)
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
