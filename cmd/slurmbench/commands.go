@@ -15,6 +15,7 @@ func commands() []*cli.Command {
 		nodesCommand(),
 		imagesCommand(),
 		mockEngineCommand(),
+		mockDCGMCommand(),
 		mockAnswerKeyCommand(),
 		resultsCommand(),
 		driverCommand(),
