@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/slurmbench/slurmbench/internal/shareddata"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -143,11 +144,8 @@ func TestParseRefMalformed(t *testing.T) {
 // Every image in InferenceX's nvidia-master.yaml must parse, and its
 // renderings must be what enroot and the runners expect.
 func TestParseRefNvidiaMasterImages(t *testing.T) {
-	path := filepath.Join("..", "..", "shared", "data", "inferencex", "configs", "nvidia-master.yaml")
+	path := shareddata.Path(t, "data", "inferencex", "configs", "nvidia-master.yaml")
 	data, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		t.Skipf("%s is absent (the shared InferenceX data is not checked out next to the repository)", path)
-	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slurmbench/slurmbench/internal/shareddata"
+
 	"github.com/slurmbench/slurmbench/launcher/profile"
 	"github.com/slurmbench/slurmbench/launcher/recipe"
 )
@@ -18,14 +20,7 @@ import (
 // corpusRoot is InferenceX's recipe tree beside the repository.
 func corpusRoot(t testing.TB) string {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "data", "inferencex", "benchmarks", "multi_node", "srt-slurm-recipes"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("InferenceX corpus not present at %s (../shared/data/inferencex): %v", dir, err)
-	}
-	return dir
+	return shareddata.Path(t, "data", "inferencex", "benchmarks", "multi_node", "srt-slurm-recipes")
 }
 
 func corpusRecipes(t testing.TB) []string {

@@ -8,8 +8,11 @@ import (
 	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/slurmbench/slurmbench/internal/shareddata"
 
 	"github.com/slurmbench/slurmbench/launcher/recipe"
 )
@@ -40,13 +43,10 @@ type srtctlCase struct {
 // (model aliases under /models, gpus_per_node from the recipe).
 func srtctlCases(t *testing.T) []srtctlCase {
 	t.Helper()
-	refDir, err := filepath.Abs(filepath.Join("..", "..", "shared", "data", "srtctl-reference"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	refDir := shareddata.Path(t, "data", "srtctl-reference")
 	list, err := os.ReadFile(filepath.Join(refDir, "RECIPES.list"))
 	if err != nil {
-		t.Skipf("srtctl reference not present at %s: %v", refDir, err)
+		t.Fatalf("reading the srtctl reference's recipe list: %v", err)
 	}
 	root := corpusRoot(t)
 	loaded := map[string]*recipe.Recipe{}
@@ -221,6 +221,33 @@ func TestSrtctlReferencePlacement(t *testing.T) {
 	}
 	sort.Strings(skipped)
 	t.Logf("srtctl reference: %d recipes, %d compared, %d refused: %s", len(cases), compared, len(skipped), strings.Join(skipped, ", "))
+	// The README states how many are compared; a change in what slurmbench
+	// accepts must update it, and a reference that stops loading must not
+	// pass by comparing nothing.
+	wantCompared, wantTotal := readmeReferenceCounts(t)
+	if compared != wantCompared || len(cases) != wantTotal {
+		t.Errorf("compared %d of %d srtctl reference recipes; the README says %d of %d", compared, len(cases), wantCompared, wantTotal)
+	}
+}
+
+// readmeReferenceCounts reads "N of the M srtctl reference recipes are
+// compared" from the README.
+func readmeReferenceCounts(t *testing.T) (compared, total int) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(\d+) of the (\d+) srtctl reference\s+recipes are\s+compared`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal(`README.md no longer says "N of the M srtctl reference recipes are compared"`)
+	}
+	compared, _ = strconv.Atoi(string(m[1]))
+	total, _ = strconv.Atoi(string(m[2]))
+	if compared == 0 {
+		t.Fatal("README.md says no srtctl reference recipe is compared")
+	}
+	return compared, total
 }
 
 func sortedNames(ms ...map[string][]int) []string {

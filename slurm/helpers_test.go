@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/slurmbench/slurmbench/internal/shareddata"
 )
 
 // repoRoot finds the directory holding go.mod above the test's directory.
@@ -28,9 +30,9 @@ func repoRoot(t testing.TB) string {
 // samplesDir is the recorded slurmrestd samples, next to the repository.
 func samplesDir(t testing.TB) string {
 	t.Helper()
-	dir := filepath.Join(repoRoot(t), "..", "shared", "research", "slurm-lab", "samples")
+	dir := shareddata.Path(t, "research", "slurm-lab", "samples")
 	if _, err := os.Stat(filepath.Join(dir, "INDEX.tsv")); err != nil {
-		t.Skipf("recorded slurmrestd samples not found at %s (they live outside the repository): %v", dir, err)
+		shareddata.Missing(t, "recorded slurmrestd samples not found at %s (they live outside the repository): %v", dir, err)
 	}
 	return dir
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slurmbench/slurmbench/internal/shareddata"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/launcher"
@@ -156,10 +158,10 @@ func TestStepCommandErrors(t *testing.T) {
 // The eval gates both filters at the model prefix's threshold: 18 of 20
 // right passes the default 0.90 and fails dsr1's 0.91 (exit 9).
 func TestEvalCommand(t *testing.T) {
-	data := filepath.Join("..", "..", "..", "shared", "data", "gsm8k")
+	data := filepath.Dir(shareddata.Path(t, "data", "gsm8k", gsm8k.TestFile))
 	test, _, err := gsm8k.LoadDir(data)
 	if err != nil {
-		t.Skipf("gsm8k data not found at %s (the ../shared checkout beside the repository): %v", data, err)
+		t.Fatalf("loading the gsm8k data: %v", err)
 	}
 	const docs = 20
 	entries, err := gsm8k.MakeAnswerKey(test[:docs], 0.9, 5)

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/slurmbench/slurmbench/internal/shareddata"
 )
 
 // renderEnv are the variables render reads as flag fallbacks; tests clear
@@ -234,11 +236,8 @@ func firstDiffLine(a, b []byte) string {
 // TestRenderCorpus4P1D is issue 2's acceptance case through the CLI.
 func TestRenderCorpus4P1D(t *testing.T) {
 	clearRenderEnv(t)
-	corpus := filepath.Join(repoRoot(t), "..", "shared", "data", "inferencex")
-	recipes := filepath.Join(corpus, "benchmarks", "multi_node", "srt-slurm-recipes")
-	if _, err := os.Stat(recipes); err != nil {
-		t.Skipf("InferenceX corpus not present at %s: %v", recipes, err)
-	}
+	corpus := shareddata.Path(t, "data", "inferencex")
+	recipes := shareddata.Path(t, "data", "inferencex", "benchmarks", "multi_node", "srt-slurm-recipes")
 	profile := filepath.Join(repoRoot(t), "profiles", "b200-dgxc.toml")
 	check := func(name string, args ...string) {
 		t.Helper()

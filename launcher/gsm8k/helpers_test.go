@@ -1,36 +1,19 @@
 package gsm8k
 
 import (
-	goldenpkg "github.com/slurmbench/slurmbench/internal/golden"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
+
+	goldenpkg "github.com/slurmbench/slurmbench/internal/golden"
+	"github.com/slurmbench/slurmbench/internal/shareddata"
 )
 
-// dataDir is ../shared/data/gsm8k relative to the repository root; tests that
-// need the real splits skip when it is absent.
+// dataDir is ../shared/data/gsm8k; tests that need the real splits skip
+// when it is absent (fail under SLURMBENCH_REQUIRE_DATA=1).
 func dataDir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-	data := filepath.Join(dir, "..", "shared", "data", "gsm8k")
-	if _, err := os.Stat(filepath.Join(data, TestFile)); err != nil {
-		t.Skipf("gsm8k data not found at %s (the ../shared checkout beside the repository): %v", data, err)
-	}
-	return data
+	return filepath.Dir(shareddata.Path(t, "data", "gsm8k", TestFile))
 }
 
 var (

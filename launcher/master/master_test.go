@@ -6,15 +6,14 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/slurmbench/slurmbench/internal/shareddata"
 )
 
 // realMaster is InferenceX's master config beside the repo in ../shared.
 func realMaster(t *testing.T) map[string]Entry {
 	t.Helper()
-	path := filepath.Join("..", "..", "..", "shared", "data", "inferencex", "configs", "nvidia-master.yaml")
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("master config not present at %s (../shared/data/inferencex): %v", path, err)
-	}
+	path := shareddata.Path(t, "data", "inferencex", "configs", "nvidia-master.yaml")
 	m, err := Load(path)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/slurmbench/slurmbench/internal/shareddata"
 )
 
 const (
@@ -188,11 +190,8 @@ func TestAnswerKeyServing(t *testing.T) {
 // question is found again through both prompt templates: no question text
 // defeats the extraction.
 func TestAnswerKeyWholeGSM8K(t *testing.T) {
-	path := filepath.Join("..", "..", "..", "shared", "data", "gsm8k", "test.jsonl")
+	path := shareddata.Path(t, "data", "gsm8k", "test.jsonl")
 	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		t.Skipf("gsm8k data not present at %s", path)
-	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,19 +7,14 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/slurmbench/slurmbench/internal/shareddata"
 )
 
 // corpusDir is InferenceX's recipe tree, beside the repo in ../shared.
 func corpusDir(t testing.TB) string {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "data", "inferencex", "benchmarks", "multi_node", "srt-slurm-recipes"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("corpus not present at %s (../shared/data/inferencex): %v", dir, err)
-	}
-	return dir
+	return shareddata.Path(t, "data", "inferencex", "benchmarks", "multi_node", "srt-slurm-recipes")
 }
 
 func corpusFiles(t testing.TB) []string {

@@ -1,10 +1,11 @@
 package steps
 
 import (
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/slurmbench/slurmbench/internal/shareddata"
 
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/gsm8k"
@@ -45,10 +46,7 @@ func testPlan(t *testing.T) *launcher.Plan {
 // the real splits skip when it is absent.
 func gsm8kDir(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join("..", "..", "..", "shared", "data", "gsm8k")
-	if _, err := os.Stat(filepath.Join(dir, gsm8k.TestFile)); err != nil {
-		t.Skipf("gsm8k data not found at %s (the ../shared checkout beside the repository): %v", dir, err)
-	}
+	dir := filepath.Dir(shareddata.Path(t, "data", "gsm8k", gsm8k.TestFile))
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -12,13 +12,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/slurmbench/slurmbench/internal/shareddata"
 )
 
 func TestEmbeddedSamplesMatchRecorded(t *testing.T) {
-	dir := filepath.Join("..", "..", "..", "shared", "research", "slurm-lab", "samples")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("recorded samples not found at %s: %v", dir, err)
-	}
+	dir := shareddata.Path(t, "research", "slurm-lab", "samples")
 	entries, err := samples.ReadDir("samples")
 	if err != nil || len(entries) < 20 {
 		t.Fatalf("embedded samples: %d, %v", len(entries), err)
