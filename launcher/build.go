@@ -10,6 +10,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/launcher/profile"
 	"github.com/slurmbench/slurmbench/launcher/recipe"
+	"github.com/slurmbench/slurmbench/launcher/rundir"
 )
 
 // Inputs are everything a plan is computed from. Flag and environment
@@ -102,20 +103,13 @@ func (b *builder) build() (*Plan, error) {
 		Name:     r.Name,
 		RunID:    b.in.RunID,
 		RunDir:   runDir,
-		PlanFile: filepath.Join(runDir, "plan.json"),
-		Binary:   filepath.Join(runDir, "bin", "slurmbench"),
+		PlanFile: rundir.PlanPath(runDir),
+		Binary:   rundir.BinaryPath(runDir),
 		Recipe:   Source{Path: r.Path, SHA256: r.SHA256},
 		Profile:  Source{Path: p.Path},
 		Runtime:  string(p.Container.Runtime),
 		Owner:    p.Paths.Owner,
-		Layout: Layout{
-			Logs:      filepath.Join(runDir, "logs"),
-			Results:   filepath.Join(runDir, "results"),
-			Status:    filepath.Join(runDir, "status.json"),
-			Outcome:   filepath.Join(runDir, "outcome.json"),
-			DriverLog: filepath.Join(runDir, "logs", "driver.log"),
-			BatchOut:  filepath.Join(runDir, "logs", "batch.out"),
-		},
+		Layout:   rundir.New(runDir),
 	}
 	if plan.Runtime == string(profile.RuntimeEnroot) {
 		plan.Enroot = firstNonEmpty(p.Container.Enroot, "enroot")

@@ -5,6 +5,8 @@
 // current directory, on how the binary was invoked, or on re-reading YAML.
 package launcher
 
+import "github.com/slurmbench/slurmbench/launcher/rundir"
+
 // PlanVersion is bumped when the plan's JSON shape changes incompatibly;
 // a driver refuses a plan of another version.
 const PlanVersion = 1
@@ -45,12 +47,12 @@ type Plan struct {
 	// environment; their values are never written into the plan.
 	EnvPassthrough []string `json:"env_passthrough,omitempty"`
 
-	Health    Health    `json:"health"`
-	Benchmark Benchmark `json:"benchmark"`
-	Points    []Point   `json:"points"`
-	Eval      Eval      `json:"eval"`
-	Dynamo    Dynamo    `json:"dynamo"`
-	Layout    Layout    `json:"layout"`
+	Health    Health        `json:"health"`
+	Benchmark Benchmark     `json:"benchmark"`
+	Points    []Point       `json:"points"`
+	Eval      Eval          `json:"eval"`
+	Dynamo    Dynamo        `json:"dynamo"`
+	Layout    rundir.Layout `json:"layout"`
 }
 
 // Source identifies an input file.
@@ -233,14 +235,4 @@ type Dynamo struct {
 	// fills once per key and installs from (profile paths.wheel_cache, else
 	// <runs_dir>/.dynamo-wheels).
 	Cache string `json:"cache,omitempty"`
-}
-
-// Layout names the run directory's files.
-type Layout struct {
-	Logs      string `json:"logs"`
-	Results   string `json:"results"`
-	Status    string `json:"status"`
-	Outcome   string `json:"outcome"`
-	DriverLog string `json:"driver_log"`
-	BatchOut  string `json:"batch_out"`
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/gsm8k"
+	"github.com/slurmbench/slurmbench/launcher/rundir"
 	"github.com/slurmbench/slurmbench/launcher/steps"
 )
 
@@ -53,7 +54,7 @@ Exit codes: 0 every point valid; 8 a point invalid or missing (all named);
 7 the frontend is not reachable; 2 a bad plan or flag; 130/143 interrupted
 (the running point's result is kept, marked partial).`,
 		Flags: append(stepFlags(),
-			&cli.StringFlag{Name: "progress-file", Usage: "progress `FILE` (default <results>/" + steps.ProgressFileName + ")"},
+			&cli.StringFlag{Name: "progress-file", Usage: "progress `FILE` (default <results>/" + rundir.ProgressName + ")"},
 			&cli.StringFlag{Name: "sa-bench-script", Usage: "benchmark_serving.py `PATH` (default <workspace>/" + steps.DefaultSABenchScript + ")"},
 		),
 		Action: func(c *cli.Context) error {

@@ -15,8 +15,8 @@ import (
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/gsm8k"
 	"github.com/slurmbench/slurmbench/launcher/mockengine"
+	"github.com/slurmbench/slurmbench/launcher/rundir"
 	"github.com/slurmbench/slurmbench/launcher/sabench"
-	"github.com/slurmbench/slurmbench/launcher/steps"
 )
 
 const stepModel = "mock/DeepSeek-R1"
@@ -36,7 +36,7 @@ func stepPlan(t *testing.T) *launcher.Plan {
 		Benchmark: launcher.Benchmark{Type: "sa-bench", Client: "native", ISL: 32, OSL: 8, RangeRatio: 0.8,
 			RequestRate: "inf", PromptsMult: 10, ResultDir: filepath.Join(results, "sa-bench_isl_32_osl_8")},
 		Eval:   launcher.Eval{Enabled: true, Client: "native", Concurrency: 4, ResultDir: filepath.Join(results, "eval")},
-		Layout: launcher.Layout{Logs: filepath.Join(run, "logs"), Results: results},
+		Layout: rundir.New(run),
 	}
 	for _, c := range []int{2, 4} {
 		plan.Points = append(plan.Points, launcher.Point{Concurrency: c, NumPrompts: 10 * c, ResultFile: launcher.RawResultName(c, plan.Mode, gpus)})
@@ -97,7 +97,7 @@ func TestBenchCommand(t *testing.T) {
 			t.Errorf("c%d: completed %d of %d, valid %v", pt.Concurrency, res.Completed, pt.NumPrompts, res.Valid)
 		}
 	}
-	if p, err := steps.ReadBenchProgress(progress); err != nil || p.State != steps.StateDone || p.Point != 2 || p.Of != 2 {
+	if p, err := rundir.ReadBenchProgress(progress); err != nil || p.State != rundir.StateDone || p.Point != 2 || p.Of != 2 {
 		t.Errorf("progress %+v, %v", p, err)
 	}
 }
@@ -122,8 +122,8 @@ func TestBenchCommandInvalidPoint(t *testing.T) {
 	if res.Valid == nil || *res.Valid || res.InvalidReason == "" {
 		t.Errorf("c4 file valid=%v reason %q, want marked invalid", res.Valid, res.InvalidReason)
 	}
-	p, err := steps.ReadBenchProgress(filepath.Join(plan.Layout.Results, steps.ProgressFileName))
-	if err != nil || p.State != steps.StateInvalid || len(p.Invalid) != 1 || p.Invalid[0] != 4 {
+	p, err := rundir.ReadBenchProgress(plan.Layout.Progress)
+	if err != nil || p.State != rundir.StateInvalid || len(p.Invalid) != 1 || p.Invalid[0] != 4 {
 		t.Errorf("progress %+v, %v", p, err)
 	}
 }

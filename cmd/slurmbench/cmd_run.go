@@ -18,9 +18,9 @@ import (
 
 	"github.com/slurmbench/slurmbench/enroot"
 	"github.com/slurmbench/slurmbench/launcher"
-	"github.com/slurmbench/slurmbench/launcher/driver"
 	"github.com/slurmbench/slurmbench/launcher/profile"
 	"github.com/slurmbench/slurmbench/launcher/report"
+	"github.com/slurmbench/slurmbench/launcher/rundir"
 	"github.com/slurmbench/slurmbench/launcher/runner"
 	"github.com/slurmbench/slurmbench/launcher/submit"
 	"github.com/slurmbench/slurmbench/results"
@@ -164,15 +164,15 @@ func runAction(c *cli.Context) error {
 		JobEnv:   jobEnv(plan),
 		Progress: stderr, DriverLog: driverLog,
 		CancelWait: c.Duration("cancel-wait"), Interrupted: interrupted, Hard: hard,
-		OnPhase: func(phase string, _ driver.Status) {
+		OnPhase: func(phase rundir.Phase, _ rundir.Status) {
 			if !gha {
 				return
 			}
 			if group != "" {
 				report.EndGroup(stderr)
 			}
-			group = phase
-			report.Group(stderr, "slurmbench: "+phase)
+			group = string(phase)
+			report.Group(stderr, "slurmbench: "+string(phase))
 		},
 	}
 	res, runErr := runner.Run(ctx, opts)
@@ -247,8 +247,8 @@ func summarize(plan *launcher.Plan, res *runner.Result, col *runner.Collected, r
 			sum.JobID = res.JobID.String()
 		}
 		o := res.Outcome
-		sum.Outcome, sum.Class, sum.FirstError = o.Result, string(o.Class), o.FirstError
-		sum.Phase, sum.Process = o.Phase, o.Process
+		sum.Outcome, sum.Class, sum.FirstError = string(o.Result), string(o.Class), o.FirstError
+		sum.Phase, sum.Process = string(o.Phase), o.Process
 	}
 	if col != nil {
 		var ie *results.IncompleteError
@@ -364,7 +364,7 @@ func firstNonEmptyEnv(name, def string) string {
 }
 
 func hostsOf(plan *launcher.Plan) []string {
-	st, err := driver.ReadStatus(plan.Layout.Status)
+	st, err := rundir.ReadStatus(plan.Layout.Status)
 	if err != nil {
 		return nil
 	}

@@ -27,7 +27,7 @@ import (
 	"time"
 
 	"github.com/slurmbench/slurmbench/internal/clustertest"
-	"github.com/slurmbench/slurmbench/launcher/driver"
+	"github.com/slurmbench/slurmbench/launcher/rundir"
 	"github.com/slurmbench/slurmbench/slurm"
 	"github.com/slurmbench/slurmbench/slurm/slurmtest"
 )
@@ -370,13 +370,13 @@ func processesOf(dir string) []string {
 	return out
 }
 
-func (r *run) outcome() driver.Outcome {
+func (r *run) outcome() rundir.Outcome {
 	r.t.Helper()
 	dir := r.runDir()
 	if dir == "" {
 		r.t.Fatalf("no run directory printed\n%s", r.output())
 	}
-	o, err := driver.ReadOutcome(filepath.Join(dir, "outcome.json"))
+	o, err := rundir.ReadOutcome(rundir.New(dir).Outcome)
 	if err != nil {
 		r.t.Fatalf("outcome.json: %v\n%s", err, r.output())
 	}

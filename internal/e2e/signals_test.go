@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slurmbench/slurmbench/launcher/driver"
+	"github.com/slurmbench/slurmbench/launcher/rundir"
 	"github.com/slurmbench/slurmbench/slurm"
 )
 
@@ -163,8 +163,8 @@ func TestSignals(t *testing.T) {
 				r := c.prepare(t, o).start()
 				pc.ready(r)
 				phase := ""
-				if st, err := driver.ReadStatus(filepath.Join(r.runDir(), "status.json")); err == nil {
-					phase = st.Phase
+				if st, err := rundir.ReadStatus(rundir.New(r.runDir()).Status); err == nil {
+					phase = string(st.Phase)
 				}
 				sent := time.Now()
 				r.signal(sig)

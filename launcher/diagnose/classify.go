@@ -43,8 +43,22 @@ const (
 	DiedAfterHealthy Class = "died_after_healthy"
 	// BenchmarkInvalid: the benchmark ran but its result cannot be used.
 	BenchmarkInvalid Class = "benchmark_invalid"
+	// EvalFailed: the eval ran and missed its threshold, or failed.
+	EvalFailed Class = "eval_failed"
+	// Cancelled: the job was cancelled (scancel, time limit, a signal).
+	Cancelled Class = "cancelled"
 	// Unknown: nothing recognised.
 	Unknown Class = "unknown"
+)
+
+// Classes the runner on the login node assigns when the driver could not
+// write an outcome.
+const (
+	// Interrupted: slurmbench run or attach was interrupted and cancelled the job.
+	Interrupted Class = "interrupted"
+	// Allocation: the job ended without a driver outcome (never started,
+	// or killed under the driver).
+	Allocation Class = "allocation"
 )
 
 var hints = map[Class]string{

@@ -16,9 +16,9 @@ import (
 	"github.com/slurmbench/slurmbench/enroot"
 	"github.com/slurmbench/slurmbench/internal/clustertest"
 	"github.com/slurmbench/slurmbench/launcher"
-	"github.com/slurmbench/slurmbench/launcher/driver"
 	"github.com/slurmbench/slurmbench/launcher/profile"
 	"github.com/slurmbench/slurmbench/launcher/recipe"
+	"github.com/slurmbench/slurmbench/launcher/rundir"
 	"github.com/slurmbench/slurmbench/launcher/submit"
 	"github.com/slurmbench/slurmbench/slurm"
 )
@@ -111,9 +111,9 @@ func (r *run) batchOut() string {
 	return string(b)
 }
 
-func (r *run) outcome(t *testing.T) driver.Outcome {
+func (r *run) outcome(t *testing.T) rundir.Outcome {
 	t.Helper()
-	o, err := driver.ReadOutcome(r.plan.Layout.Outcome)
+	o, err := rundir.ReadOutcome(r.plan.Layout.Outcome)
 	if err != nil {
 		t.Fatalf("outcome.json: %v\nbatch output:\n%s", err, r.batchOut())
 	}
@@ -163,15 +163,15 @@ func TestClusterMock2P1D(t *testing.T) {
 	r := submitMock(t, env, "mock-2p1d", mockRecipe("mock-2p1d", nil, nil, 60, "8x32").String())
 
 	// Follow status.json until the gate has passed, then talk to the frontend.
-	var st driver.Status
+	var st rundir.Status
 	deadline := time.Now().Add(90 * time.Second)
 	for {
-		s, err := driver.ReadStatus(r.plan.Layout.Status)
+		s, err := rundir.ReadStatus(r.plan.Layout.Status)
 		if err == nil && s.Health != nil && s.Health.Ready {
 			st = s
 			break
 		}
-		if err == nil && (s.Phase == driver.PhaseFailed || s.Phase == driver.PhaseDone) {
+		if err == nil && (s.Phase == rundir.PhaseFailed || s.Phase == rundir.PhaseDone) {
 			t.Fatalf("run ended in phase %s before the gate was seen:\n%s", s.Phase, r.batchOut())
 		}
 		if time.Now().After(deadline) {
@@ -328,7 +328,7 @@ func TestClusterFaults(t *testing.T) {
 				t.Errorf("outcome lacks hint or log tail: %+v", o)
 			}
 			if tc.bounded {
-				st, _ := driver.ReadStatus(r.plan.Layout.Status)
+				st, _ := rundir.ReadStatus(r.plan.Layout.Status)
 				var faultAt time.Time
 				for _, p := range st.Processes {
 					if p.Name == o.Process && p.Ended != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/diagnose"
 	"github.com/slurmbench/slurmbench/launcher/health"
 	"github.com/slurmbench/slurmbench/launcher/hostlist"
+	"github.com/slurmbench/slurmbench/launcher/rundir"
 )
 
 // Options configure a driver run. Zero values take the defaults noted.
@@ -47,7 +48,7 @@ type Options struct {
 
 // Result is the driver's outcome plus the exit code the job should end with.
 type Result struct {
-	Outcome  Outcome
+	Outcome  rundir.Outcome
 	ExitCode int
 }
 
@@ -133,9 +134,9 @@ func (d *driver) logf(format string, args ...any) {
 	fmt.Fprintf(d.log, "%s driver: %s\n", time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), fmt.Sprintf(format, args...))
 }
 
-func (d *driver) setPhase(phase string) {
+func (d *driver) setPhase(phase rundir.Phase) {
 	d.logf("phase %s", phase)
-	d.status.update(func(s *Status) { s.Phase = phase })
+	d.status.update(func(s *rundir.Status) { s.Phase = phase })
 }
 
 // failure is how a run ends early.
@@ -150,18 +151,18 @@ func (f *failure) Error() string { return f.msg }
 
 func (d *driver) run(ctx context.Context) Result {
 	plan := d.plan
-	d.status.update(func(s *Status) {
-		s.Phase, s.JobID, s.Hosts = PhaseStarting, d.alloc.JobID, d.alloc.Hosts
+	d.status.update(func(s *rundir.Status) {
+		s.Phase, s.JobID, s.Hosts = rundir.PhaseStarting, d.alloc.JobID, d.alloc.Hosts
 		for _, p := range plan.Processes {
-			s.Processes = append(s.Processes, ProcessStatus{Name: p.Name, Role: string(p.Role), Host: d.alloc.Hosts[p.Nodes[0]], State: "pending", Log: p.Log})
+			s.Processes = append(s.Processes, rundir.ProcessStatus{Name: p.Name, Role: string(p.Role), Host: d.alloc.Hosts[p.Nodes[0]], State: "pending", Log: p.Log})
 		}
 	})
 	d.logf("job %s on %v (%v); plan %s, %d processes", d.alloc.JobID, d.alloc.Hosts, d.alloc.IPs, plan.Name, len(plan.Processes))
-	if err := os.MkdirAll(filepath.Join(plan.RunDir, "steps"), 0o755); err != nil {
-		return d.finish(PhaseStarting, &failure{class: diagnose.Unknown, msg: err.Error(), code: ExitInternal})
+	if err := os.MkdirAll(plan.Layout.Steps, 0o755); err != nil {
+		return d.finish(rundir.PhaseStarting, &failure{class: diagnose.Unknown, msg: err.Error(), code: ExitInternal})
 	}
 
-	phase := PhaseInfra
+	phase := rundir.PhaseInfra
 	err := d.runPhases(ctx, &phase)
 	if err == nil {
 		return d.finish(phase, nil)
@@ -169,17 +170,17 @@ func (d *driver) run(ctx context.Context) Result {
 	var f *failure
 	if !errors.As(err, &f) {
 		if ctx.Err() != nil {
-			f = &failure{class: "cancelled", msg: "cancelled: " + context.Cause(ctx).Error(), code: ExitCancelled}
+			f = &failure{class: diagnose.Cancelled, msg: "cancelled: " + context.Cause(ctx).Error(), code: ExitCancelled}
 		} else {
 			f = &failure{class: diagnose.Unknown, msg: err.Error(), code: ExitInternal}
 		}
 	}
-	if f.class != "cancelled" && cancelledWithin(ctx, cancelGrace) {
+	if f.class != diagnose.Cancelled && cancelledWithin(ctx, cancelGrace) {
 		// Cancelling a job signals its steps and this driver at once; a
 		// step often dies first (or its srun finds the job gone) and the
 		// driver's own SIGTERM lands a moment later. That failure is the
 		// cancellation, not an engine fault.
-		f = &failure{class: "cancelled", msg: "cancelled: " + context.Cause(ctx).Error() + " (" + f.msg + ")", code: ExitCancelled}
+		f = &failure{class: diagnose.Cancelled, msg: "cancelled: " + context.Cause(ctx).Error() + " (" + f.msg + ")", code: ExitCancelled}
 	}
 	return d.finish(phase, f)
 }
@@ -199,7 +200,7 @@ func cancelledWithin(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-func (d *driver) runPhases(ctx context.Context, phase *string) error {
+func (d *driver) runPhases(ctx context.Context, phase *rundir.Phase) error {
 	plan := d.plan
 	byRole := func(roles ...launcher.Role) []launcher.Process {
 		var out []launcher.Process
@@ -213,9 +214,9 @@ func (d *driver) runPhases(ctx context.Context, phase *string) error {
 		return out
 	}
 	// Infra first, each checked ready before anything depends on it.
-	*phase = PhaseInfra
+	*phase = rundir.PhaseInfra
 	if infra := byRole(launcher.RoleInfra); len(infra) > 0 {
-		d.setPhase(PhaseInfra)
+		d.setPhase(rundir.PhaseInfra)
 		for _, p := range infra {
 			if err := d.startStep(ctx, p); err != nil {
 				return err
@@ -229,40 +230,40 @@ func (d *driver) runPhases(ctx context.Context, phase *string) error {
 			}
 		}
 	}
-	*phase = PhaseWorkers
-	d.setPhase(PhaseWorkers)
+	*phase = rundir.PhaseWorkers
+	d.setPhase(rundir.PhaseWorkers)
 	for _, p := range byRole(launcher.RolePrefill, launcher.RoleDecode, launcher.RoleAgg) {
 		if err := d.startStep(ctx, p); err != nil {
 			return err
 		}
 	}
-	*phase = PhaseFrontend
-	d.setPhase(PhaseFrontend)
+	*phase = rundir.PhaseFrontend
+	d.setPhase(rundir.PhaseFrontend)
 	for _, p := range byRole(launcher.RoleNginx, launcher.RoleFrontend) {
 		if err := d.startStep(ctx, p); err != nil {
 			return err
 		}
 	}
-	*phase = PhaseHealth
-	d.setPhase(PhaseHealth)
+	*phase = rundir.PhaseHealth
+	d.setPhase(rundir.PhaseHealth)
 	if err := d.healthGate(ctx); err != nil {
 		return err
 	}
 	if p := byRole(launcher.RoleBenchmark); len(p) > 0 {
-		*phase = PhaseBenchmark
-		d.setPhase(PhaseBenchmark)
+		*phase = rundir.PhaseBenchmark
+		d.setPhase(rundir.PhaseBenchmark)
 		if err := d.runToEnd(ctx, p[0], diagnose.BenchmarkInvalid, ExitBenchmark); err != nil {
 			return err
 		}
 	}
 	if p := byRole(launcher.RoleEval); len(p) > 0 {
-		*phase = PhaseEval
-		d.setPhase(PhaseEval)
-		if err := d.runToEnd(ctx, p[0], "eval_failed", ExitEval); err != nil {
+		*phase = rundir.PhaseEval
+		d.setPhase(rundir.PhaseEval)
+		if err := d.runToEnd(ctx, p[0], diagnose.EvalFailed, ExitEval); err != nil {
 			return err
 		}
 	}
-	*phase = PhaseDone
+	*phase = rundir.PhaseDone
 	return nil
 }
 
@@ -275,7 +276,7 @@ func (d *driver) startStep(ctx context.Context, p launcher.Process) error {
 	if err != nil {
 		return err
 	}
-	if err := WriteSpec(specPath(d.plan.RunDir, p.Name), st.Spec); err != nil {
+	if err := WriteSpec(d.plan.Layout.StepSpec(p.Name), st.Spec); err != nil {
 		return fmt.Errorf("process %s: writing spec: %w", p.Name, err)
 	}
 	for path, content := range st.Files {
@@ -297,7 +298,7 @@ func (d *driver) startStep(ctx context.Context, p launcher.Process) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	s := &step{proc: p, host: d.alloc.Hosts[p.Nodes[0]], cmd: cmd, start: time.Now().UTC()}
 	// The full srun line is kept beside the spec; the log names the program.
-	_ = os.WriteFile(strings.TrimSuffix(specPath(d.plan.RunDir, p.Name), ".json")+".srun.json", []byte(quote(argv)+"\n"), 0o644)
+	_ = os.WriteFile(strings.TrimSuffix(d.plan.Layout.StepSpec(p.Name), ".json")+".srun.json", []byte(quote(argv)+"\n"), 0o644)
 	d.logf("start %s on %s (%s): %s", p.Name, s.host, runtimeOf(d.plan, p), launcher.QuoteArgv(st.Spec.Argv))
 	if err := cmd.Start(); err != nil {
 		return &failure{class: diagnose.Unknown, step: s, msg: fmt.Sprintf("starting %s: %v", p.Name, err), code: ExitEngine}
@@ -305,7 +306,7 @@ func (d *driver) startStep(ctx context.Context, p launcher.Process) error {
 	d.mu.Lock()
 	d.steps[p.Name] = s
 	d.mu.Unlock()
-	d.setProcess(p.Name, func(ps *ProcessStatus) { ps.State, ps.Started = "running", &s.start })
+	d.setProcess(p.Name, func(ps *rundir.ProcessStatus) { ps.State, ps.Started = "running", &s.start })
 	go func() {
 		err := cmd.Wait()
 		s.end = time.Now().UTC()
@@ -319,7 +320,7 @@ func (d *driver) startStep(ctx context.Context, p launcher.Process) error {
 			state = "stopped"
 		}
 		code := s.code
-		d.setProcess(p.Name, func(ps *ProcessStatus) { ps.State, ps.ExitCode, ps.Ended = state, &code, &s.end })
+		d.setProcess(p.Name, func(ps *rundir.ProcessStatus) { ps.State, ps.ExitCode, ps.Ended = state, &code, &s.end })
 		if !stopped {
 			d.logf("%s on %s exited with code %d", p.Name, s.host, s.code)
 		}
@@ -338,8 +339,8 @@ func exitCode(ps *os.ProcessState, err error) int {
 	return ps.ExitCode()
 }
 
-func (d *driver) setProcess(name string, fn func(*ProcessStatus)) {
-	d.status.update(func(s *Status) {
+func (d *driver) setProcess(name string, fn func(*rundir.ProcessStatus)) {
+	d.status.update(func(s *rundir.Status) {
 		for i := range s.Processes {
 			if s.Processes[i].Name == name {
 				fn(&s.Processes[i])
@@ -389,7 +390,7 @@ func (d *driver) stepOf(name string) *step {
 func (d *driver) healthGate(ctx context.Context) error {
 	h := d.plan.Health
 	base := "http://" + net.JoinHostPort(d.alloc.IPs[h.Node], strconv.Itoa(h.Port))
-	d.status.update(func(s *Status) { s.FrontendURL = base })
+	d.status.update(func(s *rundir.Status) { s.FrontendURL = base })
 	abort := make(chan error, 1)
 	var dead *step
 	gateCtx, cancel := context.WithCancel(ctx)
@@ -414,8 +415,8 @@ func (d *driver) healthGate(ctx context.Context) error {
 			if err != nil {
 				msg = err.Error()
 			}
-			d.status.update(func(st *Status) {
-				st.Health = &HealthStatus{Attempt: attempt, MaxAttempts: h.MaxAttempts, PrefillSeen: s.Prefill, DecodeSeen: s.Decode,
+			d.status.update(func(st *rundir.Status) {
+				st.Health = &rundir.HealthStatus{Attempt: attempt, MaxAttempts: h.MaxAttempts, PrefillSeen: s.Prefill, DecodeSeen: s.Decode,
 					PrefillWant: h.Prefill, DecodeWant: h.Decode, LastError: msg, Ready: s.Ready(want)}
 			})
 			if time.Since(last) >= 10*time.Second || s.Ready(want) {
@@ -527,15 +528,15 @@ func (d *driver) stopAll() {
 	}
 }
 
-func (d *driver) finish(phase string, f *failure) Result {
-	d.setPhase(PhaseStopping)
+func (d *driver) finish(phase rundir.Phase, f *failure) Result {
+	d.setPhase(rundir.PhaseStopping)
 	d.stopAll()
-	o := Outcome{Result: "succeeded", Phase: phase, JobID: d.alloc.JobID, Started: d.start}
+	o := rundir.Outcome{Result: rundir.Succeeded, Phase: phase, JobID: d.alloc.JobID, Started: d.start}
 	res := Result{ExitCode: ExitOK}
 	if f != nil {
-		o.Result, o.Class, o.Message = "failed", f.class, f.msg
-		if f.class == "cancelled" {
-			o.Result = "cancelled"
+		o.Result, o.Class, o.Message = rundir.Failed, f.class, f.msg
+		if f.class == diagnose.Cancelled {
+			o.Result = rundir.Cancelled
 		}
 		res.ExitCode = f.code
 		if s := f.step; s != nil {
@@ -562,12 +563,12 @@ func (d *driver) finish(phase string, f *failure) Result {
 		d.logf("FAILED in phase %s: %s [%s] %s", phase, o.Message, o.Class, o.FirstError)
 	}
 	o.Ended = time.Now().UTC()
-	if err := WriteOutcome(d.plan.Layout.Outcome, o); err != nil {
+	if err := rundir.WriteOutcome(d.plan.Layout.Outcome, o); err != nil {
 		d.logf("writing outcome: %v", err)
 	}
-	final := PhaseDone
+	final := rundir.PhaseDone
 	if f != nil {
-		final = PhaseFailed
+		final = rundir.PhaseFailed
 	}
 	d.setPhase(final)
 	res.Outcome = o

@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
@@ -188,9 +187,4 @@ func mergeEnv(base []string, over map[string]string) []string {
 		out[i] = k + "=" + m[k]
 	}
 	return out
-}
-
-// specPath is where the driver writes a process's spec.
-func specPath(runDir, name string) string {
-	return filepath.Join(runDir, "steps", name+".json")
 }

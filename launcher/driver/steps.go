@@ -82,7 +82,7 @@ func BuildStep(plan *launcher.Plan, proc launcher.Process, alloc Allocation, get
 			passthrough[name] = v
 		}
 	}
-	shim := []string{plan.Binary, "exec", specPath(plan.RunDir, proc.Name)}
+	shim := []string{plan.Binary, "exec", plan.Layout.StepSpec(proc.Name)}
 	var env []string
 	switch {
 	case !proc.Container || plan.Runtime == "none":

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/slurmbench/slurmbench/launcher"
+	"github.com/slurmbench/slurmbench/launcher/rundir"
 )
 
 func testPlan(runtime string) *launcher.Plan {
@@ -16,7 +17,7 @@ func testPlan(runtime string) *launcher.Plan {
 		Binary: run + "/bin/slurmbench", Runtime: runtime, Enroot: "/opt/enroot/bin/enroot",
 		Image:          launcher.Image{Ref: "lmsysorg/sglang:v0.5.12", Squash: "/squash/lmsysorg_sglang_v0.5.12.sqsh"},
 		EnvPassthrough: []string{"HF_TOKEN"},
-		Layout:         launcher.Layout{Logs: run + "/logs"},
+		Layout:         rundir.New(run),
 	}
 }
 

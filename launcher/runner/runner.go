@@ -9,15 +9,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/diagnose"
-	"github.com/slurmbench/slurmbench/launcher/driver"
-	"github.com/slurmbench/slurmbench/launcher/steps"
+	"github.com/slurmbench/slurmbench/launcher/rundir"
 	"github.com/slurmbench/slurmbench/launcher/submit"
 	"github.com/slurmbench/slurmbench/slurm"
 )
@@ -84,14 +82,14 @@ type Options struct {
 	// OnSubmitted is told the job id as soon as it exists.
 	OnSubmitted func(slurm.JobID)
 	// OnPhase is told each phase change of the driver.
-	OnPhase func(phase string, st driver.Status)
+	OnPhase func(phase rundir.Phase, st rundir.Status)
 }
 
 // Result is a finished run.
 type Result struct {
 	JobID   slurm.JobID
 	Job     slurm.Job
-	Outcome driver.Outcome // the driver's, or one written by the runner
+	Outcome rundir.Outcome // the driver's, or one written by the runner
 	RunDir  string
 }
 
@@ -201,12 +199,13 @@ func (r *runState) follow(ctx context.Context) error {
 		done <- waited{job, err}
 	}()
 	tail := &logTail{path: plan.Layout.BatchOut, w: o.DriverLog}
-	lastPhase, lastHealth, lastBench := "", "", ""
+	var lastPhase rundir.Phase
+	lastHealth, lastBench := "", ""
 	tick := time.NewTicker(o.Poll)
 	defer tick.Stop()
 	watch := func() {
 		tail.pump()
-		st, err := driver.ReadStatus(plan.Layout.Status)
+		st, err := rundir.ReadStatus(plan.Layout.Status)
 		if err != nil {
 			return
 		}
@@ -217,14 +216,14 @@ func (r *runState) follow(ctx context.Context) error {
 				o.OnPhase(st.Phase, st)
 			}
 		}
-		if h := st.Health; h != nil && st.Phase == driver.PhaseHealth {
+		if h := st.Health; h != nil && st.Phase == rundir.PhaseHealth {
 			line := fmt.Sprintf("health wait: prefill %d/%d, decode %d/%d (poll %d of %d)", h.PrefillSeen, h.PrefillWant, h.DecodeSeen, h.DecodeWant, h.Attempt, h.MaxAttempts)
 			if key := fmt.Sprint(h.PrefillSeen, h.DecodeSeen); key != lastHealth {
 				lastHealth = key
 				r.progress("%s", line)
 			}
 		}
-		if bp, err := steps.ReadBenchProgress(filepath.Join(plan.Layout.Results, steps.ProgressFileName)); err == nil {
+		if bp, err := rundir.ReadBenchProgress(plan.Layout.Progress); err == nil {
 			line := fmt.Sprintf("benchmark point %d of %d: c%d %s", bp.Point, bp.Of, bp.Concurrency, bp.State)
 			if line != lastBench {
 				lastBench = line
@@ -252,7 +251,7 @@ func (r *runState) follow(ctx context.Context) error {
 			r.progress("interrupted: cancelling job %d", r.res.JobID)
 			r.cancel(ctx, "interrupted")
 			tail.pump()
-			r.writeOutcome(driver.Outcome{Result: "cancelled", Class: "interrupted", Message: "slurmbench run was interrupted; job cancelled"})
+			r.writeOutcome(rundir.Outcome{Result: rundir.Cancelled, Class: diagnose.Interrupted, Message: "slurmbench run was interrupted; job cancelled"})
 			return &Error{Layer: layer, Err: fmt.Errorf("interrupted: job %d cancelled", r.res.JobID)}
 		}
 	}
@@ -302,19 +301,19 @@ func (r *runState) cancel(_ context.Context, why string) {
 // driver's outcome "succeeded".
 func (r *runState) judge() error {
 	job := r.res.Job
-	out, err := driver.ReadOutcome(r.plan.Layout.Outcome)
+	out, err := rundir.ReadOutcome(r.plan.Layout.Outcome)
 	if err != nil {
 		// No driver outcome: the job never got to run it, or died under it.
-		o := driver.Outcome{Result: "failed", Class: "allocation", JobID: job.ID.String(),
+		o := rundir.Outcome{Result: rundir.Failed, Class: diagnose.Allocation, JobID: job.ID.String(),
 			Message: fmt.Sprintf("job %d ended %s without a driver outcome", job.ID, job.Outcome())}
 		r.writeOutcome(o)
 		return fail(LayerQueue, "%s", o.Message)
 	}
 	r.res.Outcome = out
-	if job.Success() && out.Result == "succeeded" {
+	if job.Success() && out.Result == rundir.Succeeded {
 		return nil
 	}
-	if out.Result == "succeeded" {
+	if out.Result == rundir.Succeeded {
 		return fail(LayerQueue, "driver succeeded but job %d ended %s", job.ID, job.Outcome())
 	}
 	msg := out.Message
@@ -331,26 +330,26 @@ func layerOf(c diagnose.Class) Layer {
 		return LayerHealth
 	case diagnose.BenchmarkInvalid:
 		return LayerBenchmark
-	case "eval_failed":
+	case diagnose.EvalFailed:
 		return LayerEval
-	case "cancelled":
+	case diagnose.Cancelled:
 		return LayerInterrupted
 	}
 	return LayerEngine
 }
 
 // writeOutcome records the runner's view when the driver could not.
-func (r *runState) writeOutcome(o driver.Outcome) {
+func (r *runState) writeOutcome(o rundir.Outcome) {
 	if o.JobID == "" {
 		o.JobID = r.res.JobID.String()
 	}
 	o.Ended = time.Now().UTC()
-	if prev, err := driver.ReadOutcome(r.plan.Layout.Outcome); err == nil && prev.Result != "" {
+	if prev, err := rundir.ReadOutcome(r.plan.Layout.Outcome); err == nil && prev.Result != "" {
 		r.res.Outcome = prev
 		return // the driver's own account wins
 	}
 	r.res.Outcome = o
-	_ = driver.WriteOutcome(r.plan.Layout.Outcome, o)
+	_ = rundir.WriteOutcome(r.plan.Layout.Outcome, o)
 }
 
 // logTail copies what was appended to a file since the last pump.
@@ -387,8 +386,8 @@ func RunDirOf(job slurm.Job) (string, error) {
 	if job.WorkDir == "" {
 		return "", fmt.Errorf("job %d has no working directory", job.ID)
 	}
-	if _, err := os.Stat(filepath.Join(job.WorkDir, "plan.json")); err != nil {
-		return "", fmt.Errorf("job %d: %s is not a slurmbench run directory: %w", job.ID, job.WorkDir, err)
+	if err := rundir.IsRunDir(job.WorkDir); err != nil {
+		return "", fmt.Errorf("job %d: %w", job.ID, err)
 	}
 	return job.WorkDir, nil
 }
@@ -404,5 +403,5 @@ func Attach(ctx context.Context, o Options, id slurm.JobID) (*Result, error) {
 
 // ReadPlan reads a run directory's plan.
 func ReadPlan(runDir string) (*launcher.Plan, error) {
-	return launcher.ReadPlan(filepath.Join(runDir, "plan.json"))
+	return launcher.ReadPlan(rundir.PlanPath(runDir))
 }

@@ -2,7 +2,6 @@ package steps
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slurmbench/slurmbench/internal/atomicfile"
 	"github.com/slurmbench/slurmbench/launcher"
+	"github.com/slurmbench/slurmbench/launcher/rundir"
 	"github.com/slurmbench/slurmbench/launcher/sabench"
 )
 
@@ -24,41 +23,6 @@ const (
 	ClientSABench = "sa-bench"
 )
 
-// States of a point in the progress file.
-const (
-	StateRunning     = "running"
-	StateDone        = "done"        // the point's result is valid
-	StateInvalid     = "invalid"     // kept, marked invalid, or missing
-	StateInterrupted = "interrupted" // the step was cancelled during the point
-)
-
-// ProgressFileName is the progress file's name in the plan's results directory.
-const ProgressFileName = "bench_progress.json"
-
-// BenchProgress is the progress file, rewritten atomically at the start and
-// end of every point, so the launcher can show "benchmark point k of n".
-type BenchProgress struct {
-	Point       int    `json:"point"` // 1-based
-	Of          int    `json:"of"`
-	Concurrency int    `json:"concurrency"`
-	State       string `json:"state"`
-	// Invalid lists the concurrencies of the points that failed so far.
-	Invalid []int `json:"invalid,omitempty"`
-}
-
-// ReadBenchProgress reads a progress file.
-func ReadBenchProgress(path string) (BenchProgress, error) {
-	var p BenchProgress
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return p, fmt.Errorf("reading benchmark progress: %w", err)
-	}
-	if err := json.Unmarshal(data, &p); err != nil {
-		return p, fmt.Errorf("decoding benchmark progress %s: %w", path, err)
-	}
-	return p, nil
-}
-
 // DefaultSABenchScript is where benchmark_serving.py sits in an InferenceX checkout.
 const DefaultSABenchScript = "utils/bench_serving/benchmark_serving.py"
 
@@ -67,7 +31,7 @@ type BenchOptions struct {
 	// Frontend is the serving endpoint, http://host:port (the driver has
 	// substituted the head node's address).
 	Frontend string
-	// ProgressFile defaults to <plan.Layout.Results>/bench_progress.json.
+	// ProgressFile defaults to the plan's layout.bench_progress.
 	ProgressFile string
 	// Out gets one line per finished point; Log the in-flight progress and
 	// the container client's output. Nil discards.
@@ -167,10 +131,10 @@ func progressFile(plan *launcher.Plan, opts BenchOptions) (string, error) {
 	if opts.ProgressFile != "" {
 		return opts.ProgressFile, nil
 	}
-	if !filepath.IsAbs(plan.Layout.Results) {
-		return "", fmt.Errorf("layout.results %q is not absolute (or pass a progress file)", plan.Layout.Results)
+	if !filepath.IsAbs(plan.Layout.Progress) {
+		return "", fmt.Errorf("layout.bench_progress %q is not absolute (or pass a progress file)", plan.Layout.Progress)
 	}
-	return filepath.Join(plan.Layout.Results, ProgressFileName), nil
+	return plan.Layout.Progress, nil
 }
 
 // parseRequestRate reads the plan's request rate: "inf" (or empty) or a
@@ -209,25 +173,25 @@ func Bench(ctx context.Context, plan *launcher.Plan, opts BenchOptions) ([]Point
 	out := orDiscard(opts.Out)
 	n := len(plan.Points)
 	var done []PointResult
-	prog := BenchProgress{Of: n}
+	prog := rundir.BenchProgress{Of: n}
 	for i, pt := range plan.Points {
-		prog.Point, prog.Concurrency, prog.State = i+1, pt.Concurrency, StateRunning
-		if err := writeProgress(progressPath, prog); err != nil {
+		prog.Point, prog.Concurrency, prog.State = i+1, pt.Concurrency, rundir.StateRunning
+		if err := rundir.WriteBenchProgress(progressPath, prog); err != nil {
 			return done, err
 		}
 		pr := runPoint(ctx, plan, opts, i+1, pt)
 		done = append(done, pr)
 		fmt.Fprintln(out, pointLine(pr, n))
 
-		prog.State = StateDone
+		prog.State = rundir.StateDone
 		if pr.Err != nil {
-			prog.State = StateInvalid
+			prog.State = rundir.StateInvalid
 			prog.Invalid = append(prog.Invalid, pt.Concurrency)
 		}
 		if ctx.Err() != nil {
-			prog.State = StateInterrupted
+			prog.State = rundir.StateInterrupted
 		}
-		if err := writeProgress(progressPath, prog); err != nil {
+		if err := rundir.WriteBenchProgress(progressPath, prog); err != nil {
 			return done, err
 		}
 		if err := ctx.Err(); err != nil {
@@ -253,17 +217,6 @@ func causeSuffix(ctx context.Context) string {
 		return " (" + cause.Error() + ")"
 	}
 	return ""
-}
-
-func writeProgress(path string, p BenchProgress) error {
-	data, err := json.Marshal(p)
-	if err != nil {
-		return fmt.Errorf("encoding benchmark progress: %w", err)
-	}
-	if err := atomicfile.WriteFile(path, append(data, '\n'), atomicfile.Options{Overwrite: true}); err != nil {
-		return fmt.Errorf("writing benchmark progress: %w", err)
-	}
-	return nil
 }
 
 // runPoint runs one point with the plan's client, then validates the result

@@ -18,6 +18,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/mockengine"
+	"github.com/slurmbench/slurmbench/launcher/rundir"
 	"github.com/slurmbench/slurmbench/launcher/sabench"
 )
 
@@ -54,16 +55,16 @@ func TestBenchNative(t *testing.T) {
 	if !strings.Contains(out.String(), "point 1/2: c2 valid: completed 20/20,") || !strings.Contains(out.String(), "point 2/2: c4 valid: completed 40/40,") {
 		t.Errorf("stdout:\n%s", out.String())
 	}
-	prog, err := ReadBenchProgress(filepath.Join(plan.Layout.Results, ProgressFileName))
+	prog, err := rundir.ReadBenchProgress(plan.Layout.Progress)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (BenchProgress{Point: 2, Of: 2, Concurrency: 4, State: StateDone}); !progressEqual(prog, want) {
+	if want := (rundir.BenchProgress{Point: 2, Of: 2, Concurrency: 4, State: rundir.StateDone}); !progressEqual(prog, want) {
 		t.Errorf("progress %+v, want %+v", prog, want)
 	}
 }
 
-func progressEqual(a, b BenchProgress) bool {
+func progressEqual(a, b rundir.BenchProgress) bool {
 	return a.Point == b.Point && a.Of == b.Of && a.Concurrency == b.Concurrency && a.State == b.State && slices.Equal(a.Invalid, b.Invalid)
 }
 
@@ -119,8 +120,8 @@ func TestBenchInvalidPointKeepsGoing(t *testing.T) {
 	if !strings.Contains(out.String(), "point 1/2: c2 INVALID: completed 17/20,") {
 		t.Errorf("stdout:\n%s", out.String())
 	}
-	prog, _ := ReadBenchProgress(filepath.Join(plan.Layout.Results, ProgressFileName))
-	if want := (BenchProgress{Point: 2, Of: 2, Concurrency: 4, State: StateDone, Invalid: []int{2}}); !progressEqual(prog, want) {
+	prog, _ := rundir.ReadBenchProgress(plan.Layout.Progress)
+	if want := (rundir.BenchProgress{Point: 2, Of: 2, Concurrency: 4, State: rundir.StateDone, Invalid: []int{2}}); !progressEqual(prog, want) {
 		t.Errorf("progress %+v, want %+v", prog, want)
 	}
 }
@@ -150,8 +151,8 @@ func TestBenchInterrupted(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(plan.Benchmark.ResultDir, plan.Points[1].ResultFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("second point's file: %v, want none", err)
 	}
-	prog, _ := ReadBenchProgress(filepath.Join(plan.Layout.Results, ProgressFileName))
-	if want := (BenchProgress{Point: 1, Of: 2, Concurrency: 2, State: StateInterrupted, Invalid: []int{2}}); !progressEqual(prog, want) {
+	prog, _ := rundir.ReadBenchProgress(plan.Layout.Progress)
+	if want := (rundir.BenchProgress{Point: 1, Of: 2, Concurrency: 2, State: rundir.StateInterrupted, Invalid: []int{2}}); !progressEqual(prog, want) {
 		t.Errorf("progress %+v, want %+v", prog, want)
 	}
 }
@@ -183,8 +184,8 @@ func TestCheckBench(t *testing.T) {
 		{"rate", func(_ *BenchOptions, p *launcher.Plan) { p.Benchmark.RequestRate = "fast" }, `request rate "fast"`},
 		{"result dir", func(_ *BenchOptions, p *launcher.Plan) { p.Benchmark.ResultDir = "results" }, "not absolute"},
 		{"result file", func(_ *BenchOptions, p *launcher.Plan) { p.Points[0].ResultFile = "../x.json" }, "is not a base name"},
-		{"no results dir", func(_ *BenchOptions, p *launcher.Plan) { p.Layout.Results = "" }, "layout.results"},
-		{"progress file given", func(o *BenchOptions, p *launcher.Plan) { p.Layout.Results, o.ProgressFile = "", "/tmp/p.json" }, ""},
+		{"no progress file", func(_ *BenchOptions, p *launcher.Plan) { p.Layout.Progress = "" }, "layout.bench_progress"},
+		{"progress file given", func(o *BenchOptions, p *launcher.Plan) { p.Layout.Progress, o.ProgressFile = "", "/tmp/p.json" }, ""},
 		{"sa-bench without workspace", func(_ *BenchOptions, p *launcher.Plan) { p.Benchmark.Client = ClientSABench }, "needs the InferenceX workspace"},
 		{"sa-bench finite rate", func(o *BenchOptions, p *launcher.Plan) {
 			p.Benchmark.Client, p.Benchmark.RequestRate, o.Workspace = ClientSABench, "4", "/ws"

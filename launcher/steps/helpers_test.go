@@ -9,6 +9,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/gsm8k"
+	"github.com/slurmbench/slurmbench/launcher/rundir"
 )
 
 const testModel = "mock/DeepSeek-R1"
@@ -30,7 +31,7 @@ func testPlan(t *testing.T) *launcher.Plan {
 		Benchmark: launcher.Benchmark{Type: "sa-bench", Client: ClientNative, ISL: 32, OSL: 8, RangeRatio: 0.8,
 			RequestRate: "inf", PromptsMult: 10, ResultDir: filepath.Join(results, "sa-bench_isl_32_osl_8")},
 		Eval:   launcher.Eval{Enabled: true, Client: EvalClientNative, Concurrency: 4, ResultDir: filepath.Join(results, "eval")},
-		Layout: launcher.Layout{Logs: filepath.Join(run, "logs"), Results: results},
+		Layout: rundir.New(run),
 	}
 	for _, c := range []int{2, 4} {
 		plan.Points = append(plan.Points, launcher.Point{Concurrency: c, NumPrompts: 10 * c,

@@ -16,6 +16,7 @@ import (
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/profile"
+	"github.com/slurmbench/slurmbench/launcher/rundir"
 	"github.com/slurmbench/slurmbench/slurm"
 )
 
@@ -34,10 +35,10 @@ func BatchScript(plan *launcher.Plan) (string, error) {
 // batch script (for the record) into it. It refuses an existing run
 // directory: run ids are unique, and a rerun must not mix with an old one.
 func Prepare(plan *launcher.Plan, binary string) error {
-	if _, err := os.Stat(plan.RunDir); err == nil {
-		return fmt.Errorf("run directory %s already exists", plan.RunDir)
+	if err := rundir.Create(plan.RunDir); err != nil {
+		return err
 	}
-	for _, dir := range []string{plan.RunDir, filepath.Dir(plan.Binary), plan.Layout.Logs, plan.Layout.Results, filepath.Join(plan.RunDir, "steps")} {
+	for _, dir := range []string{filepath.Dir(plan.Binary), plan.Layout.Logs, plan.Layout.Results, plan.Layout.Steps} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("creating run directory: %w", err)
 		}
@@ -61,7 +62,7 @@ func Prepare(plan *launcher.Plan, binary string) error {
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(filepath.Join(plan.RunDir, "job.sh"), []byte(script), atomicfile.Options{Perm: 0o755}); err != nil {
+	if err := atomicfile.WriteFile(rundir.JobScriptPath(plan.RunDir), []byte(script), atomicfile.Options{Perm: 0o755}); err != nil {
 		return fmt.Errorf("writing batch script: %w", err)
 	}
 	if plan.Owner != "" {

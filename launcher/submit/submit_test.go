@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/slurmbench/slurmbench/launcher"
+	"github.com/slurmbench/slurmbench/launcher/rundir"
 )
 
 func TestBatchScriptExecsTheDriverOnly(t *testing.T) {
@@ -61,7 +62,7 @@ func TestDirectives(t *testing.T) {
 
 func TestJobSpecKeepsTheSiteCommentFirst(t *testing.T) {
 	p := &launcher.Plan{RunID: "r1", RunDir: "/shared/runs/r1", Binary: "/shared/runs/r1/bin/slurmbench", PlanFile: "/shared/runs/r1/plan.json",
-		Layout: launcher.Layout{BatchOut: "/shared/runs/r1/logs/batch.out"},
+		Layout: rundir.Layout{BatchOut: "/shared/runs/r1/logs/batch.out"},
 		Slurm: launcher.Slurm{JobName: "x", Partition: "p", Nodes: 3, GPUsPerNode: 8, TimeLimitMinutes: 240, Comment: "slurmbench:r1",
 			Directives: map[string]string{"comment": `{"reaper":{"exempt":true}}`}}}
 	spec, err := JobSpec(p, []string{"PATH=/usr/bin"})
