@@ -53,6 +53,8 @@ type Plan struct {
 	Eval      Eval          `json:"eval"`
 	Dynamo    Dynamo        `json:"dynamo"`
 	Layout    rundir.Layout `json:"layout"`
+	// Telemetry is set when the run collects power telemetry.
+	Telemetry *Telemetry `json:"telemetry,omitempty"`
 }
 
 // Source identifies an input file.

@@ -33,7 +33,8 @@ the batch script.`,
 			if jobID == "" || nodes == "" {
 				return configErrorf("driver runs inside a Slurm allocation: SLURM_JOB_ID and SLURM_JOB_NODELIST are not set")
 			}
-			res, err := driver.Run(c.Context, driver.Options{PlanFile: c.String("plan"), JobID: jobID, NodeList: nodes, Srun: c.String("srun"), Log: c.App.ErrWriter})
+			res, err := driver.Run(c.Context, driver.Options{PlanFile: c.String("plan"), JobID: jobID, NodeList: nodes, Srun: c.String("srun"), Log: c.App.ErrWriter,
+				ProducerVersion: version, ProducerCommit: commit})
 			if err != nil {
 				return withExit(exitInternal, fmt.Errorf("driver: %w", err))
 			}

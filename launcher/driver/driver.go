@@ -22,6 +22,7 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/diagnose"
 	"github.com/slurmbench/slurmbench/launcher/health"
 	"github.com/slurmbench/slurmbench/launcher/hostlist"
+	"github.com/slurmbench/slurmbench/launcher/power"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
 )
 
@@ -44,6 +45,9 @@ type Options struct {
 	// ReadyTimeout bounds the wait for infra ports (default 300 s, srtctl's).
 	ReadyTimeout time.Duration
 	HTTPClient   *http.Client
+	// ProducerVersion and ProducerCommit identify this binary in the power
+	// package's manifest.
+	ProducerVersion, ProducerCommit string
 }
 
 // Result is the driver's outcome plus the exit code the job should end with.
@@ -87,6 +91,9 @@ type driver struct {
 	steps   map[string]*step
 	exited  chan *step
 	stopped bool
+
+	// power is the run's power collection, nil when not collecting.
+	power *power.Session
 }
 
 // Run drives the plan to its end and returns the outcome; the outcome is
@@ -164,6 +171,11 @@ func (d *driver) run(ctx context.Context) Result {
 
 	phase := rundir.PhaseInfra
 	err := d.runPhases(ctx, &phase)
+	// The power package is finalized while every step still runs, so the
+	// last window is bracketed by samples.
+	if tf := d.finishTelemetry(ctx.Err() != nil); tf != nil && err == nil {
+		err = tf
+	}
 	if err == nil {
 		return d.finish(phase, nil)
 	}
@@ -244,9 +256,15 @@ func (d *driver) runPhases(ctx context.Context, phase *rundir.Phase) error {
 			return err
 		}
 	}
+	if err := d.startTelemetry(ctx); err != nil {
+		return err
+	}
 	*phase = rundir.PhaseHealth
 	d.setPhase(rundir.PhaseHealth)
 	if err := d.healthGate(ctx); err != nil {
+		return err
+	}
+	if err := d.awaitTelemetry(ctx); err != nil {
 		return err
 	}
 	if p := byRole(launcher.RoleBenchmark); len(p) > 0 {
@@ -321,6 +339,12 @@ func (d *driver) startStep(ctx context.Context, p launcher.Process) error {
 		}
 		code := s.code
 		d.setProcess(p.Name, func(ps *rundir.ProcessStatus) { ps.State, ps.ExitCode, ps.Ended = state, &code, &s.end })
+		if !stopped && p.Role == launcher.RoleTelemetry {
+			// An exporter is never critical: its exit invalidates the
+			// power package, not the run.
+			d.telemetryExited(s)
+			return
+		}
 		if !stopped {
 			d.logf("%s on %s exited with code %d", p.Name, s.host, s.code)
 		}

@@ -94,7 +94,7 @@ func TestInferenceXAggregatorAcceptsThePackage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ready, err := s.Start(t.Context()); !ready || err != nil {
+	if ready, err := startReady(t, s); !ready || err != nil {
 		t.Fatalf("Start: %v %v", ready, err)
 	}
 	result := benchPoint(t, s, logDir, 8, 600*time.Millisecond, true)

@@ -206,7 +206,7 @@ func TestSessionWritesAValidPackage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ready, err := s.Start(t.Context())
+	ready, err := startReady(t, s)
 	if err != nil || !ready {
 		t.Fatalf("Start: ready=%v err=%v", ready, err)
 	}
@@ -256,7 +256,7 @@ func TestSessionVerdicts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ready, err := s.Start(t.Context()); !ready || err != nil {
+		if ready, err := startReady(t, s); !ready || err != nil {
 			t.Fatalf("Start: %v %v", ready, err)
 		}
 		benchPoint(t, s, logDir, 8, 4500*time.Millisecond, true)
@@ -278,7 +278,7 @@ func TestSessionVerdicts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ready, err := s.Start(t.Context()); !ready || err != nil {
+		if ready, err := startReady(t, s); !ready || err != nil {
 			t.Fatalf("Start: %v %v", ready, err)
 		}
 		benchPoint(t, s, logDir, 8, 200*time.Millisecond, false)
@@ -305,7 +305,7 @@ func TestSessionVerdicts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ready, _ := s.Start(t.Context()); ready {
+		if ready, _ := startReady(t, s); ready {
 			t.Fatal("ready without an exporter")
 		}
 		out, _ := s.Stop(false)
@@ -313,4 +313,12 @@ func TestSessionVerdicts(t *testing.T) {
 			t.Fatalf("outcome = %+v", out)
 		}
 	})
+}
+
+func startReady(t *testing.T, s *Session) (bool, error) {
+	t.Helper()
+	if err := s.Start(t.Context()); err != nil {
+		return false, err
+	}
+	return s.WaitReady(t.Context())
 }

@@ -74,9 +74,10 @@ type Session struct {
 	ready     chan struct{}
 	frozen    bool
 
-	cancel  context.CancelFunc
-	done    chan struct{}
-	outcome *Outcome
+	startedAt time.Time
+	cancel    context.CancelFunc
+	done      chan struct{}
+	outcome   *Outcome
 }
 
 // NewSession prepares the power directory: windows/, samples.csv with its
@@ -141,23 +142,36 @@ func (s *Session) RecordReason(r Reason) {
 	s.mu.Unlock()
 }
 
-// Start begins collecting at the configured cadence and waits until one
-// scrape covered every expected GPU, or the startup timeout passed (then it
-// records exporter_startup_timeout and returns false; collection goes on).
-func (s *Session) Start(ctx context.Context) (bool, error) {
+// Start begins collecting at the configured cadence; the startup timeout
+// runs from here. It returns at once: WaitReady waits for coverage, so the
+// exporters can come up while the engines load.
+func (s *Session) Start(ctx context.Context) error {
 	s.manifest.Status = StatusRunning
 	if err := writeManifest(s.manifestPath(), &s.manifest); err != nil {
-		return false, err
+		return err
 	}
+	s.startedAt = time.Now()
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
 	go s.run(cctx)
-	deadline := time.NewTimer(s.set.StartupTimeout)
+	return nil
+}
+
+// WaitReady waits until one scrape covered every expected GPU, or the
+// startup timeout (counted from Start) passed: then it records
+// exporter_startup_timeout and returns false. Collection goes on either way.
+func (s *Session) WaitReady(ctx context.Context) (bool, error) {
+	deadline := time.NewTimer(time.Until(s.startedAt.Add(s.set.StartupTimeout)))
 	defer deadline.Stop()
 	select {
 	case <-s.ready:
 		return true, nil
 	case <-deadline.C:
+		select {
+		case <-s.ready:
+			return true, nil
+		default:
+		}
 		s.RecordReason(ExporterStartupTimeout)
 		return false, nil
 	case <-ctx.Done():

@@ -224,6 +224,7 @@ func causeSuffix(ctx context.Context) string {
 func runPoint(ctx context.Context, plan *launcher.Plan, opts BenchOptions, index int, pt launcher.Point) PointResult {
 	pr := PointResult{Index: index, Point: pt, Path: filepath.Join(plan.Benchmark.ResultDir, pt.ResultFile)}
 	var runErr error
+	win := openWindow(plan, pr.Path, pt, opts.Log)
 	if plan.Benchmark.Client == ClientSABench {
 		pr.Res, runErr = runContainerPoint(ctx, plan, opts, pt, pr.Path)
 	} else {
@@ -236,6 +237,8 @@ func runPoint(ctx context.Context, plan *launcher.Plan, opts BenchOptions, index
 	pr.Err = sabench.Validate(pr.Res, pt.NumPrompts)
 	if err := sabench.WriteResult(pr.Path, pr.Res); err != nil {
 		pr.Err = errors.Join(pr.Err, err)
+	} else {
+		win.close(pr.Res, pr.Err)
 	}
 	return pr
 }
