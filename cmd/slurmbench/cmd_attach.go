@@ -73,7 +73,8 @@ driver's log; an interrupt cancels the job. Exits with run's codes.
 			if c.Bool("no-driver-log") {
 				log = io.Discard
 			}
-			res, err := runner.Attach(c.Context, runner.Options{Plan: plan, Client: client, Progress: c.App.ErrWriter, DriverLog: log}, id)
+			res, err := runner.Attach(c.Context, runner.Options{Plan: plan, Client: client, Progress: c.App.ErrWriter, DriverLog: log,
+				Interrupted: interruptedLayer(c.Context), Hard: hardStop(c.Context)}, id)
 			sum := summarize(plan, res, nil, err)
 			fmt.Fprint(c.App.Writer, sum.Text())
 			return err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -134,10 +133,10 @@ eval could not finish; 7 the frontend is not reachable; 2 a bad plan or flag;
 // stepExitCode classifies a failed in-job step: a signal, a dead frontend
 // (the engine layer), or the step's own failure.
 func stepExitCode(ctx context.Context, err error, own int) int {
+	if sig := signalOf(ctx); sig != nil {
+		return signalExit(sig)
+	}
 	if ctx.Err() != nil {
-		if cause := context.Cause(ctx); cause != nil && strings.Contains(cause.Error(), "interrupt") {
-			return exitInterrupted
-		}
 		return exitTerminated
 	}
 	var frontend *steps.FrontendError

@@ -29,7 +29,7 @@ func TestMockEngineHelperProcess(t *testing.T) {
 	if args == "" {
 		t.Skip("helper process for the mock-engine command tests, not a test by itself")
 	}
-	os.Exit(run(append([]string{"slurmbench", "mock-engine"}, strings.Split(args, "\x1f")...)))
+	os.Exit(run(append([]string{"slurmbench", "mock-engine"}, strings.Split(args, "\x1f")...), os.Stdout, os.Stderr))
 }
 
 type lockedBuffer struct {

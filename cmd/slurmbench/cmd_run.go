@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -81,41 +78,10 @@ func runAction(c *cli.Context) error {
 	stderr := c.App.ErrWriter
 	gha := report.Enabled(os.Getenv)
 
-	// Our own signal handling: the first signal cancels, a second SIGINT
-	// stops waiting for the cancelled job.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-	var sigMu sync.Mutex
-	var first os.Signal
-	hard := make(chan struct{})
-	go func() {
-		for s := range sigs {
-			sigMu.Lock()
-			if first == nil {
-				first = s
-				fmt.Fprintf(stderr, "slurmbench: %v: cancelling (send SIGINT again to stop waiting)\n", s)
-				cancel()
-			} else if s == os.Interrupt {
-				select {
-				case <-hard:
-				default:
-					close(hard)
-				}
-			}
-			sigMu.Unlock()
-		}
-	}()
-	interrupted := func() runner.Layer {
-		sigMu.Lock()
-		defer sigMu.Unlock()
-		if first == os.Interrupt {
-			return runner.LayerInterrupted
-		}
-		return runner.LayerTerminated
-	}
+	// main owns the signals: its context is cancelled by the first one,
+	// and a second SIGINT closes hardStop (stop waiting for the cancelled job).
+	ctx := c.Context
+	interrupted := interruptedLayer(ctx)
 
 	if gha {
 		report.Group(stderr, "slurmbench: plan")
@@ -163,7 +129,7 @@ func runAction(c *cli.Context) error {
 		Import:   func(ctx context.Context, p *launcher.Plan) error { return importImage(ctx, prof, client, p, stderr) },
 		JobEnv:   jobEnv(plan),
 		Progress: stderr, DriverLog: driverLog,
-		CancelWait: c.Duration("cancel-wait"), Interrupted: interrupted, Hard: hard,
+		CancelWait: c.Duration("cancel-wait"), Interrupted: interrupted, Hard: hardStop(ctx),
 		OnPhase: func(phase rundir.Phase, _ rundir.Status) {
 			if !gha {
 				return

@@ -89,10 +89,11 @@ func buildPlan(c *cli.Context, runID string) (*launcher.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if name := c.String("job-name"); name != "" {
-		if err := recipe.CheckName(name); err != nil {
-			return nil, fmt.Errorf("--job-name (RUNNER_NAME): %w", err)
-		}
+	// A CI runner's name (GitHub's default ones have spaces) is made a
+	// valid job name rather than failing every run.
+	jobName := recipe.SanitizeName(c.String("job-name"))
+	if jobName != c.String("job-name") && c.String("job-name") != "" {
+		fmt.Fprintf(c.App.ErrWriter, "slurmbench: --job-name (RUNNER_NAME) %q: using %q as the Slurm job name\n", c.String("job-name"), jobName)
 	}
 	if s := c.String("conc"); s != "" {
 		concs, err := recipe.ParseConcurrencies(s)
@@ -164,8 +165,8 @@ func buildPlan(c *cli.Context, runID string) (*launcher.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if name := c.String("job-name"); name != "" {
-		plan.Slurm.JobName = name
+	if jobName != "" {
+		plan.Slurm.JobName = jobName
 	}
 	return plan, nil
 }

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/slurmbench/slurmbench/launcher"
+	"github.com/slurmbench/slurmbench/slurm"
+	"github.com/slurmbench/slurmbench/slurm/slurmtest"
+)
+
+// runCLI runs argv exactly as main does (argument preparation, signal
+// context, exit-code mapping) and returns stdout, stderr and the exit code.
+func runCLI(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(append([]string{"slurmbench"}, args...), &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+func TestInterleave(t *testing.T) {
+	flags := []cli.Flag{
+		&cli.BoolFlag{Name: "json"},
+		&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}},
+		&cli.StringFlag{Name: "profile", Aliases: []string{"p"}},
+		&cli.IntFlag{Name: "point"},
+	}
+	for _, tt := range []struct {
+		in, want []string
+	}{
+		{[]string{"4242", "--json"}, []string{"--json", "4242"}},
+		{[]string{"4242", "-f", "--process", "x"}, []string{"-f", "--process", "4242", "x"}}, // unknown --process: one token
+		{[]string{"4242", "-p", "p.toml", "-f"}, []string{"-p", "p.toml", "-f", "4242"}},
+		{[]string{"a", "--profile=p.toml", "b"}, []string{"--profile=p.toml", "a", "b"}},
+		{[]string{"--point", "-1", "x"}, []string{"--point", "-1", "x"}},
+		{[]string{"a", "--json", "--", "-b", "--json"}, []string{"--json", "--", "a", "-b", "--json"}},
+		{[]string{"-", "--json"}, []string{"--json", "-"}},
+		{[]string{"a", "--help"}, []string{"--help", "a"}},
+		{[]string{"a", "-p"}, []string{"-p", "a"}}, // a value flag at the end: the parser says what is missing
+		{nil, nil},
+	} {
+		if got := interleave(flags, tt.in); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("interleave(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestPrepareArgs(t *testing.T) {
+	app := newApp()
+	for _, tt := range []struct {
+		in, want []string
+		err      string
+	}{
+		{in: []string{"status", "4242", "--json"}, want: []string{"status", "--json", "4242"}},
+		{in: []string{"images", "import", "img:1", "--squash-dir", "/s"}, want: []string{"images", "import", "--squash-dir", "/s", "img:1"}},
+		{in: []string{"results", "compare", "a", "b", "--json"}, want: []string{"results", "compare", "--json", "a", "b"}},
+		{in: []string{"--version"}, want: []string{"--version"}},
+		{in: []string{"help"}, want: []string{"help"}},
+		{in: []string{"help", "images", "import"}, want: []string{"images", "import", "--help"}},
+		{in: []string{"help", "imgaes"}, err: `unknown command "imgaes"; did you mean "images"?`},
+		{in: []string{"rnu"}, err: `unknown command "rnu"; did you mean "run"?`},
+		{in: []string{"stauts", "1"}, err: `did you mean "status"?`},
+		{in: []string{"images", "imprt"}, err: `unknown command "images imprt"; did you mean "images import"?`},
+		{in: []string{"frobnicate"}, err: `unknown command "frobnicate" ('slurmbench --help' lists the commands)`},
+	} {
+		got, err := prepareArgs(app, append([]string{"slurmbench"}, tt.in...))
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) || reportExit(err) != exitConfig {
+				t.Errorf("%q: error %v, want exit 2 with %q", tt.in, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got[1:], tt.want) {
+			t.Errorf("%q: %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+// TestCLIForgives runs what a new user types, through main's own path.
+func TestCLIForgives(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		code int
+		out  string // in stdout
+		err  string // in stderr
+	}{
+		{args: []string{"help"}, out: "COMMANDS:"},
+		{args: []string{"help", "run"}, out: "slurmbench run - run one benchmark point"},
+		{args: []string{"help", "images", "import"}, out: "slurmbench images import - import images"},
+		{args: []string{"render", "--help"}, out: "Examples:"},
+		{args: []string{"rnu"}, code: exitConfig, err: `did you mean "run"?`},
+		{args: []string{"mock-answer-key", "--accuracy", "0.9"}, code: exitConfig, err: "--out: required"},
+		{args: []string{"render", "--point"}, code: exitConfig, err: "flag needs an argument"},
+	} {
+		out, errOut, code := runCLI(t, tt.args...)
+		if code != tt.code || !strings.Contains(out, tt.out) || !strings.Contains(errOut, tt.err) {
+			t.Errorf("slurmbench %s: exit %d (want %d)\nstdout: %s\nstderr: %s", strings.Join(tt.args, " "), code, tt.code, out, errOut)
+		}
+	}
+}
+
+// TestFlagsAfterArguments: the three commands the issue names, with their
+// flags after the positional arguments, against a fake slurmrestd.
+func TestFlagsAfterArguments(t *testing.T) {
+	fake := slurmtest.NewFake(t, slurmtest.WithLifecycle(slurmtest.Step{State: []string{"COMPLETED"}}))
+	slurmEnv(t, fake.URL, "tok")
+	plan := stepPlan(t)
+	plan.Processes = append(plan.Processes, launcher.Process{Name: "decode_w0", Role: launcher.RoleDecode, Nodes: []int{0},
+		Argv: []string{"true"}, Log: filepath.Join(plan.Layout.Logs, "decode_w0.out")})
+	writePlan(t, plan)
+	if err := os.MkdirAll(plan.Layout.Logs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeTestFile(t, plan.Processes[0].Log, "decode worker 0 says hello\n")
+	c, err := newSlurmClientFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := c.Submit(t.Context(), slurm.JobSpec{Name: "st", Script: "#!/bin/sh\ntrue\n", WorkDir: plan.RunDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := strconv.FormatInt(int64(sub.JobID), 10)
+	prof := filepath.Join(t.TempDir(), "p.toml")
+	writeTestFile(t, prof, "[slurm]\nrest_url = \""+fake.URL+"\"\npartition = \"debug\"\ngpus_per_node = 4\n[paths]\nruns_dir = \"runs\"\n[container]\nruntime = \"none\"\n")
+
+	out, errOut, code := runCLI(t, "status", id, "--json")
+	var j struct {
+		JobID int64 `json:"job_id"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &j) != nil || j.JobID != int64(sub.JobID) {
+		t.Errorf("status %s --json: exit %d\n%s\n%s", id, code, out, errOut)
+	}
+
+	out, errOut, code = runCLI(t, "logs", id, "-f", "--process", "decode_w0", "-p", prof)
+	if code != 0 || out != "decode worker 0 says hello\n" {
+		t.Errorf("logs %s -f --process decode_w0: exit %d\n%q\n%s", id, code, out, errOut)
+	}
+
+	data := filepath.Join("..", "..", "results", "testdata", "compare")
+	out, errOut, code = runCLI(t, "results", "compare", filepath.Join(data, "baseline"), filepath.Join(data, "candidate"), "--json")
+	if code != 0 || !json.Valid([]byte(out)) {
+		t.Errorf("results compare A B --json: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+func TestVersionString(t *testing.T) {
+	info := func(v string, settings ...debug.BuildSetting) func() (*debug.BuildInfo, bool) {
+		return func() (*debug.BuildInfo, bool) {
+			return &debug.BuildInfo{Main: debug.Module{Version: v}, Settings: settings}, true
+		}
+	}
+	rev := debug.BuildSetting{Key: "vcs.revision", Value: "4880e87a1b2c3d4e5f60718293a4b5c6d7e8f901"}
+	dirty := debug.BuildSetting{Key: "vcs.modified", Value: "true"}
+	none := func() (*debug.BuildInfo, bool) { return nil, false }
+	for _, tt := range []struct {
+		version, commit string
+		info            func() (*debug.BuildInfo, bool)
+		want            string
+	}{
+		{"v1.2.0", "abc1234", info("v9.9.9", rev), "v1.2.0 (abc1234)"}, // the Makefile's stamp wins
+		{"dev", "unknown", info("v1.3.0"), "v1.3.0 (unknown)"},         // go install ...@v1.3.0
+		{"dev", "unknown", info("(devel)", rev), "dev (4880e87a1b2c)"},
+		{"dev", "unknown", info("(devel)", rev, dirty), "dev (4880e87a1b2c-dirty)"},
+		{"dev", "unknown", none, "dev (unknown)"},
+	} {
+		if got := versionString(tt.version, tt.commit, tt.info); got != tt.want {
+			t.Errorf("versionString(%q, %q) = %q, want %q", tt.version, tt.commit, got, tt.want)
+		}
+	}
+	if out, _, code := runCLI(t, "--version"); code != 0 || !strings.HasPrefix(out, "slurmbench version ") {
+		t.Errorf("--version: exit %d %q", code, out)
+	}
+}
