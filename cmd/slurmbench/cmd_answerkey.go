@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher/gsm8k"
 )
 
@@ -24,11 +25,11 @@ func mockAnswerKeyCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			test, _, err := gsm8k.LoadDir(c.String("gsm8k"))
 			if err != nil {
-				return withExit(exitConfig, err)
+				return exitcode.With(exitcode.Config, err)
 			}
 			key, err := gsm8k.MakeAnswerKey(test, c.Float64("accuracy"), c.Int64("seed"))
 			if err != nil {
-				return withExit(exitConfig, err)
+				return exitcode.With(exitcode.Config, err)
 			}
 			if err := gsm8k.WriteAnswerKey(c.String("out"), key); err != nil {
 				return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher/profile"
 	"github.com/slurmbench/slurmbench/launcher/runner"
 	"github.com/slurmbench/slurmbench/slurm"
@@ -29,19 +30,19 @@ func runOfJob(c *cli.Context) (*slurm.Client, slurm.JobID, string, error) {
 	}
 	prof, err := profile.Load(c.String("profile"))
 	if err != nil {
-		return nil, 0, "", withExit(exitConfig, err)
+		return nil, 0, "", exitcode.With(exitcode.Config, err)
 	}
 	client, err := newSlurmClient(c.Context, prof)
 	if err != nil {
-		return nil, 0, "", withExit(exitConfig, err)
+		return nil, 0, "", exitcode.With(exitcode.Config, err)
 	}
 	job, err := client.LookupJob(c.Context, id)
 	if err != nil {
-		return nil, 0, "", withExit(exitSlurm, fmt.Errorf("looking up job %d: %w", id, err))
+		return nil, 0, "", exitcode.With(exitcode.Slurm, fmt.Errorf("looking up job %d: %w", id, err))
 	}
 	dir, err := runner.RunDirOf(job)
 	if err != nil {
-		return nil, 0, "", withExit(exitConfig, err)
+		return nil, 0, "", exitcode.With(exitcode.Config, err)
 	}
 	return client, id, dir, nil
 }
@@ -67,7 +68,7 @@ driver's log; an interrupt cancels the job. Exits with run's codes.
 			}
 			plan, err := runner.ReadPlan(dir)
 			if err != nil {
-				return withExit(exitConfig, err)
+				return exitcode.With(exitcode.Config, err)
 			}
 			var log io.Writer = &prefixWriter{w: c.App.ErrWriter, prefix: "  | "}
 			if c.Bool("no-driver-log") {
@@ -102,7 +103,7 @@ func logsCommand() *cli.Command {
 			}
 			plan, err := runner.ReadPlan(dir)
 			if err != nil {
-				return withExit(exitConfig, err)
+				return exitcode.With(exitcode.Config, err)
 			}
 			path := plan.Layout.BatchOut
 			if name := c.String("process"); name != "" {
@@ -144,7 +145,7 @@ func printLog(ctx context.Context, w io.Writer, path string, follow bool, done f
 		return err
 	}
 	if err := pump(); err != nil && !(follow && os.IsNotExist(err)) {
-		return withExit(exitConfig, fmt.Errorf("reading %s: %w", filepath.Base(path), err))
+		return exitcode.With(exitcode.Config, fmt.Errorf("reading %s: %w", filepath.Base(path), err))
 	}
 	for follow {
 		select {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/gsm8k"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
@@ -31,7 +32,7 @@ func loadStepPlan(c *cli.Context) (*launcher.Plan, error) {
 	}
 	plan, err := launcher.ReadPlan(c.String("plan"))
 	if err != nil {
-		return nil, withExit(exitConfig, err)
+		return nil, exitcode.With(exitcode.Config, err)
 	}
 	return plan, nil
 }
@@ -67,11 +68,11 @@ Exit codes: 0 every point valid; 8 a point invalid or missing (all named);
 				Workspace: c.String("workspace"), Script: c.String("sa-bench-script"),
 			}
 			if err := steps.CheckBench(plan, opts); err != nil {
-				return withExit(exitConfig, err)
+				return exitcode.With(exitcode.Config, err)
 			}
 			points, err := steps.Bench(c.Context, plan, opts)
 			if err != nil {
-				return withExit(stepExitCode(c.Context, err, exitBenchmark), err)
+				return exitcode.With(stepExitCode(c.Context, err, exitcode.Benchmark), err)
 			}
 			fmt.Fprintf(c.App.Writer, "benchmark: %d of %d points valid in %s\n", len(points), len(plan.Points), plan.Benchmark.ResultDir)
 			return nil
@@ -115,7 +116,7 @@ eval could not finish; 7 the frontend is not reachable; 2 a bad plan or flag;
 				Workspace: c.String("workspace"), InstallLMEval: !c.Bool("skip-install"),
 			}
 			if err := steps.CheckEval(plan, opts); err != nil {
-				return withExit(exitConfig, err)
+				return exitcode.With(exitcode.Config, err)
 			}
 			_, err = steps.Eval(c.Context, plan, opts)
 			if err == nil {
@@ -123,25 +124,25 @@ eval could not finish; 7 the frontend is not reachable; 2 a bad plan or flag;
 			}
 			var below *gsm8k.ThresholdError
 			if errors.As(err, &below) {
-				return withExit(exitEval, err)
+				return exitcode.With(exitcode.Eval, err)
 			}
-			return withExit(stepExitCode(c.Context, err, exitEval), err)
+			return exitcode.With(stepExitCode(c.Context, err, exitcode.Eval), err)
 		},
 	}
 }
 
 // stepExitCode classifies a failed in-job step: a signal, a dead frontend
 // (the engine layer), or the step's own failure.
-func stepExitCode(ctx context.Context, err error, own int) int {
+func stepExitCode(ctx context.Context, err error, own exitcode.Code) exitcode.Code {
 	if sig := signalOf(ctx); sig != nil {
 		return signalExit(sig)
 	}
 	if ctx.Err() != nil {
-		return exitTerminated
+		return exitcode.Terminated
 	}
 	var frontend *steps.FrontendError
 	if errors.As(err, &frontend) {
-		return exitEngine
+		return exitcode.Engine
 	}
 	return own
 }

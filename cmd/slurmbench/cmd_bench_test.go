@@ -1,16 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/internal/shareddata"
-
-	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/gsm8k"
@@ -58,21 +56,9 @@ func writePlan(t *testing.T, plan *launcher.Plan) {
 
 // runStep runs "slurmbench <args>" in-process and returns stdout, stderr and
 // the exit code main would use.
-func runStep(t *testing.T, args ...string) (string, string, int) {
+func runStep(t *testing.T, args ...string) (string, string, exitcode.Code) {
 	t.Helper()
-	app := newApp()
-	for _, cmd := range []*cli.Command{benchCommand(), evalCommand()} {
-		if app.Command(cmd.Name) == nil {
-			app.Commands = append(app.Commands, cmd)
-		}
-	}
-	var out, errOut bytes.Buffer
-	app.Writer, app.ErrWriter = &out, &errOut
-	code := 0
-	if err := app.Run(append([]string{"slurmbench"}, args...)); err != nil {
-		code = reportError(&errOut, err)
-	}
-	return out.String(), errOut.String(), code
+	return runCLI(t, args...)
 }
 
 func TestBenchCommand(t *testing.T) {
@@ -109,8 +95,8 @@ func TestBenchCommandInvalidPoint(t *testing.T) {
 	// c2 uses requests 1-20; the engine crashes two requests into c4.
 	frontend := mockengine.StartTest(t, mockengine.Options{Model: stepModel, Faults: mockengine.Faults{ExitAfterRequests: 22}})
 	out, errOut, code := runStep(t, "bench", "--plan", plan.PlanFile, "--frontend", frontend)
-	if code != exitBenchmark || !strings.Contains(errOut, "benchmark: 1 of 2 points failed: c4 (request failure rate") {
-		t.Fatalf("exit %d, stderr %q; want %d naming c4", code, errOut, exitBenchmark)
+	if code != exitcode.Benchmark || !strings.Contains(errOut, "benchmark: 1 of 2 points failed: c4 (request failure rate") {
+		t.Fatalf("exit %d, stderr %q; want %d naming c4", code, errOut, exitcode.Benchmark)
 	}
 	if !strings.Contains(out, "point 1/2: c2 valid") || !strings.Contains(out, "point 2/2: c4 INVALID") {
 		t.Errorf("stdout:\n%s", out)
@@ -136,16 +122,16 @@ func TestStepCommandErrors(t *testing.T) {
 	dead := "http://127.0.0.1:1"
 	tests := []struct {
 		args []string
-		code int
+		code exitcode.Code
 		want string
 	}{
-		{[]string{"bench", "--plan", plan.PlanFile, "--frontend", dead}, exitEngine, "frontend " + dead + " is not reachable"},
-		{[]string{"eval", "--plan", plan.PlanFile, "--frontend", dead}, exitConfig, "eval data_dir is empty"},
-		{[]string{"bench", "--plan", evalOnly.PlanFile, "--frontend", dead}, exitConfig, "no benchmark points"},
-		{[]string{"bench", "--plan", filepath.Join(t.TempDir(), "none.json"), "--frontend", dead}, exitConfig, "reading plan"},
-		{[]string{"bench", "--plan", plan.PlanFile}, exitConfig, "--frontend is required"},
-		{[]string{"eval", "--frontend", dead}, exitConfig, "--plan is required"},
-		{[]string{"eval", "--plan", plan.PlanFile, "--frontend", dead, "--limit", "abc"}, exitConfig, `invalid value "abc" for flag -limit`},
+		{[]string{"bench", "--plan", plan.PlanFile, "--frontend", dead}, exitcode.Engine, "frontend " + dead + " is not reachable"},
+		{[]string{"eval", "--plan", plan.PlanFile, "--frontend", dead}, exitcode.Config, "eval data_dir is empty"},
+		{[]string{"bench", "--plan", evalOnly.PlanFile, "--frontend", dead}, exitcode.Config, "no benchmark points"},
+		{[]string{"bench", "--plan", filepath.Join(t.TempDir(), "none.json"), "--frontend", dead}, exitcode.Config, "reading plan"},
+		{[]string{"bench", "--plan", plan.PlanFile}, exitcode.Config, "--frontend is required"},
+		{[]string{"eval", "--frontend", dead}, exitcode.Config, "--plan is required"},
+		{[]string{"eval", "--plan", plan.PlanFile, "--frontend", dead, "--limit", "abc"}, exitcode.Config, `invalid value "abc" for flag -limit`},
 	}
 	for _, tt := range tests {
 		out, errOut, code := runStep(t, tt.args...)
@@ -186,8 +172,8 @@ func TestEvalCommand(t *testing.T) {
 	t.Setenv("MODEL_PREFIX", "dsr1")
 	_, errOut, code = runStep(t, "eval", "--plan", plan.PlanFile, "--frontend", frontend, "--limit", "20")
 	want := "slurmbench: eval scores below threshold: gsm8k exact_match,strict-match = 0.9000 (< 0.91 from models.dsr1); gsm8k exact_match,flexible-extract = 0.9000 (< 0.91 from models.dsr1)\n"
-	if code != exitEval || !strings.HasSuffix(errOut, want) {
-		t.Errorf("exit %d, stderr %q; want %d and %q", code, errOut, exitEval, want)
+	if code != exitcode.Eval || !strings.HasSuffix(errOut, want) {
+		t.Errorf("exit %d, stderr %q; want %d and %q", code, errOut, exitcode.Eval, want)
 	}
 	meta, err := gsm8k.ReadMetaEnv(filepath.Join(plan.Eval.ResultDir, "meta_env.json"))
 	if err != nil || meta.InfmaxModelPrefix != "dsr1" {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher/driver"
 )
 
@@ -36,10 +37,10 @@ the batch script.`,
 			res, err := driver.Run(c.Context, driver.Options{PlanFile: c.String("plan"), JobID: jobID, NodeList: nodes, Srun: c.String("srun"), Log: c.App.ErrWriter,
 				ProducerVersion: version, ProducerCommit: commit})
 			if err != nil {
-				return withExit(exitInternal, fmt.Errorf("driver: %w", err))
+				return exitcode.With(exitcode.Internal, fmt.Errorf("driver: %w", err))
 			}
 			if res.ExitCode != 0 {
-				return withExit(res.ExitCode, fmt.Errorf("run %s: %s", res.Outcome.Result, res.Outcome.Message))
+				return exitcode.With(res.ExitCode, fmt.Errorf("run %s: %s", res.Outcome.Result, res.Outcome.Message))
 			}
 			return nil
 		},
@@ -60,7 +61,7 @@ and replaces itself with the program: no shell, no string parsing.`,
 			}
 			spec, err := driver.ReadSpec(c.Args().First())
 			if err != nil {
-				return withExit(exitInternal, err)
+				return exitcode.With(exitcode.Internal, err)
 			}
 			err = driver.Exec(spec)
 			if err == nil {
@@ -68,9 +69,10 @@ and replaces itself with the program: no shell, no string parsing.`,
 			}
 			var se *driver.SetupError
 			if errors.As(err, &se) {
-				return withExit(se.ExitCode(), err)
+				return exitcode.With(exitcode.Code(se.ExitCode()), err)
 			}
-			return withExit(127, err)
+			// 127, as a shell reports a program it could not run.
+			return exitcode.With(127, err)
 		},
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/dynamoinstall"
 )
@@ -76,7 +77,7 @@ failing step's output.`,
 				Stderr:        c.App.ErrWriter,
 			})
 			if err != nil {
-				return withExit(stepExitCode(c.Context, err, exitEngine), fmt.Errorf("dynamo-install: %w", err))
+				return exitcode.With(stepExitCode(c.Context, err, exitcode.Engine), fmt.Errorf("dynamo-install: %w", err))
 			}
 			took := time.Since(start).Round(100 * time.Millisecond)
 			switch {

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/dynamoinstall/dynamoinstalltest"
 	"github.com/slurmbench/slurmbench/launcher/profile"
@@ -15,23 +15,9 @@ import (
 
 // runDynamoInstall runs "slurmbench dynamo-install ..." in-process and
 // returns stdout, stderr and the exit code main would use.
-func runDynamoInstall(t *testing.T, args ...string) (string, string, int) {
+func runDynamoInstall(t *testing.T, args ...string) (string, string, exitcode.Code) {
 	t.Helper()
-	app := newApp()
-	registered := false
-	for _, c := range app.Commands {
-		registered = registered || c.Name == "dynamo-install"
-	}
-	if !registered {
-		app.Commands = append(app.Commands, dynamoInstallCommand())
-	}
-	var out, errOut bytes.Buffer
-	app.Writer, app.ErrWriter = &out, &errOut
-	code := 0
-	if err := app.Run(append([]string{"slurmbench", "dynamo-install"}, args...)); err != nil {
-		code = reportError(&errOut, err)
-	}
-	return out.String(), errOut.String(), code
+	return runCLI(t, append([]string{"dynamo-install"}, args...)...)
 }
 
 func TestDynamoInstallCommand(t *testing.T) {
@@ -66,17 +52,17 @@ func TestDynamoInstallCommandErrors(t *testing.T) {
 	cases := []struct {
 		name string
 		args []string
-		code int
+		code exitcode.Code
 		want string
 	}{
-		{"no source", []string{"--cache", cache}, exitConfig, "exactly one of --version, --wheel and --hash"},
-		{"two sources", []string{"--cache", cache, "--version", "1.0", "--hash", "abcdef1"}, exitConfig, "exactly one"},
-		{"no cache", []string{"--version", "1.0"}, exitConfig, "--cache: required"},
-		{"relative cache", []string{"--cache", "wheels", "--version", "1.0"}, exitConfig, `--cache "wheels": not an absolute path`},
-		{"relative tmp", []string{"--cache", cache, "--version", "1.0", "--tmp", "tmp"}, exitConfig, `--tmp "tmp"`},
-		{"bad version", []string{"--cache", cache, "--version", "../../etc"}, exitConfig, "not a version"},
-		{"bad hash", []string{"--cache", cache, "--hash", "main"}, exitConfig, "not a hex commit"},
-		{"fetch fails", []string{"--cache", cache, "--version", "9.9.9", "--tmp", t.TempDir()}, exitEngine, "fetch step 1/1 (python3 -m pip download"},
+		{"no source", []string{"--cache", cache}, exitcode.Config, "exactly one of --version, --wheel and --hash"},
+		{"two sources", []string{"--cache", cache, "--version", "1.0", "--hash", "abcdef1"}, exitcode.Config, "exactly one"},
+		{"no cache", []string{"--version", "1.0"}, exitcode.Config, "--cache: required"},
+		{"relative cache", []string{"--cache", "wheels", "--version", "1.0"}, exitcode.Config, `--cache "wheels": not an absolute path`},
+		{"relative tmp", []string{"--cache", cache, "--version", "1.0", "--tmp", "tmp"}, exitcode.Config, `--tmp "tmp"`},
+		{"bad version", []string{"--cache", cache, "--version", "../../etc"}, exitcode.Config, "not a version"},
+		{"bad hash", []string{"--cache", cache, "--hash", "main"}, exitcode.Config, "not a hex commit"},
+		{"fetch fails", []string{"--cache", cache, "--version", "9.9.9", "--tmp", t.TempDir()}, exitcode.Engine, "fetch step 1/1 (python3 -m pip download"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/enroot"
+	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher/profile"
 )
 
@@ -169,7 +170,7 @@ func imagesImport(c *cli.Context) error {
 		fmt.Fprintf(c.App.Writer, "%s\t%s\t%s\n", res.Action, ref, res.Path)
 	}
 	if len(errs) > 0 {
-		return withExit(exitImage, errors.Join(errs...))
+		return exitcode.With(exitcode.Image, errors.Join(errs...))
 	}
 	return nil
 }
@@ -235,7 +236,7 @@ func imagesList(c *cli.Context) error {
 	}
 	list, err := enroot.List(dir)
 	if err != nil {
-		return withExit(exitImage, err)
+		return exitcode.With(exitcode.Image, err)
 	}
 	now := time.Now()
 	rows := make([]imageListing, len(list))

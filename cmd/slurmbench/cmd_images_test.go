@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,20 +11,14 @@ import (
 
 	"github.com/slurmbench/slurmbench/enroot"
 	"github.com/slurmbench/slurmbench/enroot/enroottest"
+	"github.com/slurmbench/slurmbench/internal/exitcode"
 )
 
 // runImages runs "slurmbench images ..." in-process and returns stdout,
 // stderr and the exit code main would use.
-func runImages(t *testing.T, args ...string) (string, string, int) {
+func runImages(t *testing.T, args ...string) (string, string, exitcode.Code) {
 	t.Helper()
-	app := newApp()
-	var out, errOut bytes.Buffer
-	app.Writer, app.ErrWriter = &out, &errOut
-	code := 0
-	if err := app.Run(append([]string{"slurmbench", "images"}, args...)); err != nil {
-		code = reportError(&errOut, err)
-	}
-	return out.String(), errOut.String(), code
+	return runCLI(t, append([]string{"images"}, args...)...)
 }
 
 func standinEnv(t *testing.T) (log string) {
@@ -123,15 +116,15 @@ func TestImagesImportErrors(t *testing.T) {
 		name    string
 		args    []string
 		env     string
-		code    int
+		code    exitcode.Code
 		wantErr string
 	}{
-		{"malformed pyxis form", []string{"import", "--squash-dir", dir, "nvcr.io#nvidia#x"}, "", exitConfig, `invalid image reference "nvcr.io#nvidia#x": more than one '#'`},
-		{"uppercase", []string{"import", "--squash-dir", dir, "Lmsysorg/sglang:v1"}, "", exitConfig, "must be lowercase"},
-		{"no image", []string{"import", "--squash-dir", dir}, "", exitConfig, "no image given"},
-		{"no squash dir", []string{"import", "nginx:1.27.4"}, "", exitConfig, "no squash directory"},
-		{"squash dir missing", []string{"ls", "--squash-dir", filepath.Join(dir, "nope")}, "", exitConfig, "not an existing directory"},
-		{"failing enroot", []string{"import", "--squash-dir", dir, "--enroot", standin, "nginx:1.27.4"}, "ENROOT_STANDIN_FAIL_IMPORT", exitImage, `importing image "nginx:1.27.4": enroot import docker://nginx:1.27.4 failed`},
+		{"malformed pyxis form", []string{"import", "--squash-dir", dir, "nvcr.io#nvidia#x"}, "", exitcode.Config, `invalid image reference "nvcr.io#nvidia#x": more than one '#'`},
+		{"uppercase", []string{"import", "--squash-dir", dir, "Lmsysorg/sglang:v1"}, "", exitcode.Config, "must be lowercase"},
+		{"no image", []string{"import", "--squash-dir", dir}, "", exitcode.Config, "no image given"},
+		{"no squash dir", []string{"import", "nginx:1.27.4"}, "", exitcode.Config, "no squash directory"},
+		{"squash dir missing", []string{"ls", "--squash-dir", filepath.Join(dir, "nope")}, "", exitcode.Config, "not an existing directory"},
+		{"failing enroot", []string{"import", "--squash-dir", dir, "--enroot", standin, "nginx:1.27.4"}, "ENROOT_STANDIN_FAIL_IMPORT", exitcode.Image, `importing image "nginx:1.27.4": enroot import docker://nginx:1.27.4 failed`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher/mockengine"
 )
 
@@ -133,7 +134,7 @@ several lines separated by newlines. Stops gracefully on SIGINT/SIGTERM.`,
 				return cli.Exit("", exit.Code)
 			}
 			if err != nil {
-				return withExit(exitInternal, fmt.Errorf("mock-engine: %w", err))
+				return exitcode.With(exitcode.Internal, fmt.Errorf("mock-engine: %w", err))
 			}
 			return nil
 		},

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher/mockengine"
 )
 
@@ -280,8 +281,8 @@ func TestMockEngineBadFlags(t *testing.T) {
 			cmd.Env = append(os.Environ(), helperArgsEnv+"="+strings.Join(append([]string{"--listen", "127.0.0.1:0"}, args...), "\x1f"))
 			out, err := cmd.CombinedOutput()
 			var exit *exec.ExitError
-			if !errors.As(err, &exit) || exit.ExitCode() != exitConfig {
-				t.Errorf("err %v, want exit code %d\n%s", err, exitConfig, out)
+			if !errors.As(err, &exit) || exitcode.Code(exit.ExitCode()) != exitcode.Config {
+				t.Errorf("err %v, want exit code %d\n%s", err, exitcode.Config, out)
 			}
 		})
 	}

@@ -21,7 +21,7 @@ func resultsCommand() *cli.Command {
 	}
 }
 
-// usageAsConfigError makes a bad flag value exit with exitConfig.
+// usageAsConfigError makes a bad flag value exit with exitcode.Config.
 func usageAsConfigError(_ *cli.Context, err error, _ bool) error {
 	return configErrorf("%v", err)
 }

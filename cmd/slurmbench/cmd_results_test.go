@@ -1,33 +1,26 @@
 package main
 
 import (
-	"bytes"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/results"
 )
 
 // runResults runs "slurmbench results ..." in-process and returns stdout,
 // stderr and the exit code main would use.
-func runResults(t *testing.T, args ...string) (string, string, int) {
+func runResults(t *testing.T, args ...string) (string, string, exitcode.Code) {
 	t.Helper()
-	app := newApp()
-	var out, errOut bytes.Buffer
-	app.Writer, app.ErrWriter = &out, &errOut
-	code := 0
-	if err := app.Run(append([]string{"slurmbench", "results"}, args...)); err != nil {
-		code = reportError(&errOut, err)
-	}
-	return out.String(), errOut.String(), code
+	return runCLI(t, append([]string{"results"}, args...)...)
 }
 
 func TestResultsName(t *testing.T) {
 	tests := []struct {
 		args     []string
 		want     string
-		wantCode int
+		wantCode exitcode.Code
 		wantErr  string
 	}{
 		{args: []string{"name", "--result-filename", "RF", "--config", "sa-bench_isl_8192_osl_1024", "--conc", "2048", "--gpus", "24", "--ctx", "16", "--gen", "8"},
@@ -35,15 +28,15 @@ func TestResultsName(t *testing.T) {
 		{args: []string{"name", "--result-filename", "RF", "--config", "sa-bench_isl_1024_osl_1024", "--conc", "64", "--gpus", "8"},
 			want: "RF_sa-bench_isl_1024_osl_1024_conc64_gpus_8.json\n"},
 		{args: []string{"name", "--result-filename", "RF", "--config", "c", "--conc", "8", "--gpus", "24", "--ctx", "16"},
-			wantCode: exitConfig, wantErr: "--ctx and --gen go together"},
+			wantCode: exitcode.Config, wantErr: "--ctx and --gen go together"},
 		{args: []string{"name", "--result-filename", "R/F", "--config", "c", "--conc", "8", "--gpus", "8"},
-			wantCode: exitConfig, wantErr: `result filename "R/F": must not contain '/'`},
+			wantCode: exitcode.Config, wantErr: `result filename "R/F": must not contain '/'`},
 		{args: []string{"name", "--config", "c", "--conc", "8", "--gpus", "8"},
-			wantCode: exitConfig, wantErr: "--result-filename is required"},
+			wantCode: exitcode.Config, wantErr: "--result-filename is required"},
 		{args: []string{"name", "--result-filename", "RF", "--config", "c", "--conc", "x", "--gpus", "8"},
-			wantCode: exitConfig, wantErr: `invalid value "x"`},
+			wantCode: exitcode.Config, wantErr: `invalid value "x"`},
 		{args: []string{"name", "--result-filename", "RF", "--config", "c", "--conc", "8", "--gpus", "25", "--ctx", "16", "--gen", "8"},
-			wantCode: exitConfig, wantErr: "gpus 25 is not ctx 16 + gen 8"},
+			wantCode: exitcode.Config, wantErr: "gpus 25 is not ctx 16 + gen 8"},
 	}
 	for _, tt := range tests {
 		out, errOut, code := runResults(t, tt.args...)
@@ -72,7 +65,7 @@ func TestResultsParse(t *testing.T) {
 		t.Errorf("parse --json: %s", out)
 	}
 	_, errOut, code := runResults(t, "parse", "RF_conc_gpus_.json")
-	if code != exitConfig || !strings.Contains(errOut, "not a result name") {
+	if code != exitcode.Config || !strings.Contains(errOut, "not a result name") {
 		t.Errorf("unparsable name: %q exit %d", errOut, code)
 	}
 }
@@ -102,12 +95,12 @@ func TestResultsCompare(t *testing.T) {
 	}
 
 	_, errOut, code = runResults(t, "compare", base)
-	if code != exitConfig || !strings.Contains(errOut, "want BASELINE and CANDIDATE") {
+	if code != exitcode.Config || !strings.Contains(errOut, "want BASELINE and CANDIDATE") {
 		t.Errorf("one argument: %q exit %d", errOut, code)
 	}
 	empty := t.TempDir()
 	_, errOut, code = runResults(t, "compare", empty, cand)
-	if code != exitConfig || !strings.Contains(errOut, "baseline: loading results: no SA-Bench or gsm8k result files") {
+	if code != exitcode.Config || !strings.Contains(errOut, "baseline: loading results: no SA-Bench or gsm8k result files") {
 		t.Errorf("empty baseline: %q exit %d", errOut, code)
 	}
 }

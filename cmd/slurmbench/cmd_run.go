@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/enroot"
+	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/profile"
 	"github.com/slurmbench/slurmbench/launcher/report"
@@ -106,15 +107,15 @@ func runAction(c *cli.Context) error {
 	}
 	prof, err := profile.Load(plan.Profile.Path)
 	if err != nil {
-		return withExit(exitConfig, err)
+		return exitcode.With(exitcode.Config, err)
 	}
 	client, err := newSlurmClient(ctx, prof)
 	if err != nil {
-		return withExit(exitConfig, err)
+		return exitcode.With(exitcode.Config, err)
 	}
 	bin, err := selfPath()
 	if err != nil {
-		return withExit(exitInternal, err)
+		return exitcode.With(exitcode.Internal, err)
 	}
 	fmt.Fprintf(stderr, "slurmbench run %s: %d nodes, %d GPUs (%d prefill + %d decode), %d points\n",
 		plan.RunID, plan.Nodes, plan.GPUs.Total, plan.GPUs.Prefill, plan.GPUs.Decode, len(plan.Points))
@@ -174,7 +175,7 @@ func runAction(c *cli.Context) error {
 	if runErr == nil && ctx.Err() != nil {
 		// A signal after the job ended, while collecting: the results are
 		// staged, but the step was interrupted and must not pass as a run.
-		runErr = &runner.Error{Layer: interrupted(), Err: errors.New("interrupted while collecting results (the job had ended)")}
+		runErr = exitcode.With(interrupted(), errors.New("interrupted while collecting results (the job had ended)"))
 	}
 	sum := summarize(plan, res, col, runErr)
 	fmt.Fprint(c.App.Writer, sum.Text())
@@ -195,10 +196,10 @@ func preflight(c *cli.Context, plan *launcher.Plan) error {
 		return configErrorf("--run-id %q: run directory %s already exists (a rerun must not mix with an old run)", plan.RunID, plan.RunDir)
 	}
 	if _, err := submit.JobSpec(plan, nil); err != nil {
-		return withExit(exitConfig, fmt.Errorf("profile %s: %w", plan.Profile.Path, err))
+		return exitcode.With(exitcode.Config, fmt.Errorf("profile %s: %w", plan.Profile.Path, err))
 	}
 	err := runner.CheckStaging(plan, runner.CollectOptions{StageDir: c.String("stage-dir"), ResultFilename: c.String("result-filename")})
-	return withExit(exitConfig, err)
+	return exitcode.With(exitcode.Config, err)
 }
 
 func summarize(plan *launcher.Plan, res *runner.Result, col *runner.Collected, runErr error) report.Summary {
@@ -225,10 +226,11 @@ func summarize(plan *launcher.Plan, res *runner.Result, col *runner.Collected, r
 	sum.ExitCode = 0
 	if runErr != nil {
 		sum.Message = runErr.Error()
-		sum.ExitCode = reportExit(runErr)
+		code := exitcode.Of(runErr)
+		sum.ExitCode = int(code)
 		if sum.Outcome == "" || sum.Outcome == report.OutcomeSucceeded {
 			sum.Outcome = report.OutcomeFailed
-			if sum.ExitCode == exitInterrupted || sum.ExitCode == exitTerminated {
+			if code == exitcode.Interrupted || code == exitcode.Terminated {
 				sum.Outcome = report.OutcomeInterrupted
 			}
 		}
@@ -236,14 +238,6 @@ func summarize(plan *launcher.Plan, res *runner.Result, col *runner.Collected, r
 		sum.Outcome = report.OutcomeSucceeded
 	}
 	return sum
-}
-
-func reportExit(err error) int {
-	var coder interface{ ExitCode() int }
-	if errors.As(err, &coder) {
-		return coder.ExitCode()
-	}
-	return exitInternal
 }
 
 func writeGitHub(sum report.Summary) error {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher/profile"
 	"github.com/slurmbench/slurmbench/slurm"
 )
@@ -88,10 +89,10 @@ func slurmClientFromFlags(c *cli.Context) (*slurm.Client, error) {
 	if path := c.String("profile"); path != "" {
 		p, err := profile.Load(path)
 		if err != nil {
-			return nil, withExit(exitConfig, err)
+			return nil, exitcode.With(exitcode.Config, err)
 		}
 		if cfg, err = slurmConfig(p); err != nil {
-			return nil, withExit(exitConfig, err)
+			return nil, exitcode.With(exitcode.Config, err)
 		}
 	} else {
 		cfg.URL, cfg.User, cfg.Token = os.Getenv("SLURM_REST_URL"), os.Getenv("SLURM_USER"), os.Getenv("SLURM_JWT")
@@ -113,7 +114,7 @@ func slurmClientFromFlags(c *cli.Context) (*slurm.Client, error) {
 	}
 	client, err := slurm.New(cfg)
 	if err != nil {
-		return nil, withExit(exitConfig, err)
+		return nil, exitcode.With(exitcode.Config, err)
 	}
 	return client, nil
 }
@@ -158,7 +159,7 @@ Examples:
 			}
 			res, err := client.Ping(c.Context)
 			if err != nil {
-				return withExit(exitSlurm, err)
+				return exitcode.With(exitcode.Slurm, err)
 			}
 			if c.Bool("json") {
 				return writeJSON(c.App.Writer, res)
@@ -202,7 +203,7 @@ Examples:
 			}
 			j, err := client.LookupJob(c.Context, id)
 			if err != nil {
-				return withExit(exitSlurm, err)
+				return exitcode.With(exitcode.Slurm, err)
 			}
 			if c.Bool("json") {
 				return writeJSON(c.App.Writer, j)
@@ -287,13 +288,13 @@ Examples:
 			}
 			if sig := c.String("signal"); sig != "" {
 				if err := client.SignalJob(c.Context, id, sig); err != nil {
-					return withExit(exitSlurm, err)
+					return exitcode.With(exitcode.Slurm, err)
 				}
 				fmt.Fprintf(c.App.Writer, "signalled job %d with %s\n", id, strings.ToUpper(sig))
 				return nil
 			}
 			if err := client.CancelJob(c.Context, id); err != nil {
-				return withExit(exitSlurm, err)
+				return exitcode.With(exitcode.Slurm, err)
 			}
 			fmt.Fprintf(c.App.Writer, "cancelled job %d\n", id)
 			return nil
@@ -324,7 +325,7 @@ Examples:
 			}
 			nodes, err := client.ListNodes(c.Context)
 			if err != nil {
-				return withExit(exitSlurm, err)
+				return exitcode.With(exitcode.Slurm, err)
 			}
 			if part := c.String("partition"); part != "" {
 				kept := nodes[:0]
@@ -337,7 +338,7 @@ Examples:
 					}
 				}
 				if len(kept) == 0 {
-					return withExit(exitSlurm, fmt.Errorf("no node is in partition %q", part))
+					return exitcode.With(exitcode.Slurm, fmt.Errorf("no node is in partition %q", part))
 				}
 				nodes = kept
 			}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher/profile"
 	"github.com/slurmbench/slurmbench/slurm"
 	"github.com/slurmbench/slurmbench/slurm/slurmtest"
@@ -16,16 +16,9 @@ import (
 
 // runSlurmCmd runs "slurmbench args..." in-process and returns stdout,
 // stderr and the exit code main would use.
-func runSlurmCmd(t *testing.T, args ...string) (string, string, int) {
+func runSlurmCmd(t *testing.T, args ...string) (string, string, exitcode.Code) {
 	t.Helper()
-	app := newApp()
-	var out, errOut bytes.Buffer
-	app.Writer, app.ErrWriter = &out, &errOut
-	code := 0
-	if err := app.Run(append([]string{"slurmbench"}, args...)); err != nil {
-		code = reportError(&errOut, err)
-	}
-	return out.String(), errOut.String(), code
+	return runCLI(t, args...)
 }
 
 // slurmEnv points the commands at url with token, without a profile.
@@ -57,7 +50,7 @@ func TestPingCommand(t *testing.T) {
 
 	slurmEnv(t, fake.URL, "expired")
 	_, errOut, code = runSlurmCmd(t, "ping")
-	if code != exitSlurm || !strings.Contains(errOut, "no slurmctld is UP") || !strings.Contains(errOut, "token is bad or expired") {
+	if code != exitcode.Slurm || !strings.Contains(errOut, "no slurmctld is UP") || !strings.Contains(errOut, "token is bad or expired") {
 		t.Errorf("bad token: exit %d %s", code, errOut)
 	}
 }
@@ -66,7 +59,7 @@ func TestStatusCommand(t *testing.T) {
 	fake := slurmtest.NewFake(t, slurmtest.WithLifecycle(slurmtest.Step{State: []string{"FAILED"}, Exit: 3, Reason: "NonZeroExitCode"}))
 	slurmEnv(t, fake.URL, "tok")
 	out, errOut, code := runSlurmCmd(t, "status", "100")
-	if code != exitSlurm || !strings.Contains(errOut, "job 100: final state unknown") {
+	if code != exitcode.Slurm || !strings.Contains(errOut, "job 100: final state unknown") {
 		t.Fatalf("unknown job: exit %d %q %q", code, out, errOut)
 	}
 	submitViaFake(t, fake)
@@ -91,8 +84,8 @@ func TestStatusCommand(t *testing.T) {
 		t.Errorf("status --json: exit %d %s", code, out)
 	}
 	for _, args := range [][]string{{"status"}, {"status", "abc"}, {"status", "1", "2"}} {
-		if _, errOut, code := runSlurmCmd(t, args...); code != exitConfig {
-			t.Errorf("%v: exit %d, want %d (%s)", args, code, exitConfig, errOut)
+		if _, errOut, code := runSlurmCmd(t, args...); code != exitcode.Config {
+			t.Errorf("%v: exit %d, want %d (%s)", args, code, exitcode.Config, errOut)
 		}
 	}
 }
@@ -145,7 +138,7 @@ func TestCancelCommand(t *testing.T) {
 		t.Errorf("after cancel:\n%s", out)
 	}
 	_, errOut, code = runSlurmCmd(t, "cancel", "555")
-	if code != exitSlurm || !strings.Contains(errOut, "cancelling job 555: slurmrestd 200: Invalid job id specified") {
+	if code != exitcode.Slurm || !strings.Contains(errOut, "cancelling job 555: slurmrestd 200: Invalid job id specified") {
 		t.Errorf("unknown job: exit %d %s", code, errOut)
 	}
 }
@@ -168,22 +161,22 @@ func TestNodesCommand(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &nodes) != nil || len(nodes) != 4 {
 		t.Errorf("nodes --json: exit %d %s", code, out)
 	}
-	if _, errOut, code := runSlurmCmd(t, "nodes", "--partition", "nope"); code != exitSlurm || !strings.Contains(errOut, `no node is in partition "nope"`) {
+	if _, errOut, code := runSlurmCmd(t, "nodes", "--partition", "nope"); code != exitcode.Slurm || !strings.Contains(errOut, `no node is in partition "nope"`) {
 		t.Errorf("unknown partition: exit %d %s", code, errOut)
 	}
 }
 
 func TestSlurmCommandsConfigErrors(t *testing.T) {
 	slurmEnv(t, "", "")
-	if _, errOut, code := runSlurmCmd(t, "ping"); code != exitConfig || !strings.Contains(errOut, "no slurmrestd URL") {
+	if _, errOut, code := runSlurmCmd(t, "ping"); code != exitcode.Config || !strings.Contains(errOut, "no slurmrestd URL") {
 		t.Errorf("no URL: exit %d %s", code, errOut)
 	}
 	slurmEnv(t, "http://127.0.0.1:1", "")
-	if _, errOut, code := runSlurmCmd(t, "ping"); code != exitConfig || !strings.Contains(errOut, "no slurmrestd token") {
+	if _, errOut, code := runSlurmCmd(t, "ping"); code != exitcode.Config || !strings.Contains(errOut, "no slurmrestd token") {
 		t.Errorf("no token: exit %d %s", code, errOut)
 	}
 	slurmEnv(t, "http://127.0.0.1:1", "tok")
-	if _, errOut, code := runSlurmCmd(t, "nodes"); code != exitSlurm || !strings.Contains(errOut, "connection refused") {
+	if _, errOut, code := runSlurmCmd(t, "nodes"); code != exitcode.Slurm || !strings.Contains(errOut, "connection refused") {
 		t.Errorf("unreachable: exit %d %s", code, errOut)
 	}
 }
@@ -244,7 +237,7 @@ func TestNewSlurmClientFromProfile(t *testing.T) {
 	}
 
 	t.Setenv("MY_TEST_JWT", "")
-	if _, errOut, code := runSlurmCmd(t, "ping", "--profile", path); code != exitConfig || !strings.Contains(errOut, "$MY_TEST_JWT is empty") {
+	if _, errOut, code := runSlurmCmd(t, "ping", "--profile", path); code != exitcode.Config || !strings.Contains(errOut, "$MY_TEST_JWT is empty") {
 		t.Errorf("no token: exit %d %s", code, errOut)
 	}
 }

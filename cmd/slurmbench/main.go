@@ -31,14 +31,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	app.Writer, app.ErrWriter = stdout, stderr
 	argv, err := prepareArgs(app, args)
 	if err != nil {
-		return reportError(stderr, err)
+		return int(reportError(stderr, err))
 	}
 	name := commandName(argv)
 	ctx, stop := withSignals(context.Background(), stderr, !abandonOnSignal[name])
 	defer stop()
 	err = runApp(ctx, app, argv, abandonOnSignal[name])
 	if err = signalExitError(ctx, name, err); err != nil {
-		return reportError(stderr, err)
+		return int(reportError(stderr, err))
 	}
 	return 0
 }

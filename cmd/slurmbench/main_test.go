@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/slurm"
 	"github.com/slurmbench/slurmbench/slurm/slurmtest"
@@ -20,11 +21,11 @@ import (
 
 // runCLI runs argv exactly as main does (argument preparation, signal
 // context, exit-code mapping) and returns stdout, stderr and the exit code.
-func runCLI(t *testing.T, args ...string) (string, string, int) {
+func runCLI(t *testing.T, args ...string) (string, string, exitcode.Code) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	code := run(append([]string{"slurmbench"}, args...), &out, &errOut)
-	return out.String(), errOut.String(), code
+	return out.String(), errOut.String(), exitcode.Code(code)
 }
 
 func TestInterleave(t *testing.T) {
@@ -74,7 +75,7 @@ func TestPrepareArgs(t *testing.T) {
 	} {
 		got, err := prepareArgs(app, append([]string{"slurmbench"}, tt.in...))
 		if tt.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.err) || reportExit(err) != exitConfig {
+			if err == nil || !strings.Contains(err.Error(), tt.err) || exitcode.Of(err) != exitcode.Config {
 				t.Errorf("%q: error %v, want exit 2 with %q", tt.in, err, tt.err)
 			}
 			continue
@@ -89,7 +90,7 @@ func TestPrepareArgs(t *testing.T) {
 func TestCLIForgives(t *testing.T) {
 	for _, tt := range []struct {
 		args []string
-		code int
+		code exitcode.Code
 		out  string // in stdout
 		err  string // in stderr
 	}{
@@ -97,9 +98,9 @@ func TestCLIForgives(t *testing.T) {
 		{args: []string{"help", "run"}, out: "slurmbench run - run one benchmark point"},
 		{args: []string{"help", "images", "import"}, out: "slurmbench images import - import images"},
 		{args: []string{"render", "--help"}, out: "Examples:"},
-		{args: []string{"rnu"}, code: exitConfig, err: `did you mean "run"?`},
-		{args: []string{"mock-answer-key", "--accuracy", "0.9"}, code: exitConfig, err: "--out: required"},
-		{args: []string{"render", "--point"}, code: exitConfig, err: "flag needs an argument"},
+		{args: []string{"rnu"}, code: exitcode.Config, err: `did you mean "run"?`},
+		{args: []string{"mock-answer-key", "--accuracy", "0.9"}, code: exitcode.Config, err: "--out: required"},
+		{args: []string{"render", "--point"}, code: exitcode.Config, err: "flag needs an argument"},
 	} {
 		out, errOut, code := runCLI(t, tt.args...)
 		if code != tt.code || !strings.Contains(out, tt.out) || !strings.Contains(errOut, tt.err) {

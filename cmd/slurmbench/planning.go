@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/enroot"
+	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/master"
 	"github.com/slurmbench/slurmbench/launcher/profile"
@@ -50,7 +51,7 @@ func planFlags() []cli.Flag {
 func planFromFlags(c *cli.Context, runID string) (*launcher.Plan, error) {
 	plan, err := buildPlan(c, runID)
 	if err != nil {
-		return nil, withExit(exitConfig, err)
+		return nil, exitcode.With(exitcode.Config, err)
 	}
 	return plan, nil
 }

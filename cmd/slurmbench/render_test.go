@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/internal/shareddata"
 )
 
@@ -27,16 +28,9 @@ func clearRenderEnv(t *testing.T) {
 
 // runRender runs "slurmbench render ..." in-process the way main does and
 // returns stdout, stderr and the exit code.
-func runRender(t *testing.T, args ...string) (string, string, int) {
+func runRender(t *testing.T, args ...string) (string, string, exitcode.Code) {
 	t.Helper()
-	app := newApp()
-	var out, errOut bytes.Buffer
-	app.Writer, app.ErrWriter = &out, &errOut
-	code := 0
-	if err := app.Run(append([]string{"slurmbench", "render"}, args...)); err != nil {
-		code = reportError(&errOut, err)
-	}
-	return out.String(), errOut.String(), code
+	return runCLI(t, append([]string{"render"}, args...)...)
 }
 
 // renderData is cmd/slurmbench/testdata/render, absolute and symlink-free.
@@ -513,8 +507,8 @@ func TestRenderBadInputs(t *testing.T) {
 			}
 			t.Chdir(dir) // relative names in a case resolve in its own directory
 			out, stderr, code := runRender(t, args...)
-			if code != exitConfig {
-				t.Errorf("exit code %d, want %d (stderr %q)", code, exitConfig, stderr)
+			if code != exitcode.Config {
+				t.Errorf("exit code %d, want %d (stderr %q)", code, exitcode.Config, stderr)
 			}
 			if out != "" {
 				t.Errorf("wrote to stdout: %q", out)

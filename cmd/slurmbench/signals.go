@@ -13,7 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/slurmbench/slurmbench/launcher/runner"
+	"github.com/slurmbench/slurmbench/internal/exitcode"
 )
 
 // main owns the signals: every command runs under one context that the
@@ -30,13 +30,13 @@ type signalCause struct{ sig os.Signal }
 func (s *signalCause) Error() string { return s.sig.String() + " signal received" }
 
 // ExitCode is the shell's 128+N for the signals main handles.
-func (s *signalCause) ExitCode() int { return signalExit(s.sig) }
+func (s *signalCause) ExitCode() int { return int(signalExit(s.sig)) }
 
-func signalExit(sig os.Signal) int {
+func signalExit(sig os.Signal) exitcode.Code {
 	if sig == os.Interrupt {
-		return exitInterrupted
+		return exitcode.Interrupted
 	}
-	return exitTerminated
+	return exitcode.Terminated
 }
 
 type hardStopKey struct{}
@@ -96,12 +96,12 @@ func hardStop(ctx context.Context) <-chan struct{} {
 }
 
 // interruptedLayer tells the runner which signal stopped it.
-func interruptedLayer(ctx context.Context) func() runner.Layer {
-	return func() runner.Layer {
+func interruptedLayer(ctx context.Context) func() exitcode.Code {
+	return func() exitcode.Code {
 		if s := signalOf(ctx); s != nil && s != os.Interrupt {
-			return runner.LayerTerminated
+			return exitcode.Terminated
 		}
-		return runner.LayerInterrupted
+		return exitcode.Interrupted
 	}
 }
 
@@ -151,8 +151,8 @@ func signalExitError(ctx context.Context, command string, err error) error {
 	if err == nil {
 		return context.Cause(ctx)
 	}
-	if reportExit(err) == signalExit(sig) {
+	if exitcode.Of(err) == signalExit(sig) {
 		return err
 	}
-	return withExit(signalExit(sig), err)
+	return exitcode.With(signalExit(sig), err)
 }

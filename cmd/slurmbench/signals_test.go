@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/slurmbench/slurmbench/internal/exitcode"
 )
 
 func TestSignalExitError(t *testing.T) {
@@ -28,23 +30,20 @@ func TestSignalExitError(t *testing.T) {
 		sig     os.Signal
 		command string
 		err     error
-		want    int
+		want    exitcode.Code
 	}{
 		{"no signal, no error", nil, "render", nil, 0},
-		{"no signal keeps the layer", nil, "status", withExit(exitSlurm, plain), exitSlurm},
-		{"SIGINT on success", os.Interrupt, "logs", nil, exitInterrupted},
-		{"SIGTERM over an unclassified error", syscall.SIGTERM, "render", plain, exitTerminated},
-		{"SIGTERM over a layer's code", syscall.SIGTERM, "status", withExit(exitSlurm, plain), exitTerminated},
-		{"SIGHUP is SIGTERM", syscall.SIGHUP, "results", plain, exitTerminated},
+		{"no signal keeps the layer", nil, "status", exitcode.With(exitcode.Slurm, plain), exitcode.Slurm},
+		{"SIGINT on success", os.Interrupt, "logs", nil, exitcode.Interrupted},
+		{"SIGTERM over an unclassified error", syscall.SIGTERM, "render", plain, exitcode.Terminated},
+		{"SIGTERM over a layer's code", syscall.SIGTERM, "status", exitcode.With(exitcode.Slurm, plain), exitcode.Terminated},
+		{"SIGHUP is SIGTERM", syscall.SIGHUP, "results", plain, exitcode.Terminated},
 		{"a server's SIGTERM is its shutdown", syscall.SIGTERM, "mock-engine", nil, 0},
-		{"a failed shutdown is still a signal", syscall.SIGTERM, "mock-engine", plain, exitTerminated},
-		{"the command's own 130 stays", os.Interrupt, "run", withExit(exitInterrupted, plain), exitInterrupted},
+		{"a failed shutdown is still a signal", syscall.SIGTERM, "mock-engine", plain, exitcode.Terminated},
+		{"the command's own 130 stays", os.Interrupt, "run", exitcode.With(exitcode.Interrupted, plain), exitcode.Interrupted},
 	} {
 		err := signalExitError(cancelled(tt.sig), tt.command, tt.err)
-		got := 0
-		if err != nil {
-			got = reportExit(err)
-		}
+		got := exitcode.Of(err)
 		if got != tt.want {
 			t.Errorf("%s: exit %d, want %d (%v)", tt.name, got, tt.want, err)
 		}

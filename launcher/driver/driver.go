@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
+	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/diagnose"
 	"github.com/slurmbench/slurmbench/launcher/health"
@@ -52,21 +53,11 @@ type Options struct {
 
 // Result is the driver's outcome plus the exit code the job should end with.
 type Result struct {
-	Outcome  rundir.Outcome
-	ExitCode int
+	Outcome rundir.Outcome
+	// ExitCode is the layer that failed; it is slurmbench's own exit code,
+	// so `sacct` alone tells where a run failed.
+	ExitCode exitcode.Code
 }
-
-// Exit codes the driver ends the job with, by failure class; they match
-// slurmbench's layer codes so `sacct` alone tells where a run failed.
-const (
-	ExitOK        = 0
-	ExitInternal  = 1
-	ExitHealth    = 6
-	ExitEngine    = 7
-	ExitBenchmark = 8
-	ExitEval      = 9
-	ExitCancelled = 130
-)
 
 type step struct {
 	proc  launcher.Process
@@ -116,14 +107,14 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	}
 	plan, err := launcher.ReadPlan(opts.PlanFile)
 	if err != nil {
-		return Result{ExitCode: ExitInternal}, err
+		return Result{ExitCode: exitcode.Internal}, err
 	}
 	hosts, err := hostlist.Expand(opts.NodeList)
 	if err != nil {
-		return Result{ExitCode: ExitInternal}, fmt.Errorf("SLURM_JOB_NODELIST: %w", err)
+		return Result{ExitCode: exitcode.Internal}, fmt.Errorf("SLURM_JOB_NODELIST: %w", err)
 	}
 	if len(hosts) < plan.Nodes {
-		return Result{ExitCode: ExitInternal}, fmt.Errorf("allocation has %d nodes (%s), the plan needs %d", len(hosts), opts.NodeList, plan.Nodes)
+		return Result{ExitCode: exitcode.Internal}, fmt.Errorf("allocation has %d nodes (%s), the plan needs %d", len(hosts), opts.NodeList, plan.Nodes)
 	}
 	d := &driver{
 		opts: opts, plan: plan, log: opts.Log, start: time.Now().UTC(),
@@ -151,7 +142,7 @@ type failure struct {
 	class diagnose.Class
 	step  *step
 	msg   string
-	code  int
+	code  exitcode.Code
 }
 
 func (f *failure) Error() string { return f.msg }
@@ -166,7 +157,7 @@ func (d *driver) run(ctx context.Context) Result {
 	})
 	d.logf("job %s on %v (%v); plan %s, %d processes", d.alloc.JobID, d.alloc.Hosts, d.alloc.IPs, plan.Name, len(plan.Processes))
 	if err := os.MkdirAll(plan.Layout.Steps, 0o755); err != nil {
-		return d.finish(rundir.PhaseStarting, &failure{class: diagnose.Unknown, msg: err.Error(), code: ExitInternal})
+		return d.finish(rundir.PhaseStarting, &failure{class: diagnose.Unknown, msg: err.Error(), code: exitcode.Internal})
 	}
 
 	phase := rundir.PhaseInfra
@@ -182,9 +173,9 @@ func (d *driver) run(ctx context.Context) Result {
 	var f *failure
 	if !errors.As(err, &f) {
 		if ctx.Err() != nil {
-			f = &failure{class: diagnose.Cancelled, msg: "cancelled: " + context.Cause(ctx).Error(), code: ExitCancelled}
+			f = &failure{class: diagnose.Cancelled, msg: "cancelled: " + context.Cause(ctx).Error(), code: exitcode.Interrupted}
 		} else {
-			f = &failure{class: diagnose.Unknown, msg: err.Error(), code: ExitInternal}
+			f = &failure{class: diagnose.Unknown, msg: err.Error(), code: exitcode.Internal}
 		}
 	}
 	if f.class != diagnose.Cancelled && cancelledWithin(ctx, cancelGrace) {
@@ -192,7 +183,7 @@ func (d *driver) run(ctx context.Context) Result {
 		// step often dies first (or its srun finds the job gone) and the
 		// driver's own SIGTERM lands a moment later. That failure is the
 		// cancellation, not an engine fault.
-		f = &failure{class: diagnose.Cancelled, msg: "cancelled: " + context.Cause(ctx).Error() + " (" + f.msg + ")", code: ExitCancelled}
+		f = &failure{class: diagnose.Cancelled, msg: "cancelled: " + context.Cause(ctx).Error() + " (" + f.msg + ")", code: exitcode.Interrupted}
 	}
 	return d.finish(phase, f)
 }
@@ -270,14 +261,14 @@ func (d *driver) runPhases(ctx context.Context, phase *rundir.Phase) error {
 	if p := byRole(launcher.RoleBenchmark); len(p) > 0 {
 		*phase = rundir.PhaseBenchmark
 		d.setPhase(rundir.PhaseBenchmark)
-		if err := d.runToEnd(ctx, p[0], diagnose.BenchmarkInvalid, ExitBenchmark); err != nil {
+		if err := d.runToEnd(ctx, p[0], diagnose.BenchmarkInvalid, exitcode.Benchmark); err != nil {
 			return err
 		}
 	}
 	if p := byRole(launcher.RoleEval); len(p) > 0 {
 		*phase = rundir.PhaseEval
 		d.setPhase(rundir.PhaseEval)
-		if err := d.runToEnd(ctx, p[0], diagnose.EvalFailed, ExitEval); err != nil {
+		if err := d.runToEnd(ctx, p[0], diagnose.EvalFailed, exitcode.Eval); err != nil {
 			return err
 		}
 	}
@@ -319,7 +310,7 @@ func (d *driver) startStep(ctx context.Context, p launcher.Process) error {
 	_ = os.WriteFile(strings.TrimSuffix(d.plan.Layout.StepSpec(p.Name), ".json")+".srun.json", []byte(quote(argv)+"\n"), 0o644)
 	d.logf("start %s on %s (%s): %s", p.Name, s.host, runtimeOf(d.plan, p), launcher.QuoteArgv(st.Spec.Argv))
 	if err := cmd.Start(); err != nil {
-		return &failure{class: diagnose.Unknown, step: s, msg: fmt.Sprintf("starting %s: %v", p.Name, err), code: ExitEngine}
+		return &failure{class: diagnose.Unknown, step: s, msg: fmt.Sprintf("starting %s: %v", p.Name, err), code: exitcode.Engine}
 	}
 	d.mu.Lock()
 	d.steps[p.Name] = s
@@ -374,7 +365,7 @@ func (d *driver) setProcess(name string, fn func(*rundir.ProcessStatus)) {
 }
 
 // died turns an unexpected step exit into a failure, classified from its log.
-func (d *driver) died(s *step, fallback diagnose.Class, code int, what string) *failure {
+func (d *driver) died(s *step, fallback diagnose.Class, code exitcode.Code, what string) *failure {
 	return &failure{class: fallback, step: s, code: code,
 		msg: fmt.Sprintf("%s %s on %s exited with code %d %s", s.proc.Role, s.proc.Name, s.host, s.code, what)}
 }
@@ -391,12 +382,12 @@ func (d *driver) waitTCP(ctx context.Context, p launcher.Process) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return &failure{class: diagnose.HealthDeadline, step: d.stepOf(p.Name), code: ExitHealth,
+			return &failure{class: diagnose.HealthDeadline, step: d.stepOf(p.Name), code: exitcode.Health,
 				msg: fmt.Sprintf("%s did not open %s within %s", p.Name, addr, d.opts.ReadyTimeout)}
 		}
 		select {
 		case s := <-d.exited:
-			return d.died(s, diagnose.ExitedBeforeHealthy, ExitEngine, "before it was ready")
+			return d.died(s, diagnose.ExitedBeforeHealthy, exitcode.Engine, "before it was ready")
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(500 * time.Millisecond):
@@ -461,9 +452,9 @@ func (d *driver) healthGate(ctx context.Context) error {
 		d.logf("health gate passed: prefill %d, decode %d at %s", seen.Prefill, seen.Decode, base)
 		return nil
 	case dead != nil:
-		return d.died(dead, diagnose.ExitedBeforeHealthy, ExitEngine, "before the workers were healthy")
+		return d.died(dead, diagnose.ExitedBeforeHealthy, exitcode.Engine, "before the workers were healthy")
 	case errors.Is(err, health.ErrDeadline):
-		return &failure{class: diagnose.HealthDeadline, code: ExitHealth,
+		return &failure{class: diagnose.HealthDeadline, code: exitcode.Health,
 			msg: fmt.Sprintf("health deadline passed: %v (saw prefill %d/%d, decode %d/%d after %d × %ds)",
 				err, seen.Prefill, h.Prefill, seen.Decode, h.Decode, h.MaxAttempts, h.IntervalSeconds)}
 	default:
@@ -473,7 +464,7 @@ func (d *driver) healthGate(ctx context.Context) error {
 
 // runToEnd runs a finite step (benchmark, eval) to its exit while watching
 // the servers; a server that exits meanwhile ends the run.
-func (d *driver) runToEnd(ctx context.Context, p launcher.Process, class diagnose.Class, code int) error {
+func (d *driver) runToEnd(ctx context.Context, p launcher.Process, class diagnose.Class, code exitcode.Code) error {
 	if err := d.startStep(ctx, p); err != nil {
 		return err
 	}
@@ -481,14 +472,14 @@ func (d *driver) runToEnd(ctx context.Context, p launcher.Process, class diagnos
 		select {
 		case s := <-d.exited:
 			if s.proc.Name != p.Name {
-				return d.died(s, diagnose.DiedAfterHealthy, ExitEngine, "after the health gate")
+				return d.died(s, diagnose.DiedAfterHealthy, exitcode.Engine, "after the health gate")
 			}
 			if s.code != 0 {
 				// A benchmark fails when a server under it dies, and srun
 				// reports the two exits in either order: the server's
 				// death is the cause.
 				if dead := d.exitWithin(serverExitGrace); dead != nil {
-					return d.died(dead, diagnose.DiedAfterHealthy, ExitEngine, "after the health gate")
+					return d.died(dead, diagnose.DiedAfterHealthy, exitcode.Engine, "after the health gate")
 				}
 				return d.died(s, class, code, "")
 			}
@@ -556,7 +547,7 @@ func (d *driver) finish(phase rundir.Phase, f *failure) Result {
 	d.setPhase(rundir.PhaseStopping)
 	d.stopAll()
 	o := rundir.Outcome{Result: rundir.Succeeded, Phase: phase, JobID: d.alloc.JobID, Started: d.start}
-	res := Result{ExitCode: ExitOK}
+	res := Result{ExitCode: exitcode.OK}
 	if f != nil {
 		o.Result, o.Class, o.Message = rundir.Failed, f.class, f.msg
 		if f.class == diagnose.Cancelled {

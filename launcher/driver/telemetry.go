@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/diagnose"
 	"github.com/slurmbench/slurmbench/launcher/power"
@@ -63,7 +64,7 @@ func (d *driver) startTelemetry(ctx context.Context) error {
 	}
 	if err != nil {
 		if t.Required {
-			return &failure{class: diagnose.PowerTelemetry, code: ExitBenchmark, msg: "starting required power telemetry: " + err.Error()}
+			return &failure{class: diagnose.PowerTelemetry, code: exitcode.Benchmark, msg: "starting required power telemetry: " + err.Error()}
 		}
 		d.logf("power telemetry not collected: %v", err)
 		return nil
@@ -90,7 +91,7 @@ func (d *driver) awaitTelemetry(ctx context.Context) error {
 	}
 	msg := fmt.Sprintf("power telemetry did not cover every GPU within %gs", d.plan.Telemetry.StartupTimeoutSeconds)
 	if d.plan.Telemetry.Required {
-		return &failure{class: diagnose.PowerTelemetry, code: ExitBenchmark, msg: "required " + msg + "; the benchmark was not run"}
+		return &failure{class: diagnose.PowerTelemetry, code: exitcode.Benchmark, msg: "required " + msg + "; the benchmark was not run"}
 	}
 	d.logf("%s; the benchmark runs, the power package will be invalid", msg)
 	return nil
@@ -110,7 +111,7 @@ func (d *driver) finishTelemetry(interrupted bool) *failure {
 	}
 	d.logf("power telemetry: status %s, publication valid %v, reasons %v", out.Status, out.PublicationValid, out.Reasons)
 	if out.FailJob {
-		return &failure{class: diagnose.PowerTelemetry, code: ExitBenchmark,
+		return &failure{class: diagnose.PowerTelemetry, code: exitcode.Benchmark,
 			msg: fmt.Sprintf("power telemetry is required and not publishable: %v", out.Reasons)}
 	}
 	return nil

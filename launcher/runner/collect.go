@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
+	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/results"
 )
@@ -55,10 +56,10 @@ func Collect(plan *launcher.Plan, o CollectOptions) (*Collected, error) {
 	}
 	m, err := results.BuildManifest(plan.Layout.Results, o.Provenance)
 	if err != nil {
-		return c, fail(LayerCollect, "building the manifest: %w", err)
+		return c, exitcode.Errorf(exitcode.Collect, "building the manifest: %w", err)
 	}
 	if c.Manifest, err = results.WriteManifest(plan.Layout.Results, m, atomicfile.Options{Overwrite: true}); err != nil {
-		return c, fail(LayerCollect, "writing the manifest: %w", err)
+		return c, exitcode.Errorf(exitcode.Collect, "writing the manifest: %w", err)
 	}
 	if o.StageDir != "" {
 		name := o.ResultFilename
@@ -69,11 +70,11 @@ func Collect(plan *launcher.Plan, o CollectOptions) (*Collected, error) {
 		staged, err := results.Stage(c.Points, results.StageOptions{ResultFilename: name, Dest: o.StageDir, Extra: extra, Overwrite: o.Overwrite})
 		c.Staged = staged
 		if err != nil {
-			return c, fail(LayerCollect, "%w", err)
+			return c, exitcode.With(exitcode.Collect, err)
 		}
 	}
 	if c.Missing != nil {
-		return c, &Error{Layer: LayerBenchmark, Err: c.Missing}
+		return c, exitcode.With(exitcode.Benchmark, c.Missing)
 	}
 	return c, nil
 }

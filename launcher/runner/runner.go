@@ -13,47 +13,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/diagnose"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
 	"github.com/slurmbench/slurmbench/launcher/submit"
 	"github.com/slurmbench/slurmbench/slurm"
 )
-
-// Layer is the part of a run that failed; its value is the exit code.
-type Layer int
-
-const (
-	LayerOK          Layer = 0
-	LayerInternal    Layer = 1
-	LayerConfig      Layer = 2
-	LayerImage       Layer = 3
-	LayerSubmit      Layer = 4
-	LayerQueue       Layer = 5
-	LayerHealth      Layer = 6
-	LayerEngine      Layer = 7
-	LayerBenchmark   Layer = 8
-	LayerEval        Layer = 9
-	LayerCollect     Layer = 10
-	LayerInterrupted Layer = 130
-	LayerTerminated  Layer = 143
-)
-
-// Error is a run failure in a layer.
-type Error struct {
-	Layer Layer
-	Err   error
-}
-
-func (e *Error) Error() string { return e.Err.Error() }
-func (e *Error) Unwrap() error { return e.Err }
-
-// ExitCode makes Error a cli.ExitCoder.
-func (e *Error) ExitCode() int { return int(e.Layer) }
-
-func fail(l Layer, format string, args ...any) error {
-	return &Error{Layer: l, Err: fmt.Errorf(format, args...)}
-}
 
 // Options are a run's dependencies.
 type Options struct {
@@ -74,8 +40,8 @@ type Options struct {
 	// states (default 30 s).
 	CancelWait time.Duration
 	// Interrupted reports how the run was interrupted once ctx is done:
-	// LayerInterrupted or LayerTerminated (default LayerInterrupted).
-	Interrupted func() Layer
+	// exitcode.Interrupted or exitcode.Terminated (default exitcode.Interrupted).
+	Interrupted func() exitcode.Code
 	// Hard is closed when the user insists (a second ^C): stop waiting for
 	// the cancelled job and return as soon as the cancel request is sent.
 	Hard <-chan struct{}
@@ -107,7 +73,7 @@ func (o *Options) defaults() {
 		o.DriverLog = io.Discard
 	}
 	if o.Interrupted == nil {
-		o.Interrupted = func() Layer { return LayerInterrupted }
+		o.Interrupted = func() exitcode.Code { return exitcode.Interrupted }
 	}
 }
 
@@ -122,29 +88,29 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Import != nil {
 		if err := o.Import(ctx, plan); err != nil {
 			if ctx.Err() != nil {
-				return r.res, &Error{Layer: o.Interrupted(), Err: fmt.Errorf("interrupted while importing the image: %w", err)}
+				return r.res, exitcode.With(o.Interrupted(), fmt.Errorf("interrupted while importing the image: %w", err))
 			}
-			return r.res, &Error{Layer: LayerImage, Err: err}
+			return r.res, exitcode.With(exitcode.Image, err)
 		}
 	}
 	if _, err := os.Stat(plan.Image.Squash); plan.Runtime != "none" && err != nil {
-		return r.res, fail(LayerImage, "image squash file: %v", err)
+		return r.res, exitcode.Errorf(exitcode.Image, "image squash file: %v", err)
 	}
 	if err := submit.Prepare(plan, o.Binary); err != nil {
-		return r.res, fail(LayerSubmit, "preparing run directory: %w", err)
+		return r.res, exitcode.Errorf(exitcode.Submit, "preparing run directory: %w", err)
 	}
 	spec, err := submit.JobSpec(plan, o.JobEnv)
 	if err != nil {
-		return r.res, fail(LayerConfig, "%w", err)
+		return r.res, exitcode.With(exitcode.Config, err)
 	}
 	if ctx.Err() != nil {
-		return r.res, &Error{Layer: o.Interrupted(), Err: errors.New("interrupted before submitting")}
+		return r.res, exitcode.With(o.Interrupted(), errors.New("interrupted before submitting"))
 	}
 	// The submit itself is not cancelled by a signal: a half-sent submit is
 	// the one case where a job could be made and not known.
 	sub, err := o.Client.Submit(context.WithoutCancel(ctx), spec)
 	if err != nil {
-		return r.res, fail(LayerSubmit, "%w", err)
+		return r.res, exitcode.With(exitcode.Submit, err)
 	}
 	r.res.JobID = sub.JobID
 	r.progress("submitted job %d (%s), run dir %s", sub.JobID, plan.Slurm.JobName, plan.RunDir)
@@ -239,7 +205,7 @@ func (r *runState) follow(ctx context.Context) error {
 			if w.err != nil {
 				// The job's end could not be read; it may still run.
 				r.cancel(ctx, "the job's state could not be read")
-				return fail(LayerQueue, "following job %d: %w", r.res.JobID, w.err)
+				return exitcode.Errorf(exitcode.Queue, "following job %d: %w", r.res.JobID, w.err)
 			}
 			r.res.Job = w.job
 			return r.judge()
@@ -252,7 +218,7 @@ func (r *runState) follow(ctx context.Context) error {
 			r.cancel(ctx, "interrupted")
 			tail.pump()
 			r.writeOutcome(rundir.Outcome{Result: rundir.Cancelled, Class: diagnose.Interrupted, Message: "slurmbench run was interrupted; job cancelled"})
-			return &Error{Layer: layer, Err: fmt.Errorf("interrupted: job %d cancelled", r.res.JobID)}
+			return exitcode.With(layer, fmt.Errorf("interrupted: job %d cancelled", r.res.JobID))
 		}
 	}
 }
@@ -307,35 +273,35 @@ func (r *runState) judge() error {
 		o := rundir.Outcome{Result: rundir.Failed, Class: diagnose.Allocation, JobID: job.ID.String(),
 			Message: fmt.Sprintf("job %d ended %s without a driver outcome", job.ID, job.Outcome())}
 		r.writeOutcome(o)
-		return fail(LayerQueue, "%s", o.Message)
+		return exitcode.Errorf(exitcode.Queue, "%s", o.Message)
 	}
 	r.res.Outcome = out
 	if job.Success() && out.Result == rundir.Succeeded {
 		return nil
 	}
 	if out.Result == rundir.Succeeded {
-		return fail(LayerQueue, "driver succeeded but job %d ended %s", job.ID, job.Outcome())
+		return exitcode.Errorf(exitcode.Queue, "driver succeeded but job %d ended %s", job.ID, job.Outcome())
 	}
 	msg := out.Message
 	if out.FirstError != "" {
 		msg += ": " + out.FirstError
 	}
-	return &Error{Layer: layerOf(out.Class), Err: fmt.Errorf("%s [%s]", msg, out.Class)}
+	return exitcode.With(layerOf(out.Class), fmt.Errorf("%s [%s]", msg, out.Class))
 }
 
 // layerOf maps the driver's failure class to the run's layer.
-func layerOf(c diagnose.Class) Layer {
+func layerOf(c diagnose.Class) exitcode.Code {
 	switch c {
 	case diagnose.HealthDeadline:
-		return LayerHealth
+		return exitcode.Health
 	case diagnose.BenchmarkInvalid:
-		return LayerBenchmark
+		return exitcode.Benchmark
 	case diagnose.EvalFailed:
-		return LayerEval
+		return exitcode.Eval
 	case diagnose.Cancelled:
-		return LayerInterrupted
+		return exitcode.Interrupted
 	}
-	return LayerEngine
+	return exitcode.Engine
 }
 
 // writeOutcome records the runner's view when the driver could not.
