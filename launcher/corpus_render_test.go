@@ -86,8 +86,10 @@ gpus_per_node = %d
 [paths]
 runs_dir = "/shared/runs"
 squash_dir = "/shared/squash"
+# The InferenceX checkout: custom benchmarks and the sa-bench client run from it.
+workspace = %s
 [models]
-%s`, gpn, gpn, models.String())
+%s`, gpn, gpn, strconv.Quote(filepath.Dir(filepath.Dir(filepath.Dir(corpusRoot(t))))), models.String())
 		path := filepath.Join(dir, fmt.Sprintf("gpn%d.toml", gpn))
 		writeFile(t, path, text)
 		out[gpn] = loadProfile(t, path)

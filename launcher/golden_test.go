@@ -22,6 +22,7 @@ var goldenCases = []struct {
 	{"gb300", "gb300.toml", "gb300.yaml"},            // 4-GPU nodes, GPU slices, TP8 over two nodes
 	{"agg", "b200.toml", "agg.yaml"},                 // aggregated
 	{"mock-2p1d", "mock4.toml", "mock-2p1d.yaml"},    // the demo's mock engine
+	{"agentic", "b200.toml", "agentic.yaml"},         // benchmark.type custom on the last decode node
 }
 
 // TestGolden pins the JSON plan and the human view of each case. The

@@ -196,7 +196,7 @@ type Health struct {
 
 // Benchmark is the SA-Bench step.
 type Benchmark struct {
-	Type            string  `json:"type"`   // sa-bench, or "" for eval-only
+	Type            string  `json:"type"`   // sa-bench, custom, or "" for eval-only
 	Client          string  `json:"client"` // native or sa-bench
 	ISL             int     `json:"isl"`
 	OSL             int     `json:"osl"`
@@ -206,6 +206,17 @@ type Benchmark struct {
 	PromptsMult     int     `json:"num_prompts_mult"`
 	WarmupMult      int     `json:"num_warmup_mult"`
 	ResultDir       string  `json:"result_dir"` // absolute: <run>/results/sa-bench_isl_<I>_osl_<O>
+	// CustomTokenizer (a Python class, module.Class) and TokenizerMode are
+	// the recipe's; only the sa-bench client can load them.
+	CustomTokenizer string `json:"custom_tokenizer,omitempty"`
+	TokenizerMode   string `json:"tokenizer_mode,omitempty"`
+	// Tokenizer is what the sa-bench client tokenizes with (--tokenizer):
+	// /model, or the HF id of an hf: model, as srtctl passes it.
+	Tokenizer string `json:"tokenizer,omitempty"`
+	// ClientReason says why the plan chose Client over the one asked for.
+	ClientReason string `json:"client_reason,omitempty"`
+	// Custom is set for benchmark.type custom: the recipe's own command.
+	Custom *CustomBenchmark `json:"custom,omitempty"`
 }
 
 // Point is one concurrency of the benchmark.

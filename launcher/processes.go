@@ -342,6 +342,13 @@ func (b *builder) benchmark() error {
 		plan.Benchmark = bm
 		return nil
 	}
+	if bm.Type == "custom" {
+		bm.Client = ""
+		return b.customBenchmark(bm)
+	}
+	if err := b.tokenizerClient(&bm); err != nil {
+		return err
+	}
 	if bm.ISL <= 0 {
 		return b.fail("benchmark.isl", "required (or ISL)")
 	}
@@ -384,7 +391,11 @@ func (b *builder) benchmark() error {
 	}
 	plan.Benchmark = bm
 	args := []string{plan.Binary, "bench", "--plan", plan.PlanFile, "--frontend", b.frontendURL()}
-	proc := Process{Name: "benchmark", Role: RoleBenchmark, Nodes: []int{b.headNode}, Argv: args,
+	node, err := b.benchmarkNode()
+	if err != nil {
+		return err
+	}
+	proc := Process{Name: "benchmark", Role: RoleBenchmark, Nodes: []int{node}, Argv: args,
 		Log: b.logPath("benchmark"), Critical: true, Srun: SrunOptions{Extra: b.srunExtra()}}
 	if bm.Client == "sa-bench" {
 		// benchmark_serving.py runs in the engine container from the

@@ -79,6 +79,7 @@ func (p *Plan) WriteHuman(w io.Writer) error {
 			ew.printf("  c%-6d %6d prompts (+%d warmup) → %s\n", pt.Concurrency, pt.NumPrompts, pt.WarmupPrompts, pt.ResultFile)
 		}
 	}
+	p.writeBenchmarkNotes(ew)
 	if p.Eval.Enabled {
 		ew.printf("\nEval: gsm8k (%s client), concurrency %d, only=%v\n", p.Eval.Client, p.Eval.Concurrency, p.Eval.Only)
 	}

@@ -203,7 +203,9 @@ func TestSrtctlReferencePlacement(t *testing.T) {
 		t.Run(c.Rel, func(t *testing.T) {
 			compared++
 			want, got := refPlacement(t, c.Run), planPlacement(c.Plan)
-			if len(want.Where) < 3 {
+			// At least a worker and the client (a direct vllm serve has
+			// neither infra nor a separate frontend).
+			if len(want.Where) < 2 {
 				t.Fatalf("reference names only %v: parsing it went wrong", want.Where)
 			}
 			if got.Nodes != want.Nodes {

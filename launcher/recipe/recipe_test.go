@@ -330,6 +330,10 @@ func TestInvalidValuesNameField(t *testing.T) {
 		{"two dynamo sources", "benchmark:\n", "dynamo:\n  hash: abc\n  wheel: 1.2.0\nbenchmark:\n", "dynamo"},
 		{"bad request plane", "benchmark:\n", "dynamo:\n  request_plane: zmq\nbenchmark:\n", "dynamo.request_plane"},
 		{"zero health attempts", "benchmark:\n", "health_check:\n  max_attempts: 0\nbenchmark:\n", "health_check.max_attempts"},
+		{"custom without command", "  type: sa-bench\n", "  type: custom\n", "benchmark.command"},
+		{"command without custom", "  type: sa-bench\n", "  type: sa-bench\n  command: bash x.sh\n", "benchmark.command"},
+		{"bad client placement", "  type: sa-bench\n", "  type: sa-bench\n  client_placement: first_prefill\n", "benchmark.client_placement"},
+		{"tokenizer with space", "  osl: 1024\n", "  osl: 1024\n  custom_tokenizer: a b\n", "benchmark.custom_tokenizer"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -355,9 +359,7 @@ func TestUnsupportedNamesField(t *testing.T) {
 		{"stage dir", "  precision: fp4\n", "  precision: fp4\n  stage_dir: /local\n", "model.stage_dir"},
 		{"het jobs", "  decode_workers: 1\n", "  decode_workers: 1\n  het_jobs: true\n", "resources.het_jobs"},
 		{"mooncake", "  type: sglang\n", "  type: sglang\n  mooncake_kv_store: {container: x}\n", "backend.mooncake_kv_store"},
-		{"custom benchmark", "  type: sa-bench\n", "  type: custom\n", "benchmark.type"},
 		{"mmlu", "  type: sa-bench\n", "  type: mmlu\n", "benchmark.type"},
-		{"custom tokenizer", "  osl: 1024\n", "  osl: 1024\n  custom_tokenizer: x.py\n", "benchmark.custom_tokenizer"},
 		{"telemetry", "benchmark:\n", "telemetry:\n  enabled: true\n  provider: dcgm-power\nbenchmark:\n", "telemetry.enabled"},
 		{"profiling", "benchmark:\n", "profiling:\n  type: nsys\nbenchmark:\n", "profiling.type"},
 		{"first decode", "benchmark:\n", "frontend:\n  orchestrator_placement: first_decode\nbenchmark:\n", "frontend.orchestrator_placement"},

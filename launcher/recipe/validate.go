@@ -123,6 +123,25 @@ func (r *Recipe) validate() error {
 			}
 		}
 	}
+	// benchmark.type custom, client placement and tokenizers (srtctl's
+	// CustomBenchmarkRunner.validate_config and topology.placed_node).
+	if b.Type == "custom" && strings.TrimSpace(b.Command) == "" {
+		add("benchmark.command", "required for benchmark.type custom")
+	}
+	if b.Command != "" && b.Type != "custom" {
+		add("benchmark.command", "only runs with benchmark.type custom (type is %q)", b.Type)
+	}
+	switch b.ClientPlacement {
+	case "", "head", "first_decode", "last_decode":
+	default:
+		add("benchmark.client_placement", "%q is not one of head, first_decode, last_decode", b.ClientPlacement)
+	}
+	if strings.ContainsAny(b.CustomTokenizer, " \t\n") {
+		add("benchmark.custom_tokenizer", "%q contains white space; want a Python class path (module.Class)", b.CustomTokenizer)
+	}
+	if strings.ContainsAny(b.TokenizerMode, " \t\n") {
+		add("benchmark.tokenizer_mode", "%q contains white space", b.TokenizerMode)
+	}
 	if h := r.Health; h != nil {
 		positive("health_check.max_attempts", h.MaxAttempts)
 		positive("health_check.interval_seconds", h.IntervalSeconds)
@@ -191,20 +210,12 @@ func (r *Recipe) checkSupported() error {
 		return r.unsupported("frontend.orchestrator_placement", "placing the frontend on the first decode node")
 	case r.Frontend.DedicatedNode:
 		return r.unsupported("frontend.dedicated_node", "a dedicated frontend node")
-	case r.Benchmark.Type == "custom":
-		return r.unsupported("benchmark.type", "benchmark type \"custom\" (agentic scripts)")
-	case r.Benchmark.Type != "" && r.Benchmark.Type != "sa-bench" && r.Benchmark.Type != "gsm8k" && r.Benchmark.Type != "manual":
+	case r.Benchmark.Type != "" && r.Benchmark.Type != "sa-bench" && r.Benchmark.Type != "gsm8k" && r.Benchmark.Type != "manual" && r.Benchmark.Type != "custom":
 		return r.unsupported("benchmark.type", fmt.Sprintf("benchmark type %q", r.Benchmark.Type))
 	case r.Benchmark.Type == "manual":
 		return r.unsupported("benchmark.type", "benchmark type \"manual\" (serve until cancelled)")
 	case r.Benchmark.DatasetName != "" && r.Benchmark.DatasetName != "random":
 		return r.unsupported("benchmark.dataset_name", fmt.Sprintf("dataset %q", r.Benchmark.DatasetName))
-	case r.Benchmark.CustomTokenizer != "":
-		return r.unsupported("benchmark.custom_tokenizer", "a custom SA-Bench tokenizer")
-	case r.Benchmark.TokenizerMode != "":
-		return r.unsupported("benchmark.tokenizer_mode", "an SA-Bench tokenizer mode")
-	case r.Benchmark.ClientPlacement != "" && r.Benchmark.ClientPlacement != "head":
-		return r.unsupported("benchmark.client_placement", fmt.Sprintf("client placement %q", r.Benchmark.ClientPlacement))
 	case r.Benchmark.AIPerfMetrics != nil && *r.Benchmark.AIPerfMetrics:
 		return r.unsupported("benchmark.aiperf_server_metrics", "aiperf server metrics")
 	case r.Profiling != nil && r.Profiling.Type != "" && r.Profiling.Type != "none":

@@ -45,7 +45,10 @@ type Params struct {
 	TrustRemoteCode bool   // --trust-remote-code
 	Tokenizer       string // --tokenizer, when set
 	TokenizerMode   string // --tokenizer-mode, when set
-	Profile         bool   // --profile
+	// CustomTokenizer is a Python tokenizer class (module.Class) the client
+	// loads instead of the HF one (--custom-tokenizer, srt-slurm's flag).
+	CustomTokenizer string
+	Profile         bool // --profile
 	// MetricPercentiles, when set, is passed as --metric-percentiles; the
 	// InferenceX copy's default is "90,99,99.9", srt-slurm's copy's is "99".
 	MetricPercentiles string
@@ -94,7 +97,7 @@ func (p Params) Check() error {
 //	  --result-dir DIR --result-filename NAME [--endpoint E] [--use-chat-template]
 //	  [--dsv4] [--trust-remote-code] [--tokenizer T] [--tokenizer-mode M]
 //
-// followed by [--metric-percentiles P] when set.
+// followed by [--custom-tokenizer X] and [--metric-percentiles P] when set.
 func ContainerArgv(p Params) []string {
 	python := p.Python
 	if python == "" {
@@ -161,6 +164,9 @@ func ContainerArgv(p Params) []string {
 	}
 	if p.TokenizerMode != "" {
 		argv = append(argv, "--tokenizer-mode", p.TokenizerMode)
+	}
+	if p.CustomTokenizer != "" {
+		argv = append(argv, "--custom-tokenizer", p.CustomTokenizer)
 	}
 	if p.MetricPercentiles != "" {
 		argv = append(argv, "--metric-percentiles", p.MetricPercentiles)

@@ -31,6 +31,7 @@ func TestContainerArgvGolden(t *testing.T) {
 			p.TrustRemoteCode = true
 			p.Tokenizer = "/model"
 			p.TokenizerMode = "slow"
+			p.CustomTokenizer = "sa_bench_tokenizers.vllm_deepseek_v4.VLLMDeepseekV4Tokenizer"
 			p.RangeRatio = 0.5
 			p.MetricPercentiles = "90,99,99.9"
 		}},

@@ -281,6 +281,9 @@ func sabenchParams(plan *launcher.Plan, opts BenchOptions, pt launcher.Point) sa
 		InputLen: bm.ISL, OutputLen: bm.OSL, RangeRatio: bm.RangeRatio,
 		Concurrency: pt.Concurrency, NumPrompts: pt.NumPrompts, NumWarmups: pt.WarmupPrompts,
 		ResultDir: bm.ResultDir, ResultFilename: pt.ResultFile, UseChatTemplate: bm.UseChatTemplate,
+		// srt-slurm's bench.sh loads a custom tokenizer with remote code trusted.
+		Tokenizer: bm.Tokenizer, TokenizerMode: bm.TokenizerMode, CustomTokenizer: bm.CustomTokenizer,
+		TrustRemoteCode: bm.CustomTokenizer != "",
 	}
 }
 
