@@ -41,9 +41,28 @@ func benchCommand() *cli.Command {
 	return &cli.Command{
 		Name:         "bench",
 		OnUsageError: usageError,
-		Usage:        "run the plan's SA-Bench points against the frontend (runs inside the allocation; the driver starts it)",
-		UsageText:    "slurmbench bench --plan FILE --frontend URL [--progress-file FILE]",
-		Description: `Runs every benchmark point of the plan in order with the plan's client (native:
+		Usage:        "run SA-Bench points: a plan's inside the allocation, or against any endpoint with --url",
+		UsageText: `slurmbench bench --url URL --model NAME --isl N --osl N --conc LIST [--out DIR] [flags]
+slurmbench bench --plan FILE --frontend URL [--progress-file FILE]`,
+		Description: `With --url (no plan): runs SA-Bench points with the native client against an
+endpoint that is already serving, e.g. a deployment you started yourself:
+
+  slurmbench bench --url http://10.0.0.1:8000 --model deepseek-ai/DeepSeek-R1     --isl 1024 --osl 128 --conc 8x32 --gpus 12 --prefill-gpus 8 --decode-gpus 4 --out res/
+
+Each point writes the result file a run writes (benchmark_serving.py's JSON,
+named results_concurrency_<C>_gpus_<T>[_ctx_<P>_gen_<D>].json) into
+<out>/sa-bench_isl_<I>_osl_<O>/, and the end prints the table 'slurmbench run'
+prints. --result-filename NAME also stages InferenceX's names into --out.
+Progress: one line rewritten in place on a terminal (requests done, tok/s,
+p50 TTFT), a plain line every 5 s otherwise. One short request first checks
+the endpoint streams and reports usage; if not, it exits 2 naming what is
+missing, before anything is timed.
+
+Exit codes (--url): 0 every point valid; 8 a point invalid; 7 the endpoint
+is not reachable; 2 a bad flag or an endpoint that cannot be measured.
+
+With --plan (the in-job step the driver starts): runs every benchmark point
+of the plan in order with the plan's client (native:
 the built-in Go client; sa-bench: benchmark_serving.py, this step then runs in
 the engine container), writes each result file into the plan's result
 directory marked valid or invalid, prints one line per point, and keeps a
@@ -53,11 +72,17 @@ Every point runs even when an earlier one fails.
 Exit codes: 0 every point valid; 8 a point invalid or missing (all named);
 7 the frontend is not reachable; 2 a bad plan or flag; 130/143 interrupted
 (the running point's result is kept, marked partial).`,
-		Flags: append(stepFlags(),
+		Flags: append(append(stepFlags(),
 			&cli.StringFlag{Name: "progress-file", Usage: "progress `FILE` (default <results>/" + rundir.ProgressName + ")"},
 			&cli.StringFlag{Name: "sa-bench-script", Usage: "benchmark_serving.py `PATH` (default <workspace>/" + steps.DefaultSABenchScript + ")"},
-		),
+		), benchURLFlags()...),
 		Action: func(c *cli.Context) error {
+			if url, err := urlMode(c); url || err != nil {
+				if err != nil {
+					return err
+				}
+				return benchURL(c)
+			}
 			plan, err := loadStepPlan(c)
 			if err != nil {
 				return err
@@ -84,9 +109,15 @@ func evalCommand() *cli.Command {
 	return &cli.Command{
 		Name:         "eval",
 		OnUsageError: usageError,
-		Usage:        "run the plan's gsm8k eval against the frontend (runs inside the allocation; the driver starts it)",
-		UsageText:    "slurmbench eval --plan FILE --frontend URL [--model-prefix P] [--limit N]",
-		Description: `Runs gsm8k with the plan's client (native: built in, reading the plan's
+		Usage:        "run gsm8k: a plan's inside the allocation, or against any endpoint with --url",
+		UsageText: `slurmbench eval --url URL --model NAME --data-dir DIR [--out DIR] [--limit N]
+slurmbench eval --plan FILE --frontend URL [--model-prefix P] [--limit N]`,
+		Description: `With --url (no plan): runs the native gsm8k eval against an endpoint that is
+already serving and writes a run's eval files into <out>/eval/:
+
+  slurmbench eval --url http://10.0.0.1:8000 --model deepseek-ai/DeepSeek-R1     --data-dir gsm8k/ --model-prefix dsr1 --out res/
+
+With --plan (the in-job step): runs gsm8k with the plan's client (native: built in, reading the plan's
 data directory; lm-eval: InferenceX's lm-eval invocation, this step then runs
 in the engine container), writes lm-eval's results_<date>.json,
 samples_gsm8k_<date>.jsonl and meta_env.json into the eval result directory,
@@ -98,13 +129,19 @@ max_position_embeddings), else MAX_MODEL_LEN, else 16384.
 Exit codes: 0 scores at or above the threshold; 9 a score below it, or the
 eval could not finish; 7 the frontend is not reachable; 2 a bad plan or flag;
 130/143 interrupted.`,
-		Flags: append(stepFlags(),
+		Flags: append(append(stepFlags(),
 			&cli.StringFlag{Name: "model-prefix", Usage: "InferenceX model prefix picking the threshold, e.g. dsr1", EnvVars: []string{"MODEL_PREFIX"}},
 			&cli.IntFlag{Name: "limit", Usage: "evaluate only the first `N` documents (0: all)", EnvVars: []string{"EVAL_LIMIT"}},
 			&cli.IntFlag{Name: "context-length", Usage: "context length `TOKENS` for max_tokens (default derived as above)", EnvVars: []string{"EVAL_MAX_MODEL_LEN"}},
 			&cli.BoolFlag{Name: "skip-install", Usage: "lm-eval client: do not pip install the pinned lm-eval first"},
-		),
+		), evalURLFlags()...),
 		Action: func(c *cli.Context) error {
+			if url, err := urlMode(c); url || err != nil {
+				if err != nil {
+					return err
+				}
+				return evalURL(c)
+			}
 			plan, err := loadStepPlan(c)
 			if err != nil {
 				return err

@@ -22,9 +22,30 @@ import (
 const (
 	benchEngineEnv = "SABENCH_BENCH_ENGINE"
 	benchModel     = "mock-model"
-	benchTTFT      = 50 * time.Millisecond
-	benchITL       = 10 * time.Millisecond
 )
+
+// The point's shape, overridable for the paced c2048 measurement:
+// SABENCH_TTFT, SABENCH_ITL (durations), SABENCH_ISL, SABENCH_OSL.
+var (
+	benchTTFT = envDuration("SABENCH_TTFT", 50*time.Millisecond)
+	benchITL  = envDuration("SABENCH_ITL", 10*time.Millisecond)
+	benchISL  = envInt("SABENCH_ISL", 128)
+	benchOSL  = envInt("SABENCH_OSL", 32)
+)
+
+func envDuration(key string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(key)); err == nil {
+		return d
+	}
+	return def
+}
+
+func envInt(key string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(key)); err == nil {
+		return n
+	}
+	return def
+}
 
 func TestMain(m *testing.M) {
 	if os.Getenv(benchEngineEnv) != "" {
@@ -69,7 +90,7 @@ type benchEngine struct {
 func startBenchEngine(b *testing.B) *benchEngine {
 	b.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), benchEngineEnv+"=1")
+	cmd.Env = append(os.Environ(), benchEngineEnv+"=1", "SABENCH_TTFT="+benchTTFT.String(), "SABENCH_ITL="+benchITL.String())
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -115,18 +136,20 @@ func selfCPU() time.Duration {
 }
 
 // BenchmarkNativeClient sweeps the concurrency up to 2048 against the mock
-// engine (TTFT 50 ms, ITL 10 ms, ISL/OSL 128/32, the SA-Bench point shape:
-// 2·C warmups then 10·C requests) and reports, per level: requests/s,
-// streamed tokens/s, the client's CPU (100 = one core), the engine's CPU,
-// and the latency the client adds on top of the engine's schedule (median
-// TTFT − 50 ms, mean ITL − 10 ms, median TPOT − 10 ms). Run with
-// -benchtime 1x; each iteration is a full point.
+// engine (TTFT 50 ms, ITL 10 ms, ISL/OSL 128/32 unless the SABENCH_*
+// variables above say otherwise; the SA-Bench point shape: 2·C warmups then
+// 10·C requests) and reports, per level: requests/s, streamed tokens/s, the
+// client's CPU (100 = one core) and CPU per streamed token (warmup tokens
+// included), the engine's CPU, and the latency the client adds on top of
+// the engine's schedule (median and p99 TTFT − TTFT, mean ITL − ITL, median
+// TPOT − ITL). Run with -benchtime 1x; each iteration is a full point.
+// -cpu 1 keeps the client on one core (the engine process is not limited).
 func BenchmarkNativeClient(b *testing.B) {
 	engine := startBenchEngine(b)
 	for _, conc := range benchLevels() {
 		b.Run(fmt.Sprintf("c%d", conc), func(b *testing.B) {
 			for b.Loop() {
-				cfg := NewConfig(engine.url, benchModel, 128, 32, conc)
+				cfg := NewConfig(engine.url, benchModel, benchISL, benchOSL, conc)
 				cpu0, srv0, t0 := selfCPU(), engine.cpuTime(), time.Now()
 				res, err := Run(context.Background(), cfg)
 				wall := time.Since(t0)
@@ -145,6 +168,12 @@ func BenchmarkNativeClient(b *testing.B) {
 				b.ReportMetric(100*cpu.Seconds()/wall.Seconds(), "client_cpu_%")
 				b.ReportMetric(100*srv.Seconds()/wall.Seconds(), "engine_cpu_%")
 				b.ReportMetric(ttft.Median-ms(benchTTFT), "ttft_added_ms")
+				ttft99, _ := ttft.Percentile(99)
+				b.ReportMetric(ttft99-ms(benchTTFT), "p99_ttft_added_ms")
+				// Every request streams its drawn length (ignore_eos); the
+				// warmups repeat the first prompt.
+				streamed := res.TotalOutputTokens + res.WarmupCompleted*res.OutputLens[0]
+				b.ReportMetric(float64(cpu.Microseconds())/float64(streamed), "client_us/token")
 				b.ReportMetric(itl.Mean-ms(benchITL), "itl_added_ms")
 				b.ReportMetric(tpot.Median-ms(benchITL), "tpot_added_ms")
 				p99, _ := itl.Percentile(99)

@@ -132,28 +132,72 @@ func newRunner(cfg Config, ds *Dataset) *runner {
 //
 //	{"model":M,"prompt":[ids],"temperature":0.0,"best_of":1,"max_tokens":N,
 //	 "logprobs":null,"stream":true,"stream_options":{"include_usage":true}[,"ignore_eos":true]}
-func (r *runner) requestBody(i int) []byte {
+//
+// or, with Config.Chat, its openai-chat request function's:
+//
+//	{"model":M,"messages":[{"role":"user","content":TEXT}],"temperature":0.0,
+//	 "max_completion_tokens":N,"stream":true,"stream_options":{"include_usage":true}[,"ignore_eos":true]}
+func (r *runner) requestBody(i, maxTokens int) []byte {
 	b := make([]byte, 0, 64+len(r.cfg.Model)+7*r.ds.InputLens[i]+len(r.tail)+96)
 	b = append(b, `{"model":`...)
 	b = appendJSONString(b, r.cfg.Model)
-	b = append(b, `,"prompt":`...)
-	b = r.ds.AppendPrompt(b, i)
-	b = append(b, r.tail...)
-	b = strconv.AppendInt(b, int64(r.ds.OutputLens[i]), 10)
-	b = append(b, `,"logprobs":null,"stream":true,"stream_options":{"include_usage":true}`...)
+	if r.cfg.Chat {
+		b = append(b, `,"messages":[{"role":"user","content":`...)
+		b = r.ds.AppendPromptText(b, i)
+		b = append(b, `}],"temperature":0.0,"max_completion_tokens":`...)
+		b = strconv.AppendInt(b, int64(maxTokens), 10)
+	} else {
+		b = append(b, `,"prompt":`...)
+		b = r.ds.AppendPrompt(b, i)
+		b = append(b, r.tail...)
+		b = strconv.AppendInt(b, int64(maxTokens), 10)
+		b = append(b, `,"logprobs":null`...)
+	}
+	b = append(b, `,"stream":true,"stream_options":{"include_usage":true}`...)
 	if r.cfg.IgnoreEOS {
 		b = append(b, `,"ignore_eos":true`...)
 	}
 	return append(b, '}')
 }
 
+// tally counts a phase's finished requests for Progress; each request
+// reports once, when it ends.
+type tally struct {
+	done, failed, tokens atomic.Int64
+	mu                   sync.Mutex
+	ttfts                []time.Duration // of the successful requests
+}
+
+func (t *tally) add(rec *record) {
+	t.tokens.Add(int64(rec.chunks))
+	if rec.success {
+		t.mu.Lock()
+		t.ttfts = append(t.ttfts, rec.ttft)
+		t.mu.Unlock()
+	} else {
+		t.failed.Add(1)
+	}
+	t.done.Add(1)
+}
+
+func (t *tally) medianTTFT() time.Duration {
+	t.mu.Lock()
+	s := slices.Clone(t.ttfts)
+	t.mu.Unlock()
+	if len(s) == 0 {
+		return 0
+	}
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
 // warmup sends the first prompt WarmupPrompts times under the same
 // concurrency cap, as benchmark_serving.py does; results are only counted.
 func (r *runner) warmup(ctx context.Context) (completed, failed int) {
 	n := r.cfg.WarmupPrompts
-	var done, bad atomic.Int64
-	stop := r.reportProgress(PhaseWarmup, n, &done, &bad)
-	body := r.requestBody(0)
+	var t tally
+	stop := r.reportProgress(PhaseWarmup, n, &t)
+	body := r.requestBody(0, r.ds.OutputLens[0])
 	workers := r.workers(n)
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -165,16 +209,13 @@ func (r *runner) warmup(ctx context.Context) (completed, failed int) {
 			for ctx.Err() == nil && int(next.Add(1)) <= n {
 				rec = record{itl: rec.itl[:0]}
 				r.do(ctx, body, r.ds.OutputLens[0], &rec)
-				if !rec.success {
-					bad.Add(1)
-				}
-				done.Add(1)
+				t.add(&rec)
 			}
 		}()
 	}
 	wg.Wait()
 	stop()
-	return int(done.Load() - bad.Load()), int(bad.Load())
+	return int(t.done.Load() - t.failed.Load()), int(t.failed.Load())
 }
 
 // workers is how many goroutines may have a request in flight.
@@ -191,17 +232,14 @@ func (r *runner) workers(n int) int {
 // them on the gamma schedule and each waits for a free slot.
 func (r *runner) measure(ctx context.Context, records []record, rng *legacyRand) {
 	n := len(records)
-	var done, bad atomic.Int64
-	stop := r.reportProgress(PhaseBenchmark, n, &done, &bad)
+	var t tally
+	stop := r.reportProgress(PhaseBenchmark, n, &t)
 	defer stop()
 	one := func(i int) {
 		rec := &records[i]
 		rec.sent = true
-		r.do(ctx, r.requestBody(i), r.ds.OutputLens[i], rec)
-		if !rec.success {
-			bad.Add(1)
-		}
-		done.Add(1)
+		r.do(ctx, r.requestBody(i, r.ds.OutputLens[i]), r.ds.OutputLens[i], rec)
+		t.add(rec)
 	}
 	var wg sync.WaitGroup
 	if math.IsInf(r.cfg.RequestRate, 1) {
@@ -360,14 +398,14 @@ func (r *runner) fail(ctx context.Context, rec *record, err error) {
 
 // reportProgress calls cfg.Progress from one goroutine until the returned
 // stop is called, which sends the final snapshot.
-func (r *runner) reportProgress(phase Phase, total int, done, bad *atomic.Int64) (stop func()) {
+func (r *runner) reportProgress(phase Phase, total int, t *tally) (stop func()) {
 	if r.cfg.Progress == nil {
 		return func() {}
 	}
 	began := time.Now()
 	snapshot := func(final bool) Progress {
-		return Progress{Phase: phase, Total: total, Finished: int(done.Load()), Failed: int(bad.Load()),
-			Elapsed: time.Since(began), Final: final}
+		return Progress{Phase: phase, Total: total, Finished: int(t.done.Load()), Failed: int(t.failed.Load()),
+			Tokens: int(t.tokens.Load()), Elapsed: time.Since(began), MedianTTFT: t.medianTTFT(), Final: final}
 	}
 	quit := make(chan struct{})
 	exited := make(chan struct{})

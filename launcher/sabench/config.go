@@ -14,9 +14,13 @@ import (
 // Defaults follow InferenceX's run_benchmark_serving (inferencex.md §4.1).
 const (
 	DefaultEndpoint = "/v1/completions"
+	// ChatEndpoint is the endpoint of Config.Chat.
+	ChatEndpoint = "/v1/chat/completions"
 	// DefaultBackend is recorded as the result's "backend": the native client
-	// speaks the openai-completions protocol of benchmark_serving.py.
+	// speaks the openai-completions protocol of benchmark_serving.py;
+	// ChatBackend is benchmark_serving.py's name for the chat protocol.
 	DefaultBackend = "openai"
+	ChatBackend    = "openai-chat"
 	// DefaultRangeRatio is --random-range-ratio: lengths uniform on [0.8·L, L].
 	DefaultRangeRatio = 0.8
 	// PromptsPerConcurrency and WarmupsPerConcurrency give num_prompts = 10·C
@@ -43,8 +47,15 @@ var MetricNames = []string{"ttft", "tpot", "itl", "e2el"}
 type Config struct {
 	// BaseURL of the frontend, e.g. http://10.0.0.1:8000 (--base-url).
 	BaseURL string
-	// Endpoint is appended to BaseURL; default DefaultEndpoint (--endpoint).
+	// Endpoint is appended to BaseURL; default DefaultEndpoint, or
+	// ChatEndpoint with Chat (--endpoint).
 	Endpoint string
+	// Chat sends the openai-chat request of benchmark_serving.py (one user
+	// message holding the prompt as text, max_completion_tokens) instead of
+	// the openai completions request with token ids. Without a tokenizer
+	// the text is Dataset.AppendPromptText's, so the server's prompt token
+	// count may differ from InputLens.
+	Chat bool
 	// Model is sent as "model" and written as model_id (--model).
 	Model string
 	// Tokenizer is written as tokenizer_id only; default Model. The native
@@ -136,20 +147,31 @@ type Progress struct {
 	Total    int // requests in the phase
 	Finished int // requests that ended, failures included
 	Failed   int
-	Elapsed  time.Duration
-	Final    bool // the phase is over
+	// Tokens are the output tokens (chunks with choices) streamed so far.
+	Tokens  int
+	Elapsed time.Duration
+	// MedianTTFT is the median TTFT of the phase's finished requests, 0
+	// before the first.
+	MedianTTFT time.Duration
+	Final      bool // the phase is over
 }
 
 // withDefaults fills zero fields and checks the rest.
 func (c Config) withDefaults() (Config, error) {
 	if c.Endpoint == "" {
 		c.Endpoint = DefaultEndpoint
+		if c.Chat {
+			c.Endpoint = ChatEndpoint
+		}
 	}
 	if c.Tokenizer == "" {
 		c.Tokenizer = c.Model
 	}
 	if c.Backend == "" {
 		c.Backend = DefaultBackend
+		if c.Chat {
+			c.Backend = ChatBackend
+		}
 	}
 	if c.RangeRatio == 0 {
 		c.RangeRatio = DefaultRangeRatio

@@ -111,3 +111,35 @@ func (d *Dataset) AppendPrompt(dst []byte, i int) []byte {
 	}
 	return append(dst, ']')
 }
+
+// promptWords stand in for token ids when a prompt must be text (the chat
+// endpoint) and there is no tokenizer to decode the ids: common English
+// words that are one token in the BPE vocabularies of the served models,
+// each four bytes with its leading space, so a server that estimates
+// tokens from bytes (4 per token, as the mock engine does) counts exactly
+// InputLens[i] as well.
+var promptWords = [...]string{
+	" the", " and", " for", " you", " not", " are", " but", " all",
+	" any", " can", " had", " her", " was", " one", " our", " out",
+	" day", " get", " has", " him", " his", " how", " man", " new",
+	" now", " old", " see", " two", " way", " who", " did", " its",
+}
+
+// AppendPromptText appends request i's prompt as a JSON string: one word of
+// promptWords per token id, chosen by the id.
+func (d *Dataset) AppendPromptText(dst []byte, i int) []byte {
+	dst = append(dst, '"')
+	vocab := int64(d.VocabSize)
+	id := (d.Offsets[i] + int64(i)) % vocab
+	for j := range d.InputLens[i] {
+		w := promptWords[id%int64(len(promptWords))]
+		if j == 0 {
+			w = w[1:]
+		}
+		dst = append(dst, w...)
+		if id++; id == vocab {
+			id = 0
+		}
+	}
+	return append(dst, '"')
+}

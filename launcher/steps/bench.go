@@ -47,6 +47,17 @@ type BenchOptions struct {
 	Script    string
 	// Exec runs benchmark_serving.py; default ExecOS.
 	Exec ExecFunc
+
+	// Chat makes the native client send chat completions (see
+	// sabench.Config.Chat); a plan always benchmarks completions.
+	Chat bool
+	// Probe sends one short request before the first point and refuses an
+	// endpoint the benchmark cannot measure (a *sabench.ProbeError): the
+	// health gate of a run has no equivalent against an arbitrary URL.
+	Probe bool
+	// Progress, when set, replaces the per-interval log lines of the
+	// native client; index is the point's 1-based position.
+	Progress func(index int, pt launcher.Point, p sabench.Progress)
 }
 
 // PointResult is how one point ended.
@@ -164,6 +175,11 @@ func Bench(ctx context.Context, plan *launcher.Plan, opts BenchOptions) ([]Point
 	if err := checkFrontend(ctx, opts.Frontend); err != nil {
 		return nil, err
 	}
+	if opts.Probe && plan.Benchmark.Client == ClientNative {
+		if err := sabench.Probe(ctx, nativeConfig(plan, opts, plan.Points[0])); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(plan.Benchmark.ResultDir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating benchmark result directory: %w", err)
 	}
@@ -243,7 +259,8 @@ func runPoint(ctx context.Context, plan *launcher.Plan, opts BenchOptions, index
 	return pr
 }
 
-func runNativePoint(ctx context.Context, plan *launcher.Plan, opts BenchOptions, index int, pt launcher.Point) (*sabench.Result, error) {
+// nativeConfig is the native client's configuration of one point.
+func nativeConfig(plan *launcher.Plan, opts BenchOptions, pt launcher.Point) sabench.Config {
 	bm := plan.Benchmark
 	cfg := sabench.NewConfig(opts.Frontend, plan.Model.ServedName, bm.ISL, bm.OSL, pt.Concurrency)
 	cfg.NumPrompts = pt.NumPrompts
@@ -256,11 +273,19 @@ func runNativePoint(ctx context.Context, plan *launcher.Plan, opts BenchOptions,
 	}
 	cfg.RequestRate, _ = parseRequestRate(bm.RequestRate) // checked by CheckBench
 	cfg.ProgressInterval = opts.ProgressInterval
+	cfg.Chat = opts.Chat
+	return cfg
+}
+
+func runNativePoint(ctx context.Context, plan *launcher.Plan, opts BenchOptions, index int, pt launcher.Point) (*sabench.Result, error) {
+	cfg := nativeConfig(plan, opts, pt)
 	// One client per point, its connections closed after it: thousands of
 	// idle connections must not linger into the next point or the eval.
 	cfg.HTTPClient = sabench.NewHTTPClient(pt.Concurrency)
 	defer cfg.HTTPClient.CloseIdleConnections()
-	if opts.Log != nil {
+	if opts.Progress != nil {
+		cfg.Progress = func(p sabench.Progress) { opts.Progress(index, pt, p) }
+	} else if opts.Log != nil {
 		n := len(plan.Points)
 		cfg.Progress = func(p sabench.Progress) {
 			fmt.Fprintf(opts.Log, "point %d/%d c%d %s: %d/%d finished, %d failed, %s\n",

@@ -58,6 +58,9 @@ type EvalOptions struct {
 	Out, Log io.Writer
 	// ProgressInterval is how often the native eval logs; default 10 s.
 	ProgressInterval time.Duration
+	// Progress, when set, gets every finished document of the native eval
+	// instead of the throttled log lines (it must be safe for concurrent use).
+	Progress func(done, total int)
 
 	// For the lm-eval client: the InferenceX checkout as the container sees
 	// it (working directory, task YAML, sitecustomize patch), whether to pip
@@ -153,10 +156,14 @@ func runNativeEval(ctx context.Context, plan *launcher.Plan, opts EvalOptions, m
 	if err != nil {
 		return nil, gsm8k.Files{}, fmt.Errorf("loading gsm8k data: %w", err)
 	}
+	progress := opts.Progress
+	if progress == nil {
+		progress = throttledProgress(opts.Log, opts.ProgressInterval)
+	}
 	rep, err := gsm8k.Run(ctx, gsm8k.Options{
 		BaseURL: opts.Frontend, Model: plan.Model.ServedName, Concurrency: concurrency(plan),
 		MaxTokens: maxTokens, Limit: opts.Limit, ContextLength: ctxLen,
-		Progress: throttledProgress(opts.Log, opts.ProgressInterval),
+		Progress: progress,
 	}, test, train)
 	if err != nil {
 		return nil, gsm8k.Files{}, err
