@@ -172,7 +172,7 @@ func (e URLEval) Plan() (*launcher.Plan, error) {
 func urlPlan(model, out string) *launcher.Plan {
 	return &launcher.Plan{
 		Version: launcher.PlanVersion, Name: URLPlanName, RunDir: out,
-		Model:  launcher.Model{ServedName: model},
+		Model: launcher.Model{ServedName: model},
 		// Only the results of a run's layout: out plays its results/.
 		Layout: rundir.Layout{Results: out, Progress: filepath.Join(out, rundir.ProgressName)},
 	}
