@@ -218,6 +218,7 @@ func summarize(plan *launcher.Plan, res *runner.Result, col *runner.Collected, r
 		sum.Phase, sum.Process = string(o.Phase), o.Process
 	}
 	if col != nil {
+		sum.AddCustom(col.Custom)
 		var ie *results.IncompleteError
 		if errors.As(col.Missing, &ie) {
 			sum.AddIncomplete(ie)

@@ -38,8 +38,11 @@ func (s Summary) Markdown() string {
 			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 		}
 		b.WriteString("\n")
-	} else {
+	} else if s.Custom == nil {
 		b.WriteString("_No benchmark points._\n\n")
+	}
+	for _, line := range s.customLines() {
+		b.WriteString("- " + mdText(line) + "\n")
 	}
 
 	if line := s.evalLine(); line != "" {
@@ -119,8 +122,11 @@ func (s Summary) Text() string {
 			rows = append(rows, append(cells, valid))
 		}
 		writeTable(&b, rows)
-	} else {
+	} else if s.Custom == nil {
 		b.WriteString("no benchmark points\n")
+	}
+	for _, line := range s.customLines() {
+		b.WriteString(textLine(line) + "\n")
 	}
 
 	if line := s.evalLine(); line != "" {

@@ -59,6 +59,10 @@ type Summary struct {
 	// result is reported rather than silently left out.
 	EvalExpected bool     `json:"eval_expected,omitempty"`
 	GSM8K        *EvalRow `json:"gsm8k,omitempty"`
+	// Benchmark says which client ran (or the custom command); Custom what
+	// a custom benchmark produced.
+	Benchmark *BenchmarkInfo `json:"benchmark,omitempty"`
+	Custom    *CustomRow     `json:"custom,omitempty"`
 
 	// topology and order come from the plan, for rows AddMissing adds.
 	topology results.Point
@@ -124,6 +128,7 @@ func FromRun(plan *launcher.Plan, points []results.CollectedPoint, evalDir strin
 		Name:         plan.Name,
 		Image:        firstNonEmpty(plan.Image.Ref, plan.Image.EnrootURI, plan.Image.Squash),
 		EvalExpected: plan.Eval.Enabled,
+		Benchmark:    benchmarkInfo(plan),
 		topology:     planTopology(plan),
 		order:        map[int]int{},
 		prompts:      map[int]int{},

@@ -31,6 +31,8 @@ type Collected struct {
 	Manifest string
 	// Missing is the error naming missing or invalid points, if any.
 	Missing error
+	// Custom is what a custom benchmark (benchmark.type custom) left.
+	Custom *results.CustomOutput
 }
 
 // Collect checks every requested point, writes the manifest and stages.
@@ -54,6 +56,18 @@ func Collect(plan *launcher.Plan, o CollectOptions) (*Collected, error) {
 			c.Missing = err
 		}
 	}
+	name := o.ResultFilename
+	if name == "" {
+		name = plan.Name
+	}
+	if plan.Benchmark.Custom != nil {
+		out, err := collectCustom(plan, name, o.Overwrite)
+		c.Custom = out
+		if err != nil {
+			c.Missing = err
+		}
+	}
+	benchmarkProvenance(plan, &o.Provenance)
 	m, err := results.BuildManifest(plan.Layout.Results, o.Provenance)
 	if err != nil {
 		return c, exitcode.Errorf(exitcode.Collect, "building the manifest: %w", err)
@@ -62,15 +76,18 @@ func Collect(plan *launcher.Plan, o CollectOptions) (*Collected, error) {
 		return c, exitcode.Errorf(exitcode.Collect, "writing the manifest: %w", err)
 	}
 	if o.StageDir != "" {
-		name := o.ResultFilename
-		if name == "" {
-			name = plan.Name
-		}
 		extra := append(evalArtifacts(plan), c.Manifest)
 		staged, err := results.Stage(c.Points, results.StageOptions{ResultFilename: name, Dest: o.StageDir, Extra: extra, Overwrite: o.Overwrite})
 		c.Staged = staged
 		if err != nil {
 			return c, exitcode.With(exitcode.Collect, err)
+		}
+		if c.Custom != nil {
+			staged, err := results.StageCustom(c.Custom, o.Overwrite, o.StageDir)
+			c.Staged = append(c.Staged, staged...)
+			if err != nil {
+				return c, exitcode.With(exitcode.Collect, err)
+			}
 		}
 	}
 	if c.Missing != nil {

@@ -1,0 +1,83 @@
+package runner
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/slurmbench/slurmbench/launcher"
+	"github.com/slurmbench/slurmbench/results"
+)
+
+// collectCustom reads what a custom benchmark left (its RESULT_DIR and the
+// aggregated <RESULT_FILENAME>_conc<C>.json files in its output directory)
+// and copies the aggregated files into the run's results, so the manifest
+// lists them. The error names missing or invalid concurrencies.
+func collectCustom(plan *launcher.Plan, name string, overwrite bool) (*results.CustomOutput, error) {
+	c := plan.Benchmark.Custom
+	out, err := results.CollectCustom(results.CustomCollectOptions{
+		ResultDir: c.ResultDir, OutputDirs: []string{c.OutputDir}, ResultFilename: name,
+		Concurrencies: customConcurrencies(plan),
+	})
+	if out == nil {
+		return nil, err
+	}
+	if _, serr := results.StageCustom(out, overwrite, filepath.Join(plan.Layout.Results, "custom")); serr != nil && err == nil {
+		err = serr
+	}
+	return out, err
+}
+
+// customConcurrencies are the concurrencies the workload is asked for:
+// agentic_srt.sh reads CONC_LIST, else CONC, from its environment.
+func customConcurrencies(plan *launcher.Plan) []int {
+	for _, p := range plan.Processes {
+		if p.Role != launcher.RoleBenchmark {
+			continue
+		}
+		list := p.Env["CONC_LIST"]
+		if list == "" {
+			list = p.Env["CONC"]
+		}
+		var out []int
+		for _, f := range strings.Fields(list) {
+			n, err := strconv.Atoi(f)
+			if err != nil || n < 1 {
+				return nil // not a list slurmbench can read: do not guess
+			}
+			out = append(out, n)
+		}
+		return out
+	}
+	return nil
+}
+
+// benchmarkProvenance records in the manifest which benchmark client ran
+// and why the plan chose it, or the custom command.
+func benchmarkProvenance(plan *launcher.Plan, p *results.Provenance) {
+	bm := plan.Benchmark
+	if bm.Type == "" {
+		return
+	}
+	extra := map[string]string{}
+	for k, v := range p.Extra {
+		extra[k] = v
+	}
+	extra["benchmark_type"] = bm.Type
+	if bm.Client != "" {
+		extra["benchmark_client"] = bm.Client
+	}
+	if bm.ClientReason != "" {
+		extra["benchmark_client_reason"] = bm.ClientReason
+	}
+	if bm.CustomTokenizer != "" {
+		extra["benchmark_custom_tokenizer"] = bm.CustomTokenizer
+	}
+	if bm.TokenizerMode != "" {
+		extra["benchmark_tokenizer_mode"] = bm.TokenizerMode
+	}
+	if bm.Custom != nil {
+		extra["benchmark_command"] = launcher.QuoteArgv(bm.Custom.Argv)
+	}
+	p.Extra = extra
+}
