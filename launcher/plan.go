@@ -234,7 +234,7 @@ type Eval struct {
 	Client      string `json:"client,omitempty"` // native or lm-eval
 	Concurrency int    `json:"concurrency,omitempty"`
 	ResultDir   string `json:"result_dir,omitempty"`
-	DataDir     string `json:"data_dir,omitempty"`
+	DataDir     string `json:"data_dir,omitempty"` // gsm8k splits (paths.gsm8k); "" = built into the binary
 }
 
 // Dynamo is the install Dynamo needs inside the engine container.

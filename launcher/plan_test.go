@@ -407,7 +407,6 @@ func TestBuildRefusals(t *testing.T) {
 		{name: "bad run id", recipe: "1p1d.yaml", mod: func(in *Inputs) { in.RunID = "a/b" }, want: "run id"},
 		{name: "relative binary", recipe: "1p1d.yaml", mod: func(in *Inputs) { in.Binary = "bin/slurmbench" }, want: "binary path"},
 		{name: "bad bench client", recipe: "1p1d.yaml", mod: func(in *Inputs) { in.BenchClient = "aiperf" }, want: "benchmark client"},
-		{name: "native eval without data", recipe: "1p1d.yaml", mod: func(in *Inputs) { in.Eval.Run = true }, want: "paths.gsm8k"},
 		{name: "bad eval client", recipe: "1p1d.yaml", mod: func(in *Inputs) { in.Eval = EvalInputs{Run: true, Client: "x"} }, want: "eval client"},
 		{name: "bad recipe time limit", recipe: "gb300.yaml", profile: "gb300.toml", old: "  time_limit: \"03:30:00\"\n", new: "  time_limit: \"3h\"\n", want: "slurm.time_limit"},
 	}
@@ -517,6 +516,17 @@ func TestEvalSteps(t *testing.T) {
 	}
 	if roles[RoleEval] != 1 || roles[RoleBenchmark] != 1 {
 		t.Errorf("roles = %v, want one benchmark and one eval", roles)
+	}
+
+	// Without paths.gsm8k the native eval uses the splits built into the
+	// binary; a directory without them is refused when planning.
+	prof.Paths.GSM8K = ""
+	if plan, err := Build(in); err != nil || plan.Eval.DataDir != "" || !plan.Eval.Enabled {
+		t.Errorf("native eval without paths.gsm8k: %v, eval %+v; want the built-in splits (data_dir \"\")", err, plan.Eval)
+	}
+	prof.Paths.GSM8K = t.TempDir()
+	if _, err := Build(in); err == nil || !strings.Contains(err.Error(), "paths.gsm8k") {
+		t.Errorf("paths.gsm8k without test.jsonl: %v, want an error naming paths.gsm8k", err)
 	}
 
 	in.Eval = EvalInputs{Only: true, Concurrency: 16, Client: "lm-eval"}

@@ -15,9 +15,9 @@ func mockAnswerKeyCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "mock-answer-key",
 		Usage:     "write a gsm8k answer key for mock-engine --answer-key (demo and tests)",
-		UsageText: "slurmbench mock-answer-key --gsm8k DIR --accuracy 0.95 --out FILE",
+		UsageText: "slurmbench mock-answer-key [--gsm8k DIR] --accuracy 0.95 --out FILE",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "gsm8k", Required: true, Usage: "directory with the GSM8K test/train files"},
+			&cli.StringFlag{Name: "gsm8k", Usage: "directory with the GSM8K test/train files (default: the copy built into slurmbench)"},
 			&cli.Float64Flag{Name: "accuracy", Value: 0.95, Usage: "fraction of questions answered right"},
 			&cli.Int64Flag{Name: "seed", Value: 1, Usage: "which questions are answered wrong"},
 			&cli.StringFlag{Name: "out", Required: true, Usage: "answer key file (JSONL)"},

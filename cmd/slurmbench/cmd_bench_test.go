@@ -126,7 +126,7 @@ func TestStepCommandErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"bench", "--plan", plan.PlanFile, "--frontend", dead}, exitcode.Engine, "frontend " + dead + " is not reachable"},
-		{[]string{"eval", "--plan", plan.PlanFile, "--frontend", dead}, exitcode.Config, "eval data_dir is empty"},
+		{[]string{"eval", "--plan", plan.PlanFile, "--frontend", dead}, exitcode.Engine, "frontend " + dead + " is not reachable"},
 		{[]string{"bench", "--plan", evalOnly.PlanFile, "--frontend", dead}, exitcode.Config, "no benchmark points"},
 		{[]string{"bench", "--plan", filepath.Join(t.TempDir(), "none.json"), "--frontend", dead}, exitcode.Config, "reading plan"},
 		{[]string{"bench", "--plan", plan.PlanFile}, exitcode.Config, "--frontend is required"},

@@ -108,7 +108,6 @@ gpus_per_node = 4
 [paths]
 runs_dir = %q
 squash_dir = %q
-gsm8k = %q
 %s
 [models]
 mock = %q
@@ -129,16 +128,12 @@ interval_seconds = 1
 [benchmark]
 client = "native"
 %s`, e.Cluster.RestURL, e.Cluster.User, e.Cluster.Partition,
-		filepath.Join(e.Root, "runs"), filepath.Join(e.Root, "squash"),
-		filepath.Join(e.Root, "gsm8k"), owner,
+		filepath.Join(e.Root, "runs"), filepath.Join(e.Root, "squash"), owner,
 		filepath.Join(e.Root, "models", "mock"), e.Enroot, extra)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// Jobs see only the shared filesystem: the eval's data goes there.
-	if err := copyGSM8K(filepath.Join(RepoRoot(t), "..", "shared", "data", "gsm8k"), filepath.Join(e.Root, "gsm8k")); err != nil {
-		t.Logf("no gsm8k data for evals: %v", err)
-	}
+	// No paths.gsm8k: evals use the GSM8K splits built into the binary.
 	for _, d := range []string{"runs", "squash", filepath.Join("models", "mock")} {
 		if err := os.MkdirAll(filepath.Join(e.Root, d), 0o777); err != nil {
 			t.Fatal(err)
@@ -159,22 +154,3 @@ func JobEnv(extra ...string) []string {
 
 // Quote is for readable failure messages.
 func Quote(argv []string) string { return strings.Join(argv, " ") }
-
-func copyGSM8K(src, dst string) error {
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return err
-	}
-	for _, name := range []string{"test.jsonl", "train.jsonl"} {
-		if _, err := os.Stat(filepath.Join(dst, name)); err == nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(src, name))
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dst, name), b, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
-}

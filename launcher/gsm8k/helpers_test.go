@@ -2,6 +2,7 @@ package gsm8k
 
 import (
 	"path/filepath"
+	"reflect"
 	"sync"
 	"testing"
 
@@ -22,11 +23,11 @@ var (
 	splitsErr               error
 )
 
-// splits loads the real test and train splits once per test binary.
+// splits loads the real test and train splits (the copy built into the
+// binary) once per test binary.
 func splits(t testing.TB) (test, train []Doc) {
 	t.Helper()
-	dir := dataDir(t)
-	splitsOnce.Do(func() { splitsTest, splitsTrain, splitsErr = LoadDir(dir) })
+	splitsOnce.Do(func() { splitsTest, splitsTrain, splitsErr = LoadDir("") })
 	if splitsErr != nil {
 		t.Fatal(splitsErr)
 	}
@@ -42,4 +43,19 @@ func golden(t *testing.T, name string, got []byte) {
 func around(b []byte, i int) string {
 	lo, hi := max(i-60, 0), min(i+60, len(b))
 	return string(b[lo:hi])
+}
+
+// The built-in splits are the data set's, document for document.
+func TestBuiltInSplits(t *testing.T) {
+	test, train := splits(t)
+	if len(test) != TestDocs || len(train) != TrainDocs {
+		t.Fatalf("built-in splits: %d test and %d train documents, want %d and %d", len(test), len(train), TestDocs, TrainDocs)
+	}
+	fileTest, fileTrain, err := LoadDir(dataDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(test, fileTest) || !reflect.DeepEqual(train, fileTrain) {
+		t.Error("the built-in splits differ from ../shared/data/gsm8k")
+	}
 }

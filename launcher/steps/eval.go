@@ -97,9 +97,7 @@ func CheckEval(plan *launcher.Plan, opts EvalOptions) error {
 	}
 	switch e.Client {
 	case EvalClientNative:
-		if e.DataDir == "" {
-			errs = append(errs, errors.New("eval data_dir is empty: the native gsm8k eval needs the test and train splits"))
-		}
+		// data_dir "" is the splits built into the binary.
 	case EvalClientLMEval:
 		if opts.Workspace == "" {
 			errs = append(errs, errors.New("the lm-eval client needs the InferenceX workspace (with "+gsm8k.DefaultTasks+")"))

@@ -230,7 +230,7 @@ func TestCheckEval(t *testing.T) {
 	}{
 		{"ok", func(*EvalOptions, *launcher.Plan) {}, ""},
 		{"disabled", func(_ *EvalOptions, p *launcher.Plan) { p.Eval.Enabled = false }, "no eval step"},
-		{"no data", func(_ *EvalOptions, p *launcher.Plan) { p.Eval.DataDir = "" }, "eval data_dir is empty"},
+		{"built-in data", func(_ *EvalOptions, p *launcher.Plan) { p.Eval.DataDir = "" }, ""},
 		{"client", func(_ *EvalOptions, p *launcher.Plan) { p.Eval.Client = "sglang" }, `eval client "sglang"`},
 		{"limit", func(o *EvalOptions, _ *launcher.Plan) { o.Limit = -1 }, "must not be negative"},
 		{"lm-eval without workspace", func(_ *EvalOptions, p *launcher.Plan) { p.Eval.Client = EvalClientLMEval }, "needs the InferenceX workspace"},
