@@ -26,6 +26,13 @@ type tokenError struct{ err error }
 func (e *tokenError) Error() string { return e.err.Error() }
 func (e *tokenError) Unwrap() error { return e.err }
 
+// IsTokenError reports whether err is a failure to obtain a token (the
+// token file or command failed), as opposed to the server refusing one.
+func IsTokenError(err error) bool {
+	var te *tokenError
+	return errors.As(err, &te) || errors.Is(err, ErrNoToken)
+}
+
 // expirySlack is how long before its exp claim a token is replaced, so a
 // request never leaves with a token that dies in flight.
 const expirySlack = 10 * time.Second
@@ -34,6 +41,7 @@ const expirySlack = 10 * time.Second
 type tokenSource struct {
 	file    string
 	command []string
+	dir     string // the command's working directory
 	timeout time.Duration
 	log     *slog.Logger
 
@@ -42,7 +50,7 @@ type tokenSource struct {
 }
 
 func newTokenSource(cfg Config, log *slog.Logger) (*tokenSource, error) {
-	ts := &tokenSource{file: cfg.TokenFile, command: cfg.TokenCommand, timeout: cfg.TokenCommandTimeout, log: log}
+	ts := &tokenSource{file: cfg.TokenFile, command: cfg.TokenCommand, dir: cfg.TokenCommandDir, timeout: cfg.TokenCommandTimeout, log: log}
 	switch {
 	case strings.TrimSpace(cfg.Token) != "":
 		ts.token = strings.TrimSpace(cfg.Token)
@@ -112,7 +120,7 @@ func (ts *tokenSource) refresh(ctx context.Context, stale string) error {
 	if len(ts.command) == 0 {
 		return fmt.Errorf("token file %s holds no newer token and no token command is configured", ts.file)
 	}
-	tok, err := mintToken(ctx, ts.command, ts.timeout)
+	tok, err := mintToken(ctx, ts.command, ts.dir, ts.timeout)
 	if err != nil {
 		return err
 	}
@@ -145,13 +153,15 @@ func readTokenFile(path string) (string, error) {
 	return tok, nil
 }
 
-// mintToken runs argv and reads the token it prints. Neither its output nor
-// the token ends up in the error: only the exit status and a redacted
-// first line of stderr.
-func mintToken(ctx context.Context, argv []string, timeout time.Duration) (string, error) {
+// mintToken runs argv in dir ("" = the current directory) and reads the
+// token it prints. Neither its output nor the token ends up in the error:
+// only the exit status and a redacted first line of stderr.
+func mintToken(ctx context.Context, argv []string, dir string, timeout time.Duration) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	// A relative program path (./token.sh) is found from dir too.
+	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

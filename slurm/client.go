@@ -49,6 +49,9 @@ type Config struct {
 	Token        string
 	TokenFile    string
 	TokenCommand []string
+	// TokenCommandDir is the directory TokenCommand runs in, so a profile
+	// can name a script relative to itself; "" is the current directory.
+	TokenCommandDir string
 
 	// APIVersion pins the slurmrestd API version ("v0.0.41"); "" picks the
 	// newest of v0.0.44..v0.0.40 the server serves.

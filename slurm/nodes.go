@@ -123,6 +123,10 @@ type Partition struct {
 	MaxTime time.Duration `json:"max_time,omitempty"`
 	// DefaultTime is 0 when unset.
 	DefaultTime time.Duration `json:"default_time,omitempty"`
+	// AllowAccounts and DenyAccounts are the partition's AllowAccounts and
+	// DenyAccounts lists (comma-separated; "" = no restriction).
+	AllowAccounts string `json:"allow_accounts,omitempty"`
+	DenyAccounts  string `json:"deny_accounts,omitempty"`
 }
 
 type wirePartition struct {
@@ -143,6 +147,10 @@ type wirePartition struct {
 	Defaults struct {
 		Time noVal `json:"time"`
 	} `json:"defaults"`
+	Accounts struct {
+		Allowed string `json:"allowed"`
+		Deny    string `json:"deny"`
+	} `json:"accounts"`
 }
 
 // ListPartitions returns every partition.
@@ -158,8 +166,9 @@ func (c *Client) ListPartitions(ctx context.Context) ([]Partition, error) {
 		out = append(out, Partition{
 			Name: p.Name, Nodes: p.Nodes.Configured, TotalNodes: int(p.Nodes.Total.value(0)),
 			TotalCPUs: int(p.CPUs.Total.value(0)), State: p.Partition.State,
-			MaxTime:     time.Duration(p.Maximums.Time.value(0)) * time.Minute,
-			DefaultTime: time.Duration(p.Defaults.Time.value(0)) * time.Minute,
+			MaxTime:       time.Duration(p.Maximums.Time.value(0)) * time.Minute,
+			DefaultTime:   time.Duration(p.Defaults.Time.value(0)) * time.Minute,
+			AllowAccounts: p.Accounts.Allowed, DenyAccounts: p.Accounts.Deny,
 		})
 	}
 	return out, nil

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
@@ -94,7 +93,7 @@ func runAction(c *cli.Context) error {
 	}
 	plan, err := planFromFlags(c, runID)
 	if err == nil {
-		err = preflight(c, plan)
+		err = checkRunInputs(c, plan)
 	}
 	if gha {
 		report.EndGroup(stderr)
@@ -188,10 +187,10 @@ func runAction(c *cli.Context) error {
 	return runErr
 }
 
-// preflight checks what is only used after the job ran or while it is
+// checkRunInputs checks what is only used after the job ran or while it is
 // submitted — the job description's sbatch directives, the result filename,
 // the stage directory — so a bad value costs no import and no allocation.
-func preflight(c *cli.Context, plan *launcher.Plan) error {
+func checkRunInputs(c *cli.Context, plan *launcher.Plan) error {
 	if _, err := os.Stat(plan.RunDir); err == nil {
 		return configErrorf("--run-id %q: run directory %s already exists (a rerun must not mix with an old run)", plan.RunID, plan.RunDir)
 	}
@@ -262,7 +261,7 @@ func importImage(ctx context.Context, prof *profile.Profile, client *slurm.Clien
 		return err
 	}
 	opts := enroot.Options{SquashDir: prof.Paths.SquashDir, Enroot: prof.Container.Enroot, Version: version, Output: log}
-	if importOnCompute(prof) {
+	if prof.ImportOnCompute() {
 		// The image must be unpacked for the nodes' architecture: import
 		// where it will run.
 		tl := time.Duration(prof.Slurm.ImportTimeLimitMinutes()) * time.Minute
@@ -279,28 +278,6 @@ func importImage(ctx context.Context, prof *profile.Profile, client *slurm.Clien
 	}
 	fmt.Fprintf(log, "%s image %s: %s (%s)\n", time.Now().UTC().Format("15:04:05"), r.Action, r.Path, r.Elapsed.Round(time.Millisecond))
 	return nil
-}
-
-// importOnCompute: as the profile says, else when the compute nodes'
-// architecture differs from this machine's.
-func importOnCompute(prof *profile.Profile) bool {
-	switch prof.Container.ImportOn {
-	case "compute":
-		return true
-	case "login":
-		return false
-	}
-	return prof.Slurm.ComputeArch != "" && prof.Slurm.ComputeArch != goArchName()
-}
-
-func goArchName() string {
-	switch runtime.GOARCH {
-	case "amd64":
-		return "x86_64"
-	case "arm64":
-		return "aarch64"
-	}
-	return runtime.GOARCH
 }
 
 // jobEnv is the job's environment: a PATH, the profile's passthrough

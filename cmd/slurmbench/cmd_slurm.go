@@ -18,11 +18,9 @@ import (
 	"github.com/slurmbench/slurmbench/slurm"
 )
 
-// newSlurmClient maps a profile's [slurm] table onto a slurmrestd client.
-// It makes no request: the API version is chosen on first use. The token
-// comes from the env var named by token_env (default SLURM_JWT), else
-// token_file, else token_command, which also mints fresh tokens when the
-// server refuses the current one.
+// newSlurmClient maps a profile's [slurm] table onto a slurmrestd client
+// (profile.SlurmConfig says how). It makes no request: the API version is
+// chosen on first use.
 func newSlurmClient(_ context.Context, p *profile.Profile) (*slurm.Client, error) {
 	cfg, err := slurmConfig(p)
 	if err != nil {
@@ -31,33 +29,7 @@ func newSlurmClient(_ context.Context, p *profile.Profile) (*slurm.Client, error
 	return slurm.New(cfg)
 }
 
-func slurmConfig(p *profile.Profile) (slurm.Config, error) {
-	s := p.Slurm
-	tokenEnv := s.TokenEnv
-	if tokenEnv == "" {
-		tokenEnv = "SLURM_JWT"
-	}
-	cfg := slurm.Config{
-		URL:          s.RestURL,
-		User:         s.User,
-		Token:        os.Getenv(tokenEnv),
-		TokenFile:    s.TokenFile,
-		TokenCommand: s.TokenCommand,
-		APIVersion:   s.APIVersion,
-		Defaults:     slurm.JobDefaults{Partition: s.Partition, Account: s.Account},
-	}
-	if s.TimeLimit != "" {
-		minutes, err := profile.ParseTimeLimit(s.TimeLimit)
-		if err != nil {
-			return slurm.Config{}, fmt.Errorf("profile %s: slurm.time_limit: %w", p.Path, err)
-		}
-		cfg.Defaults.TimeLimit = time.Duration(minutes) * time.Minute
-	}
-	if cfg.Token == "" && cfg.TokenFile == "" && len(cfg.TokenCommand) == 0 {
-		return slurm.Config{}, fmt.Errorf("profile %s: no slurmrestd token: $%s is empty and neither slurm.token_file nor slurm.token_command is set", p.Path, tokenEnv)
-	}
-	return cfg, nil
-}
+func slurmConfig(p *profile.Profile) (slurm.Config, error) { return p.SlurmConfig() }
 
 // slurmFlags are shared by the operator commands.
 func slurmFlags() []cli.Flag {

@@ -89,6 +89,7 @@ type Fake struct {
 	partitions  []string
 	nodes       int
 	gpusPerNode int
+	nodeStates  map[string][]string // node name → state, overriding IDLE
 	accounting  bool
 	lifecycle   []Step
 	jobs        map[int64]*FakeJob
@@ -118,7 +119,12 @@ func WithAccounting() FakeOption { return func(f *Fake) { f.accounting = true } 
 // WithLifecycle sets the steps every new job goes through.
 func WithLifecycle(steps ...Step) FakeOption { return func(f *Fake) { f.lifecycle = steps } }
 
-// WithCluster sets the node count and GPUs per node (default 4 and 4).
+// WithPartitions sets the partitions (default "debug"; the first is the
+// default partition). Every node is in every partition.
+func WithPartitions(names ...string) FakeOption { return func(f *Fake) { f.partitions = names } }
+
+// WithCluster sets the node count and GPUs per node (default 4 and 4); the
+// nodes and partitions listings show them.
 func WithCluster(nodes, gpusPerNode int) FakeOption {
 	return func(f *Fake) { f.nodes, f.gpusPerNode = nodes, gpusPerNode }
 }
@@ -131,6 +137,7 @@ func NewFake(t testing.TB, opts ...FakeOption) *Fake {
 		accepted:    map[string]bool{},
 		revoked:     map[string]bool{},
 		partitions:  []string{"debug"},
+		nodeStates:  map[string][]string{},
 		nodes:       4,
 		gpusPerNode: 4,
 		lifecycle:   DefaultLifecycle,
@@ -160,6 +167,14 @@ func (f *Fake) RevokeToken(tok string) {
 	defer f.mu.Unlock()
 	delete(f.accepted, tok)
 	f.revoked[tok] = true
+}
+
+// SetNodeState sets node name's state as the nodes listing reports it,
+// e.g. SetNodeState("n2", "IDLE", "DRAIN"). Nodes are n1..nN.
+func (f *Fake) SetNodeState(name string, state ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nodeStates[name] = state
 }
 
 // Jobs returns a snapshot of every job submitted, in id order.
@@ -241,15 +256,48 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 		id, _ := strconv.ParseInt(strings.TrimPrefix(rest, "job/"), 10, 64)
 		f.cancel(w, version, id, r.URL.Query().Get("signal"))
 	case route == "GET slurm/nodes":
-		f.reply(w, version, http.StatusOK, sample("nodes.response.json"), nil)
+		f.reply(w, version, http.StatusOK, sample("nodes.response.json"), f.editNodes)
 	case route == "GET slurm/partitions":
-		f.reply(w, version, http.StatusOK, sample("partitions.response.json"), nil)
+		f.reply(w, version, http.StatusOK, sample("partitions.response.json"), f.editPartitions)
 	case r.Method == http.MethodGet && root == "slurmdb" && strings.HasPrefix(rest, "job/"):
 		id, _ := strconv.ParseInt(strings.TrimPrefix(rest, "job/"), 10, 64)
 		f.replyAccounting(w, version, id)
 	default:
 		writeText(w, http.StatusNotFound, sample("err-bad-version.response.json"))
 	}
+}
+
+// editNodes makes the recorded listing (four idle 4-GPU nodes) show the
+// fake's nodes: n1..nN, each with its GPUs, partitions and state.
+func (f *Fake) editNodes(m map[string]any) {
+	recorded := m["nodes"].([]any)
+	nodes := make([]any, 0, f.nodes)
+	for i := 1; i <= f.nodes; i++ {
+		n := deepCopy(recorded[min(i, len(recorded))-1]).(map[string]any)
+		name := fmt.Sprintf("n%d", i)
+		n["name"], n["hostname"] = name, name
+		n["gres"] = fmt.Sprintf("gpu:%d", f.gpusPerNode)
+		n["partitions"] = f.partitions
+		if st, ok := f.nodeStates[name]; ok {
+			n["state"] = st
+		}
+		nodes = append(nodes, n)
+	}
+	m["nodes"] = nodes
+}
+
+// editPartitions lists the fake's partitions, each holding every node.
+func (f *Fake) editPartitions(m map[string]any) {
+	tmpl := m["partitions"].([]any)[0]
+	parts := make([]any, 0, len(f.partitions))
+	for _, name := range f.partitions {
+		p := deepCopy(tmpl).(map[string]any)
+		p["name"] = name
+		nodes := p["nodes"].(map[string]any)
+		nodes["configured"], nodes["total"] = fmt.Sprintf("n[1-%d]", f.nodes), f.nodes
+		parts = append(parts, p)
+	}
+	m["partitions"] = parts
 }
 
 func (f *Fake) visible() []*FakeJob {

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/slurm/slurmtest"
+)
+
+// doctorProfile writes a profile for rest_url whose local paths all exist,
+// with one line of the [slurm] table replaced by slurmLine when set.
+func doctorProfile(t *testing.T, restURL, slurmLine string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range []string{"runs", "squash", "models/mock"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mock.sqsh"), []byte("hsqs"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text := fmt.Sprintf(`[slurm]
+rest_url = %q
+partition = "debug"
+gpus_per_node = 4
+token_env = "DOCTOR_TEST_JWT"
+%s
+[paths]
+runs_dir = "runs"
+squash_dir = "squash"
+[models]
+mock = "models/mock"
+[containers]
+mock-image = "./mock.sqsh"
+[container]
+runtime = "enroot"
+`, restURL, slurmLine)
+	path := filepath.Join(dir, "profile.toml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestDoctorCommand(t *testing.T) {
+	fake := slurmtest.NewFake(t, slurmtest.WithTokens("good"))
+	t.Setenv("DOCTOR_TEST_JWT", "good")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + l.Addr().String()
+	l.Close()
+
+	tests := []struct {
+		name      string
+		url, line string
+		token     string
+		code      exitcode.Code
+		failed    string // the one ✗ line's check and its fix, "" for none
+	}{
+		{name: "every check passes", url: fake.URL, token: "good"},
+		{name: "wrong partition", url: fake.URL, line: `account = ""` + "\n" + `partition = "gpu"`, token: "good", code: exitcode.Config,
+			failed: "✗ partition"},
+		{name: "bad token", url: fake.URL, token: "stale", code: exitcode.Config, failed: "✗ token"},
+		{name: "dead slurmrestd", url: dead, token: "good", code: exitcode.Slurm, failed: "✗ slurmrestd"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("DOCTOR_TEST_JWT", tt.token)
+			path := doctorProfile(t, tt.url, "")
+			if tt.line != "" {
+				b, _ := os.ReadFile(path)
+				os.WriteFile(path, []byte(strings.Replace(string(b), `partition = "debug"`, tt.line, 1)), 0o644)
+			}
+			out, errOut, code := runCLI(t, "doctor", "--profile", path)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\n%s%s", code, tt.code, out, errOut)
+			}
+			var bad []string
+			for _, line := range strings.Split(out, "\n") {
+				if strings.HasPrefix(line, "✗") {
+					bad = append(bad, line)
+				}
+			}
+			if tt.failed == "" {
+				if len(bad) != 0 || errOut != "" {
+					t.Fatalf("want no ✗ line and no error:\n%s%s", out, errOut)
+				}
+				return
+			}
+			if len(bad) != 1 || !strings.HasPrefix(bad[0], tt.failed) || !strings.Contains(bad[0], "; fix: ") || !strings.Contains(bad[0], path) {
+				t.Fatalf("want one %q line with a fix naming the profile:\n%s", tt.failed, out)
+			}
+			if strings.Contains(errOut, "slurmbench:") {
+				t.Errorf("the failures are on stdout; stderr repeats them: %s", errOut)
+			}
+		})
+	}
+
+	t.Run("json", func(t *testing.T) {
+		t.Setenv("DOCTOR_TEST_JWT", "good")
+		path := doctorProfile(t, fake.URL, `api_version = "v0.0.44"`)
+		out, _, code := runCLI(t, "doctor", "--json", "--profile", path)
+		var rep struct {
+			OK       bool `json:"ok"`
+			ExitCode int  `json:"exit_code"`
+			Checks   []struct {
+				Name string `json:"name"`
+				OK   bool   `json:"ok"`
+				Fix  string `json:"fix"`
+			} `json:"checks"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		if code != exitcode.Config || rep.OK || rep.ExitCode != 2 || len(rep.Checks) < 8 {
+			t.Fatalf("exit %d: %s", code, out)
+		}
+		for _, c := range rep.Checks {
+			if c.Name == "api-version" && (c.OK || !strings.Contains(c.Fix, "slurm.api_version")) {
+				t.Errorf("api-version check: %+v", c)
+			}
+		}
+	})
+
+	t.Run("bad input", func(t *testing.T) {
+		if _, errOut, code := runCLI(t, "doctor"); code != exitcode.Config || !strings.Contains(errOut, "--profile") {
+			t.Errorf("no profile: exit %d %s", code, errOut)
+		}
+	})
+}

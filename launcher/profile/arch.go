@@ -1,0 +1,40 @@
+package profile
+
+import "runtime"
+
+// GoArch is this machine's architecture as uname -m names it (and as
+// slurm.compute_arch is written): x86_64, aarch64.
+func GoArch() string { return ArchName(runtime.GOARCH) }
+
+// ArchName maps a GOARCH to uname -m's name for it.
+func ArchName(goarch string) string {
+	switch goarch {
+	case "amd64":
+		return "x86_64"
+	case "arm64":
+		return "aarch64"
+	}
+	return goarch
+}
+
+// ComputeArch is the compute nodes' architecture: slurm.compute_arch, or
+// this machine's when the profile does not say.
+func (p *Profile) ComputeArch() string {
+	if p.Slurm.ComputeArch != "" {
+		return p.Slurm.ComputeArch
+	}
+	return GoArch()
+}
+
+// ImportOnCompute reports where images are imported: as container.import_on
+// says, else on a compute node when its architecture differs from this
+// machine's (an image is unpacked for the architecture it runs on).
+func (p *Profile) ImportOnCompute() bool {
+	switch p.Container.ImportOn {
+	case "compute":
+		return true
+	case "login":
+		return false
+	}
+	return p.Slurm.ComputeArch != "" && p.Slurm.ComputeArch != GoArch()
+}

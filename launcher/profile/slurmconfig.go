@@ -1,0 +1,46 @@
+package profile
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/slurmbench/slurmbench/slurm"
+)
+
+// SlurmConfig maps the [slurm] table onto a slurmrestd client's settings.
+// The token comes from the variable token_env names (default SLURM_JWT),
+// else token_file, else token_command, which also mints fresh tokens when
+// the server refuses the current one. token_command runs in the profile's
+// directory, so it may name a script relative to the profile, as paths do.
+func (p *Profile) SlurmConfig() (slurm.Config, error) {
+	s := p.Slurm
+	tokenEnv := s.TokenEnv
+	if tokenEnv == "" {
+		tokenEnv = "SLURM_JWT"
+	}
+	cfg := slurm.Config{
+		URL:          s.RestURL,
+		User:         s.User,
+		Token:        os.Getenv(tokenEnv),
+		TokenFile:    s.TokenFile,
+		TokenCommand: s.TokenCommand,
+		APIVersion:   s.APIVersion,
+		Defaults:     slurm.JobDefaults{Partition: s.Partition, Account: s.Account},
+	}
+	if len(s.TokenCommand) > 0 && p.Path != "" {
+		cfg.TokenCommandDir = filepath.Dir(p.Path)
+	}
+	if s.TimeLimit != "" {
+		minutes, err := ParseTimeLimit(s.TimeLimit)
+		if err != nil {
+			return slurm.Config{}, fmt.Errorf("profile %s: slurm.time_limit: %w", p.Path, err)
+		}
+		cfg.Defaults.TimeLimit = time.Duration(minutes) * time.Minute
+	}
+	if cfg.Token == "" && cfg.TokenFile == "" && len(cfg.TokenCommand) == 0 {
+		return slurm.Config{}, fmt.Errorf("profile %s: no slurmrestd token: $%s is empty and neither slurm.token_file nor slurm.token_command is set", p.Path, tokenEnv)
+	}
+	return cfg, nil
+}
