@@ -230,7 +230,14 @@ func compareWithSrtctl(t *testing.T, run srtctlRun, plan *Plan) ([]parityDiff, [
 			t.Fatalf("parsing srun %q: %v", call.Argv, err)
 		}
 		if ref.benchmarks {
-			continue // slurmbench's own client (bench step), compared elsewhere
+			// Custom commands and custom-tokenizer SA-Bench run as srtctl
+			// runs them (parity_benchmark_test.go); other points run
+			// slurmbench's own client.
+			if benchmarkCompared(plan) {
+				names = append(names, "benchmark")
+				diffs = append(diffs, compareBenchmark(t, call.Argv, index, plan, fill)...)
+			}
+			continue
 		}
 		if ref.name == "infra" {
 			names = append(names, "infra")
