@@ -10,7 +10,12 @@ import (
 // sglangEngine runs SGLang: python3 -m dynamo.sglang under a Dynamo
 // frontend, python3 -m sglang.launch_server under the SGLang router
 // (srtctl's backends/sglang.py).
-type sglangEngine struct{ b *builder }
+type sglangEngine struct {
+	b *builder
+	// kvEvents is srtctl's global KV-events port counter: one port per
+	// node process, whether or not its mode publishes.
+	kvEvents int
+}
 
 func (e *sglangEngine) perEndpoint() bool    { return false }
 func (e *sglangEngine) visibleDevices() bool { return true }
@@ -45,9 +50,22 @@ func (e *sglangEngine) worker(w *workerCtx, proc *Process) error {
 	if module == "dynamo.sglang" {
 		// srtctl passes a host path (<log dir>/<node>_config.json, shared by
 		// the workers of a node); /logs is that directory in the container.
-		argv = append(argv, "--dump-config-to", "/logs/"+configDumpName(w),
-			"--request-plane", b.plan.Dynamo.RequestPlane)
+		argv = append(argv, "--dump-config-to", "/logs/"+configDumpName(w))
 	}
+	kvPort := portKVEventsBase + e.kvEvents
+	e.kvEvents++
+	kv, err := b.kvEventsFlag(w, kvPort, sglangKVEventsDefaults)
+	if err != nil {
+		return err
+	}
+	if kv != nil {
+		argv = append(argv, kv...)
+		proc.Ports["kv_events"] = kvPort
+	}
+	if module == "dynamo.sglang" {
+		argv = append(argv, "--request-plane", b.plan.Dynamo.RequestPlane)
+	}
+	b.mooncakeWorkerEnv(proc, w, false)
 	proc.Argv = append(argv, recipe.Flags(cfg)...)
 	return nil
 }

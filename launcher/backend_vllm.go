@@ -13,11 +13,10 @@ import (
 // NIXL side channels from global counters, a private get_open_port() scan
 // base per process, a DP RPC port per endpoint from a per-node counter.
 const (
-	portVLLMKVEventsBase = 5200
-	portVLLMNIXLBase     = 5400
-	portVLLMScanBase     = 20000
-	portVLLMScanStride   = 50
-	portVLLMDPRPCBase    = 8400
+	portVLLMNIXLBase   = 5400
+	portVLLMScanBase   = 20000
+	portVLLMScanStride = 50
+	portVLLMDPRPCBase  = 8400
 )
 
 // nixlTransferConfig is --kv-transfer-config for srtctl's default
@@ -29,16 +28,16 @@ const nixlTransferConfig = `{"kv_connector": "NixlConnector", "kv_role": "kv_bot
 // launched one process per node (srtctl's backends/vllm.py, dp_launch_mode
 // per_node).
 type vllmEngine struct {
-	b                     *builder
-	kvEvents, nixl, scans int
-	dpRPC                 map[int]int        // node → next DP RPC port
-	endpoints             map[string]*vllmEP // per endpoint, set by its first process
+	b              *builder
+	kvEvents, nixl int
+	dpRPC          map[int]int        // node → next DP RPC port
+	endpoints      map[string]*vllmEP // per endpoint, set by its first process
 }
 
 type vllmEP struct{ nixl, dpRPC int }
 
 func newVLLMEngine(b *builder) *vllmEngine {
-	return &vllmEngine{b: b, kvEvents: portVLLMKVEventsBase, nixl: portVLLMNIXLBase, dpRPC: map[int]int{}, endpoints: map[string]*vllmEP{}}
+	return &vllmEngine{b: b, kvEvents: portKVEventsBase, nixl: portVLLMNIXLBase, dpRPC: map[int]int{}, endpoints: map[string]*vllmEP{}}
 }
 
 func (e *vllmEngine) perEndpoint() bool { return false }
@@ -55,42 +54,84 @@ func (e *vllmEngine) nextDPRPC(node int) int {
 
 // vllmShape is what a role's config says about parallelism.
 type vllmShape struct {
-	dp, replica, local int // DP size, TP×PP GPUs per replica, GPUs per node
-	dataParallel       bool
-	spans              bool // one replica spans nodes
-	localDP            int  // replicas per node when it does not
+	dp, tp, pp     int
+	replica, local int // TP×PP GPUs per replica, GPUs per node process
+	dataParallel   bool
+	perGPU         bool // dp_launch_mode per_gpu: one process per GPU and DP rank
+	spans          bool // one replica spans nodes
+	localDP        int  // replicas per node when it does not
 }
 
+// perGPU reports srtctl's deprecated per_gpu DP layout for role: one
+// process per GPU, each its own DP rank (a direct `vllm serve` ignores it).
+func (e *vllmEngine) perGPU(role Role) bool {
+	if e.b.r.Backend.DPLaunchMode != "per_gpu" || e.b.frontendType() == "vllm" {
+		return false
+	}
+	_, dp := lookup(e.b.engineConfig(role), "data-parallel-size")
+	return dp
+}
+
+// shape reads the role's parallelism and checks it against the worker's
+// GPUs the way srtctl lays vLLM out: DP × TP × PP = the endpoint's GPUs
+// whenever data-parallel-size is set, TP × PP = its GPUs otherwise.
 func (e *vllmEngine) shape(w *workerCtx, cfg map[string]recipe.Value) (vllmShape, error) {
 	field := "backend.vllm_config." + w.mode()
 	var s vllmShape
 	var err error
+	// srtctl's DP mode is "data-parallel-size is set", even to 1.
+	_, s.dataParallel = lookup(cfg, "data-parallel-size")
 	if s.dp, err = intValue(cfg, "data-parallel-size", 1); err != nil {
 		return s, e.b.fail(field, "%v", err)
 	}
-	tp, err := intValue(cfg, "tensor-parallel-size", 1)
-	if err != nil {
+	if s.tp, err = intValue(cfg, "tensor-parallel-size", 1); err != nil {
 		return s, e.b.fail(field, "%v", err)
 	}
-	pp, err := intValue(cfg, "pipeline-parallel-size", 1)
-	if err != nil {
+	if s.pp, err = intValue(cfg, "pipeline-parallel-size", 1); err != nil {
 		return s, e.b.fail(field, "%v", err)
 	}
-	if s.dp < 1 || tp < 1 || pp < 1 {
-		return s, e.b.fail(field, "data, tensor and pipeline parallel sizes must be positive (got %d, %d, %d)", s.dp, tp, pp)
+	if s.dp < 1 || s.tp < 1 || s.pp < 1 {
+		return s, e.b.fail(field, "data, tensor and pipeline parallel sizes must be positive (got %d, %d, %d)", s.dp, s.tp, s.pp)
 	}
-	s.replica = tp * pp
+	s.replica = s.tp * s.pp
 	s.local = w.ep.gpus
 	if s.local > e.b.gpn {
 		s.local = e.b.gpn
 	}
-	s.dataParallel = s.dp > 1
-	s.spans = s.replica > s.local
-	if s.dataParallel && !s.spans {
-		if s.local%s.replica != 0 {
-			return s, e.b.fail(field, "%d GPUs per node are not a multiple of tensor × pipeline parallel size %d", s.local, s.replica)
+	total := w.ep.gpus
+	s.perGPU = e.perGPU(w.ep.role)
+	switch {
+	case e.b.frontendType() == "vllm":
+		// vllm serve: TP × PP × DP over the worker's GPUs.
+		if s.dp*s.replica != total {
+			return s, e.b.fail(field, "data-parallel-size %d × tensor-parallel-size %d × pipeline-parallel-size %d = %d GPUs, but the %s worker has %d",
+				s.dp, s.tp, s.pp, s.dp*s.replica, w.mode(), total)
 		}
-		s.localDP = s.local / s.replica
+	case s.perGPU:
+		if s.replica != 1 || s.dp != total {
+			return s, e.b.fail(field, "dp_launch_mode per_gpu runs one GPU per DP rank: data-parallel-size %d × tensor-parallel-size %d × pipeline-parallel-size %d must be the %s worker's %d GPUs with TP × PP = 1",
+				s.dp, s.tp, s.pp, w.mode(), total)
+		}
+	case s.dataParallel:
+		if s.dp*s.replica != total {
+			return s, e.b.fail(field, "data-parallel-size %d × tensor-parallel-size %d × pipeline-parallel-size %d = %d GPUs, but the %s worker has %d",
+				s.dp, s.tp, s.pp, s.dp*s.replica, w.mode(), total)
+		}
+		s.spans = s.replica > s.local
+		if s.spans && s.replica%s.local != 0 {
+			return s, e.b.fail(field, "a TP × PP replica of %d GPUs does not divide evenly over nodes of %d GPUs", s.replica, s.local)
+		}
+		if !s.spans {
+			if s.local%s.replica != 0 {
+				return s, e.b.fail(field, "%d GPUs per node are not a multiple of tensor × pipeline parallel size %d", s.local, s.replica)
+			}
+			s.localDP = s.local / s.replica
+		}
+	default:
+		if s.replica != total {
+			return s, e.b.fail(field, "tensor-parallel-size %d × pipeline-parallel-size %d = %d GPUs, but the %s worker has %d",
+				s.tp, s.pp, s.replica, w.mode(), total)
+		}
 	}
 	return s, nil
 }
@@ -104,28 +145,32 @@ func (e *vllmEngine) worker(w *workerCtx, proc *Process) error {
 	}
 	key := fmt.Sprintf("%s/%d", w.ep.role, w.ep.index)
 	ep := e.endpoints[key]
+	hybrid := s.dataParallel && !s.spans && !s.perGPU
 	if ep == nil {
 		ep = &vllmEP{}
 		e.endpoints[key] = ep
-		if s.dataParallel {
+		if s.dataParallel && (!s.spans || s.perGPU) {
 			ep.dpRPC = e.nextDPRPC(w.leader)
-		}
-		if s.dataParallel && !s.spans {
 			// vLLM binds base + DP rank: one block for the endpoint.
 			ep.nixl = e.nixl
 			e.nixl += s.dp
+		} else if s.dataParallel {
+			ep.dpRPC = e.nextDPRPC(w.leader)
 		}
 	}
 	kvEvents, nixl := e.kvEvents, ep.nixl
-	if s.dataParallel && !s.spans {
+	switch {
+	case hybrid:
 		e.kvEvents += s.localDP // one publisher per local DP rank
-	} else {
+	case s.perGPU:
+		e.kvEvents++
+	default:
 		e.kvEvents++
 		nixl = e.nixl
 		e.nixl++
 	}
-	scan := portVLLMScanBase + portVLLMScanStride*e.scans
-	e.scans++
+	// srtctl's private get_open_port() base, from the process's system port.
+	scan := portVLLMScanBase + portVLLMScanStride*(w.sysPort-portSystemBase)
 
 	proc.Env["DYN_VLLM_KV_EVENT_PORT"] = strconv.Itoa(kvEvents)
 	proc.Env["VLLM_NIXL_SIDE_CHANNEL_PORT"] = strconv.Itoa(nixl)
@@ -139,32 +184,44 @@ func (e *vllmEngine) worker(w *workerCtx, proc *Process) error {
 	}
 	proc.Ports["kv_events"] = kvEvents
 	proc.Ports["nixl"] = nixl
+	if s.perGPU {
+		// Each DP rank binds the endpoint's base + its rank.
+		proc.Ports["nixl"] = nixl + w.rank
+	}
 	if s.dataParallel && w.rank == 0 {
 		proc.Ports["dp_rpc"] = ep.dpRPC
 	}
+	b.mooncakeWorkerEnv(proc, w, true)
 
-	devices := w.ep.gpuSlice(b.gpn)
+	devices := proc.GPUs
 	if devices == nil {
 		for g := 0; g < b.gpn; g++ {
 			devices = append(devices, g)
 		}
 	}
-	conn, err := e.connector()
-	if err != nil {
-		return err
-	}
-	pop(cfg, "connector")
 	leader := placeholderIP(w.leader)
 	if b.frontendType() == "vllm" {
+		pop(cfg, "connector")
 		return e.serve(w, proc, cfg, devices, leader)
+	}
+	conn, err := e.connector(cfg)
+	if err != nil {
+		return err
 	}
 
 	argv := []string{"python3", "-m", "dynamo.vllm", "--model", b.plan.Model.Path, "--served-model-name", b.plan.Model.ServedName}
 	if w.ep.role != RoleAgg {
 		argv = append(argv, "--disaggregation-mode", w.mode())
 	}
+	if conn != "" {
+		argv = append(argv, "--kv-transfer-config", conn)
+	}
 	argv = append(argv, "--device-ids", joinInts(devices))
 	switch {
+	case s.perGPU:
+		pop(cfg, "data-parallel-rpc-port")
+		argv = append(argv, "--data-parallel-rank", strconv.Itoa(w.rank),
+			"--data-parallel-address", leader, "--data-parallel-rpc-port", strconv.Itoa(ep.dpRPC))
 	case s.dataParallel:
 		// Derived from the topology; the recipe's values give way.
 		pop(cfg, "data-parallel-rpc-port", "data-parallel-size-local", "data-parallel-start-rank", "data-parallel-hybrid-lb", "headless")
@@ -191,10 +248,11 @@ func (e *vllmEngine) worker(w *workerCtx, proc *Process) error {
 	// A host path in srtctl (<log dir>/<node>_config.json, shared by the
 	// workers of a node); /logs is that directory in the container.
 	argv = append(argv, "--request-plane", b.plan.Dynamo.RequestPlane, "--dump-config-to", "/logs/"+configDumpName(w))
-	if _, ok := lookup(cfg, "kv-transfer-config"); !ok && conn != "" {
-		cfg["kv-transfer-config"] = stringValue(conn)
+	kv, err := b.kvEventsFlag(w, kvEvents, vllmKVEventsDefaults)
+	if err != nil {
+		return err
 	}
-	proc.Argv = append(argv, recipe.Flags(cfg)...)
+	proc.Argv = append(append(argv, kv...), recipe.Flags(cfg)...)
 	delete(proc.Ports, "http") // dynamo.vllm serves through the Dynamo runtime, not HTTP
 	return nil
 }
@@ -229,9 +287,31 @@ func (e *vllmEngine) serve(w *workerCtx, proc *Process, cfg map[string]recipe.Va
 	return nil
 }
 
-// connector is the KV connector's --kv-transfer-config: srtctl's default
-// is NIXL; `connector: null` turns it off; a JSON object passes through.
-func (e *vllmEngine) connector() (string, error) {
+// connector is the --kv-transfer-config srtctl passes before the engine
+// config: the role's `connector` (popped from cfg), else the backend's
+// (default nixl); a known name expands to its JSON, null/none turn it off,
+// anything else passes through as the JSON it is taken to be.
+func (e *vllmEngine) connector(cfg map[string]recipe.Value) (string, error) {
+	field := "backend.connector"
+	var c string
+	if v, ok := pop(cfg, "connector"); ok {
+		if v.IsNull() {
+			c = ""
+		} else {
+			c = v.String()
+		}
+		field = "backend.vllm_config.connector"
+		if c == "" {
+			// A null per-mode connector falls back to the backend's.
+			return e.backendConnector()
+		}
+	} else {
+		return e.backendConnector()
+	}
+	return e.expandConnector(field, c)
+}
+
+func (e *vllmEngine) backendConnector() (string, error) {
 	c := e.b.r.Backend.Connector
 	if c == nil {
 		if e.b.r.Line("backend.connector") > 0 {
@@ -239,16 +319,29 @@ func (e *vllmEngine) connector() (string, error) {
 		}
 		return nixlTransferConfig, nil
 	}
-	v := strings.TrimSpace(*c)
-	switch {
-	case v == "" || strings.EqualFold(v, "null") || strings.EqualFold(v, "none"):
+	return e.expandConnector("backend.connector", *c)
+}
+
+func (e *vllmEngine) expandConnector(field, c string) (string, error) {
+	v := strings.TrimSpace(c)
+	if v == "" || v == "null" || v == "none" {
 		return "", nil
-	case strings.EqualFold(v, "nixl"):
-		return nixlTransferConfig, nil
-	case strings.HasPrefix(v, "{"):
-		return v, nil
 	}
-	return "", e.b.fail("backend.connector", "%q: slurmbench knows the nixl connector, null, or a --kv-transfer-config JSON object", v)
+	if preset, ok := vllmConnectors[strings.ToLower(v)]; ok {
+		return preset, nil
+	}
+	if !strings.HasPrefix(v, "{") {
+		return "", e.b.fail(field, "%q: slurmbench knows the connectors nixl, lmcache, kvbm, null, or a --kv-transfer-config JSON object", v)
+	}
+	return v, nil
+}
+
+// vllmConnectors are srtctl's connector shorthands as Python's json.dumps
+// writes them.
+var vllmConnectors = map[string]string{
+	"nixl":    nixlTransferConfig,
+	"lmcache": `{"kv_connector": "LMCacheConnectorV1", "kv_role": "kv_both"}`,
+	"kvbm":    `{"kv_connector": "DynamoConnector", "kv_connector_module_path": "kvbm.vllm_integration.connector", "kv_role": "kv_both"}`,
 }
 
 // stringValue is s as an engine-config string value.

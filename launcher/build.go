@@ -59,6 +59,7 @@ const (
 	portSystemBase       = 7500 // + global process counter
 	portNCCLBase         = 17500
 	portDistInit         = 8300
+	portKVEventsBase     = 5200 // + a global counter (KV-event publishers)
 )
 
 // Build computes and validates the plan. Errors name the field at fault.
@@ -89,6 +90,9 @@ type builder struct {
 	// sysPort is srtctl's global DYN_SYSTEM_PORT counter.
 	sysPort             int
 	infraNode, headNode int
+	// apiNode serves the public endpoint (nginx, or the single frontend
+	// where frontend.orchestrator_placement puts it).
+	apiNode int
 }
 
 func (b *builder) fail(field, format string, args ...any) error {
@@ -317,6 +321,7 @@ func (b *builder) topology() error {
 	res := r.Resources
 	var specs []roleSpec
 	var workerNodeCount int
+	colocate := false
 	if res.Disaggregated() {
 		plan.Mode = "disaggregated"
 		pn, dn := deref(res.PrefillNodes, 0), deref(res.DecodeNodes, 0)
@@ -339,14 +344,21 @@ func (b *builder) topology() error {
 				return b.fail("resources.decode_workers", "%d workers on %d node(s) of %d GPUs leaves less than one GPU each", dw, dn, gpn)
 			}
 		}
-		if err := b.fits("prefill", pw, gp, pn); err != nil {
-			return err
-		}
-		if err := b.fits("decode", dw, gd, dn); err != nil && dn > 0 {
-			return err
-		}
 		specs = []roleSpec{{RolePrefill, pw, gp}, {RoleDecode, dw, gd}}
 		workerNodeCount = pn + dn
+		colocate = b.colocate(pw*gp + dw*gd)
+		if colocate {
+			// srtctl sizes a colocated job by its GPUs, whatever
+			// prefill_nodes and decode_nodes say.
+			workerNodeCount = (pw*gp + dw*gd + gpn - 1) / gpn
+		} else {
+			if err := b.fits("prefill", pw, gp, pn); err != nil {
+				return err
+			}
+			if err := b.fits("decode", dw, gd, dn); err != nil && dn > 0 {
+				return err
+			}
+		}
 		plan.GPUs = GPUCount{Prefill: pw * gp, Decode: dw * gd}
 		plan.GPUs.Total = plan.GPUs.Prefill + plan.GPUs.Decode
 	} else {
@@ -377,7 +389,7 @@ func (b *builder) topology() error {
 	for i := range workers {
 		workers[i] = first + i
 	}
-	eps, err := allocate(workers, gpn, res.SpreadWorkers, specs)
+	eps, err := allocate(workers, gpn, res.SpreadWorkers, colocate, specs)
 	if err != nil {
 		return b.fail("resources", "%v", err)
 	}
@@ -386,10 +398,14 @@ func (b *builder) topology() error {
 	if first == 1 {
 		infra = 0
 	}
-	b.infraNode, b.headNode = infra, head
+	b.infraNode, b.headNode, b.apiNode = infra, head, head
 	if b.needsInfra() {
 		b.addInfra(infra)
 	}
+	if err := b.checkMooncake(); err != nil {
+		return err
+	}
+	b.addMooncake(infra)
 	if err := b.addWorkers(eps); err != nil {
 		return err
 	}

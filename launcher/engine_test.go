@@ -76,7 +76,7 @@ benchmark: {type: sa-bench, isl: 1024, osl: 1024, concurrencies: [8]}
 func TestVLLMPerNodeDP(t *testing.T) {
 	plan := buildText(t, "gb300.toml", vllmDPRecipe)
 	pre := procNamed(t, plan, "prefill_w0")
-	if got := strings.Join(pre.Argv, " "); !strings.Contains(got, "--disaggregation-mode prefill --device-ids 0,1,2,3 --data-parallel-size-local 4 --data-parallel-start-rank 0 --data-parallel-address {ip:0} --data-parallel-rpc-port 8400 --data-parallel-hybrid-lb --request-plane tcp") {
+	if got := strings.Join(pre.Argv, " "); !strings.Contains(got, "--disaggregation-mode prefill --kv-transfer-config {\"kv_connector\": \"NixlConnector\", \"kv_role\": \"kv_both\"} --device-ids 0,1,2,3 --data-parallel-size-local 4 --data-parallel-start-rank 0 --data-parallel-address {ip:0} --data-parallel-rpc-port 8400 --data-parallel-hybrid-lb --request-plane tcp") {
 		t.Errorf("prefill argv: %s", got)
 	}
 	if n := strings.Count(strings.Join(pre.Argv, " "), "--data-parallel-hybrid-lb"); n != 1 || indexOf(pre.Argv, "13345") >= 0 {

@@ -31,7 +31,14 @@ func (b *builder) addFrontends(head int) error {
 	if ft == "vllm" {
 		return nil // the aggregated worker's vllm serve is the server
 	}
-	nodes, port := b.frontendNodes(head)
+	nodes, port, err := b.frontendNodes(head)
+	if err != nil {
+		return err
+	}
+	b.apiNode = nodes[0]
+	if port == portInternalFrontend {
+		b.apiNode = head // nginx
+	}
 	if port == portInternalFrontend {
 		if err := b.addNginx(head, nodes); err != nil {
 			return err
@@ -48,12 +55,20 @@ func (b *builder) addFrontends(head int) error {
 }
 
 // frontendNodes are the nodes routers run on and the port they listen on.
-func (b *builder) frontendNodes(head int) ([]int, int) {
+// A single frontend runs where frontend.orchestrator_placement puts it.
+func (b *builder) frontendNodes(head int) ([]int, int, error) {
 	r := b.r
 	multiple := r.Frontend.EnableMultipleFrontends == nil || *r.Frontend.EnableMultipleFrontends
 	others := b.plan.Nodes - 1 - head // worker nodes after the head
 	if !multiple || others <= 0 {
-		return []int{head}, portPublicFrontend
+		node, err := b.placedNode(r.Frontend.OrchestratorPlacement, "frontend.orchestrator_placement")
+		return []int{node}, portPublicFrontend, err
+	}
+	if p := r.Frontend.OrchestratorPlacement; p != "" && p != "head" {
+		// srtctl keeps nginx on the head node then, but still sends its
+		// health checks and clients to the placed node, where nothing
+		// listens.
+		return nil, 0, b.fail("frontend.orchestrator_placement", "%q places a single frontend; with enable_multiple_frontends and %d worker nodes nginx serves on the head node (set enable_multiple_frontends: false)", p, b.plan.Nodes-head)
 	}
 	routers := deref(r.Frontend.NumAdditionalFrontends, 9) + 1
 	if routers > others {
@@ -63,7 +78,7 @@ func (b *builder) frontendNodes(head int) ([]int, int) {
 	for i := range nodes {
 		nodes[i] = head + 1 + i
 	}
-	return nodes, portInternalFrontend
+	return nodes, portInternalFrontend, nil
 }
 
 func (b *builder) addDynamoFrontend(i, node, port int) {
@@ -141,7 +156,7 @@ func (b *builder) addRouter(i, node, port int) {
 
 // frontendArgs renders frontend.args by srtctl's rule for router flags,
 // which is not the engine-config rule: keys as written (no '_' → '-'), in
-// the recipe's order, true → --key, false and null → omitted, anything else
+// the recipe's order (Python's dict order), true → --key, false and null → omitted, anything else
 // → --key str(value).
 func (b *builder) frontendArgs() []string {
 	args := b.r.Frontend.Args
@@ -150,9 +165,13 @@ func (b *builder) frontendArgs() []string {
 		keys = append(keys, k)
 	}
 	sort.SliceStable(keys, func(i, j int) bool {
-		li, lj := b.r.Line("frontend.args."+keys[i]), b.r.Line("frontend.args."+keys[j])
+		li, ci := args[keys[i]].Pos()
+		lj, cj := args[keys[j]].Pos()
 		if li != lj {
 			return li < lj
+		}
+		if ci != cj {
+			return ci < cj
 		}
 		return keys[i] < keys[j]
 	})
@@ -232,7 +251,10 @@ func nginxConf(routers []int, routerPort, listen int, affinity bool, header stri
 // data-parallel workers launched per node, which register once per node.
 func (p *Plan) Registrations() (prefill, decode int) {
 	for _, proc := range p.Processes {
-		if proc.Rank != 0 && !(p.Backend == "vllm" && p.Frontend == "dynamo" && hasArg(proc.Argv, "--data-parallel-hybrid-lb")) {
+		// vLLM's data-parallel processes each register: one per node with
+		// hybrid load balancing, one per DP rank in the per-GPU layout.
+		dpProcess := p.Backend == "vllm" && p.Frontend == "dynamo" && (hasArg(proc.Argv, "--data-parallel-hybrid-lb") || hasArg(proc.Argv, "--data-parallel-rank"))
+		if proc.Rank != 0 && !dpProcess {
 			continue
 		}
 		switch proc.Role {

@@ -187,9 +187,15 @@ var deliberate = []deliberateDiff{
 	{"setup", "setup-script", func(d parityDiff) bool { return d.srtctl == d.ours },
 		"same script; srtctl runs /configs/<name> through bash, falling back to /configs/patches/<name> and only warning when neither exists; slurmbench runs `bash /configs/<name>` as a setup step, and a missing script fails the process (a run without its setup is not the recipe's)"},
 	{"env", "ETCD_ENDPOINTS", func(d parityDiff) bool { return d.ours == "" && d.frontend != "dynamo" },
-		"no Dynamo frontend, so neither srtctl nor slurmbench starts etcd; srtctl still points every worker at it, slurmbench does not name a server that is not there"},
+		"no Dynamo frontend: nothing in the job uses etcd (srtctl starts it for an SGLang router, not for vllm serve, and points every worker at it either way); slurmbench starts none and names none"},
 	{"env", "NATS_SERVER", func(d parityDiff) bool { return d.ours == "" && d.frontend != "dynamo" },
-		"no Dynamo frontend, so neither srtctl nor slurmbench starts NATS; srtctl still points every worker at it, slurmbench does not name a server that is not there"},
+		"no Dynamo frontend: nothing in the job uses NATS (srtctl starts it for an SGLang router, not for vllm serve, and points every worker at it either way); slurmbench starts none and names none"},
+	{"process", "missing", func(d parityDiff) bool {
+		return d.frontend == "sglang" && strings.Contains(d.srtctl, "/tmp/setup_head.py")
+	}, "srtctl starts NATS and etcd for an SGLang router job too, where neither the router nor the SGLang servers use them; slurmbench starts them for Dynamo frontends only"},
+	{"env", "", func(d parityDiff) bool {
+		return strings.Contains(d.srtctl, "{job_id}") && d.ours == strings.ReplaceAll(d.srtctl, "{job_id}", srtctlJobID)
+	}, "the recipe writes {job_id} in an environment value (a per-job directory); srtctl formats only {node} and {node_id} there and passes {job_id} literally, so every job shares one directory; slurmbench fills in the job id"},
 	{"process", "infra", func(d parityDiff) bool { return d.srtctl == "setup_head.py" && d.ours == "nats-server+etcd" },
 		"srtctl starts NATS and etcd from one python3 /tmp/setup_head.py step; slurmbench runs each as its own step with its own readiness probe (same flags, NATS max_payload in a config file as setup_head.py writes it), from the profile's binaries or the image's"},
 }
@@ -245,7 +251,7 @@ func compareWithSrtctl(t *testing.T, run srtctlRun, plan *Plan) ([]parityDiff, [
 			continue
 		}
 		label, match := refLabel(ref)
-		i := findPlanProcess(plan, match, ref.nodes)
+		i := findPlanProcess(plan, match, ref.name, ref.nodes, used)
 		names = append(names, label)
 		if i < 0 {
 			diffs = append(diffs, parityDiff{proc: label, kind: "process", key: "missing", srtctl: strings.Join(ref.argv, " ")})
@@ -270,9 +276,12 @@ func compareWithSrtctl(t *testing.T, run srtctlRun, plan *Plan) ([]parityDiff, [
 	return diffs, names
 }
 
+// srtctlJobID is the job id the reference was recorded with.
+const srtctlJobID = "424242"
+
 var (
 	refWorkerName   = regexp.MustCompile(`^(node\d+)_(prefill|decode|agg)_w(\d+)$`)
-	refFrontendName = regexp.MustCompile(`^(node\d+)_frontend_(\d+)$`)
+	refFrontendName = regexp.MustCompile(`^(node\d+)_(?:frontend|router)_(\d+)$`)
 	refNginxName    = regexp.MustCompile(`^(node\d+)_nginx$`)
 )
 
@@ -296,12 +305,16 @@ func refLabel(ref refProc) (string, procMatch) {
 	return ref.name, procMatch{role: "unknown"}
 }
 
-// findPlanProcess is the plan's process of that role and index whose first
-// node is the reference's first node (a node process, or an MPI launch's
-// leader).
-func findPlanProcess(plan *Plan, m procMatch, nodes []int) int {
+// findPlanProcess is the plan's first process not yet matched of that
+// role and index whose first node is the reference's first node (a node
+// process, an MPI launch's leader, or each per-GPU DP rank in turn), or
+// of the reference's name (mooncake_master).
+func findPlanProcess(plan *Plan, m procMatch, name string, nodes []int, used map[int]bool) int {
 	for i, p := range plan.Processes {
-		if p.Role == m.role && p.Worker == m.worker && len(nodes) > 0 && p.Nodes[0] == nodes[0] {
+		if used[i] || len(nodes) == 0 || p.Nodes[0] != nodes[0] {
+			continue
+		}
+		if p.Role == m.role && p.Worker == m.worker || m.role == "unknown" && p.Name == name {
 			return i
 		}
 	}
@@ -407,16 +420,15 @@ func compareInfra(ref refProc, plan *Plan, used map[int]bool, fill func(string) 
 	var nats, etcd *Process
 	for i := range plan.Processes {
 		p := &plan.Processes[i]
-		if p.Role != RoleInfra {
-			continue
-		}
-		used[i] = true
 		switch p.Name {
 		case "infra_nats":
 			nats = p
 		case "infra_etcd":
 			etcd = p
+		default:
+			continue
 		}
+		used[i] = true
 	}
 	if nats == nil || etcd == nil {
 		return []parityDiff{{proc: "infra", kind: "process", key: "missing", srtctl: strings.Join(ref.argv, " ")}}

@@ -248,7 +248,7 @@ func TestAllocate(t *testing.T) {
 			for i := range nodes {
 				nodes[i] = i
 			}
-			eps, err := allocate(nodes, tc.gpn, tc.spread, tc.specs)
+			eps, err := allocate(nodes, tc.gpn, tc.spread, false, tc.specs)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)

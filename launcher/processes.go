@@ -9,6 +9,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/launcher/recipe"
 	"github.com/slurmbench/slurmbench/launcher/sabench"
+	"go.yaml.in/yaml/v3"
 )
 
 func (b *builder) add(proc Process) {
@@ -60,6 +61,9 @@ type workerCtx struct {
 	// httpPort is 0 on followers (srtctl passes --port 0 there);
 	// bootstrap is set on prefill leaders only.
 	httpPort, bootstrap, sysPort int
+	// gpus is the process's own GPU when it runs one GPU of the endpoint
+	// (a per-GPU DP rank); nil = the endpoint's slice.
+	gpus []int
 }
 
 func (w *workerCtx) mode() string {
@@ -82,10 +86,18 @@ func (w *workerCtx) srtctlMode() string {
 
 func (w *workerCtx) multiNode() bool { return len(w.ep.nodes) > 1 }
 
+// gpuSlice is the process's CUDA_VISIBLE_DEVICES list (nil = whole node).
+func (w *workerCtx) gpuSlice(gpn int) []int {
+	if w.gpus != nil {
+		return w.gpus
+	}
+	return w.ep.gpuSlice(gpn)
+}
+
 // addWorkers turns endpoints into processes: one per node (srtctl's
 // Process), or one per endpoint for an MPI launch.
 func (b *builder) addWorkers(eps []endpoint) error {
-	for _, check := range []func() error{b.checkInfra, b.checkSetupScript, b.prepareDynamo} {
+	for _, check := range []func() error{b.checkInfra, b.checkSetupScript, b.prepareDynamo, b.checkKVEvents, b.checkBackendFields} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -106,7 +118,28 @@ func (b *builder) addWorkers(eps []endpoint) error {
 			bootstrapSlot[leader]++
 		}
 		var ranks []*workerCtx
+		perGPU := false
+		if l, ok := eng.(interface{ perGPU(Role) bool }); ok {
+			perGPU = l.perGPU(ep.role)
+		}
+		if perGPU {
+			// One process per GPU, each its own DP rank, in node then GPU
+			// order (srtctl's deprecated per_gpu vLLM layout).
+			for _, node := range ep.nodes {
+				for _, g := range ep.gpuList(b.gpn) {
+					w := &workerCtx{ep: ep, rank: len(ranks), node: node, leader: leader, sysPort: b.sysPort, gpus: []int{g}}
+					b.sysPort++
+					if w.rank == 0 {
+						w.httpPort, w.bootstrap = httpPort, bootstrap
+					}
+					ranks = append(ranks, w)
+				}
+			}
+		}
 		for rank, node := range ep.nodes {
+			if perGPU {
+				break
+			}
 			w := &workerCtx{ep: ep, rank: rank, node: node, leader: leader, sysPort: b.sysPort}
 			b.sysPort++
 			if rank == 0 {
@@ -124,7 +157,7 @@ func (b *builder) addWorkers(eps []endpoint) error {
 		}
 		for _, w := range ranks {
 			name := fmt.Sprintf("%s_w%d", ep.role, ep.index)
-			if w.multiNode() {
+			if len(ranks) > 1 {
 				name = fmt.Sprintf("%s_r%d", name, w.rank)
 			}
 			proc, err := b.workerProcess(eng, w, name, []int{w.node})
@@ -147,11 +180,11 @@ func (b *builder) workerProcess(eng engine, w *workerCtx, name string, nodes []i
 	}
 	proc := Process{
 		Name: name, Role: w.ep.role, Worker: w.ep.index, Rank: w.rank, Nodes: nodes,
-		GPUs: w.ep.gpuSlice(b.gpn), Ports: ports, Container: true, Mounts: b.engineMounts(),
+		GPUs: w.gpuSlice(b.gpn), Ports: ports, Container: true, Mounts: b.engineMounts(),
 		Env: b.workerEnv(w), Log: b.logPath(name), Critical: true,
 		Srun: SrunOptions{Extra: b.srunExtra()},
 	}
-	if s := w.ep.gpuSlice(b.gpn); s != nil && eng.visibleDevices() {
+	if s := w.gpuSlice(b.gpn); s != nil && eng.visibleDevices() {
 		proc.Env["CUDA_VISIBLE_DEVICES"] = joinInts(s)
 	}
 	if err := eng.worker(w, &proc); err != nil {
@@ -532,4 +565,118 @@ func (b *builder) frontendURL() string {
 		}
 	}
 	return "http://" + placeholderIP(node) + ":" + strconv.Itoa(port)
+}
+
+// kvEventsDefaults are an engine's --kv-events-config defaults (srtctl's
+// get_kv_events_config_for_mode), in order.
+type kvEventsDefaults []pyField
+
+var (
+	sglangKVEventsDefaults = kvEventsDefaults{{"publisher", scalar("!!str", "zmq")}, {"topic", scalar("!!str", "kv-events")}}
+	vllmKVEventsDefaults   = append(append(kvEventsDefaults{}, sglangKVEventsDefaults...), pyField{"enable_kv_cache_events", scalar("!!bool", "true")})
+)
+
+// checkKVEvents refuses a backend.kv_events_config srtctl's schema would
+// not take: true/false/null, or a mapping of prefill, decode and
+// aggregated to true/false/null or a mapping.
+func (b *builder) checkKVEvents() error {
+	raw := b.r.Backend.KVEventsConfig
+	if raw == nil || raw.Node == nil {
+		return nil
+	}
+	const field = "backend.kv_events_config"
+	if bt := b.backendType(); bt != "sglang" && bt != "vllm" {
+		return b.fail(field, "srtctl's %s backend has no KV events config (sglang and vllm do)", bt)
+	}
+	n := raw.Node
+	switch {
+	case n.Kind == yaml.ScalarNode && (n.Tag == "!!bool" || n.Tag == "!!null"):
+		return nil
+	case n.Kind != yaml.MappingNode:
+		return b.fail(field, "%q: want true, false or a mapping of prefill/decode/aggregated", n.Value)
+	}
+	fields, _ := mappingFields(n)
+	for _, f := range fields {
+		switch f.key {
+		case "prefill", "decode", "aggregated":
+		default:
+			return b.fail(field, "%q: not a mode (prefill, decode, aggregated)", f.key)
+		}
+		v := f.value
+		if !(v.Kind == yaml.MappingNode || v.Kind == yaml.ScalarNode && (v.Tag == "!!bool" || v.Tag == "!!null")) {
+			return b.fail(field+"."+f.key, "%q: want true, false or a mapping", v.Value)
+		}
+		if v.Kind == yaml.MappingNode {
+			if _, err := pyJSONObject(0, mustFields(v)); err != nil {
+				return b.fail(field+"."+f.key, "%v", err)
+			}
+		}
+	}
+	return nil
+}
+
+func mustFields(n *yaml.Node) []pyField {
+	f, _ := mappingFields(n)
+	return f
+}
+
+// kvEventsFlag is srtctl's --kv-events-config for w's mode, publishing on
+// port: true enables the defaults for prefill and decode only; a mapping
+// names each mode (true, or keys merged over the defaults); the endpoint is
+// set last. nil when the mode publishes nothing.
+func (b *builder) kvEventsFlag(w *workerCtx, port int, defaults kvEventsDefaults) ([]string, error) {
+	raw := b.r.Backend.KVEventsConfig
+	if raw == nil || raw.Node == nil {
+		return nil, nil
+	}
+	var modeCfg *yaml.Node
+	n := raw.Node
+	switch {
+	case n.Kind == yaml.ScalarNode && n.Tag == "!!bool":
+		if on, _ := strconv.ParseBool(strings.ToLower(n.Value)); !on || w.ep.role == RoleAgg {
+			return nil, nil
+		}
+		modeCfg = scalar("!!bool", "true")
+	case n.Kind == yaml.MappingNode:
+		key := w.mode() // prefill, decode, aggregated
+		for _, f := range mustFields(n) {
+			if f.key == key {
+				modeCfg = f.value
+			}
+		}
+	}
+	if modeCfg == nil {
+		return nil, nil
+	}
+	fields := append([]pyField(nil), defaults...)
+	switch {
+	case modeCfg.Kind == yaml.MappingNode:
+		for _, f := range mustFields(modeCfg) {
+			fields = setField(fields, f)
+		}
+	case modeCfg.Tag == "!!bool":
+		if on, _ := strconv.ParseBool(strings.ToLower(modeCfg.Value)); !on {
+			return nil, nil
+		}
+	default:
+		return nil, nil
+	}
+	fields = setField(fields, pyField{"endpoint", scalar("!!str", "tcp://*:"+strconv.Itoa(port))})
+	out, err := pyJSONObject(0, fields)
+	if err != nil {
+		return nil, b.fail("backend.kv_events_config", "%v", err)
+	}
+	return []string{"--kv-events-config", out}, nil
+}
+
+// setField replaces a key in place (Python's dict update keeps its
+// position) or appends it.
+func setField(fields []pyField, f pyField) []pyField {
+	for i := range fields {
+		if fields[i].key == f.key {
+			fields[i].value = f.value
+			return fields
+		}
+	}
+	return append(fields, f)
 }

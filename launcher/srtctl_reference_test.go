@@ -29,6 +29,10 @@ type srtctlRun struct {
 	} `json:"srun_calls"`
 }
 
+// srtctlReferenceLists name the reference's recipes: the first 25, then
+// the 21 that use the fields those do not.
+var srtctlReferenceLists = []string{"RECIPES.list", "FEATURES.list"}
+
 // srtctlCase is one reference recipe: what srtctl ran, and slurmbench's
 // plan for it (nil when slurmbench refuses the recipe by field).
 type srtctlCase struct {
@@ -44,14 +48,18 @@ type srtctlCase struct {
 func srtctlCases(t *testing.T) []srtctlCase {
 	t.Helper()
 	refDir := shareddata.Path(t, "data", "srtctl-reference")
-	list, err := os.ReadFile(filepath.Join(refDir, "RECIPES.list"))
-	if err != nil {
-		t.Fatalf("reading the srtctl reference's recipe list: %v", err)
+	var rels []string
+	for _, name := range srtctlReferenceLists {
+		list, err := os.ReadFile(filepath.Join(refDir, name))
+		if err != nil {
+			t.Fatalf("reading the srtctl reference's recipe list: %v", err)
+		}
+		rels = append(rels, strings.Fields(string(list))...)
 	}
 	root := corpusRoot(t)
 	loaded := map[string]*recipe.Recipe{}
 	var cases []srtctlCase
-	for _, rel := range strings.Fields(string(list)) {
+	for _, rel := range rels {
 		c := srtctlCase{Rel: rel}
 		r, err := recipe.Load(filepath.Join(root, rel))
 		switch {
@@ -92,19 +100,21 @@ func srtctlCases(t *testing.T) []srtctlCase {
 
 var (
 	refWorker   = regexp.MustCompile(`^node\d+_(prefill|decode|agg)_w(\d+)$`)
-	refFrontend = regexp.MustCompile(`^node\d+_(frontend_\d+|nginx)$`)
+	refFrontend = regexp.MustCompile(`^node\d+_(frontend_\d+|router_\d+|nginx)$`)
 	refCVD      = regexp.MustCompile(`(?:^|\s)export CUDA_VISIBLE_DEVICES=([0-9,]+)`)
+	refDevices  = regexp.MustCompile(`\s--device-ids ([0-9,]+)`)
 )
 
 // placement is where each process sits: name → node indices, and each
-// worker node's GPU slice ("" = whole node).
+// worker node's GPU slices (CUDA_VISIBLE_DEVICES, or vLLM's --device-ids,
+// when less than the node; several for vLLM's per-GPU DP ranks).
 type placement struct {
 	Nodes  int
 	Where  map[string][]int
 	Slices map[string]string // "name@node" → CUDA_VISIBLE_DEVICES
 }
 
-func refPlacement(t *testing.T, run srtctlRun) placement {
+func refPlacement(t *testing.T, run srtctlRun, gpn int) placement {
 	t.Helper()
 	index := map[string]int{}
 	for i, n := range run.Nodelist {
@@ -143,13 +153,26 @@ func refPlacement(t *testing.T, run srtctlRun) placement {
 			nodes = append(nodes, i)
 		}
 		pl.Where[name] = union(pl.Where[name], nodes)
-		if m := refCVD.FindStringSubmatch(argv[len(argv)-1]); m != nil {
+		m := refCVD.FindStringSubmatch(argv[len(argv)-1])
+		if m == nil {
+			m = refDevices.FindStringSubmatch(argv[len(argv)-1])
+		}
+		if m != nil && strings.Count(m[1], ",")+1 < gpn {
 			for _, n := range nodes {
-				pl.Slices[fmt.Sprintf("%s@%d", name, n)] = m[1]
+				pl.addSlice(fmt.Sprintf("%s@%d", name, n), m[1])
 			}
 		}
 	}
 	return pl
+}
+
+// addSlice records one more GPU slice of a worker on a node, in sorted
+// order.
+func (pl placement) addSlice(key, slice string) {
+	all := strings.Fields(pl.Slices[key])
+	all = append(all, slice)
+	sort.Strings(all)
+	pl.Slices[key] = strings.Join(all, " ")
 }
 
 func planPlacement(plan *Plan) placement {
@@ -163,7 +186,7 @@ func planPlacement(plan *Plan) placement {
 			name = fmt.Sprintf("%s_w%d", proc.Role, proc.Worker)
 			if len(proc.GPUs) > 0 {
 				for _, n := range proc.Nodes {
-					pl.Slices[fmt.Sprintf("%s@%d", name, n)] = joinInts(proc.GPUs)
+					pl.addSlice(fmt.Sprintf("%s@%d", name, n), joinInts(proc.GPUs))
 				}
 			}
 		case RoleEval:
@@ -195,17 +218,37 @@ func TestSrtctlReferencePlacement(t *testing.T) {
 	cases := srtctlCases(t)
 	compared := 0
 	var skipped []string
+	var pendingClient []string
 	for _, c := range cases {
-		if c.Plan == nil {
-			skipped = append(skipped, filepath.Base(c.Rel)+" ("+c.Refused+")")
-			continue
+		plan := c.Plan
+		replaced := false
+		if plan == nil {
+			if !strings.HasPrefix(c.Refused, "benchmark.") {
+				skipped = append(skipped, filepath.Base(c.Rel)+" ("+c.Refused+")")
+				continue
+			}
+			// The benchmark block selects the client, not where the
+			// servers run.
+			plan, replaced = planWithPlainBenchmark(t, c.Rel), true
 		}
 		t.Run(c.Rel, func(t *testing.T) {
 			compared++
-			want, got := refPlacement(t, c.Run), planPlacement(c.Plan)
-			// At least a worker and the client (a direct vllm serve has
-			// neither infra nor a separate frontend).
-			if len(want.Where) < 2 {
+			want, got := refPlacement(t, c.Run, plan.GPUsPerNode), planPlacement(plan)
+			if replaced {
+				// PENDING (benchmark.type custom, custom tokenizers): the
+				// client's node follows benchmark.client_placement, which
+				// the replaced block dropped; compared once slurmbench
+				// plans these recipes' own benchmark.
+				delete(want.Where, "benchmark")
+				delete(got.Where, "benchmark")
+				pendingClient = append(pendingClient, filepath.Base(c.Rel))
+			}
+			if plan.Frontend == "sglang" {
+				// Deliberate: srtctl starts NATS and etcd for an SGLang
+				// router job, which uses neither (see TestSrtctlParity).
+				delete(want.Where, "infra")
+			}
+			if len(want.Where) == 0 {
 				t.Fatalf("reference names only %v: parsing it went wrong", want.Where)
 			}
 			if got.Nodes != want.Nodes {
@@ -223,6 +266,7 @@ func TestSrtctlReferencePlacement(t *testing.T) {
 	}
 	sort.Strings(skipped)
 	t.Logf("srtctl reference: %d recipes, %d compared, %d refused: %s", len(cases), compared, len(skipped), strings.Join(skipped, ", "))
+	t.Logf("PENDING: the benchmark client's node is not compared for %d recipes planned with a plain benchmark block: %s", len(pendingClient), strings.Join(pendingClient, ", "))
 	// The README states how many are compared; a change in what slurmbench
 	// accepts must update it, and a reference that stops loading must not
 	// pass by comparing nothing.

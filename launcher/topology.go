@@ -27,6 +27,18 @@ func (e endpoint) gpuSlice(gpn int) []int {
 	return s
 }
 
+// gpuList is every GPU the endpoint uses on each of its nodes.
+func (e endpoint) gpuList(gpn int) []int {
+	if s := e.gpuSlice(gpn); s != nil {
+		return s
+	}
+	all := make([]int, gpn)
+	for i := range all {
+		all[i] = i
+	}
+	return all
+}
+
 type roleSpec struct {
 	role    Role
 	workers int
@@ -37,13 +49,14 @@ type roleSpec struct {
 // allocate_endpoints does (srt-slurm.md §3.3): roles in order, workers of at
 // least a node take whole nodes, smaller ones pack onto the current node,
 // and a new role starts on a fresh node when one is left, so prefill and
-// decode never share a node unless they must.
-func allocate(workerNodes []int, gpn int, spread bool, specs []roleSpec) ([]endpoint, error) {
+// decode never share a node unless they must, or colocate allows it (vLLM's
+// allow_prefill_decode_colocation: roles packed contiguously).
+func allocate(workerNodes []int, gpn int, spread, colocate bool, specs []roleSpec) ([]endpoint, error) {
 	var eps []endpoint
 	next := 0 // index into workerNodes of the current node
 	used := 0 // GPUs used on the current node
 	for si, spec := range specs {
-		if si > 0 && used > 0 && next+1 < len(workerNodes) {
+		if si > 0 && !colocate && used > 0 && next+1 < len(workerNodes) {
 			next++
 			used = 0
 		}
@@ -79,4 +92,107 @@ func allocate(workerNodes []int, gpn int, spread bool, specs []roleSpec) ([]endp
 		}
 	}
 	return eps, nil
+}
+
+// colocate is srtctl's should_colocate_prefill_decode: vLLM packs prefill
+// and decode contiguously when allow_prefill_decode_colocation is set and
+// all workers fit one node, or anywhere with ..._across_nodes.
+func (b *builder) colocate(totalGPUs int) bool {
+	be := b.r.Backend
+	if b.backendType() != "vllm" || be.AllowPDColoc == nil || !*be.AllowPDColoc {
+		return false
+	}
+	return totalGPUs <= b.gpn || be.AllowPDColocX != nil && *be.AllowPDColocX
+}
+
+// checkBackendFields refuses backend fields that only some of srtctl's
+// backend schemas have, or values outside srtctl's choices.
+func (b *builder) checkBackendFields() error {
+	be, bt := b.r.Backend, b.backendType()
+	vllmOnly := []struct {
+		field string
+		set   bool
+	}{
+		{"backend.allow_prefill_decode_colocation", be.AllowPDColoc != nil},
+		{"backend.allow_prefill_decode_colocation_across_nodes", be.AllowPDColocX != nil},
+		{"backend.dp_launch_mode", be.DPLaunchMode != ""},
+	}
+	for _, f := range vllmOnly {
+		if f.set && bt != "vllm" {
+			return b.fail(f.field, "a vllm backend field; srtctl's %s backend has none", bt)
+		}
+	}
+	switch be.DPLaunchMode {
+	case "", "per_node", "per_gpu":
+	default:
+		return b.fail("backend.dp_launch_mode", "%q is not per_node or per_gpu", be.DPLaunchMode)
+	}
+	if be.DPLaunchMode == "per_node" || be.DPLaunchMode == "" {
+		// srtctl derives these from the topology and refuses a recipe that
+		// sets headless in a DP mode.
+		for _, role := range []Role{RolePrefill, RoleDecode, RoleAgg} {
+			cfg := b.engineConfig(role)
+			if _, dp := lookup(cfg, "data-parallel-size"); dp && bt == "vllm" {
+				if _, ok := cfg["headless"]; ok {
+					return b.fail("backend.vllm_config."+roleMode(role)+".headless", "cannot be set when dp_launch_mode is per_node: the headless ranks follow from DP × TP × PP")
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func roleMode(r Role) string {
+	switch r {
+	case RolePrefill:
+		return "prefill"
+	case RoleDecode:
+		return "decode"
+	}
+	return "aggregated"
+}
+
+// placedNode resolves srtctl's node placements (frontend.orchestrator_placement,
+// benchmark.client_placement): "head" (or unset) is the head node,
+// "first_decode" and "last_decode" the first and last distinct node that
+// leads a decode worker, by worker index. Workers must be planned first.
+func (b *builder) placedNode(placement, field string) (int, error) {
+	switch placement {
+	case "", "head":
+		return b.headNode, nil
+	case "first_decode", "last_decode":
+	default:
+		return 0, b.fail(field, "%q is not head, first_decode or last_decode", placement)
+	}
+	var leaders []int
+	for w := 0; ; w++ {
+		found := false
+		for _, p := range b.plan.Processes {
+			if p.Role == RoleDecode && p.Worker == w && p.Rank == 0 {
+				found = true
+				if len(leaders) == 0 || !containsInt(leaders, p.Nodes[0]) {
+					leaders = append(leaders, p.Nodes[0])
+				}
+			}
+		}
+		if !found {
+			break
+		}
+	}
+	if len(leaders) == 0 {
+		return 0, b.fail(field, "%q, but the recipe has no decode workers", placement)
+	}
+	if placement == "first_decode" {
+		return leaders[0], nil
+	}
+	return leaders[len(leaders)-1], nil
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
 }

@@ -98,12 +98,24 @@ type Backend struct {
 	Connector      *string        `yaml:"connector"`
 	DPLaunchMode   string         `yaml:"dp_launch_mode"`
 	KVEventsConfig *Raw           `yaml:"kv_events_config"`
-	MooncakeKV     *Raw           `yaml:"mooncake_kv_store"`
+	MooncakeKV     *MooncakeKV    `yaml:"mooncake_kv_store"`
 	PublishEvents  *bool          `yaml:"publish_events_and_metrics"`
 	AllowPDColoc   *bool          `yaml:"allow_prefill_decode_colocation"`
 	AllowPDColocX  *bool          `yaml:"allow_prefill_decode_colocation_across_nodes"`
 	SequentialNode *int           `yaml:"sequential_node_start"`
 	NUMABind       *bool          `yaml:"numa_memory_bind"`
+}
+
+// MooncakeKV is backend.mooncake_kv_store: a mooncake_master on the infra
+// node that the workers' Mooncake connectors share (srtctl's
+// MooncakeKVStoreConfig; store_config is vLLM's only).
+type MooncakeKV struct {
+	Container       string   `yaml:"container"`
+	Env             EnvMap   `yaml:"env"`
+	MasterExtraArgs []string `yaml:"master_extra_args"`
+	// StoreConfig is written, in the recipe's key order, to the JSON file
+	// vLLM's MooncakeStoreConnector reads.
+	StoreConfig *Raw `yaml:"store_config"`
 }
 
 // EngineConfigs holds one engine config per serving mode.

@@ -188,26 +188,14 @@ func (r *Recipe) checkSupported() error {
 		return r.unsupported("model.stage_dir", "staging the model to node-local disk")
 	case r.Resources.HetJobs != nil && *r.Resources.HetJobs:
 		return r.unsupported("resources.het_jobs", "heterogeneous jobs")
-	case r.Backend.MooncakeKV != nil:
-		return r.unsupported("backend.mooncake_kv_store", "the Mooncake KV store")
-	case r.Backend.KVEventsConfig != nil && !isFalse(r.Backend.KVEventsConfig.Value()):
-		return r.unsupported("backend.kv_events_config", "KV events publishing")
-	case r.Backend.AllowPDColoc != nil && *r.Backend.AllowPDColoc:
-		return r.unsupported("backend.allow_prefill_decode_colocation", "prefill/decode colocation")
-	case r.Backend.AllowPDColocX != nil && *r.Backend.AllowPDColocX:
-		return r.unsupported("backend.allow_prefill_decode_colocation_across_nodes", "prefill/decode colocation")
 	case r.Backend.SequentialNode != nil:
 		return r.unsupported("backend.sequential_node_start", "sequential TRT-LLM node start")
-	case r.Backend.DPLaunchMode == "per_gpu":
-		return r.unsupported("backend.dp_launch_mode", "the deprecated per_gpu vLLM DP launch")
 	case r.Dynamo.TopOfTree:
 		return r.unsupported("dynamo.top_of_tree", "installing Dynamo from a live clone")
 	case r.Dynamo.CargoPatches != nil:
 		return r.unsupported("dynamo.cargo_patches", "patched Dynamo source builds")
 	case r.Dynamo.EventPlane != "":
 		return r.unsupported("dynamo.event_plane", "a Dynamo event plane")
-	case r.Frontend.OrchestratorPlacement == "first_decode":
-		return r.unsupported("frontend.orchestrator_placement", "placing the frontend on the first decode node")
 	case r.Frontend.DedicatedNode:
 		return r.unsupported("frontend.dedicated_node", "a dedicated frontend node")
 	case r.Benchmark.Type != "" && r.Benchmark.Type != "sa-bench" && r.Benchmark.Type != "gsm8k" && r.Benchmark.Type != "manual" && r.Benchmark.Type != "custom":
@@ -229,8 +217,6 @@ func (r *Recipe) checkSupported() error {
 	}
 	return nil
 }
-
-func isFalse(v string) bool { return strings.EqualFold(v, "false") }
 
 func countSet(bs ...bool) int {
 	n := 0

@@ -25,6 +25,15 @@ func (v *Value) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
+// Pos is where the value was written (line, column), so a caller can keep
+// a mapping's document order, which Python's dicts keep.
+func (v Value) Pos() (line, col int) {
+	if v.node == nil {
+		return 0, 0
+	}
+	return v.node.Line, v.node.Column
+}
+
 // IsNull reports a YAML null (srtctl omits the flag).
 func (v Value) IsNull() bool { return v.node == nil || v.node.Tag == "!!null" }
 
