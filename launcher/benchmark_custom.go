@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/slurmbench/slurmbench/launcher/profile"
 )
 
 // CustomBenchmark is benchmark.type custom: a command of the recipe's own
@@ -393,7 +395,7 @@ func (b *builder) tokenizerClient(bm *Benchmark) error {
 		return nil
 	}
 	bm.Tokenizer = b.plan.Model.Path
-	if bm.Client == "sa-bench" {
+	if bm.Client == profile.BenchSABench {
 		return nil
 	}
 	field, value := "benchmark.custom_tokenizer", bm.CustomTokenizer
@@ -407,7 +409,7 @@ func (b *builder) tokenizerClient(bm *Benchmark) error {
 	if rate := firstNonEmpty(r.ReqRate.Text(), "inf"); rate != "inf" {
 		return b.fail(field, "%s needs the sa-bench client, which runs at request rate inf only, but benchmark.req_rate is %s", value, rate)
 	}
-	bm.Client = "sa-bench"
+	bm.Client = profile.BenchSABench
 	return nil
 }
 

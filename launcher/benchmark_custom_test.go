@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slurmbench/slurmbench/launcher/profile"
 	"github.com/slurmbench/slurmbench/launcher/recipe"
 )
 
@@ -165,10 +166,10 @@ func TestCustomBenchmarkRefused(t *testing.T) {
 func TestTokenizerPicksClient(t *testing.T) {
 	td := testdataDir(t)
 	cases := []struct {
-		name, client, extra string
-		wantClient          string
-		reason              bool
-		err                 string
+		name, extra        string
+		client, wantClient profile.BenchClient
+		reason             bool
+		err                string
 	}{
 		{name: "native switched", client: "native", extra: "  custom_tokenizer: sa_bench_tokenizers.vllm_deepseek_v4.VLLMDeepseekV4Tokenizer\n", wantClient: "sa-bench", reason: true},
 		{name: "mode switches too", client: "native", extra: "  tokenizer_mode: deepseek_v4\n", wantClient: "sa-bench", reason: true},

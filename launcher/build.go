@@ -24,10 +24,10 @@ type Inputs struct {
 	// names its copy inside the run directory.
 	Binary string
 	// Overrides from flags or the InferenceX workflow's environment.
-	Concurrencies []int  // CONC_LIST
-	ISL, OSL      int    // must agree with the recipe when both are set
-	Image         string // IMAGE: replaces model.container
-	BenchClient   string // native or sa-bench; "" = profile default
+	Concurrencies []int               // CONC_LIST
+	ISL, OSL      int                 // must agree with the recipe when both are set
+	Image         string              // IMAGE: replaces model.container
+	BenchClient   profile.BenchClient // "" = profile default
 	// Workspace is the InferenceX checkout (GITHUB_WORKSPACE); it replaces
 	// the profile's paths.workspace. Absolute.
 	Workspace string
@@ -42,7 +42,7 @@ type EvalInputs struct {
 	Run         bool
 	Only        bool
 	Concurrency int
-	Client      string // native or lm-eval
+	Client      profile.EvalClient // "" = native
 }
 
 // Fixed ports (srt-slurm.md §3.3), kept so results and logs line up with
@@ -111,11 +111,11 @@ func (b *builder) build() (*Plan, error) {
 		Binary:   rundir.BinaryPath(runDir),
 		Recipe:   Source{Path: r.Path, SHA256: r.SHA256},
 		Profile:  Source{Path: p.Path},
-		Runtime:  string(p.Container.Runtime),
+		Runtime:  p.Container.Runtime,
 		Owner:    p.Paths.Owner,
 		Layout:   rundir.New(runDir),
 	}
-	if plan.Runtime == string(profile.RuntimeEnroot) {
+	if plan.Runtime == profile.RuntimeEnroot {
 		plan.Enroot = firstNonEmpty(p.Container.Enroot, "enroot")
 	}
 	b.plan = plan

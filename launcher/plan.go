@@ -5,7 +5,10 @@
 // current directory, on how the binary was invoked, or on re-reading YAML.
 package launcher
 
-import "github.com/slurmbench/slurmbench/launcher/rundir"
+import (
+	"github.com/slurmbench/slurmbench/launcher/profile"
+	"github.com/slurmbench/slurmbench/launcher/rundir"
+)
 
 // PlanVersion is bumped when the plan's JSON shape changes incompatibly;
 // a driver refuses a plan of another version.
@@ -31,8 +34,8 @@ type Plan struct {
 	GPUs        GPUCount `json:"gpus"`
 	NodeMap     []Node   `json:"node_map"`
 
-	Image   Image  `json:"image"`
-	Runtime string `json:"runtime"` // pyxis, enroot or none
+	Image   Image           `json:"image"`
+	Runtime profile.Runtime `json:"runtime"`
 	// Enroot is the enroot program the enroot runtime starts containers with.
 	Enroot string `json:"enroot,omitempty"`
 	// Owner ("UID:GID") receives the run directory when it is set.
@@ -196,16 +199,16 @@ type Health struct {
 
 // Benchmark is the SA-Bench step.
 type Benchmark struct {
-	Type            string  `json:"type"`   // sa-bench, custom, or "" for eval-only
-	Client          string  `json:"client"` // native or sa-bench
-	ISL             int     `json:"isl"`
-	OSL             int     `json:"osl"`
-	RangeRatio      float64 `json:"random_range_ratio"`
-	RequestRate     string  `json:"request_rate"`
-	UseChatTemplate bool    `json:"use_chat_template"`
-	PromptsMult     int     `json:"num_prompts_mult"`
-	WarmupMult      int     `json:"num_warmup_mult"`
-	ResultDir       string  `json:"result_dir"` // absolute: <run>/results/sa-bench_isl_<I>_osl_<O>
+	Type            string              `json:"type"` // sa-bench, custom, or "" for eval-only
+	Client          profile.BenchClient `json:"client"`
+	ISL             int                 `json:"isl"`
+	OSL             int                 `json:"osl"`
+	RangeRatio      float64             `json:"random_range_ratio"`
+	RequestRate     string              `json:"request_rate"`
+	UseChatTemplate bool                `json:"use_chat_template"`
+	PromptsMult     int                 `json:"num_prompts_mult"`
+	WarmupMult      int                 `json:"num_warmup_mult"`
+	ResultDir       string              `json:"result_dir"` // absolute: <run>/results/sa-bench_isl_<I>_osl_<O>
 	// CustomTokenizer (a Python class, module.Class) and TokenizerMode are
 	// the recipe's; only the sa-bench client can load them.
 	CustomTokenizer string `json:"custom_tokenizer,omitempty"`
@@ -229,12 +232,12 @@ type Point struct {
 
 // Eval is the gsm8k step.
 type Eval struct {
-	Enabled     bool   `json:"enabled"`
-	Only        bool   `json:"only"`
-	Client      string `json:"client,omitempty"` // native or lm-eval
-	Concurrency int    `json:"concurrency,omitempty"`
-	ResultDir   string `json:"result_dir,omitempty"`
-	DataDir     string `json:"data_dir,omitempty"` // gsm8k splits (paths.gsm8k); "" = built into the binary
+	Enabled     bool               `json:"enabled"`
+	Only        bool               `json:"only"`
+	Client      profile.EvalClient `json:"client,omitempty"`
+	Concurrency int                `json:"concurrency,omitempty"`
+	ResultDir   string             `json:"result_dir,omitempty"`
+	DataDir     string             `json:"data_dir,omitempty"` // gsm8k splits (paths.gsm8k); "" = built into the binary
 }
 
 // Dynamo is the install Dynamo needs inside the engine container.

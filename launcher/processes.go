@@ -1,12 +1,14 @@
 package launcher
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/slurmbench/slurmbench/launcher/profile"
 	"github.com/slurmbench/slurmbench/launcher/recipe"
 	"github.com/slurmbench/slurmbench/launcher/sabench"
 	"go.yaml.in/yaml/v3"
@@ -344,12 +346,9 @@ func intValue(cfg map[string]recipe.Value, key string, def int) (int, error) {
 
 func (b *builder) benchmark() error {
 	r, in, plan := b.r, b.in, b.plan
-	bm := Benchmark{Type: r.Benchmark.Type, Client: firstNonEmpty(in.BenchClient, b.p.Benchmark.Client)}
+	bm := Benchmark{Type: r.Benchmark.Type, Client: cmp.Or(in.BenchClient, b.p.Benchmark.Client, profile.BenchNative)}
 	if bm.Type == "" {
 		bm.Type = "sa-bench"
-	}
-	if bm.Client != "native" && bm.Client != "sa-bench" {
-		return fmt.Errorf("benchmark client %q is not native or sa-bench", bm.Client)
 	}
 	bm.ISL, bm.OSL = deref(r.Benchmark.ISL, 0), deref(r.Benchmark.OSL, 0)
 	for _, pair := range []struct {
@@ -430,7 +429,7 @@ func (b *builder) benchmark() error {
 	}
 	proc := Process{Name: "benchmark", Role: RoleBenchmark, Nodes: []int{node}, Argv: args,
 		Log: b.logPath("benchmark"), Critical: true, Srun: SrunOptions{Extra: b.srunExtra()}}
-	if bm.Client == "sa-bench" {
+	if bm.Client == profile.BenchSABench {
 		// benchmark_serving.py runs in the engine container from the
 		// InferenceX workspace.
 		if b.workspace() == "" {
@@ -458,17 +457,14 @@ func (b *builder) eval() error {
 	if !in.Eval.Run && !in.Eval.Only {
 		return nil
 	}
-	e := Eval{Enabled: true, Only: in.Eval.Only, Client: firstNonEmpty(in.Eval.Client, "native"), Concurrency: in.Eval.Concurrency,
+	e := Eval{Enabled: true, Only: in.Eval.Only, Client: cmp.Or(in.Eval.Client, profile.EvalNative), Concurrency: in.Eval.Concurrency,
 		ResultDir: filepath.Join(plan.Layout.Results, "eval"), DataDir: b.p.Paths.GSM8K}
-	if e.Client != "native" && e.Client != "lm-eval" {
-		return fmt.Errorf("eval client %q is not native or lm-eval", e.Client)
-	}
 	if e.Concurrency <= 0 {
 		e.Concurrency = 64
 	}
 	// Without paths.gsm8k the native eval reads the splits built into the
 	// binary (internal/gsm8kdata); a directory given must hold them.
-	if e.Client == "native" && e.DataDir != "" {
+	if e.Client == profile.EvalNative && e.DataDir != "" {
 		if _, err := os.Stat(filepath.Join(e.DataDir, "test.jsonl")); err != nil {
 			return fmt.Errorf("profile %s: paths.gsm8k: %v (the GSM8K files must be on the shared filesystem the nodes see)", b.p.Path, err)
 		}
@@ -476,7 +472,7 @@ func (b *builder) eval() error {
 	plan.Eval = e
 	proc := Process{Name: "eval", Role: RoleEval, Nodes: []int{b.headNode},
 		Argv: []string{plan.Binary, "eval", "--plan", plan.PlanFile, "--frontend", b.frontendURL()}, Log: b.logPath("eval"), Critical: true}
-	if e.Client == "lm-eval" {
+	if e.Client == profile.EvalLMEval {
 		if b.workspace() == "" {
 			return fmt.Errorf("profile %s: paths.workspace (or --workspace / GITHUB_WORKSPACE): required for the lm-eval client (the InferenceX checkout holding utils/evals)", b.p.Path)
 		}

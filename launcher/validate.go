@@ -26,6 +26,7 @@ func (p *Plan) Validate() error {
 	if p.Nodes <= 0 {
 		add("nodes: %d", p.Nodes)
 	}
+
 	if p.GPUs.Total <= 0 || p.GPUs.Total > p.Nodes*p.GPUsPerNode {
 		add("gpus: %d total on %d nodes × %d", p.GPUs.Total, p.Nodes, p.GPUsPerNode)
 	}

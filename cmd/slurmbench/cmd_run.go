@@ -253,7 +253,7 @@ func writeGitHub(sum report.Summary) error {
 
 // importImage makes the plan's squash file exist, importing under a lock.
 func importImage(ctx context.Context, prof *profile.Profile, client *slurm.Client, plan *launcher.Plan, log io.Writer) error {
-	if plan.Image.Ref == "" || plan.Runtime == "none" {
+	if plan.Image.Ref == "" || plan.Runtime == profile.RuntimeNone {
 		return nil
 	}
 	ref, err := enroot.ParseRef(plan.Image.Ref)

@@ -119,7 +119,6 @@ func buildPlan(c *cli.Context, runID string) (*launcher.Plan, error) {
 	if v := c.String("image"); v != "" {
 		in.Image = v
 	}
-	in.BenchClient = c.String("bench-client")
 	if ws := c.String("workspace"); ws != "" {
 		abs, err := profile.Canonical(ws)
 		if err != nil {
@@ -127,8 +126,8 @@ func buildPlan(c *cli.Context, runID string) (*launcher.Plan, error) {
 		}
 		in.Workspace = abs
 	}
-	if v := in.BenchClient; v != "" && v != "native" && v != "sa-bench" {
-		return nil, fmt.Errorf("--bench-client: %q is not native or sa-bench", v)
+	if in.BenchClient, err = profile.ParseBenchClient(c.String("bench-client")); err != nil {
+		return nil, fmt.Errorf("--bench-client: %w", err)
 	}
 	if in.Eval.Run, err = boolFlag(c, "run-eval", "RUN_EVAL"); err != nil {
 		return nil, err
@@ -143,9 +142,8 @@ func buildPlan(c *cli.Context, runID string) (*launcher.Plan, error) {
 		}
 		in.Eval.Concurrency = n
 	}
-	in.Eval.Client = c.String("eval-client")
-	if v := in.Eval.Client; v != "native" && v != "lm-eval" {
-		return nil, fmt.Errorf("--eval-client: %q is not native or lm-eval", v)
+	if in.Eval.Client, err = profile.ParseEvalClient(c.String("eval-client")); err != nil {
+		return nil, fmt.Errorf("--eval-client: %w", err)
 	}
 	in.Recipe = rec
 	if runID == "" {

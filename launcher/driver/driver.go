@@ -24,6 +24,7 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/health"
 	"github.com/slurmbench/slurmbench/launcher/hostlist"
 	"github.com/slurmbench/slurmbench/launcher/power"
+	"github.com/slurmbench/slurmbench/launcher/profile"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
 )
 
@@ -608,8 +609,8 @@ func engineLines(lines []string) []string {
 }
 
 func runtimeOf(plan *launcher.Plan, p launcher.Process) string {
-	if !p.Container || plan.Runtime == "none" {
+	if !p.Container || plan.Runtime == profile.RuntimeNone {
 		return "host"
 	}
-	return plan.Runtime
+	return string(plan.Runtime)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/enroot"
 	"github.com/slurmbench/slurmbench/launcher"
+	"github.com/slurmbench/slurmbench/launcher/profile"
 )
 
 // Step is one srun invocation: its argv and the variables its environment
@@ -85,10 +86,10 @@ func BuildStep(plan *launcher.Plan, proc launcher.Process, alloc Allocation, get
 	shim := []string{plan.Binary, "exec", plan.Layout.StepSpec(proc.Name)}
 	var env []string
 	switch {
-	case !proc.Container || plan.Runtime == "none":
+	case !proc.Container || plan.Runtime == profile.RuntimeNone:
 		argv = append(argv, proc.Srun.Extra...)
 		argv = append(argv, shim...)
-	case plan.Runtime == "pyxis":
+	case plan.Runtime == profile.RuntimePyxis:
 		image := plan.Image.Squash
 		if proc.Image != "" {
 			ref, err := enroot.ParseRef(proc.Image)
@@ -109,7 +110,7 @@ func BuildStep(plan *launcher.Plan, proc launcher.Process, alloc Allocation, get
 		argv = append(argv, proc.Srun.Extra...)
 		argv = append(argv, shim...)
 		env = inv.Env
-	case plan.Runtime == "enroot":
+	case plan.Runtime == profile.RuntimeEnroot:
 		image := plan.Image.Squash
 		if proc.Image != "" {
 			ref, err := enroot.ParseRef(proc.Image)

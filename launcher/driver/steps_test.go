@@ -1,16 +1,18 @@
 package driver
 
 import (
-	goldenpkg "github.com/slurmbench/slurmbench/internal/golden"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	goldenpkg "github.com/slurmbench/slurmbench/internal/golden"
+
 	"github.com/slurmbench/slurmbench/launcher"
+	"github.com/slurmbench/slurmbench/launcher/profile"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
 )
 
-func testPlan(runtime string) *launcher.Plan {
+func testPlan(runtime profile.Runtime) *launcher.Plan {
 	run := "/shared/runs/r1"
 	return &launcher.Plan{
 		Version: launcher.PlanVersion, Name: "t", RunID: "r1", RunDir: run, PlanFile: run + "/plan.json",
@@ -46,8 +48,8 @@ func TestStepGolden(t *testing.T) {
 		}
 		return ""
 	}
-	for _, rt := range []string{"pyxis", "enroot", "none"} {
-		t.Run(rt, func(t *testing.T) {
+	for _, rt := range []profile.Runtime{profile.RuntimePyxis, profile.RuntimeEnroot, profile.RuntimeNone} {
+		t.Run(string(rt), func(t *testing.T) {
 			plan := testPlan(rt)
 			var b strings.Builder
 			for _, p := range testProcs() {
@@ -79,7 +81,7 @@ func TestStepGolden(t *testing.T) {
 				sortStrings(keys)
 				b.WriteString("## spec env: " + strings.Join(keys, " ") + "\n\n")
 			}
-			golden(t, filepath.Join("testdata", "steps-"+rt+".golden"), b.String())
+			golden(t, filepath.Join("testdata", "steps-"+string(rt)+".golden"), b.String())
 		})
 	}
 }

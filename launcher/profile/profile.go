@@ -15,15 +15,6 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-// Runtime is how processes are put into their container.
-type Runtime string
-
-const (
-	RuntimePyxis  Runtime = "pyxis"  // srun --container-image (NVIDIA pyxis plugin)
-	RuntimeEnroot Runtime = "enroot" // srun ... enroot start <squash> (no plugin needed)
-	RuntimeNone   Runtime = "none"   // processes run on the host
-)
-
 // Profile is one cluster's settings. Field docs name the TOML keys.
 type Profile struct {
 	// Path is the absolute, symlink-free path of the file this was read from.
@@ -106,7 +97,7 @@ type Health struct {
 
 // Benchmark is the [benchmark] table.
 type Benchmark struct {
-	Client string `toml:"client"` // "native" (built-in Go client) or "sa-bench" (benchmark_serving.py in the container)
+	Client BenchClient `toml:"client"` // default native
 }
 
 // Infra is the [infra] table: NATS and etcd binaries for Dynamo's request plane.
@@ -152,7 +143,7 @@ func (p *Profile) resolve(base string) error {
 		p.Container.Runtime = RuntimePyxis
 	}
 	if p.Benchmark.Client == "" {
-		p.Benchmark.Client = "native"
+		p.Benchmark.Client = BenchNative
 	}
 	dirs := []struct {
 		field string
@@ -261,16 +252,6 @@ func (p *Profile) validate() error {
 	case "", "login", "compute":
 	default:
 		errs = append(errs, fmt.Errorf("container.import_on: %q is not login or compute", p.Container.ImportOn))
-	}
-	switch p.Container.Runtime {
-	case RuntimePyxis, RuntimeEnroot, RuntimeNone:
-	default:
-		errs = append(errs, fmt.Errorf("container.runtime: %q is not one of pyxis, enroot, none", p.Container.Runtime))
-	}
-	switch p.Benchmark.Client {
-	case "native", "sa-bench":
-	default:
-		errs = append(errs, fmt.Errorf("benchmark.client: %q is not one of native, sa-bench", p.Benchmark.Client))
 	}
 	for _, n := range p.Env.Passthrough {
 		if !validEnvName(n) {

@@ -45,7 +45,7 @@ func benchmarkInfo(plan *launcher.Plan) *BenchmarkInfo {
 	if bm.Type == "" {
 		return nil
 	}
-	info := &BenchmarkInfo{Type: bm.Type, Client: bm.Client, ClientReason: bm.ClientReason}
+	info := &BenchmarkInfo{Type: bm.Type, Client: string(bm.Client), ClientReason: bm.ClientReason}
 	if bm.Custom != nil {
 		info.Command = launcher.QuoteArgv(bm.Custom.Argv)
 	}

@@ -65,7 +65,7 @@ func benchmarkProvenance(plan *launcher.Plan, p *results.Provenance) {
 	}
 	extra["benchmark_type"] = bm.Type
 	if bm.Client != "" {
-		extra["benchmark_client"] = bm.Client
+		extra["benchmark_client"] = string(bm.Client)
 	}
 	if bm.ClientReason != "" {
 		extra["benchmark_client_reason"] = bm.ClientReason

@@ -16,6 +16,7 @@ import (
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/diagnose"
+	"github.com/slurmbench/slurmbench/launcher/profile"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
 	"github.com/slurmbench/slurmbench/launcher/submit"
 	"github.com/slurmbench/slurmbench/slurm"
@@ -93,7 +94,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return r.res, exitcode.With(exitcode.Image, err)
 		}
 	}
-	if _, err := os.Stat(plan.Image.Squash); plan.Runtime != "none" && err != nil {
+	if _, err := os.Stat(plan.Image.Squash); plan.Runtime != profile.RuntimeNone && err != nil {
 		return r.res, exitcode.Errorf(exitcode.Image, "image squash file: %v", err)
 	}
 	if err := submit.Prepare(plan, o.Binary); err != nil {

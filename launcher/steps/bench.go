@@ -13,14 +13,9 @@ import (
 	"time"
 
 	"github.com/slurmbench/slurmbench/launcher"
+	"github.com/slurmbench/slurmbench/launcher/profile"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
 	"github.com/slurmbench/slurmbench/launcher/sabench"
-)
-
-// Benchmark clients, as plan.Benchmark.Client names them.
-const (
-	ClientNative  = "native"
-	ClientSABench = "sa-bench"
 )
 
 // DefaultSABenchScript is where benchmark_serving.py sits in an InferenceX checkout.
@@ -100,9 +95,6 @@ func CheckBench(plan *launcher.Plan, opts BenchOptions) error {
 	if bm.Type == "" || len(plan.Points) == 0 {
 		errs = append(errs, errors.New("the plan has no benchmark points (eval only)"))
 	}
-	if bm.Client != ClientNative && bm.Client != ClientSABench {
-		errs = append(errs, fmt.Errorf("benchmark client %q: want %s or %s", bm.Client, ClientNative, ClientSABench))
-	}
 	if !filepath.IsAbs(bm.ResultDir) {
 		errs = append(errs, fmt.Errorf("benchmark result_dir %q is not absolute", bm.ResultDir))
 	}
@@ -116,7 +108,7 @@ func CheckBench(plan *launcher.Plan, opts BenchOptions) error {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	if bm.Client == ClientSABench {
+	if bm.Client == profile.BenchSABench {
 		if opts.Script == "" && opts.Workspace == "" {
 			errs = append(errs, errors.New("the sa-bench client needs the InferenceX workspace (with "+DefaultSABenchScript+") or the script's path"))
 		}
@@ -175,7 +167,7 @@ func Bench(ctx context.Context, plan *launcher.Plan, opts BenchOptions) ([]Point
 	if err := checkFrontend(ctx, opts.Frontend); err != nil {
 		return nil, err
 	}
-	if opts.Probe && plan.Benchmark.Client == ClientNative {
+	if opts.Probe && plan.Benchmark.Client == profile.BenchNative {
 		if err := sabench.Probe(ctx, nativeConfig(plan, opts, plan.Points[0])); err != nil {
 			return nil, err
 		}
@@ -241,7 +233,7 @@ func runPoint(ctx context.Context, plan *launcher.Plan, opts BenchOptions, index
 	pr := PointResult{Index: index, Point: pt, Path: filepath.Join(plan.Benchmark.ResultDir, pt.ResultFile)}
 	var runErr error
 	win := openWindow(plan, pr.Path, pt, opts.Log)
-	if plan.Benchmark.Client == ClientSABench {
+	if plan.Benchmark.Client == profile.BenchSABench {
 		pr.Res, runErr = runContainerPoint(ctx, plan, opts, pt, pr.Path)
 	} else {
 		pr.Res, runErr = runNativePoint(ctx, plan, opts, index, pt)
@@ -338,7 +330,7 @@ func runContainerPoint(ctx context.Context, plan *launcher.Plan, opts BenchOptio
 		return nil, errors.Join(runErr, err)
 	}
 	if res.Client == "" {
-		res.Client = ClientSABench
+		res.Client = string(profile.BenchSABench)
 	}
 	if runErr != nil {
 		fmt.Fprintf(log, "benchmark_serving.py c%d: %v (its saved result is judged by the validity gate)\n", pt.Concurrency, runErr)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/mockengine"
+	"github.com/slurmbench/slurmbench/launcher/profile"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
 	"github.com/slurmbench/slurmbench/launcher/sabench"
 )
@@ -180,17 +181,16 @@ func TestCheckBench(t *testing.T) {
 	}{
 		{"ok", func(*BenchOptions, *launcher.Plan) {}, ""},
 		{"eval only", func(_ *BenchOptions, p *launcher.Plan) { p.Benchmark.Type, p.Points = "", nil }, "no benchmark points"},
-		{"client", func(_ *BenchOptions, p *launcher.Plan) { p.Benchmark.Client = "aiperf" }, `benchmark client "aiperf"`},
 		{"rate", func(_ *BenchOptions, p *launcher.Plan) { p.Benchmark.RequestRate = "fast" }, `request rate "fast"`},
 		{"result dir", func(_ *BenchOptions, p *launcher.Plan) { p.Benchmark.ResultDir = "results" }, "not absolute"},
 		{"result file", func(_ *BenchOptions, p *launcher.Plan) { p.Points[0].ResultFile = "../x.json" }, "is not a base name"},
 		{"no progress file", func(_ *BenchOptions, p *launcher.Plan) { p.Layout.Progress = "" }, "layout.bench_progress"},
 		{"progress file given", func(o *BenchOptions, p *launcher.Plan) { p.Layout.Progress, o.ProgressFile = "", "/tmp/p.json" }, ""},
-		{"sa-bench without workspace", func(_ *BenchOptions, p *launcher.Plan) { p.Benchmark.Client = ClientSABench }, "needs the InferenceX workspace"},
+		{"sa-bench without workspace", func(_ *BenchOptions, p *launcher.Plan) { p.Benchmark.Client = profile.BenchSABench }, "needs the InferenceX workspace"},
 		{"sa-bench finite rate", func(o *BenchOptions, p *launcher.Plan) {
-			p.Benchmark.Client, p.Benchmark.RequestRate, o.Workspace = ClientSABench, "4", "/ws"
+			p.Benchmark.Client, p.Benchmark.RequestRate, o.Workspace = profile.BenchSABench, "4", "/ws"
 		}, "runs at rate inf only"},
-		{"sa-bench", func(o *BenchOptions, p *launcher.Plan) { p.Benchmark.Client, o.Workspace = ClientSABench, "/ws" }, ""},
+		{"sa-bench", func(o *BenchOptions, p *launcher.Plan) { p.Benchmark.Client, o.Workspace = profile.BenchSABench, "/ws" }, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -211,7 +211,7 @@ func TestCheckBench(t *testing.T) {
 func TestBenchSABenchClient(t *testing.T) {
 	plan := testPlan(t)
 	// The recorded Python result is a c8 point of 80 prompts.
-	plan.Benchmark.Client, plan.Benchmark.UseChatTemplate = ClientSABench, true
+	plan.Benchmark.Client, plan.Benchmark.UseChatTemplate = profile.BenchSABench, true
 	plan.Points = plan.Points[:1]
 	plan.Points[0].Concurrency, plan.Points[0].NumPrompts, plan.Points[0].WarmupPrompts = 8, 80, 16
 	recorded, err := os.ReadFile(filepath.Join("..", "sabench", "testdata", "python_result.json"))
@@ -250,7 +250,7 @@ func TestBenchSABenchClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Valid == nil || !*res.Valid || res.Client != ClientSABench || res.TotalOutputTokens != 2282 {
+	if res.Valid == nil || !*res.Valid || res.Client != string(profile.BenchSABench) || res.TotalOutputTokens != 2282 {
 		t.Errorf("kept result: valid %v, client %q, total_output_tokens %d", res.Valid, res.Client, res.TotalOutputTokens)
 	}
 

@@ -19,12 +19,7 @@ import (
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/gsm8k"
-)
-
-// Eval clients, as plan.Eval.Client names them.
-const (
-	EvalClientNative = "native"
-	EvalClientLMEval = "lm-eval"
+	"github.com/slurmbench/slurmbench/launcher/profile"
 )
 
 // DefaultEvalConcurrency is InferenceX's num_concurrent when nothing sets it.
@@ -95,18 +90,14 @@ func CheckEval(plan *launcher.Plan, opts EvalOptions) error {
 	if e.Concurrency < 0 || opts.Limit < 0 || opts.ContextLength < 0 {
 		errs = append(errs, fmt.Errorf("eval concurrency %d, limit %d and context length %d must not be negative", e.Concurrency, opts.Limit, opts.ContextLength))
 	}
-	switch e.Client {
-	case EvalClientNative:
-		// data_dir "" is the splits built into the binary.
-	case EvalClientLMEval:
+	// A native eval with data_dir "" reads the splits built into the binary.
+	if e.Client == profile.EvalLMEval {
 		if opts.Workspace == "" {
 			errs = append(errs, errors.New("the lm-eval client needs the InferenceX workspace (with "+gsm8k.DefaultTasks+")"))
 		}
 		if _, _, err := hostPort(opts.Frontend); err != nil {
 			errs = append(errs, err)
 		}
-	default:
-		errs = append(errs, fmt.Errorf("eval client %q: want %s or %s", e.Client, EvalClientNative, EvalClientLMEval))
 	}
 	return errors.Join(errs...)
 }
@@ -130,7 +121,7 @@ func Eval(ctx context.Context, plan *launcher.Plan, opts EvalOptions) (*EvalResu
 	er := &EvalResult{ContextLength: ctxLen, MaxTokens: gsm8k.MaxOutputTokens(ctxLen)}
 	meta := metaEnv(plan, opts)
 	var err error
-	if plan.Eval.Client == EvalClientLMEval {
+	if plan.Eval.Client == profile.EvalLMEval {
 		er.Result, er.Files, err = runLMEval(ctx, plan, opts, ctxLen, meta)
 	} else {
 		er.Result, er.Files, err = runNativeEval(ctx, plan, opts, er.MaxTokens, ctxLen, meta)

@@ -16,6 +16,7 @@ import (
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/gsm8k"
 	"github.com/slurmbench/slurmbench/launcher/mockengine"
+	"github.com/slurmbench/slurmbench/launcher/profile"
 )
 
 // evalDocs is how many documents the eval tests score (--limit).
@@ -159,7 +160,7 @@ func TestEvalContextLength(t *testing.T) {
 // directory.
 func TestEvalLMEvalClient(t *testing.T) {
 	plan := testPlan(t)
-	plan.Eval.Client = EvalClientLMEval
+	plan.Eval.Client = profile.EvalLMEval
 	workspace := t.TempDir()
 	patch := filepath.Join(workspace, lmEvalPatch)
 	if err := os.MkdirAll(filepath.Dir(patch), 0o755); err != nil {
@@ -231,11 +232,10 @@ func TestCheckEval(t *testing.T) {
 		{"ok", func(*EvalOptions, *launcher.Plan) {}, ""},
 		{"disabled", func(_ *EvalOptions, p *launcher.Plan) { p.Eval.Enabled = false }, "no eval step"},
 		{"built-in data", func(_ *EvalOptions, p *launcher.Plan) { p.Eval.DataDir = "" }, ""},
-		{"client", func(_ *EvalOptions, p *launcher.Plan) { p.Eval.Client = "sglang" }, `eval client "sglang"`},
 		{"limit", func(o *EvalOptions, _ *launcher.Plan) { o.Limit = -1 }, "must not be negative"},
-		{"lm-eval without workspace", func(_ *EvalOptions, p *launcher.Plan) { p.Eval.Client = EvalClientLMEval }, "needs the InferenceX workspace"},
+		{"lm-eval without workspace", func(_ *EvalOptions, p *launcher.Plan) { p.Eval.Client = profile.EvalLMEval }, "needs the InferenceX workspace"},
 		{"lm-eval without port", func(o *EvalOptions, p *launcher.Plan) {
-			p.Eval.Client, o.Workspace, o.Frontend = EvalClientLMEval, "/ws", "http://head"
+			p.Eval.Client, o.Workspace, o.Frontend = profile.EvalLMEval, "/ws", "http://head"
 		}, `frontend URL "http://head"`},
 	}
 	for _, tt := range tests {

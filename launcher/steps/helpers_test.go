@@ -9,6 +9,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/gsm8k"
+	"github.com/slurmbench/slurmbench/launcher/profile"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
 )
 
@@ -28,9 +29,9 @@ func testPlan(t *testing.T) *launcher.Plan {
 		Mode: "aggregated", Nodes: 1, GPUsPerNode: 4, GPUs: gpus,
 		Model:   launcher.Model{Source: filepath.Join(run, "model"), Path: "/model", ServedName: testModel, Precision: "fp8"},
 		Backend: "mock", Frontend: "dynamo",
-		Benchmark: launcher.Benchmark{Type: "sa-bench", Client: ClientNative, ISL: 32, OSL: 8, RangeRatio: 0.8,
+		Benchmark: launcher.Benchmark{Type: "sa-bench", Client: profile.BenchNative, ISL: 32, OSL: 8, RangeRatio: 0.8,
 			RequestRate: "inf", PromptsMult: 10, ResultDir: filepath.Join(results, "sa-bench_isl_32_osl_8")},
-		Eval:   launcher.Eval{Enabled: true, Client: EvalClientNative, Concurrency: 4, ResultDir: filepath.Join(results, "eval")},
+		Eval:   launcher.Eval{Enabled: true, Client: profile.EvalNative, Concurrency: 4, ResultDir: filepath.Join(results, "eval")},
 		Layout: rundir.New(run),
 	}
 	for _, c := range []int{2, 4} {

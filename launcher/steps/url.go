@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/slurmbench/slurmbench/launcher"
+	"github.com/slurmbench/slurmbench/launcher/profile"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
 	"github.com/slurmbench/slurmbench/launcher/sabench"
 )
@@ -98,7 +99,7 @@ func (u URLBench) Plan() (*launcher.Plan, error) {
 	plan := urlPlan(u.Model, out)
 	plan.Mode, plan.GPUs = mode, gpus
 	plan.Benchmark = launcher.Benchmark{
-		Type: "sa-bench", Client: ClientNative, ISL: u.ISL, OSL: u.OSL,
+		Type: "sa-bench", Client: profile.BenchNative, ISL: u.ISL, OSL: u.OSL,
 		RangeRatio: u.RangeRatio, RequestRate: u.RequestRate,
 		ResultDir: filepath.Join(out, sabench.ResultDirName(u.ISL, u.OSL)),
 	}
@@ -164,7 +165,7 @@ func (e URLEval) Plan() (*launcher.Plan, error) {
 		return nil, err
 	}
 	plan := urlPlan(e.Model, out)
-	plan.Eval = launcher.Eval{Enabled: true, Only: true, Client: EvalClientNative, Concurrency: e.Concurrency,
+	plan.Eval = launcher.Eval{Enabled: true, Only: true, Client: profile.EvalNative, Concurrency: e.Concurrency,
 		ResultDir: filepath.Join(out, "eval"), DataDir: data}
 	return plan, nil
 }
