@@ -1,6 +1,6 @@
 module github.com/slurmbench/slurmbench
 
-go 1.24
+go 1.25
 
 require (
 	github.com/BurntSushi/toml v1.6.0

@@ -24,7 +24,7 @@ const (
 	DefaultRetryWaitMin        = 250 * time.Millisecond
 	DefaultRetryWaitMax        = 4 * time.Second
 	DefaultSubmitAttempts      = 3
-	DefaultSubmitLookupWindow  = 10 * time.Second
+	DefaultSubmitLookupWindow  = 30 * time.Second
 	DefaultTokenCommandTimeout = 30 * time.Second
 )
 
@@ -68,17 +68,29 @@ type Config struct {
 	// (DefaultSubmitAttempts); a resend only follows a lookup that did not
 	// find the job.
 	SubmitAttempts int
-	// SubmitLookupWindow is how long, after an ambiguous submit failure,
-	// the job is looked for before it counts as not created
-	// (DefaultSubmitLookupWindow).
+	// SubmitLookupWindow bounds slurmctld's queue latency: after a submit
+	// attempt failed ambiguously, the job it may have made can still appear
+	// until the attempt's start + RequestTimeout + SubmitLookupWindow, and
+	// it is looked for (and, if the submit gives up, cancelled) until then
+	// (DefaultSubmitLookupWindow: three of slurmctld's default 10 s
+	// MessageTimeout, for slurmrestd's RPC and its resend).
 	SubmitLookupWindow time.Duration
 	// TokenCommandTimeout bounds one run of TokenCommand.
 	TokenCommandTimeout time.Duration
 
+	// CAFile is a PEM file of CA certificates trusted for an https URL in
+	// addition to the system's (a site's private CA).
+	CAFile string
+	// UseEnvProxy sends requests through the proxy HTTPS_PROXY, HTTP_PROXY
+	// and NO_PROXY name. Off by default: slurmrestd is a cluster-internal
+	// service, and a proxy set for downloads must not see its token.
+	UseEnvProxy bool
+
 	// Logger receives debug lines per request and info lines on retries
 	// and token refreshes. Nil discards. Tokens are never logged.
 	Logger *slog.Logger
-	// Transport replaces the HTTP transport (tests, TLS settings).
+	// Transport replaces the HTTP transport (tests); CAFile and UseEnvProxy
+	// then do not apply.
 	Transport http.RoundTripper
 }
 
@@ -150,7 +162,13 @@ func New(cfg Config) (*Client, error) {
 	c := &Client{cfg: cfg, base: base, log: log, auth: auth}
 	c.server.URL = base.String()
 	c.server.APIVersion = cfg.APIVersion
-	c.http = c.newRetryClient()
+	transport := cfg.Transport
+	if transport == nil {
+		if transport, err = newTransport(cfg); err != nil {
+			return nil, err
+		}
+	}
+	c.http = c.newRetryClient(transport)
 	return c, nil
 }
 
@@ -315,6 +333,9 @@ func (c *Client) send(ctx context.Context, version string, req request, token st
 	}
 	start := time.Now()
 	resp, err := c.http.Do(hr)
+	if err != nil && resp != nil {
+		resp.Body.Close()
+	}
 	if err != nil {
 		c.log.Debug("slurmrestd request failed", "method", req.method, "path", u.Path, "elapsed", time.Since(start), "error", err)
 		return 0, nil, fmt.Errorf("%s %s: %w", req.method, u.Path, unwrapURLError(err))

@@ -8,9 +8,18 @@
 // job ids may be numbers or strings. The API version (v0.0.40..v0.0.44) is
 // chosen at run time from what the server serves, unless pinned.
 //
-// Three rules shape the code:
-//   - A query that fails is an error, never a job state.
+// Four rules shape the code:
+//   - A query that fails is an error, never a job state; only a terminal
+//     state, or a job gone from both slurmctld and accounting, ends a Wait.
+//     Any failed poll (408, 429, 5xx, slurmctld's communication errors) is
+//     retried with a growing gap for WaitOptions.ErrorTime (5 minutes).
 //   - A submit is never retried blindly: after an ambiguous failure the job is
-//     looked up by its unique submit key before anything is sent again.
-//   - A token never appears in an error or a log line.
+//     looked up by its unique submit key until it can no longer appear
+//     (the attempt's start + RequestTimeout + SubmitLookupWindow: 60 s by
+//     default) before anything is sent again; a submit that gives up
+//     cancels whatever it finds under its key.
+//   - A token never appears in an error or a log line, and is never sent
+//     anywhere but the configured URL: redirects to another host or from
+//     https to http are refused, and the environment's proxy is used only
+//     when asked (Config.UseEnvProxy).
 package slurm

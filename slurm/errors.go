@@ -9,15 +9,28 @@ import (
 
 // Slurm error numbers this package acts on (slurm_errno.h).
 const (
-	errnoAuth            = 1007 // SLURM_PROTOCOL_AUTHENTICATION_ERROR
-	errnoInvalidJobID    = 2017 // ESLURM_INVALID_JOB_ID
-	errnoConnectFailure  = 1001 // SLURM_COMMUNICATIONS_CONNECTION_ERROR
-	errnoSendFailure     = 1002 // SLURM_COMMUNICATIONS_SEND_ERROR
-	errnoReceiveFailure  = 1003 // SLURM_COMMUNICATIONS_RECEIVE_ERROR
-	errnoShutdownFailure = 1004 // SLURM_COMMUNICATIONS_SHUTDOWN_ERROR
-	errnoSocketTimeout   = 5004 // SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT
-	errnoAgain           = 11   // EAGAIN: slurmctld too busy to take the job
+	errnoAuth         = 1007 // SLURM_PROTOCOL_AUTHENTICATION_ERROR
+	errnoInvalidJobID = 2017 // ESLURM_INVALID_JOB_ID
 )
+
+// communicationErrnos are slurmctld's "I don't know" answers: the RPC
+// between slurmrestd and slurmctld broke somewhere, so slurmctld may or may
+// not have acted on it. A submit that gets one may have made the job.
+var communicationErrnos = map[int]bool{
+	11:   true, // EAGAIN: slurmctld too busy to take the RPC
+	1000: true, // SLURM_UNEXPECTED_MSG_ERROR
+	1001: true, // SLURM_COMMUNICATIONS_CONNECTION_ERROR
+	1002: true, // SLURM_COMMUNICATIONS_SEND_ERROR
+	1003: true, // SLURM_COMMUNICATIONS_RECEIVE_ERROR
+	1004: true, // SLURM_COMMUNICATIONS_SHUTDOWN_ERROR
+	1008: true, // SLURM_PROTOCOL_INSANE_MSG_LENGTH
+	5000: true, // SLURM_PROTOCOL_SOCKET_IMPL_ZERO_RECV_LENGTH
+	5001: true, // SLURM_PROTOCOL_SOCKET_IMPL_NEGATIVE_RECV_LENGTH
+	5002: true, // SLURM_PROTOCOL_SOCKET_IMPL_NOT_ALL_DATA_SENT
+	5003: true, // ESLURM_PROTOCOL_INCOMPLETE_PACKET
+	5004: true, // SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT
+	5005: true, // SLURM_PROTOCOL_SOCKET_ZERO_BYTES_SENT: "Zero Bytes were transmitted or received"
+}
 
 // Problem is one entry of slurmrestd's errors[] or warnings[].
 type Problem struct {
@@ -86,17 +99,20 @@ func (e *APIError) hasErrno(n int) bool {
 	return false
 }
 
-// definitive reports whether slurmrestd gave a Slurm verdict (errors[] with
-// a number that is not a communication failure): such an answer is final and
-// must not be retried.
+// definitive reports whether slurmrestd gave a verdict: a 4xx other than
+// 408 (timeout) and 429 (throttled), or errors[] with a Slurm error that is
+// not a communication failure. Such an answer is final and must not be
+// retried; anything else may succeed when asked again.
 func (e *APIError) definitive() bool {
-	if e.Status == http.StatusUnauthorized || e.Status == 511 || (e.Status >= 400 && e.Status < 500) {
+	switch {
+	case e.Status == http.StatusRequestTimeout, e.Status == http.StatusTooManyRequests:
+		return false
+	case e.Status == 511, e.Status >= 400 && e.Status < 500:
 		return true
 	}
 	verdict := false
 	for _, p := range e.Errors {
-		switch p.Number {
-		case errnoConnectFailure, errnoSendFailure, errnoReceiveFailure, errnoShutdownFailure, errnoSocketTimeout, errnoAgain:
+		if communicationErrnos[p.Number] {
 			return false
 		}
 		if p.Number != 0 || p.Error != "" {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -16,13 +17,9 @@ import (
 // noRetryKey marks a request context whose request must be sent once.
 type noRetryKey struct{}
 
-func (c *Client) newRetryClient() *retryablehttp.Client {
-	transport := c.cfg.Transport
-	if transport == nil {
-		transport = http.DefaultTransport.(*http.Transport).Clone()
-	}
+func (c *Client) newRetryClient(transport http.RoundTripper) *retryablehttp.Client {
 	rc := retryablehttp.NewClient()
-	rc.HTTPClient = &http.Client{Transport: transport, Timeout: c.cfg.RequestTimeout}
+	rc.HTTPClient = &http.Client{Transport: transport, Timeout: c.cfg.RequestTimeout, CheckRedirect: checkRedirect}
 	rc.Logger = nil // retryablehttp would log full URLs on its own; we log through slog
 	rc.RetryMax = c.cfg.Retry.Max
 	rc.RetryWaitMin = c.cfg.Retry.WaitMin
@@ -51,11 +48,15 @@ func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 	if once, _ := ctx.Value(noRetryKey{}).(bool); once {
 		return false, nil
 	}
+	var redirect *RedirectError
+	if errors.As(err, &redirect) {
+		return false, nil // a refused redirect is refused again
+	}
 	if err != nil {
 		return retryablehttp.DefaultRetryPolicy(ctx, resp, err)
 	}
 	switch code := resp.StatusCode; {
-	case code == http.StatusTooManyRequests, code == http.StatusBadGateway,
+	case code == http.StatusRequestTimeout, code == http.StatusTooManyRequests, code == http.StatusBadGateway,
 		code == http.StatusServiceUnavailable, code == http.StatusGatewayTimeout:
 		return true, nil
 	case code == 511, code == http.StatusNotImplemented:

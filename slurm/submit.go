@@ -44,6 +44,9 @@ type JobSpec struct {
 	// Extra fields are merged into the job description as is, for options
 	// this type does not name (e.g. "constraints", "qos").
 	Extra map[string]any
+	// SubmitKey is the marker appended to the comment ("" makes one; see
+	// NewSubmitKey).
+	SubmitKey string
 }
 
 // DefaultJobEnvironment is sent when JobSpec.Environment is empty.
@@ -67,7 +70,10 @@ type SubmitResult struct {
 // submitKeyPrefix starts the marker appended to each job's comment.
 const submitKeyPrefix = "slurmbench-submit="
 
-func newSubmitKey() string {
+// NewSubmitKey is a fresh submit key. A caller that must find its job
+// again after a crash (a journal) makes the key itself and passes it in
+// JobSpec.SubmitKey.
+func NewSubmitKey() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return submitKeyPrefix + hex.EncodeToString(b[:])
@@ -158,22 +164,43 @@ type wireSubmit struct {
 
 // Submit submits a batch job and returns its id. The request is never
 // retried blindly: when the outcome is ambiguous (timeout, reset, a 5xx
-// without a Slurm verdict) the job is looked up by name and its unique
-// submit key before it is sent again, so one call never makes two jobs.
-// A Slurm rejection (bad partition, too many nodes) is returned as is.
-func (c *Client) Submit(ctx context.Context, spec JobSpec) (SubmitResult, error) {
-	key := newSubmitKey()
+// without a Slurm verdict, one of slurmctld's communication errors) the job
+// is looked up by name and its unique submit key for as long as it could
+// still appear (see Config.SubmitLookupWindow) before it is sent again, so
+// one call never makes two jobs. A Slurm rejection (bad partition, too many
+// nodes) is returned as is.
+//
+// Every return without a job id after an ambiguous attempt — the lookup
+// failing (ErrSubmitOutcomeUnknown), attempts running out, ctx ending —
+// first looks for the job until it can no longer appear and cancels what it
+// finds; the result still carries the submit key, so a caller that
+// journaled it can look again later. ctx ending stops further attempts but
+// not that cleanup.
+func (c *Client) Submit(ctx context.Context, spec JobSpec) (res SubmitResult, err error) {
+	key := spec.SubmitKey
+	if key == "" {
+		key = NewSubmitKey()
+	} else if !strings.HasPrefix(key, submitKeyPrefix) {
+		return SubmitResult{}, fmt.Errorf("submitting job %q: submit key %q does not start with %q", spec.Name, key, submitKeyPrefix)
+	}
 	desc, err := c.jobDesc(spec, key)
 	if err != nil {
 		return SubmitResult{}, fmt.Errorf("submitting job %q: %w", spec.Name, err)
 	}
-	res := SubmitResult{SubmitKey: key}
+	res = SubmitResult{SubmitKey: key}
 	// Choose the API version first: a failure there sent no job.
 	if _, err := c.negotiate(ctx); err != nil {
 		return res, fmt.Errorf("submitting job %q: %w", spec.Name, err)
 	}
+	// appearBy is when the last ambiguous attempt's job, if it was made, is
+	// sure to be visible; zero while no attempt was ambiguous.
+	var appearBy time.Time
+	defer func() {
+		if err != nil && !appearBy.IsZero() {
+			err = c.cancelSubmitted(context.WithoutCancel(ctx), spec.Name, key, appearBy, err)
+		}
+	}()
 	var lastErr error
-	ambiguous := false
 	for res.Attempts < c.cfg.SubmitAttempts {
 		if res.Attempts > 0 {
 			if err := sleepCtx(ctx, jitterBackoff(c.cfg.Retry.WaitMin, c.cfg.Retry.WaitMax, res.Attempts-1, nil)); err != nil {
@@ -181,6 +208,7 @@ func (c *Client) Submit(ctx context.Context, spec JobSpec) (SubmitResult, error)
 			}
 		}
 		res.Attempts++
+		start := time.Now()
 		var w wireSubmit
 		err := c.do(ctx, request{method: http.MethodPost, root: "slurm", path: "job/submit", body: map[string]any{"job": desc}, once: true}, &w)
 		if err == nil {
@@ -194,37 +222,90 @@ func (c *Client) Submit(ctx context.Context, spec JobSpec) (SubmitResult, error)
 			for _, p := range w.Warnings {
 				res.Warnings = append(res.Warnings, p.String())
 			}
-			if ambiguous {
-				c.dropDuplicates(ctx, spec.Name, key, res.JobID)
+			if !appearBy.IsZero() {
+				c.DropDuplicates(ctx, spec.Name, key, res.JobID)
 			}
 			c.log.Info("submitted job", "name", spec.Name, "job_id", res.JobID, "attempts", res.Attempts)
 			return res, nil
 		}
 		lastErr = err
-		if ctx.Err() != nil {
-			return res, fmt.Errorf("submitting job %q: %w", spec.Name, err)
-		}
 		switch submitOutcome(err) {
 		case outcomeRejected:
 			return res, fmt.Errorf("submitting job %q: %w", spec.Name, err)
 		case outcomeNotSent:
+			if ctx.Err() != nil {
+				return res, fmt.Errorf("submitting job %q: %w", spec.Name, err)
+			}
 			c.log.Info("submit did not reach slurmrestd; sending again", "name", spec.Name, "attempt", res.Attempts, "error", err)
 			continue
 		}
-		ambiguous = true
-		c.log.Warn("submit outcome ambiguous; looking the job up before sending again", "name", spec.Name, "attempt", res.Attempts, "error", err)
-		job, found, lerr := c.findSubmitted(ctx, spec.Name, key)
+		appearBy = start.Add(c.cfg.RequestTimeout + c.cfg.SubmitLookupWindow)
+		if ctx.Err() != nil {
+			return res, fmt.Errorf("submitting job %q: %w", spec.Name, err)
+		}
+		c.log.Warn("submit outcome ambiguous; looking the job up before sending again", "name", spec.Name, "attempt", res.Attempts, "error", err, "until", appearBy)
+		job, found, lerr := c.findSubmitted(ctx, spec.Name, key, appearBy)
+		if !found && ctx.Err() != nil {
+			return res, fmt.Errorf("submitting job %q: %w while looking up the job of an ambiguous submit (%w)", spec.Name, ctx.Err(), err)
+		}
+		if found {
+			res.JobID, res.Recovered = job.ID, true
+			appearBy = time.Time{}
+			c.log.Info("found the job the ambiguous submit made", "name", spec.Name, "job_id", job.ID)
+			return res, nil
+		}
 		if lerr != nil {
 			return res, fmt.Errorf("submitting job %q: %w: the submit failed (%w) and the lookup by comment %q failed too (%w); check squeue before submitting again",
 				spec.Name, ErrSubmitOutcomeUnknown, err, key, lerr)
 		}
-		if found {
-			res.JobID, res.Recovered = job.ID, true
-			c.log.Info("found the job the ambiguous submit made", "name", spec.Name, "job_id", job.ID)
-			return res, nil
-		}
 	}
 	return res, fmt.Errorf("submitting job %q: giving up after %d attempts: %w", spec.Name, res.Attempts, lastErr)
+}
+
+// cancelSubmitted ends a Submit that returns without a job id after an
+// ambiguous attempt: until appearBy it looks for jobs carrying key and
+// cancels each one, so no job the caller does not know of is left behind.
+// It adds what it did to err.
+func (c *Client) cancelSubmitted(ctx context.Context, name, key string, appearBy time.Time, err error) error {
+	var cancelled []string
+	var lastErr error
+	looked := false
+	done := map[JobID]bool{}
+	for wait := 250 * time.Millisecond; ; wait = min(wait*2, 4*time.Second) {
+		jobs, lerr := c.ListJobs(ctx, JobFilter{Name: name, CommentContains: key})
+		if lerr == nil {
+			looked = true
+			for _, j := range jobs {
+				if done[j.ID] || j.Terminal() {
+					continue
+				}
+				c.log.Warn("cancelling the job of a failed submit", "name", name, "job_id", j.ID)
+				if cerr := c.CancelJob(ctx, j.ID); cerr != nil {
+					lastErr = cerr
+					continue
+				}
+				done[j.ID] = true
+				cancelled = append(cancelled, j.ID.String())
+			}
+		} else {
+			lastErr = lerr
+		}
+		if !time.Now().Add(wait).Before(appearBy) {
+			break
+		}
+		if sleepCtx(ctx, wait) != nil {
+			break
+		}
+	}
+	switch {
+	case len(cancelled) > 0:
+		return fmt.Errorf("%w; cancelled job %s, made by the failed submit (comment %q)", err, strings.Join(cancelled, ", "), key)
+	case !looked:
+		return fmt.Errorf("%w; the job may exist: looking it up by comment %q failed (%w)", err, key, lastErr)
+	case lastErr != nil:
+		return fmt.Errorf("%w; cancelling the job of comment %q failed (%w)", err, key, lastErr)
+	}
+	return err
 }
 
 type outcome int
@@ -244,8 +325,12 @@ func submitOutcome(err error) outcome {
 		return outcomeAmbiguous
 	}
 	var tokErr *tokenError
-	if errors.As(err, &tokErr) {
+	var redirect *RedirectError
+	switch {
+	case errors.As(err, &tokErr):
 		return outcomeRejected // nothing was sent, and without a token nothing can be
+	case errors.As(err, &redirect):
+		return outcomeRejected // slurmrestd was never reached; the job was not sent on
 	}
 	var opErr *net.OpError
 	if errors.As(err, &opErr) && opErr.Op == "dial" {
@@ -254,12 +339,11 @@ func submitOutcome(err error) outcome {
 	return outcomeAmbiguous
 }
 
-// findSubmitted looks for the job an ambiguous submit may have made, a few
-// times within SubmitLookupWindow: slurmrestd may still be finishing the
-// submit while the lookup runs. It reports an error only if no lookup
-// succeeded at all.
-func (c *Client) findSubmitted(ctx context.Context, name, key string) (Job, bool, error) {
-	deadline := time.Now().Add(c.cfg.SubmitLookupWindow)
+// findSubmitted looks for the job an ambiguous submit may have made until
+// appearBy (slurmrestd and slurmctld may still be working on the submit
+// while the lookup runs). It reports an error only if no lookup succeeded
+// at all.
+func (c *Client) findSubmitted(ctx context.Context, name, key string, appearBy time.Time) (Job, bool, error) {
 	wait := 250 * time.Millisecond
 	var lastErr error
 	succeeded := false
@@ -273,7 +357,7 @@ func (c *Client) findSubmitted(ctx context.Context, name, key string) (Job, bool
 		} else {
 			lastErr = err
 		}
-		if time.Now().Add(wait).After(deadline) {
+		if !time.Now().Add(wait).Before(appearBy) {
 			break
 		}
 		if err := sleepCtx(ctx, wait); err != nil {
@@ -287,10 +371,20 @@ func (c *Client) findSubmitted(ctx context.Context, name, key string) (Job, bool
 	return Job{}, false, nil
 }
 
-// dropDuplicates is the last guard after a resend: if the earlier,
-// ambiguous attempt did make a job after all, that job is cancelled so the
-// call leaves exactly one job running.
-func (c *Client) dropDuplicates(ctx context.Context, name, key string, keep JobID) {
+// FindSubmitted is one lookup of the jobs whose comment carries key (a
+// submit key from SubmitResult or a journal), oldest first.
+func (c *Client) FindSubmitted(ctx context.Context, name, key string) ([]Job, error) {
+	jobs, err := c.ListJobs(ctx, JobFilter{Name: name, CommentContains: key})
+	slices.SortFunc(jobs, func(a, b Job) int { return int(a.ID - b.ID) })
+	return jobs, err
+}
+
+// DropDuplicates is the last guard after a resend: if an earlier,
+// ambiguous attempt did make a job after all, that job is cancelled so one
+// submit key leaves exactly one job running. Submit calls it after a
+// resend; a caller following the job calls it again later, when a job of
+// an earlier attempt can no longer appear.
+func (c *Client) DropDuplicates(ctx context.Context, name, key string, keep JobID) {
 	jobs, err := c.ListJobs(ctx, JobFilter{Name: name, CommentContains: key})
 	if err != nil {
 		c.log.Warn("could not check for a duplicate job after resubmitting", "name", name, "error", err)

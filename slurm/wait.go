@@ -53,11 +53,16 @@ func nextPoll(prev, lo, hi time.Duration) time.Duration {
 }
 
 // Wait polls the job until it reaches a terminal state and returns it.
-// It returns early with ctx's error when ctx ends, and with an error when
-// polling keeps failing for ErrorTime or cannot succeed (auth refused).
-// A job slurmctld forgets is looked up in accounting; without accounting
-// the error is an *UnknownFinalStateError. On error the returned Job is
-// the last one read (zero if none).
+// Only a definitive answer about the job ends the wait: a terminal state,
+// or the job gone from both slurmctld and accounting (an
+// *UnknownFinalStateError). A failed poll of any kind — a timeout, 408, 429,
+// a 5xx with or without a Slurm error, an auth failure after the token was
+// refreshed — is retried with a growing gap until polls have failed for
+// ErrorTime in a row: one throttled poll never ends a healthy job's wait.
+// Wait also returns early when ctx ends, and at once when no poll can ever
+// succeed (slurmrestd does not serve the URL; a rejected token with no
+// token file or command to get another). On error the returned Job is the
+// last one read (zero if none).
 func (c *Client) Wait(ctx context.Context, id JobID, opts WaitOptions) (Job, error) {
 	opts.defaults()
 	var last Job
@@ -87,7 +92,7 @@ func (c *Client) Wait(ctx context.Context, id JobID, opts WaitOptions) (Job, err
 				u.LastSeen = last.State
 			}
 			return last, fmt.Errorf("waiting for job %d: %w", id, err)
-		case IsAuth(err) || IsRejected(err) || IsUnsupported(err):
+		case IsUnsupported(err), IsAuth(err) && !c.auth.canRefresh(), errors.As(err, new(*RedirectError)):
 			return last, fmt.Errorf("waiting for job %d: %w", id, err)
 		default:
 			if failingSince.IsZero() {
@@ -100,6 +105,9 @@ func (c *Client) Wait(ctx context.Context, id JobID, opts WaitOptions) (Job, err
 			if opts.OnError != nil {
 				opts.OnError(err)
 			}
+			// Back off while failing: a throttled or struggling slurmrestd
+			// gets fewer calls, not more.
+			gap = max(gap, opts.PollMin)
 		}
 		gap = nextPoll(gap, opts.PollMin, opts.PollMax)
 		if err := sleepCtx(ctx, gap); err != nil {

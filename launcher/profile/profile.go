@@ -51,6 +51,15 @@ type Slurm struct {
 	// Arch of the compute nodes ("x86_64", "aarch64"); when it differs from
 	// the machine slurmbench runs on, images are imported on a compute node.
 	ComputeArch string `toml:"compute_arch"`
+
+	// How slurmrestd is reached beyond its URL.
+	// CAFile is a PEM file of CA certificates trusted for an https rest_url
+	// next to the system's (a site's private CA).
+	CAFile string `toml:"ca_file"`
+	// UseEnvProxy honours HTTPS_PROXY, HTTP_PROXY and NO_PROXY for
+	// slurmrestd; by default it is reached directly, so a proxy set for
+	// downloads never sees its token.
+	UseEnvProxy bool `toml:"use_env_proxy"`
 }
 
 // Paths is the [paths] table; all absolute after Load.
@@ -157,6 +166,7 @@ func (p *Profile) resolve(base string) error {
 		{"paths.gsm8k", &p.Paths.GSM8K, false}, // checked when an eval is planned
 		{"paths.wheel_cache", &p.Paths.WheelCache, false},
 		{"slurm.token_file", &p.Slurm.TokenFile, true},
+		{"slurm.ca_file", &p.Slurm.CAFile, true},
 		{"infra.nats_server", &p.Infra.NATSServer, false},
 		{"infra.etcd", &p.Infra.Etcd, false},
 		{"container.enroot", &p.Container.Enroot, false},

@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,12 +127,17 @@ func TestRelativePathsResolveAgainstProfileDir(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "jwt"), []byte("token"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, "ca.pem"), []byte("pem"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	text := `
 [slurm]
 rest_url = "http://slurmrestd:6820"
 partition = "batch"
 gpus_per_node = 4
 token_file = "jwt"
+ca_file = "ca.pem"
+use_env_proxy = true
 
 [paths]
 runs_dir = "runs"
@@ -170,6 +176,8 @@ mounts = ["data:/data:ro", "/abs/cache:/cache"]
 	checks := []struct{ name, got, want string }{
 		{"path", p.Path, path},
 		{"slurm.token_file", p.Slurm.TokenFile, filepath.Join(dir, "jwt")},
+		{"slurm.ca_file", p.Slurm.CAFile, filepath.Join(dir, "ca.pem")},
+		{"slurm.use_env_proxy", fmt.Sprint(p.Slurm.UseEnvProxy), "true"},
 		{"paths.runs_dir", p.Paths.RunsDir, filepath.Join(dir, "runs")},
 		{"paths.squash_dir", p.Paths.SquashDir, filepath.Join(site, "squash")},
 		{"paths.recipes_root", p.Paths.RecipesRoot, filepath.Join(dir, "recipes")},

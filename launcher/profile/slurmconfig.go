@@ -28,6 +28,8 @@ func (p *Profile) SlurmConfig() (slurm.Config, error) {
 		TokenCommand: s.TokenCommand,
 		APIVersion:   s.APIVersion,
 		Defaults:     slurm.JobDefaults{Partition: s.Partition, Account: s.Account},
+		CAFile:       s.CAFile,
+		UseEnvProxy:  s.UseEnvProxy,
 	}
 	if len(s.TokenCommand) > 0 && p.Path != "" {
 		cfg.TokenCommandDir = filepath.Dir(p.Path)

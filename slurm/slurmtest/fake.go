@@ -6,6 +6,7 @@ package slurmtest
 import (
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -17,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 //go:embed samples/*.json
@@ -57,6 +59,8 @@ type FakeJob struct {
 	Desc map[string]any
 	// Forgotten jobs are gone from slurmctld (MinJobAge passed).
 	Forgotten bool
+	// Submitted is when slurmctld took the job.
+	Submitted time.Time
 
 	steps []Step
 	step  int
@@ -80,20 +84,23 @@ func (j *FakeJob) advance() {
 type Fake struct {
 	URL string
 
-	srv *httptest.Server
+	srv       *httptest.Server
+	inProcess bool
 
-	mu          sync.Mutex
-	versions    []string
-	accepted    map[string]bool // empty: any non-empty token
-	revoked     map[string]bool
-	partitions  []string
-	nodes       int
-	gpusPerNode int
-	nodeStates  map[string][]string // node name → state, overriding IDLE
-	accounting  bool
-	lifecycle   []Step
-	jobs        map[int64]*FakeJob
-	nextID      int64
+	mu           sync.Mutex
+	faults       []*Fault
+	visibleAfter time.Duration
+	versions     []string
+	accepted     map[string]bool // empty: any non-empty token
+	revoked      map[string]bool
+	partitions   []string
+	nodes        int
+	gpusPerNode  int
+	nodeStates   map[string][]string // node name → state, overriding IDLE
+	accounting   bool
+	lifecycle    []Step
+	jobs         map[int64]*FakeJob
+	nextID       int64
 }
 
 // FakeOption configures a Fake.
@@ -129,6 +136,17 @@ func WithCluster(nodes, gpusPerNode int) FakeOption {
 	return func(f *Fake) { f.nodes, f.gpusPerNode = nodes, gpusPerNode }
 }
 
+// InProcess serves the fake without a socket: point the client's transport
+// at Transport() (URL is a placeholder). Under testing/synctest a real
+// socket would keep the bubble's clock from advancing; in process, a test
+// waits out minutes of slurmrestd time in microseconds.
+func InProcess() FakeOption { return func(f *Fake) { f.inProcess = true } }
+
+// WithVisibleAfter makes a submitted job show up in GET job/{id} and the
+// job listing only d after slurmctld took it, as a loaded slurmctld's
+// queue latency does; until then it is "not found".
+func WithVisibleAfter(d time.Duration) FakeOption { return func(f *Fake) { f.visibleAfter = d } }
+
 // NewFake starts a fake slurmrestd, closed when the test ends.
 func NewFake(t testing.TB, opts ...FakeOption) *Fake {
 	t.Helper()
@@ -147,10 +165,118 @@ func NewFake(t testing.TB, opts ...FakeOption) *Fake {
 	for _, o := range opts {
 		o(f)
 	}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	if f.inProcess {
+		f.URL = "http://slurmrestd.invalid:6820"
+		return f
+	}
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f.handle(w, r) {
+			hangUp(w, false)
+		}
+	}))
 	f.URL = f.srv.URL
 	t.Cleanup(f.srv.Close)
 	return f
+}
+
+// AddFaults makes the fake itself misbehave, as slurmrestd in front of a
+// loaded slurmctld does: the same Fault rules as FaultProxy, applied in
+// process (so they also work with InProcess under testing/synctest).
+func (f *Fake) AddFaults(faults ...Fault) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range faults {
+		fault := faults[i]
+		f.faults = append(f.faults, &fault)
+	}
+}
+
+// Transport serves requests in process (see InProcess); it works for a
+// listening fake too.
+func (f *Fake) Transport() http.RoundTripper { return fakeTransport{f} }
+
+type fakeTransport struct{ f *Fake }
+
+// errHungUp is what a client sees when the fake closes without answering.
+var errHungUp = errors.New("fake slurmrestd closed the connection without answering")
+
+func (t fakeTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	if t.f.handle(rec, r) {
+		if err := r.Context().Err(); err != nil {
+			return nil, err
+		}
+		return nil, errHungUp
+	}
+	resp := rec.Result()
+	resp.Request = r
+	return resp, nil
+}
+
+// handle applies the first due fault around serve. It reports whether the
+// connection is to be closed without an answer.
+func (f *Fake) handle(w http.ResponseWriter, r *http.Request) (hangUp bool) {
+	f.mu.Lock()
+	var fault Fault
+	for _, ft := range f.faults {
+		if ft.take(r) {
+			fault = *ft
+			break
+		}
+	}
+	f.mu.Unlock()
+	wait := func(d time.Duration) bool {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return true
+		case <-r.Context().Done():
+			return false
+		}
+	}
+	switch fault.Action {
+	case Drop, Reset:
+		return true
+	case Respond:
+		writeFault(w, fault)
+		return false
+	case Stall:
+		if !wait(fault.Delay) {
+			return true // the client gave up; slurmctld never sees it
+		}
+	}
+	rec := httptest.NewRecorder()
+	f.serve(rec, r)
+	switch fault.Action {
+	case DropAfterForward:
+		return true
+	case RespondAfterForward:
+		writeFault(w, fault)
+		return false
+	case StallResponse:
+		if !wait(fault.Delay) {
+			return true
+		}
+	}
+	for k, vs := range rec.Header() {
+		w.Header()[k] = vs
+	}
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(rec.Body.Bytes())
+	return false
+}
+
+func writeFault(w http.ResponseWriter, fault Fault) {
+	status := fault.Status
+	if status == 0 {
+		status = http.StatusInternalServerError
+	}
+	if strings.HasPrefix(strings.TrimSpace(fault.Body), "{") {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, fault.Body)
 }
 
 // AcceptToken adds a token to the accepted set.
@@ -246,7 +372,7 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && root == "slurm" && strings.HasPrefix(rest, "job/"):
 		id, _ := strconv.ParseInt(strings.TrimPrefix(rest, "job/"), 10, 64)
 		j := f.jobs[id]
-		if j == nil || j.Forgotten {
+		if j == nil || j.Forgotten || !f.isVisible(j) {
 			f.reply(w, version, http.StatusNotFound, sample("err-job-not-found.response.json"), nil)
 			return
 		}
@@ -303,12 +429,17 @@ func (f *Fake) editPartitions(m map[string]any) {
 func (f *Fake) visible() []*FakeJob {
 	var out []*FakeJob
 	for _, j := range f.jobs {
-		if !j.Forgotten {
+		if !j.Forgotten && f.isVisible(j) {
 			out = append(out, j)
 		}
 	}
 	slices.SortFunc(out, func(a, b *FakeJob) int { return int(a.ID - b.ID) })
 	return out
+}
+
+// isVisible: slurmctld has processed the job (see WithVisibleAfter).
+func (f *Fake) isVisible(j *FakeJob) bool {
+	return f.visibleAfter <= 0 || time.Since(j.Submitted) >= f.visibleAfter
 }
 
 func (f *Fake) replyAuthFailure(w http.ResponseWriter, version, method, rest string) {
@@ -352,7 +483,7 @@ func (f *Fake) submit(w http.ResponseWriter, r *http.Request, version string) {
 		f.reply(w, version, http.StatusInternalServerError, sample("err-bad-partition.response.json"), nil)
 		return
 	}
-	j := &FakeJob{ID: f.nextID, Desc: desc, Partition: part, steps: f.lifecycle}
+	j := &FakeJob{ID: f.nextID, Desc: desc, Partition: part, steps: f.lifecycle, Submitted: time.Now()}
 	f.nextID++
 	j.Name, _ = desc["name"].(string)
 	j.Comment, _ = desc["comment"].(string)
@@ -400,7 +531,7 @@ func gpusPerNode(desc map[string]any) int {
 
 func (f *Fake) cancel(w http.ResponseWriter, version string, id int64, signal string) {
 	j := f.jobs[id]
-	if j == nil || j.Forgotten {
+	if j == nil || j.Forgotten || !f.isVisible(j) {
 		if version >= "v0.0.42" {
 			f.reply(w, version, http.StatusOK, sample("err-cancel-not-found.v0.0.42.response.json"), nil)
 			return

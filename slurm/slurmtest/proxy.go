@@ -34,6 +34,11 @@ const (
 	StallResponse
 	// Respond answers Status with Body without forwarding.
 	Respond
+	// RespondAfterForward forwards the request, lets the server act, then
+	// answers Status with Body instead of the server's answer: slurmrestd's
+	// 502 "Zero Bytes were transmitted or received" after slurmctld took
+	// the job.
+	RespondAfterForward
 )
 
 func (a Action) String() string {
@@ -50,6 +55,8 @@ func (a Action) String() string {
 		return "stall-response"
 	case Respond:
 		return "respond"
+	case RespondAfterForward:
+		return "respond-after-forward"
 	}
 	return "pass"
 }
@@ -64,8 +71,8 @@ type Fault struct {
 	Times  int
 	Action Action
 	Delay  time.Duration // Stall, StallResponse
-	Status int           // Respond (default 500)
-	Body   string        // Respond
+	Status int           // Respond, RespondAfterForward (default 500)
+	Body   string        // Respond, RespondAfterForward
 
 	matched int
 }
@@ -184,12 +191,7 @@ func (p *FaultProxy) serve(w http.ResponseWriter, r *http.Request) {
 		hangUp(w, true)
 		return
 	case Respond:
-		status := fault.Status
-		if status == 0 {
-			status = http.StatusInternalServerError
-		}
-		w.WriteHeader(status)
-		_, _ = io.WriteString(w, fault.Body)
+		writeFault(w, fault)
 		return
 	case Stall:
 		select {
@@ -200,7 +202,7 @@ func (p *FaultProxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 
 	ctx := r.Context()
-	if fault.Action == DropAfterForward || fault.Action == StallResponse {
+	if fault.Action == DropAfterForward || fault.Action == StallResponse || fault.Action == RespondAfterForward {
 		// The server must finish acting even though the client goes away.
 		ctx = context.WithoutCancel(ctx)
 	}
@@ -216,6 +218,9 @@ func (p *FaultProxy) serve(w http.ResponseWriter, r *http.Request) {
 	switch fault.Action {
 	case DropAfterForward:
 		hangUp(w, false)
+		return
+	case RespondAfterForward:
+		writeFault(w, fault)
 		return
 	case StallResponse:
 		select {
