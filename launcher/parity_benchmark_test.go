@@ -180,7 +180,7 @@ func benchArgDiffs(args []string, plan *Plan, fill func(string) string) [][3]str
 		}
 	}
 	if bm.Client != "sa-bench" {
-		out = append(out, [3]string{"client", "benchmark_serving.py", bm.Client})
+		out = append(out, [3]string{"client", "benchmark_serving.py", string(bm.Client)})
 	}
 	return out
 }
