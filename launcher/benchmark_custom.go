@@ -243,25 +243,7 @@ func hostPath(p string, mounts []string) (string, bool) {
 // srtctl's placed_node resolves it (head, or the first/last decode leader's
 // node ordered by worker index).
 func (b *builder) benchmarkNode() (int, error) {
-	placement := b.r.Benchmark.ClientPlacement
-	if placement == "" || placement == "head" {
-		return b.headNode, nil
-	}
-	var nodes []int
-	seen := map[int]bool{}
-	for _, p := range b.plan.Processes {
-		if p.Role == RoleDecode && p.Rank == 0 && !seen[p.Nodes[0]] {
-			seen[p.Nodes[0]] = true
-			nodes = append(nodes, p.Nodes[0])
-		}
-	}
-	if len(nodes) == 0 {
-		return 0, b.fail("benchmark.client_placement", "%q but the recipe has no decode workers", placement)
-	}
-	if placement == "first_decode" {
-		return nodes[0], nil
-	}
-	return nodes[len(nodes)-1], nil
+	return b.placedNode(b.r.Benchmark.ClientPlacement, "benchmark.client_placement")
 }
 
 // benchmarkEnv is srtctl's benchmark environment (_get_benchmark_env):
@@ -310,7 +292,7 @@ func (b *builder) benchmarkEnv(custom bool) map[string]string {
 
 // frontendEndpoint is the node and port of the public API (frontendURL's).
 func (b *builder) frontendEndpoint() (int, int) {
-	node, port := b.headNode, portPublicFrontend
+	node, port := b.apiNode, portPublicFrontend
 	if b.frontendType() == "vllm" && b.backendType() != "mock" {
 		for _, proc := range b.plan.Processes {
 			if proc.Role == RoleAgg && proc.Rank == 0 {

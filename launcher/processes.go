@@ -486,7 +486,7 @@ func (b *builder) eval() error {
 // health sets the gate as srtctl polls it (srt-slurm.md §4).
 func (b *builder) health() {
 	plan, r, p := b.plan, b.r, b.p
-	h := Health{Node: b.headNode, Port: portPublicFrontend, MaxAttempts: 180, IntervalSeconds: 10}
+	h := Health{Node: b.apiNode, Port: portPublicFrontend, MaxAttempts: 180, IntervalSeconds: 10}
 	if r.Health != nil {
 		h.MaxAttempts = deref(r.Health.MaxAttempts, h.MaxAttempts)
 		h.IntervalSeconds = deref(r.Health.IntervalSeconds, h.IntervalSeconds)
@@ -548,18 +548,9 @@ func appendUnique(xs []string, x string) []string {
 	return append(xs, x)
 }
 
-// frontendURL is where clients reach the serving endpoint: the public
-// frontend on the head node (the agg leader for a direct vllm serve).
+// frontendURL is where clients reach the serving endpoint.
 func (b *builder) frontendURL() string {
-	node, port := b.headNode, portPublicFrontend
-	if b.frontendType() == "vllm" && b.backendType() != "mock" {
-		for _, proc := range b.plan.Processes {
-			if proc.Role == RoleAgg && proc.Rank == 0 {
-				node, port = proc.Nodes[0], proc.Ports["http"]
-				break
-			}
-		}
-	}
+	node, port := b.frontendEndpoint()
 	return "http://" + placeholderIP(node) + ":" + strconv.Itoa(port)
 }
 
