@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -86,4 +88,22 @@ func doctorAction(c *cli.Context) error {
 	}
 	// The failed lines above say it all; only the exit code is left.
 	return exitcode.With(rep.ExitCode(), errors.New(""))
+}
+
+// runPreflight is run's preflight: doctor's checks for this plan (no
+// probe), before anything is imported or created. A failure exits 2, or 4
+// (submit) when slurmrestd or the cluster is the problem: run's exit codes
+// are the layers of a run, and 11 is the operator commands'.
+func runPreflight(ctx context.Context, w io.Writer, prof *profile.Profile, plan *launcher.Plan) error {
+	start := time.Now()
+	rep := preflight.Run(ctx, preflight.Options{Profile: prof, Plan: plan})
+	if err := rep.Err(); err != nil {
+		code := rep.ExitCode()
+		if code == exitcode.Slurm {
+			code = exitcode.Submit
+		}
+		return exitcode.With(code, err)
+	}
+	fmt.Fprintf(w, "preflight: %d checks passed in %s (slurmbench doctor shows them)\n", len(rep.Checks), time.Since(start).Round(time.Millisecond))
+	return nil
 }

@@ -137,3 +137,70 @@ func TestDoctorCommand(t *testing.T) {
 		}
 	})
 }
+
+// TestRunPreflightBeforeImport: with a dead rest_url, run fails in its
+// preflight (exit 4, the check and its fix named) before the image import
+// starts; --no-preflight skips the checks, and the import then runs (and
+// fails here: the enroot is a script that only records that it ran).
+func TestRunPreflightBeforeImport(t *testing.T) {
+	clearRenderEnv(t)
+	t.Setenv("SLURM_JWT", "any")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + l.Addr().String()
+	l.Close()
+
+	dir := t.TempDir()
+	for _, d := range []string{"runs", "squash", "models/mock", "stage"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	marker := filepath.Join(dir, "enroot-ran")
+	enroot := filepath.Join(dir, "enroot")
+	if err := os.WriteFile(enroot, []byte("#!/bin/sh\ntouch '"+marker+"'\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	prof := filepath.Join(dir, "profile.toml")
+	text := fmt.Sprintf(`[slurm]
+rest_url = %q
+partition = "debug"
+gpus_per_node = 4
+[paths]
+runs_dir = "runs"
+squash_dir = "squash"
+[models]
+mock = "models/mock"
+[containers]
+mock-image = "slurmbench/mock-engine:demo"
+[container]
+runtime = "enroot"
+enroot = %q
+import_on = "login"
+`, dead, enroot)
+	if err := os.WriteFile(prof, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	recipe := filepath.Join(repoRoot(t), "examples", "mock-2p1d.yaml")
+
+	_, errOut, code := runCLI(t, "run", "--profile", prof, "--recipe", recipe, "--stage-dir", filepath.Join(dir, "stage"))
+	if code != exitcode.Submit || !strings.Contains(errOut, "preflight slurmrestd: cannot reach "+dead) || !strings.Contains(errOut, "fix: check slurm.rest_url in "+prof) {
+		t.Fatalf("dead rest_url: exit %d, want %d naming the check and its fix:\n%s", code, exitcode.Submit, errOut)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the image import ran before the preflight failed")
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, "runs")); len(entries) != 0 {
+		t.Fatalf("a run directory was created: %v", entries)
+	}
+
+	_, errOut, code = runCLI(t, "run", "--no-preflight", "--profile", prof, "--recipe", recipe, "--stage-dir", filepath.Join(dir, "stage"))
+	if code != exitcode.Image {
+		t.Fatalf("--no-preflight: exit %d, want %d (the import's failure):\n%s", code, exitcode.Image, errOut)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("--no-preflight did not reach the import: %v\n%s", err, errOut)
+	}
+}

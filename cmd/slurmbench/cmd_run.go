@@ -40,11 +40,14 @@ func runCommand() *cli.Command {
 		Name:      "run",
 		Usage:     "run one benchmark point: plan, import, submit, follow, collect",
 		UsageText: "slurmbench run --profile FILE --recipe FILE [--conc LIST] [--stage-dir DIR]",
-		Description: `Plans the point (as render shows it), imports the image, copies itself and the
-plan into a fresh run directory on the shared filesystem, submits the job
-through slurmrestd, and follows it: job state, the driver's phases, health
-wait and benchmark progress, and the driver's log. At the end it requires
-COMPLETED 0:0 and the driver's "succeeded", checks every requested point,
+		Description: `Plans the point (as render shows it), checks it against the cluster as
+'slurmbench doctor' does (a failed check exits 2, or 4 when slurmrestd cannot
+be reached, before anything is imported; --no-preflight skips the checks),
+imports the image, copies itself and the plan into a fresh run directory on
+the shared filesystem, submits the job through slurmrestd, and follows it:
+job state, the driver's phases, health wait and benchmark progress, and the
+driver's log. At the end it requires COMPLETED 0:0 and the driver's
+"succeeded", checks every requested point,
 writes a manifest and stages results under InferenceX's names.
 
 On SIGINT, SIGTERM or SIGHUP, and on any error after submitting, it cancels
@@ -66,6 +69,7 @@ Examples:
 			&cli.BoolFlag{Name: "overwrite", Usage: "replace different files already in the stage dir"},
 			&cli.DurationFlag{Name: "cancel-wait", Value: 30 * time.Second, Usage: "how long to wait for a cancelled job to stop"},
 			&cli.BoolFlag{Name: "no-driver-log", Usage: "do not stream the driver's log"},
+			&cli.BoolFlag{Name: "no-preflight", Usage: "skip the checks slurmbench doctor runs (slurmrestd, token, partition, nodes, paths, model, image)"},
 		),
 		Action: runAction,
 	}
@@ -107,6 +111,14 @@ func runAction(c *cli.Context) error {
 	prof, err := profile.Load(plan.Profile.Path)
 	if err != nil {
 		return exitcode.With(exitcode.Config, err)
+	}
+	if !c.Bool("no-preflight") {
+		if err := runPreflight(ctx, stderr, prof, plan); err != nil {
+			if gha {
+				report.Error(stderr, "slurmbench: preflight", err.Error())
+			}
+			return err
+		}
 	}
 	client, err := newSlurmClient(ctx, prof)
 	if err != nil {
