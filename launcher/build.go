@@ -109,7 +109,7 @@ func (b *builder) build() (*Plan, error) {
 		RunDir:   runDir,
 		PlanFile: rundir.PlanPath(runDir),
 		Binary:   rundir.BinaryPath(runDir),
-		Recipe:   Source{Path: r.Path, SHA256: r.SHA256},
+		Recipe:   recipeSource(r),
 		Profile:  Source{Path: p.Path},
 		Runtime:  p.Container.Runtime,
 		Owner:    p.Paths.Owner,

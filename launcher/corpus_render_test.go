@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -45,15 +46,18 @@ func corpusRecipes(t testing.TB) []string {
 // srtctlDefaultGPUsPerNode is resources.gpus_per_node when a recipe omits it.
 const srtctlDefaultGPUsPerNode = 4
 
-// refusal returns the field a recipe is refused for, or "" when err is not
-// a named refusal (an unsupported feature, or a key set twice).
+// refusal returns the field a recipe is refused for by a typed refusal (a
+// feature not run yet, a field srtctl refuses too, a key set twice), or "".
 func refusal(err error) string {
 	var ue *recipe.UnsupportedError
-	if errors.As(err, &ue) {
+	var se *recipe.SrtctlRefusalError
+	var de *recipe.DuplicateKeyError
+	switch {
+	case errors.As(err, &ue):
 		return ue.Err.Field
-	}
-	var re *recipe.Error
-	if errors.As(err, &re) && strings.Contains(re.Msg, "set twice") && re.Field != "" {
+	case errors.As(err, &se):
+		return se.Err.Field
+	case errors.As(err, &de):
 		return "duplicate key"
 	}
 	return ""
@@ -97,79 +101,171 @@ workspace = %s
 	return out
 }
 
+// Corpus expectations. corpusRendered is how many of the 469 recipes
+// slurmbench plans today; a change that plans more (or fewer) must update
+// it, since the test fails when the count drifts either way. srtctl
+// c88ef731's dry-run accepts 451; the other 18 are listed, with the field
+// its schema refuses, in recipe/testdata/srtctl-refused.txt.
+const (
+	corpusRendered = 457
+	srtctlAccepted = 451
+)
+
+// corpusOutcome is how one corpus file went: rendered (every config of an
+// override file), refused as srtctl refuses it, or refused by a feature
+// slurmbench does not run yet; err is anything else.
+type corpusOutcome struct {
+	rendered, allowDup bool
+	variants           int
+	srtctl, gap        string // refused field
+	err                error
+}
+
+// renderCorpusFile plans one corpus file as a user would: with
+// --allow-duplicate-keys when it sets a key twice (srtctl keeps the last),
+// and each --variant of an override file.
+func renderCorpusFile(t *testing.T, file string, profileFor func(*recipe.Recipe) *profile.Profile) (out corpusOutcome) {
+	defer func() {
+		if v := recover(); v != nil {
+			out = corpusOutcome{err: fmt.Errorf("panic: %v\n%s", v, debug.Stack())}
+		}
+	}()
+	opt := recipe.Options{}
+	build := func() error {
+		r, err := recipe.LoadContext(context.Background(), file, opt)
+		if err != nil {
+			return err
+		}
+		plan, err := Build(inputs(profileFor(r), r))
+		if err != nil {
+			return err
+		}
+		for _, e := range invariantErrors(plan) {
+			t.Errorf("%s %s: %s", file, opt.Variant, e)
+		}
+		if _, err := plan.JSON(); err != nil {
+			t.Errorf("%s: JSON: %v", file, err)
+		}
+		return nil
+	}
+	err := build()
+	var de *recipe.DuplicateKeyError
+	if errors.As(err, &de) {
+		out.allowDup, opt.AllowDuplicateKeys = true, true
+		err = build()
+	}
+	var ve *recipe.VariantError
+	if errors.As(err, &ve) {
+		err = nil
+		for _, v := range ve.Variants {
+			opt.Variant = v
+			if err = build(); err != nil {
+				break
+			}
+			out.variants++
+		}
+	}
+	var se *recipe.SrtctlRefusalError
+	var ue *recipe.UnsupportedError
+	switch {
+	case err == nil:
+		out.rendered = true
+	case errors.As(err, &se):
+		out.srtctl = se.Err.Field
+	case errors.As(err, &ue) && ue.Err.Field != "":
+		out.gap = ue.Err.Field
+	default:
+		out.err = err
+	}
+	return out
+}
+
+// srtctlRefusedList reads recipe/testdata/srtctl-refused.txt.
+func srtctlRefusedList(t *testing.T) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("recipe", "testdata", "srtctl-refused.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if path, field, ok := strings.Cut(strings.TrimSpace(line), " "); ok && !strings.HasPrefix(line, "#") {
+			out[path] = field
+		}
+	}
+	return out
+}
+
 // TestCorpusRenders plans every recipe InferenceX checks in. Each one is
-// rendered, or refused with a named field; any other error, or a panic,
-// fails the test with the file. Rendered plans must hold the invariants.
+// rendered, refused as srtctl refuses it (by the field the checked-in list
+// names), or refused by a named field slurmbench does not run yet; anything
+// else — a crash, an untyped error, a recipe srtctl accepts refused for
+// another reason — fails, and so does a count that differs from the
+// constants above.
 func TestCorpusRenders(t *testing.T) {
 	files := corpusRecipes(t)
 	root := corpusRoot(t)
+	srtctlList := srtctlRefusedList(t)
 	loaded := map[string]*recipe.Recipe{}
-	refused := map[string]int{}
-	var otherErrs []string
-	crashes := 0
-	safely := func(file string, f func() error) (err error) {
-		defer func() {
-			if v := recover(); v != nil {
-				crashes++
-				err = fmt.Errorf("panic: %v\n%s", v, debug.Stack())
-			}
-		}()
-		return f()
-	}
 	for _, f := range files {
-		var r *recipe.Recipe
-		err := safely(f, func() (err error) { r, err = recipe.Load(f); return err })
-		rel, _ := filepath.Rel(root, f)
-		switch {
-		case err == nil:
+		if r, err := recipe.LoadContext(context.Background(), f, recipe.Options{AllowDuplicateKeys: true}); err == nil {
 			loaded[f] = r
-		case refusal(err) != "":
-			refused[refusal(err)]++
-		default:
-			otherErrs = append(otherErrs, fmt.Sprintf("%s: load: %v", rel, err))
 		}
 	}
 	profiles := corpusProfiles(t, loaded)
-	rendered := 0
-	for _, f := range files {
-		r, ok := loaded[f]
-		if !ok {
-			continue
+	profileFor := func(r *recipe.Recipe) *profile.Profile {
+		if p := profiles[deref(r.Resources.GPUsPerNode, srtctlDefaultGPUsPerNode)]; p != nil {
+			return p
 		}
-		rel, _ := filepath.Rel(root, f)
-		p := profiles[deref(r.Resources.GPUsPerNode, srtctlDefaultGPUsPerNode)]
-		var plan *Plan
-		err := safely(f, func() (err error) { plan, err = Build(inputs(p, r)); return err })
-		switch {
-		case err == nil:
-			rendered++
-			for _, e := range invariantErrors(plan) {
-				t.Errorf("%s: %s", rel, e)
-			}
-			if _, err := plan.JSON(); err != nil {
-				t.Errorf("%s: JSON: %v", rel, err)
-			}
-		case refusal(err) != "":
-			refused[refusal(err)]++
-		default:
-			otherErrs = append(otherErrs, fmt.Sprintf("%s: %v", rel, err))
-		}
+		return corpusProfiles(t, map[string]*recipe.Recipe{"": r})[deref(r.Resources.GPUsPerNode, srtctlDefaultGPUsPerNode)]
 	}
-	for _, e := range otherErrs {
-		t.Errorf("not rendered and not refused by field: %s", e)
+	rendered, allowDup, variants, srtctlRefused, beyond := 0, 0, 0, 0, 0
+	gaps := map[string]int{}
+	for _, f := range files {
+		rel, _ := filepath.Rel(root, f)
+		o := renderCorpusFile(t, f, profileFor)
+		switch {
+		case o.srtctl != "":
+			srtctlRefused++
+			if srtctlList[rel] != o.srtctl {
+				t.Errorf("%s: refused as srtctl would (%s), but srtctl accepts it (srtctl-refused.txt: %q)", rel, o.srtctl, srtctlList[rel])
+			}
+		case srtctlList[rel] != "" && recipe.BeyondSrtctl(srtctlList[rel]):
+			// srtctl refuses it; slurmbench runs that field (recipe.beyondSrtctl).
+			if o.rendered {
+				beyond++
+			} else {
+				t.Errorf("%s: slurmbench runs %s, which srtctl refuses; not rendered: gap=%q err=%v", rel, srtctlList[rel], o.gap, o.err)
+			}
+		case srtctlList[rel] != "":
+			t.Errorf("%s: srtctl refuses it for %s; slurmbench: rendered=%v gap=%q err=%v", rel, srtctlList[rel], o.rendered, o.gap, o.err)
+		case o.rendered:
+			rendered++
+			variants += o.variants
+			if o.allowDup {
+				allowDup++
+			}
+		case o.gap != "":
+			gaps[o.gap]++
+		default:
+			t.Errorf("%s: srtctl accepts it; slurmbench refuses it without naming an unsupported field: %v", rel, o.err)
+		}
 	}
 	total := 0
 	var byField []string
-	for _, k := range profile.SortedKeys(refused) {
-		total += refused[k]
-		byField = append(byField, fmt.Sprintf("%s %d", k, refused[k]))
+	for _, k := range profile.SortedKeys(gaps) {
+		total += gaps[k]
+		byField = append(byField, fmt.Sprintf("%s %d", k, gaps[k]))
 	}
-	t.Logf("corpus: %d recipes, %d rendered, %d refused (by field: %s), %d crashes, %d other errors",
-		len(files), rendered, total, strings.Join(byField, ", "), crashes, len(otherErrs))
-	if rendered+total+len(otherErrs) != len(files) {
-		t.Errorf("counted %d + %d + %d of %d recipes", rendered, total, len(otherErrs), len(files))
+	t.Logf("corpus: %d recipes, %d rendered (%d with --allow-duplicate-keys; %d override-file configs) + %d that srtctl refuses, %d refused as srtctl %s refuses them, %d not run yet (by field: %s)",
+		len(files), rendered, allowDup, variants, beyond, srtctlRefused, recipe.SrtctlRevision, total, strings.Join(byField, ", "))
+	if rendered+beyond != corpusRendered {
+		t.Errorf("%d recipes rendered; corpusRendered says %d: update the constant (and the README) with the change that moved it", rendered+beyond, corpusRendered)
 	}
-	if rendered == 0 {
-		t.Error("no corpus recipe rendered")
+	if srtctlRefused+beyond != len(srtctlList) || len(srtctlList) != len(files)-srtctlAccepted {
+		t.Errorf("%d refused as srtctl refuses them + %d run anyway; srtctl-refused.txt lists %d, srtctl refuses %d", srtctlRefused, beyond, len(srtctlList), len(files)-srtctlAccepted)
+	}
+	if rendered+total != srtctlAccepted {
+		t.Errorf("rendered %d + not run yet %d != the %d recipes srtctl accepts", rendered, total, srtctlAccepted)
 	}
 }

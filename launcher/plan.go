@@ -7,6 +7,7 @@ package launcher
 
 import (
 	"github.com/slurmbench/slurmbench/launcher/profile"
+	"github.com/slurmbench/slurmbench/launcher/recipe"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
 )
 
@@ -64,6 +65,16 @@ type Plan struct {
 type Source struct {
 	Path   string `json:"path"`
 	SHA256 string `json:"sha256,omitempty"`
+	// Variant is the config of an override file that was planned; Origins
+	// maps each field that config's section set to the section.
+	Variant string            `json:"variant,omitempty"`
+	Origins map[string]string `json:"origins,omitempty"`
+	// Warnings are what loading accepted but a user should know, e.g. a key
+	// set twice and kept last by --allow-duplicate-keys.
+	Warnings []string `json:"warnings,omitempty"`
+	// Telemetry is the telemetry block the recipe enables, as requested;
+	// Plan.Telemetry says what the run collects.
+	Telemetry *recipe.TelemetrySettings `json:"telemetry_requested,omitempty"`
 }
 
 // GPUCount splits the allocation's GPUs by role; Total is what per-GPU

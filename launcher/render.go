@@ -36,6 +36,7 @@ func (p *Plan) WriteHuman(w io.Writer) error {
 	ew.printf("  image    %s\n           enroot %s\n           squash %s  (runtime %s)\n", img, p.Image.EnrootURI, p.Image.Squash, p.Runtime)
 	ew.printf("  model    %s → %s, served as %q\n", p.Model.Source, p.Model.Path, p.Model.ServedName)
 	ew.printf("  slurm    partition %s, account %s, %d min, job name %s\n", p.Slurm.Partition, orDash(p.Slurm.Account), p.Slurm.TimeLimitMinutes, p.Slurm.JobName)
+	p.writeProvenance(ew)
 
 	ew.printf("\nNode map\n")
 	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)

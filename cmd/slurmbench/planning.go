@@ -43,6 +43,8 @@ func planFlags() []cli.Flag {
 		&cli.StringFlag{Name: "eval-client", Value: "native", Usage: "native or lm-eval"},
 		&cli.StringFlag{Name: "job-name", Usage: "Slurm job name (default: the recipe's name)", EnvVars: []string{"RUNNER_NAME"}},
 		&cli.StringFlag{Name: "run-id", Usage: "run directory name under paths.runs_dir (render default: <name>-dryrun)"},
+		&cli.StringFlag{Name: "variant", Usage: "the config of an override file (base: + override_*/zip_override_*) to plan, in srtctl's selector syntax: base, override_NAME, zip_override_NAME[I] (also RECIPE:SELECTOR or CONFIG_FILE=...yaml:SELECTOR)"},
+		&cli.BoolFlag{Name: "allow-duplicate-keys", Usage: "accept a recipe that sets a key twice with different values, keeping the last as srtctl does (warned, and recorded in the plan)"},
 	}
 }
 
@@ -82,13 +84,22 @@ func buildPlan(c *cli.Context, runID string) (*launcher.Plan, error) {
 		}
 	}
 
-	recipePath, err := recipeLocation(c, prof, configFile)
+	recipePath, selector, err := recipeLocation(c, prof, configFile)
 	if err != nil {
 		return nil, err
 	}
-	rec, err := recipe.Load(recipePath)
+	if v := c.String("variant"); v != "" {
+		if selector != "" && selector != v {
+			return nil, fmt.Errorf("--variant %q and the selector %q of the recipe path disagree", v, selector)
+		}
+		selector = v
+	}
+	rec, err := recipe.LoadContext(c.Context, recipePath, recipe.Options{AllowDuplicateKeys: c.Bool("allow-duplicate-keys"), Variant: selector})
 	if err != nil {
 		return nil, err
+	}
+	for _, w := range rec.Warnings {
+		fmt.Fprintln(c.App.ErrWriter, "warning:", w)
 	}
 	// A CI runner's name (GitHub's default ones have spaces) is made a
 	// valid job name rather than failing every run.
@@ -171,48 +182,63 @@ func buildPlan(c *cli.Context, runID string) (*launcher.Plan, error) {
 }
 
 // recipeLocation finds the recipe from --recipe, or CONFIG_FILE against the
-// recipes root. A ":selector" suffix is recognised and refused by name.
-func recipeLocation(c *cli.Context, prof *profile.Profile, configFile string) (string, error) {
+// recipes root, and the override-file selector after a ':' (srtctl's
+// `-f file.yaml:SELECTOR`).
+func recipeLocation(c *cli.Context, prof *profile.Profile, configFile string) (path, selector string, err error) {
 	if r := c.String("recipe"); r != "" {
 		p, err := profile.Canonical(r)
 		if err != nil {
-			return "", fmt.Errorf("--recipe: %w", err)
+			file, sel, ok := cutSelector(r)
+			if !ok {
+				return "", "", fmt.Errorf("--recipe: %w", err)
+			}
+			if p, err = profile.Canonical(file); err != nil {
+				return "", "", fmt.Errorf("--recipe: %w", err)
+			}
+			return p, sel, nil
 		}
-		return p, nil
+		return p, "", nil
 	}
 	if configFile == "" {
-		return "", errors.New("--recipe: required (or --config-file / CONFIG_FILE, or --master with --key)")
+		return "", "", errors.New("--recipe: required (or --config-file / CONFIG_FILE, or --master with --key)")
 	}
-	file, selector, _ := strings.Cut(configFile, ":")
-	if selector != "" {
-		return "", fmt.Errorf("CONFIG_FILE %q: selector %q (override variants) is %s; resolve it to a plain recipe first", configFile, ":"+selector, recipe.ErrUnsupported)
-	}
+	file, selector, _ := cutSelector(configFile)
 	if !strings.HasPrefix(file, "recipes/") {
 		p, err := profile.Canonical(file)
 		if err != nil {
-			return "", fmt.Errorf("CONFIG_FILE %q: %w", configFile, err)
+			return "", "", fmt.Errorf("CONFIG_FILE %q: %w", configFile, err)
 		}
-		return p, nil
+		return p, selector, nil
 	}
 	root := c.String("recipes-root")
 	if root == "" {
 		root = prof.Paths.RecipesRoot
 	}
 	if root == "" {
-		return "", fmt.Errorf("CONFIG_FILE %q is relative to a recipes root: set --recipes-root or paths.recipes_root in %s", configFile, prof.Path)
+		return "", "", fmt.Errorf("CONFIG_FILE %q is relative to a recipes root: set --recipes-root or paths.recipes_root in %s", configFile, prof.Path)
 	}
-	root, err := profile.Canonical(root)
+	root, err = profile.Canonical(root)
 	if err != nil {
-		return "", fmt.Errorf("--recipes-root: %w", err)
+		return "", "", fmt.Errorf("--recipes-root: %w", err)
 	}
 	p, err := master.RecipePath(root, file)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if p, err = profile.Canonical(p); err != nil {
-		return "", fmt.Errorf("CONFIG_FILE %q: %w", configFile, err)
+		return "", "", fmt.Errorf("CONFIG_FILE %q: %w", configFile, err)
 	}
-	return p, nil
+	return p, selector, nil
+}
+
+// cutSelector splits "file.yaml:SELECTOR" at the last ':' (srtctl's
+// parse_config_arg).
+func cutSelector(s string) (file, selector string, ok bool) {
+	i := strings.LastIndex(s, ":")
+	if i <= 0 {
+		return s, "", false
+	}
+	return s[:i], s[i+1:], true
 }
 
 func masterPoint(c *cli.Context) (master.Point, error) {

@@ -5,10 +5,8 @@
 package recipe
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -46,6 +44,14 @@ type Recipe struct {
 	// Path is the absolute path the recipe was read from; SHA256 its bytes.
 	Path   string `yaml:"-"`
 	SHA256 string `yaml:"-"`
+	// Warnings are what loading accepted but a user should see (a key set
+	// twice); render prints them and the plan records them.
+	Warnings []string `yaml:"-"`
+	// Variant is the selector of the config an override file expanded to
+	// ("zip_override_NAME[I]", "override_NAME", "base"); "" for a plain
+	// recipe. Origins maps each dotted field the variant set to its section.
+	Variant string            `yaml:"-"`
+	Origins map[string]string `yaml:"-"`
 	// lines maps a dotted field path to its line, for errors about values.
 	lines map[string]int
 }
@@ -201,12 +207,6 @@ type Profiling struct {
 	Rest *Raw   `yaml:",inline"`
 }
 
-// Telemetry is the DCGM power telemetry block; only disabled runs.
-type Telemetry struct {
-	Enabled bool           `yaml:"enabled"`
-	Rest    map[string]Raw `yaml:",inline"`
-}
-
 // Error is a recipe problem located at a field (and line when known).
 type Error struct {
 	File  string
@@ -236,103 +236,6 @@ type UnsupportedError struct{ Err Error }
 
 func (e *UnsupportedError) Error() string { return e.Err.Error() }
 func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }
-
-// Load reads and strictly decodes the recipe at path (already absolute).
-func Load(path string) (*Recipe, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading recipe: %w", err)
-	}
-	return Parse(path, data)
-}
-
-// Parse decodes recipe bytes; path is used in errors.
-func Parse(path string, data []byte) (*Recipe, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, &Error{File: path, Line: yamlErrLine(err), Msg: cleanYAMLErr(err)}
-	}
-	if len(root.Content) == 0 {
-		return nil, &Error{File: path, Msg: "empty recipe"}
-	}
-	doc := root.Content[0]
-	if doc.Kind != yaml.MappingNode {
-		return nil, &Error{File: path, Line: doc.Line, Msg: "a recipe must be a YAML mapping"}
-	}
-	if err := refuseDuplicateKeys(path, doc, ""); err != nil {
-		return nil, err
-	}
-	if err := refuseOverrideFile(path, doc); err != nil {
-		return nil, err
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	var r Recipe
-	if err := dec.Decode(&r); err != nil {
-		line := yamlErrLine(err)
-		return nil, &Error{File: path, Line: line, Field: fieldAtLine(doc, line), Msg: cleanYAMLErr(err)}
-	}
-	r.Path = path
-	r.SHA256 = sha256Hex(data)
-	r.lines = map[string]int{}
-	indexLines(doc, "", r.lines)
-	if err := r.validate(); err != nil {
-		return nil, err
-	}
-	return &r, nil
-}
-
-// refuseDuplicateKeys rejects a mapping that sets one key twice. PyYAML
-// (srtctl) silently keeps the last one, which has hidden real recipe bugs:
-// an engine flag set twice with different values.
-func refuseDuplicateKeys(path string, n *yaml.Node, prefix string) error {
-	if n.Kind != yaml.MappingNode {
-		if n.Kind == yaml.SequenceNode {
-			for _, c := range n.Content {
-				if err := refuseDuplicateKeys(path, c, prefix+"[]"); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	seen := map[string]int{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k := n.Content[i]
-		field := k.Value
-		if prefix != "" {
-			field = prefix + "." + k.Value
-		}
-		if k.Value != "<<" {
-			if first, dup := seen[k.Value]; dup {
-				return &Error{File: path, Line: k.Line, Field: field,
-					Msg: fmt.Sprintf("set twice (first at line %d); srtctl would silently keep the last value", first)}
-			}
-			seen[k.Value] = k.Line
-		}
-		if err := refuseDuplicateKeys(path, n.Content[i+1], field); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// refuseOverrideFile rejects srt-slurm's override/sweep files by their
-// top-level keys, before strict decoding would call them "unknown".
-func refuseOverrideFile(path string, doc *yaml.Node) error {
-	for i := 0; i+1 < len(doc.Content); i += 2 {
-		k := doc.Content[i]
-		switch {
-		case k.Value == "base", strings.HasPrefix(k.Value, "override_"), strings.HasPrefix(k.Value, "zip_override_"):
-			return &UnsupportedError{Error{File: path, Line: k.Line, Field: k.Value,
-				Msg: "override files (base:/override_*/zip_override_*) are " + ErrUnsupported.Error() + "; resolve one variant first (srtctl resolve-override)"}}
-		case k.Value == "sweep":
-			return &UnsupportedError{Error{File: path, Line: k.Line, Field: "sweep",
-				Msg: "job-level sweeps are " + ErrUnsupported.Error() + "; render one point per recipe"}}
-		}
-	}
-	return nil
-}
 
 // Line returns the line of a dotted field path ("resources.prefill_nodes"), or 0.
 func (r *Recipe) Line(field string) int { return r.lines[field] }

@@ -261,8 +261,9 @@ func TestUnknownKeyHasFileAndLine(t *testing.T) {
 
 func TestDuplicateKeyRefused(t *testing.T) {
 	_, err := parse(t, edit(t, "  decode_workers: 1\n", "  decode_workers: 1\n  decode_workers: 2\n"))
-	var re *Error
-	if !errors.As(err, &re) || re.Field != "resources.decode_workers" || re.Line != 13 || !strings.Contains(re.Msg, "first at line 12") {
+	var de *DuplicateKeyError
+	if !errors.As(err, &de) || de.Err.Field != "resources.decode_workers" || de.Err.Line != 13 || de.FirstLine != 12 ||
+		!strings.Contains(de.Err.Msg, `"1" (line 12) then "2" (line 13)`) {
 		t.Fatalf("err = %#v", err)
 	}
 }
@@ -360,11 +361,9 @@ func TestUnsupportedNamesField(t *testing.T) {
 		{"het jobs", "  decode_workers: 1\n", "  decode_workers: 1\n  het_jobs: true\n", "resources.het_jobs"},
 		{"sequential start", "  type: sglang\n", "  type: sglang\n  sequential_node_start: 2\n", "backend.sequential_node_start"},
 		{"mmlu", "  type: sa-bench\n", "  type: mmlu\n", "benchmark.type"},
-		{"telemetry", "benchmark:\n", "telemetry:\n  enabled: true\n  provider: dcgm-power\nbenchmark:\n", "telemetry.enabled"},
+		{"required telemetry", "benchmark:\n", "telemetry:\n  enabled: true\n  required: true\n  dcgm_exporter: {container_image: dcgm, port: 9401}\nbenchmark:\n", "telemetry.required"},
 		{"profiling", "benchmark:\n", "profiling:\n  type: nsys\nbenchmark:\n", "profiling.type"},
 		{"dedicated frontend node", "benchmark:\n", "frontend:\n  dedicated_node: true\nbenchmark:\n", "frontend.dedicated_node"},
-		{"override file", "name: test-1p1d\n", "name: test-1p1d\nbase: {}\n", "base"},
-		{"zip override", "name: test-1p1d\n", "name: test-1p1d\nzip_override_x: {}\n", "zip_override_x"},
 		{"sweep", "name: test-1p1d\n", "name: test-1p1d\nsweep: {}\n", "sweep"},
 	}
 	for _, tc := range cases {

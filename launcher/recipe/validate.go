@@ -17,6 +17,10 @@ var frontendTypes = map[string]bool{"dynamo": true, "sglang": true, "vllm": true
 // validate checks the recipe on its own (the plan checks it against the
 // profile). Malformed values come first; then features not run yet.
 func (r *Recipe) validate() error {
+	// srtctl's schema refuses unknown fields before it checks any value.
+	if err := r.srtctlRefuses(); err != nil {
+		return err
+	}
 	var errs []error
 	add := func(field, format string, args ...any) { errs = append(errs, r.Errorf(field, format, args...)) }
 
@@ -170,8 +174,12 @@ func (r *Recipe) validate() error {
 			add("container_mounts", "%q: %q is not an absolute container path", h, c)
 		}
 	}
+	r.validateTelemetry(add)
 	if len(errs) > 0 {
 		return errors.Join(errs...)
+	}
+	if err := r.telemetryUnsupported(); err != nil {
+		return err
 	}
 	return r.checkSupported()
 }
@@ -208,8 +216,6 @@ func (r *Recipe) checkSupported() error {
 		return r.unsupported("benchmark.aiperf_server_metrics", "aiperf server metrics")
 	case r.Profiling != nil && r.Profiling.Type != "" && r.Profiling.Type != "none":
 		return r.unsupported("profiling.type", fmt.Sprintf("profiling %q", r.Profiling.Type))
-	case r.Telemetry != nil && r.Telemetry.Enabled:
-		return r.unsupported("telemetry.enabled", "DCGM power telemetry")
 	case r.Backend.PublishEvents != nil && *r.Backend.PublishEvents:
 		return r.unsupported("backend.publish_events_and_metrics", "TRT-LLM event publishing")
 	case r.Backend.Type == "trtllm" && r.Frontend.Type != "" && r.Frontend.Type != "dynamo":

@@ -1,0 +1,42 @@
+package launcher
+
+import (
+	"sort"
+
+	"github.com/slurmbench/slurmbench/launcher/recipe"
+)
+
+// recipeSource records where the plan's recipe came from: the file, the
+// override-file config and which section set what, what loading warned, and
+// the telemetry the recipe asks for.
+func recipeSource(r *recipe.Recipe) Source {
+	s := Source{Path: r.Path, SHA256: r.SHA256, Variant: r.Variant, Origins: r.Origins, Warnings: r.Warnings}
+	if t, ok := r.Telemetry.Settings(); ok {
+		s.Telemetry = &t
+	}
+	return s
+}
+
+// writeProvenance prints the recipe's variant, the fields its override
+// section set, loading warnings, and telemetry the recipe requests that
+// this plan does not collect (Plan.Telemetry unset).
+func (p *Plan) writeProvenance(ew *errWriter) {
+	if p.Recipe.Variant != "" {
+		ew.printf("  variant  %s of %s (every other value from its base:)\n", p.Recipe.Variant, p.Recipe.Path)
+		fields := make([]string, 0, len(p.Recipe.Origins))
+		for f := range p.Recipe.Origins {
+			fields = append(fields, f)
+		}
+		sort.Strings(fields)
+		for _, f := range fields {
+			ew.printf("           %s ← %s\n", f, p.Recipe.Origins[f])
+		}
+	}
+	for _, w := range p.Recipe.Warnings {
+		ew.printf("  warning  %s\n", w)
+	}
+	if t := p.Recipe.Telemetry; t != nil && p.Telemetry == nil {
+		ew.printf("  telemetry %s requested (required: %v, every %gs, exporter %s port %d) and NOT collected by this plan\n",
+			t.Provider, t.Required, t.FrequencySeconds, t.ExporterImage, t.ExporterPort)
+	}
+}

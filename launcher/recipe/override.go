@@ -1,0 +1,384 @@
+package recipe
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Override files are srtctl's way to keep several configs in one file: a
+// `base:` config, plus `override_NAME:` sections (one config each: base
+// deep-merged with the section) and `zip_override_NAME:` sections (N
+// configs: each list-valued leaf is a dimension; element i goes to config
+// i, lists of length 1 broadcast). srtctl's apply/dry-run expands them with
+// core/config.py's generate_override_configs and resolve_override_yaml; this
+// file reproduces that expansion on the YAML node tree, so every value
+// keeps its line for errors and render can say which section set it.
+//
+// The sections are inline mappings of the same file: srtctl has no
+// file-level `base: other.yaml` include, so there is no relative path to
+// resolve, no include cycle and no include depth to limit.
+
+// variantInfo is one config expanded from an override file.
+type variantInfo struct {
+	doc      *yaml.Node
+	selector string            // srtctl selector that names exactly this config
+	origins  map[string]string // dotted field → section that set it
+	warnings []string
+}
+
+// VariantError is an override file without a selector that names exactly
+// one of its configs; Variants lists the selectors a user can give.
+type VariantError struct {
+	Err      Error
+	Variants []string
+}
+
+func (e *VariantError) Error() string { return e.Err.Error() }
+
+func isOverrideFile(doc *yaml.Node) bool { return mapGet(doc, "base") != nil }
+
+// zipSelector is srtctl's "zip_override_NAME[I]" selector.
+var zipSelector = regexp.MustCompile(`^(zip_override_[\w-]+)\[(\d+)\]$`)
+
+type section struct {
+	key  string // override_NAME or zip_override_NAME
+	node *yaml.Node
+}
+
+// expandOverrideFile returns the config of doc that selector names.
+func expandOverrideFile(file string, doc *yaml.Node, selector string) (*variantInfo, error) {
+	var baseNode *yaml.Node
+	var overrides, zips []section
+	var warnings []string
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		k, v := doc.Content[i], deAlias(doc.Content[i+1])
+		switch {
+		case k.Value == "base":
+			baseNode = v
+		case strings.HasPrefix(k.Value, "override_"):
+			overrides = append(overrides, section{k.Value, v})
+		case strings.HasPrefix(k.Value, "zip_override_"):
+			zips = append(zips, section{k.Value, v})
+		default:
+			warnings = append(warnings, fmt.Sprintf("%s:%d: top-level key %q beside base: is ignored (srtctl reads only base, override_* and zip_override_*)", file, k.Line, k.Value))
+		}
+	}
+	ferr := func(n *yaml.Node, field, format string, args ...any) error {
+		return &Error{File: file, Line: n.Line, Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
+	if baseNode.Kind != yaml.MappingNode {
+		return nil, ferr(baseNode, "base", "must be a mapping (the config the overrides start from)")
+	}
+	for _, s := range append(append([]section{}, overrides...), zips...) {
+		if s.node.Kind != yaml.MappingNode {
+			return nil, ferr(s.node, s.key, "must be a mapping of the values it overrides")
+		}
+	}
+	sort.Slice(overrides, func(i, j int) bool { return overrides[i].key < overrides[j].key })
+	sort.Slice(zips, func(i, j int) bool { return zips[i].key < zips[j].key })
+	zipLen := map[string]int{}
+	for _, z := range zips {
+		n, err := zipLength(z.node)
+		if err != nil {
+			return nil, ferr(z.node, z.key, "%v", err)
+		}
+		zipLen[z.key] = n
+	}
+
+	// Every config srtctl would submit without a selector, in its order.
+	var all []string
+	for _, o := range overrides {
+		all = append(all, o.key)
+	}
+	for _, z := range zips {
+		for i := 0; i < zipLen[z.key]; i++ {
+			all = append(all, fmt.Sprintf("%s[%d]", z.key, i))
+		}
+	}
+	chosen, err := selectVariants(selector, all, overrides, zips, zipLen)
+	if err != nil {
+		return nil, &VariantError{Err: Error{File: file, Line: doc.Line, Msg: err.Error() + "; available: " + available(all)}, Variants: all}
+	}
+	if len(chosen) != 1 {
+		what := fmt.Sprintf("is an override file that expands to %d configs", len(chosen))
+		if selector != "" {
+			what = fmt.Sprintf("selector %q matches %d configs", selector, len(chosen))
+		}
+		return nil, &VariantError{Err: Error{File: file, Line: doc.Line,
+			Msg: what + "; a plan is one job: choose one with --variant (or CONFIG_FILE=...yaml:SELECTOR): " + available(chosen)}, Variants: chosen}
+	}
+	v := &variantInfo{selector: chosen[0], origins: map[string]string{}, warnings: warnings}
+	baseName := "unnamed"
+	if n := mapGet(baseNode, "name"); n != nil && deAlias(n).Kind == yaml.ScalarNode {
+		baseName = deAlias(n).Value
+	}
+	switch m := zipSelector.FindStringSubmatch(chosen[0]); {
+	case chosen[0] == "base":
+		v.doc = baseNode
+	case m != nil:
+		idx, _ := strconv.Atoi(m[2])
+		var z section
+		for _, s := range zips {
+			if s.key == m[1] {
+				z = s
+			}
+		}
+		sliced := sliceZip(z.node, idx)
+		// srtctl's submit path merges the deep-merged plain dict back into
+		// the comment-keeping base (comment_aware_merge), so a null in a zip
+		// section does not delete the base's key: the base value stays.
+		v.doc = mergeNodes(baseNode, sliced, chosen[0], "", v.origins, false, &v.warnings, file)
+		if n := mapGet(z.node, "name"); n == nil || deAlias(n).Kind != yaml.SequenceNode {
+			group := strings.TrimPrefix(m[1], "zip_override_")
+			v.doc = setName(v.doc, fmt.Sprintf("%s_%s_%d", baseName, group, idx))
+			v.origins["name"] = chosen[0] + " (generated)"
+		}
+	default:
+		var o section
+		for _, s := range overrides {
+			if s.key == chosen[0] {
+				o = s
+			}
+		}
+		v.doc = mergeNodes(baseNode, o.node, chosen[0], "", v.origins, true, &v.warnings, file)
+		if mapGet(o.node, "name") == nil {
+			v.doc = setName(v.doc, baseName+"_"+strings.TrimPrefix(o.key, "override_"))
+			v.origins["name"] = chosen[0] + " (generated)"
+		}
+	}
+	return v, nil
+}
+
+// selectVariants resolves srtctl's selector syntax (cli/submit.py
+// parse_config_arg and core/config.py generate_override_configs).
+func selectVariants(selector string, all []string, overrides, zips []section, zipLen map[string]int) ([]string, error) {
+	has := func(secs []section, key string) bool {
+		for _, s := range secs {
+			if s.key == key {
+				return true
+			}
+		}
+		return false
+	}
+	group := func(key string) []string {
+		var out []string
+		for i := 0; i < zipLen[key]; i++ {
+			out = append(out, fmt.Sprintf("%s[%d]", key, i))
+		}
+		return out
+	}
+	switch m := zipSelector.FindStringSubmatch(selector); {
+	case selector == "":
+		return all, nil
+	case selector == "base":
+		return []string{"base"}, nil
+	case m != nil:
+		idx, _ := strconv.Atoi(m[2])
+		if !has(zips, m[1]) {
+			return nil, fmt.Errorf("variant %q: no section %s", selector, m[1])
+		}
+		if idx >= zipLen[m[1]] {
+			return nil, fmt.Errorf("variant %q: index out of range (%s has %d configs, 0-%d)", selector, m[1], zipLen[m[1]], zipLen[m[1]]-1)
+		}
+		return []string{selector}, nil
+	case strings.ContainsAny(selector, "*?"):
+		var out []string
+		keys := make([]string, 0, len(overrides)+len(zips))
+		for _, s := range append(append([]section{}, overrides...), zips...) {
+			keys = append(keys, s.key)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if ok, _ := path.Match(selector, k); !ok {
+				continue
+			}
+			if strings.HasPrefix(k, "zip_override_") {
+				out = append(out, group(k)...)
+			} else {
+				out = append(out, k)
+			}
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("variant %q matches no section", selector)
+		}
+		return out, nil
+	case strings.HasPrefix(selector, "zip_override_"):
+		if !has(zips, selector) {
+			return nil, fmt.Errorf("variant %q: no such section", selector)
+		}
+		return group(selector), nil
+	case strings.HasPrefix(selector, "override_"):
+		if !has(overrides, selector) {
+			return nil, fmt.Errorf("variant %q: no such section", selector)
+		}
+		return []string{selector}, nil
+	}
+	return nil, fmt.Errorf("variant %q is not base, override_NAME, zip_override_NAME, zip_override_NAME[I] or a glob", selector)
+}
+
+func available(names []string) string {
+	if len(names) == 0 {
+		return "(none)"
+	}
+	return strings.Join(names, ", ")
+}
+
+// zipLength is srtctl's _determine_zip_length: every list-valued leaf
+// (reached through mappings) is a dimension; length-1 lists broadcast; the
+// others must agree.
+func zipLength(n *yaml.Node) (int, error) {
+	var lengths []int
+	var walk func(*yaml.Node)
+	walk = func(n *yaml.Node) {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			switch v := deAlias(n.Content[i+1]); v.Kind {
+			case yaml.SequenceNode:
+				lengths = append(lengths, len(v.Content))
+			case yaml.MappingNode:
+				walk(v)
+			}
+		}
+	}
+	walk(n)
+	if len(lengths) == 0 {
+		return 0, fmt.Errorf("no list values: nothing to zip")
+	}
+	n0 := 1
+	other := map[int]bool{}
+	for _, l := range lengths {
+		if l == 0 {
+			return 0, fmt.Errorf("an empty list cannot be zipped")
+		}
+		if l != 1 {
+			other[l] = true
+			n0 = l
+		}
+	}
+	if len(other) > 1 {
+		var ls []int
+		for l := range other {
+			ls = append(ls, l)
+		}
+		sort.Ints(ls)
+		return 0, fmt.Errorf("lists of lengths %v: all lists must have the same length or length 1 (broadcast)", ls)
+	}
+	return n0, nil
+}
+
+// sliceZip is srtctl's _apply_zip_slice: each list leaf becomes its
+// index-th element (length-1 lists broadcast); scalars pass through.
+func sliceZip(n *yaml.Node, index int) *yaml.Node {
+	out := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: n.Line, Column: n.Column}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], deAlias(n.Content[i+1])
+		switch v.Kind {
+		case yaml.SequenceNode:
+			if len(v.Content) == 1 {
+				v = v.Content[0]
+			} else {
+				v = v.Content[index]
+			}
+		case yaml.MappingNode:
+			v = sliceZip(v, index)
+		}
+		out.Content = append(out.Content, k, v)
+	}
+	return out
+}
+
+// mergeNodes deep-merges override into base (srtctl's deep_merge and
+// comment_aware_merge): mappings merge key by key, keeping base order with
+// new keys appended; anything else is replaced whole. A null deletes the
+// key when nullDeletes (override_* sections); in zip sections srtctl keeps
+// the base value, and a warning says so. origins records which section set
+// each field.
+func mergeNodes(base, override *yaml.Node, label, prefix string, origins map[string]string, nullDeletes bool, warnings *[]string, file string) *yaml.Node {
+	base = deAlias(base)
+	out := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: base.Line, Column: base.Column}
+	for i := 0; i+1 < len(base.Content); i += 2 {
+		k, bv := base.Content[i], base.Content[i+1]
+		field := joinField(prefix, k.Value)
+		ov := mapGet(override, k.Value)
+		switch {
+		case ov == nil:
+			out.Content = append(out.Content, k, bv)
+		case deAlias(ov).Tag == "!!null":
+			if nullDeletes {
+				origins[field] = label + " (deleted)"
+				continue
+			}
+			*warnings = append(*warnings, fmt.Sprintf("%s:%d: %s: null in %s does not delete the base value %s: srtctl %s keeps it for zip_override configs, and so does slurmbench", file, deAlias(ov).Line, field, label, clip(Value{bv}.String()), SrtctlRevision))
+			out.Content = append(out.Content, k, bv)
+		case deAlias(bv).Kind == yaml.MappingNode && deAlias(ov).Kind == yaml.MappingNode:
+			out.Content = append(out.Content, k, mergeNodes(bv, ov, label, field, origins, nullDeletes, warnings, file))
+		default:
+			recordOrigins(deAlias(ov), label, field, origins)
+			out.Content = append(out.Content, k, ov)
+		}
+	}
+	for i := 0; i+1 < len(override.Content); i += 2 {
+		k, ov := override.Content[i], override.Content[i+1]
+		if mapGet(base, k.Value) != nil || deAlias(ov).Tag == "!!null" {
+			continue
+		}
+		field := joinField(prefix, k.Value)
+		recordOrigins(deAlias(ov), label, field, origins)
+		out.Content = append(out.Content, k, ov)
+	}
+	return out
+}
+
+// recordOrigins marks field, and every field below it, as set by label.
+func recordOrigins(n *yaml.Node, label, field string, origins map[string]string) {
+	if n.Kind != yaml.MappingNode || len(n.Content) == 0 {
+		origins[field] = label
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		recordOrigins(deAlias(n.Content[i+1]), label, joinField(field, n.Content[i].Value), origins)
+	}
+}
+
+func setName(doc *yaml.Node, name string) *yaml.Node {
+	out := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: doc.Line, Column: doc.Column}
+	value := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: name, Line: doc.Line}
+	found := false
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		k, v := doc.Content[i], doc.Content[i+1]
+		if k.Value == "name" {
+			v, found = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: name, Line: k.Line}, true
+		}
+		out.Content = append(out.Content, k, v)
+	}
+	if !found {
+		out.Content = append(out.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "name", Line: doc.Line}, value)
+	}
+	return out
+}
+
+// mapGet returns the value of key in mapping n, or nil.
+func mapGet(n *yaml.Node, key string) *yaml.Node {
+	n = deAlias(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func deAlias(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}

@@ -1,0 +1,201 @@
+package recipe
+
+import (
+	"fmt"
+	"math"
+	"path"
+	"strings"
+)
+
+// Telemetry is srtctl's `telemetry` block (its TelemetryConfig): DCGM power
+// samples over the benchmark's measurement windows. Provider is the corpus's
+// newer spelling (`provider: dcgm-power`), which srtctl c88ef731 refuses as
+// an unknown field; it is read so the refusal can name it.
+type Telemetry struct {
+	Enabled                     bool               `yaml:"enabled"`
+	Provider                    string             `yaml:"provider"`
+	DCGMExporter                *TelemetryExporter `yaml:"dcgm_exporter"`
+	DefaultFrequency            *float64           `yaml:"default_frequency"`
+	StorageSubdir               *string            `yaml:"storage_subdir"`
+	Required                    bool               `yaml:"required"`
+	StartupTimeoutSeconds       *float64           `yaml:"startup_timeout_seconds"`
+	RequestTimeoutSeconds       *float64           `yaml:"request_timeout_seconds"`
+	CollectorJoinTimeoutSeconds *float64           `yaml:"collector_join_timeout_seconds"`
+}
+
+// TelemetryExporter is the DCGM exporter each worker node runs.
+type TelemetryExporter struct {
+	ContainerImage *string `yaml:"container_image"`
+	Port           *int    `yaml:"port"`
+	Command        *string `yaml:"command"`
+}
+
+// srtctl's TelemetryConfig defaults and its power validator's limits.
+const (
+	telemetryMaxSampleGapSeconds = 3.0
+	telemetryCycleGraceSeconds   = 1.0
+)
+
+// TelemetrySettings are the block's values with srtctl's defaults applied.
+type TelemetrySettings struct {
+	Provider              string  `json:"provider"`
+	Required              bool    `json:"required"`
+	ExporterImage         string  `json:"exporter_image"`
+	ExporterPort          int     `json:"exporter_port"`
+	ExporterCommand       string  `json:"exporter_command,omitempty"`
+	FrequencySeconds      float64 `json:"default_frequency"`
+	StorageSubdir         string  `json:"storage_subdir"`
+	StartupTimeoutSeconds float64 `json:"startup_timeout_seconds"`
+	RequestTimeoutSeconds float64 `json:"request_timeout_seconds"`
+	JoinTimeoutSeconds    float64 `json:"collector_join_timeout_seconds"`
+}
+
+// Settings resolves the block; ok is false when telemetry is not enabled.
+func (t *Telemetry) Settings() (s TelemetrySettings, ok bool) {
+	if t == nil || !t.Enabled {
+		return s, false
+	}
+	s = TelemetrySettings{Provider: "dcgm-power", Required: t.Required, FrequencySeconds: 1.0, StorageSubdir: "power",
+		StartupTimeoutSeconds: 30.0, RequestTimeoutSeconds: 2.0}
+	if t.Provider != "" {
+		s.Provider = t.Provider
+	}
+	if e := t.DCGMExporter; e != nil {
+		s.ExporterImage, s.ExporterPort, s.ExporterCommand = deref(e.ContainerImage), derefInt(e.Port), deref(e.Command)
+	}
+	setF := func(dst *float64, v *float64) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	setF(&s.FrequencySeconds, t.DefaultFrequency)
+	setF(&s.StartupTimeoutSeconds, t.StartupTimeoutSeconds)
+	setF(&s.RequestTimeoutSeconds, t.RequestTimeoutSeconds)
+	if t.StorageSubdir != nil {
+		s.StorageSubdir = *t.StorageSubdir
+	}
+	// srtctl: None derives the join budget from the request timeout.
+	s.JoinTimeoutSeconds = 2*(2*s.RequestTimeoutSeconds+telemetryCycleGraceSeconds) + 2.0
+	setF(&s.JoinTimeoutSeconds, t.CollectorJoinTimeoutSeconds)
+	return s, true
+}
+
+// validateTelemetry checks the block field by field as srtctl's schema and
+// its _validate_dcgm_power do: types and non-finite numbers always (its
+// marshmallow fields refuse nan and inf), the rest when enabled.
+func (r *Recipe) validateTelemetry(add func(field, format string, args ...any)) {
+	t := r.Telemetry
+	if t == nil {
+		return
+	}
+	for _, f := range []struct {
+		name string
+		v    *float64
+	}{
+		{"default_frequency", t.DefaultFrequency}, {"startup_timeout_seconds", t.StartupTimeoutSeconds},
+		{"request_timeout_seconds", t.RequestTimeoutSeconds}, {"collector_join_timeout_seconds", t.CollectorJoinTimeoutSeconds},
+	} {
+		if f.v != nil && (math.IsNaN(*f.v) || math.IsInf(*f.v, 0)) {
+			add("telemetry."+f.name, "%v is not a finite number", *f.v)
+		}
+	}
+	if e := t.DCGMExporter; e != nil {
+		if e.ContainerImage == nil {
+			add("telemetry.dcgm_exporter.container_image", "required")
+		}
+		if e.Port == nil {
+			add("telemetry.dcgm_exporter.port", "required")
+		}
+	}
+	s, ok := t.Settings()
+	if !ok {
+		return
+	}
+	if t.DCGMExporter == nil {
+		add("telemetry.dcgm_exporter", "required when telemetry is enabled")
+	} else {
+		if t.DCGMExporter.ContainerImage != nil && strings.TrimSpace(s.ExporterImage) == "" {
+			add("telemetry.dcgm_exporter.container_image", "must not be empty")
+		}
+		if t.DCGMExporter.Port != nil && (s.ExporterPort < 1 || s.ExporterPort > 65535) {
+			add("telemetry.dcgm_exporter.port", "%d is not in 1..65535", s.ExporterPort)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"default_frequency", s.FrequencySeconds}, {"startup_timeout_seconds", s.StartupTimeoutSeconds}, {"request_timeout_seconds", s.RequestTimeoutSeconds}} {
+		if !(f.v > 0) || math.IsInf(f.v, 0) {
+			add("telemetry."+f.name, "must be finite and positive, got %v", f.v)
+		}
+	}
+	if s.FrequencySeconds > telemetryMaxSampleGapSeconds {
+		add("telemetry.default_frequency", "%v s exceeds the %v s largest sample gap the power validator accepts; every window would fail", s.FrequencySeconds, telemetryMaxSampleGapSeconds)
+	}
+	if worst := 2 * (2*s.RequestTimeoutSeconds + telemetryCycleGraceSeconds); !(s.JoinTimeoutSeconds > worst) || math.IsInf(s.JoinTimeoutSeconds, 0) {
+		add("telemetry.collector_join_timeout_seconds", "%v must be finite and more than two collector cycles (2 × (2 × request_timeout_seconds + 1) = %v)", s.JoinTimeoutSeconds, worst)
+	}
+	if !safeRelativeSubpath(s.StorageSubdir) {
+		add("telemetry.storage_subdir", "%q must be a relative path below the run's log directory", s.StorageSubdir)
+	}
+	if typ := r.Benchmark.Type; typ != "sa-bench" {
+		add("telemetry.enabled", "requires benchmark.type: sa-bench, not %q", typ)
+	}
+	if p := r.Benchmark.ClientPlacement; p != "" && p != "head" {
+		add("telemetry.enabled", "requires benchmark.client_placement: head (samples and windows share the head node's clock), not %q", p)
+	}
+	if r.Infra.EtcdNATSDedicatedNode {
+		add("telemetry.enabled", "requires infra.etcd_nats_dedicated_node: false (a dedicated infra node moves the head off the benchmark's clock)")
+	}
+	seen := map[int]bool{}
+	concs := r.Benchmark.Concurrencies.Values
+	for _, c := range concs {
+		if seen[c] || c <= 0 {
+			concs = nil
+			break
+		}
+		seen[c] = true
+	}
+	if len(concs) == 0 {
+		add("telemetry.enabled", "requires a non-empty list of unique positive benchmark.concurrencies")
+	}
+}
+
+// safeRelativeSubpath is srtctl's _is_safe_relative_subpath.
+func safeRelativeSubpath(p string) bool {
+	if p == "" || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") {
+		return false
+	}
+	for _, part := range strings.Split(p, "/") {
+		if part == ".." {
+			return false
+		}
+	}
+	return path.Clean(p) != "."
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func derefInt(i *int) int {
+	if i == nil {
+		return 0
+	}
+	return *i
+}
+
+// telemetryUnsupported is the part of an enabled block slurmbench cannot
+// honour yet: it does not collect power samples, so a required package
+// could never be published. An optional one is planned and recorded as
+// requested but not collected — the same end state srtctl reaches when its
+// optional collector fails to start.
+func (r *Recipe) telemetryUnsupported() error {
+	if s, ok := r.Telemetry.Settings(); ok && s.Required {
+		return r.unsupported("telemetry.required", fmt.Sprintf("required DCGM power telemetry (slurmbench does not collect %s samples yet, so the required package could never be published; set telemetry.required: false to benchmark without it)", s.Provider))
+	}
+	return nil
+}
