@@ -75,7 +75,8 @@ func (e *trtllmEngine) worker(w *workerCtx, proc *Process) error {
 }
 
 // trtllmConfigYAML writes a role's trtllm_config as the engine's YAML file,
-// as srtctl's yaml.safe_dump does: keys sorted, block style, YAML 1.1
+// as srtctl's yaml.safe_dump does: keys sorted, block style, lists not
+// indented under their key, YAML 1.1
 // scalars (floats always with a '.', so PyYAML reads them back as floats).
 func trtllmConfigYAML(cfg map[string]recipe.Value) (string, error) {
 	doc := &yaml.Node{Kind: yaml.MappingNode}
@@ -94,6 +95,7 @@ func trtllmConfigYAML(cfg map[string]recipe.Value) (string, error) {
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
+	enc.CompactSeqIndent() // PyYAML writes a mapping's list items at the key's indent
 	if err := enc.Encode(doc); err != nil {
 		return "", err
 	}

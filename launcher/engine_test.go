@@ -215,7 +215,7 @@ func TestTRTLLMLaunch(t *testing.T) {
 		t.Errorf("EPLB names %q, %q", pre.Env["TRTLLM_EPLB_SHM_NAME"], dec.Env["TRTLLM_EPLB_SHM_NAME"])
 	}
 	conf := dec.Files[filepath.Join(plan.Layout.Logs, "trtllm_config_decode.yaml")]
-	if conf != "cuda_graph_config:\n  batch_sizes:\n    - 1\n    - 2\n    - 4\ntensor_parallel_size: 8\n" {
+	if conf != "cuda_graph_config:\n  batch_sizes:\n  - 1\n  - 2\n  - 4\ntensor_parallel_size: 8\n" {
 		t.Errorf("decode YAML:\n%s", conf)
 	}
 	// Aggregated: no disaggregation mode, and no numactl (srtctl binds only P/D).
@@ -229,7 +229,8 @@ func TestTRTLLMLaunch(t *testing.T) {
 }
 
 // TestTRTLLMConfigYAML: the engine YAML reads back (as YAML 1.1 would) to
-// the recipe's values and types, keys sorted.
+// the recipe's values and types, keys sorted, list items at their key's
+// indent as PyYAML writes them.
 func TestTRTLLMConfigYAML(t *testing.T) {
 	var cfg recipe.EngineConfig
 	src := "b: 0.9\na: {x: 1, y: [1, 2], z: '16', w: 1e-05, v: [{k: on}]}\nc: null\nd: true\ne: DEFAULT\nf: 1e-05\ng: 'yes'\nh: 2.0\n"
@@ -242,12 +243,12 @@ func TestTRTLLMConfigYAML(t *testing.T) {
 	}
 	want := `a:
   v:
-    - k: "on"
+  - k: "on"
   w: 1.0e-05
   x: 1
   "y":
-    - 1
-    - 2
+  - 1
+  - 2
   z: "16"
 b: 0.9
 c: null

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -75,13 +76,51 @@ func TestSrtctlParity(t *testing.T) {
 			if len(procs) < 2 {
 				t.Errorf("only %d processes compared: parsing the reference went wrong", len(procs))
 			}
+			for _, d := range compareFiles(c.Run, plan) {
+				sum.files++
+				if e := d.deliberate(); e != nil {
+					sum.byReason[e.kind+" "+firstNonEmpty(e.key, "*")+": "+e.reason]++
+					continue
+				}
+				if d.kind != "file-same" {
+					t.Errorf("unexplained difference%s: %s", note, d)
+					sum.unexplained++
+				}
+			}
 		})
 	}
 	t.Log(sum.String())
+	// Every recording is compared: a recipe slurmbench stops planning, or a
+	// list that loses a line, fails here instead of shrinking the test.
+	if want := srtctlRecordings(t); len(cases) != want || sum.recipes != want {
+		t.Errorf("compared %d of the %d recipes listed; the reference holds %d recordings", sum.recipes, len(cases), want)
+	}
+}
+
+// compareFiles compares the files srtctl wrote for the job with the plan's
+// file of the same name, byte for byte once placeholders are filled.
+func compareFiles(run srtctlRun, plan *Plan) []parityDiff {
+	ours := map[string]string{}
+	for _, p := range plan.Processes {
+		for path, content := range p.Files {
+			ours[filepath.Base(path)] = fillPlaceholders(content, run)
+		}
+	}
+	var diffs []parityDiff
+	for _, rel := range profile.SortedKeys(run.GeneratedFiles) {
+		name := filepath.Base(rel)
+		d := parityDiff{frontend: plan.Frontend, proc: "files", kind: "file", key: name, srtctl: run.GeneratedFiles[rel], ours: ours[name]}
+		if d.srtctl == d.ours {
+			d.kind = "file-same"
+		}
+		diffs = append(diffs, d)
+	}
+	return diffs
 }
 
 type paritySummary struct {
 	recipes, processes, cleanProcesses, identical, unexplained int
+	files                                                      int
 	replacedProcesses                                          int
 	refused, benchmarkReplaced                                 []string
 	byReason                                                   map[string]int
@@ -89,9 +128,9 @@ type paritySummary struct {
 
 func (s *paritySummary) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "srtctl parity: %d recipes compared (%d of them with the benchmark block replaced: %s; %d processes), %d refused by field (%s); %d processes, %d with no unexplained difference (%d identical), %d unexplained differences\n",
+	fmt.Fprintf(&b, "srtctl parity: %d recipes compared (%d of them with the benchmark block replaced: %s; %d processes), %d refused by field (%s); %d processes, %d with no unexplained difference (%d identical), %d generated files, %d unexplained differences\n",
 		s.recipes, len(s.benchmarkReplaced), strings.Join(s.benchmarkReplaced, ", "), s.replacedProcesses, len(s.refused), strings.Join(s.refused, ", "),
-		s.processes, s.cleanProcesses, s.identical, s.unexplained)
+		s.processes, s.cleanProcesses, s.identical, s.files, s.unexplained)
 	for _, k := range profile.SortedKeys(s.byReason) {
 		fmt.Fprintf(&b, "  %5d × %s\n", s.byReason[k], k)
 	}
@@ -196,8 +235,26 @@ var deliberate = []deliberateDiff{
 	{"env", "", func(d parityDiff) bool {
 		return strings.Contains(d.srtctl, "{job_id}") && d.ours == strings.ReplaceAll(d.srtctl, "{job_id}", srtctlJobID)
 	}, "the recipe writes {job_id} in an environment value (a per-job directory); srtctl formats only {node} and {node_id} there and passes {job_id} literally, so every job shares one directory; slurmbench fills in the job id"},
+	{"file", "nginx.conf", func(d parityDiff) bool { return d.ours != "" && nginxDirectives(d.srtctl) == nginxDirectives(d.ours) },
+		"the same nginx directives (upstream servers, listen port, session-affinity hash, body limit, timeouts, keepalive) from slurmbench's own template; only comments, blank lines and the order of the events and http blocks differ from srtctl's nginx.conf.j2"},
 	{"process", "infra", func(d parityDiff) bool { return d.srtctl == "setup_head.py" && d.ours == "nats-server+etcd" },
 		"srtctl starts NATS and etcd from one python3 /tmp/setup_head.py step; slurmbench runs each as its own step with its own readiness probe (same flags, NATS max_payload in a config file as setup_head.py writes it), from the profile's binaries or the image's"},
+}
+
+// nginxDirectives is an nginx.conf's directive lines without comments,
+// indentation and blank lines, sorted.
+func nginxDirectives(conf string) string {
+	var lines []string
+	for _, l := range strings.Split(conf, "\n") {
+		if i := strings.IndexByte(l, '#'); i >= 0 {
+			l = l[:i]
+		}
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
 }
 
 // sameDynamoSource compares srtctl's install ("hash 5b4b…") with the

@@ -27,11 +27,25 @@ type srtctlRun struct {
 	SrunCalls []struct {
 		Argv []string `json:"argv"`
 	} `json:"srun_calls"`
+	// GeneratedFiles are the files srtctl wrote for the job, by path under
+	// its output directory (logs/nginx.conf, logs/mooncake_store_config.json).
+	GeneratedFiles map[string]string `json:"generated_files"`
 }
 
 // srtctlReferenceLists name the reference's recipes: the first 25, then
 // the 21 that use the fields those do not.
 var srtctlReferenceLists = []string{"RECIPES.list", "FEATURES.list"}
+
+// srtctlRecordings counts the reference's recordings (one JSON file per
+// recipe at its top level).
+func srtctlRecordings(t *testing.T) int {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(shareddata.Path(t, "data", "srtctl-reference"), "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no srtctl recordings: %v", err)
+	}
+	return len(files)
+}
 
 // srtctlCase is one reference recipe: what srtctl ran, and slurmbench's
 // plan for it (nil when slurmbench refuses the recipe by field).
