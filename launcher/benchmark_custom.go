@@ -159,6 +159,9 @@ func (b *builder) customBenchmark(bm Benchmark) error {
 	if err != nil {
 		return b.fail("benchmark.command", "%q %v", r.Benchmark.Command, err)
 	}
+	if isShellString(argv) {
+		return b.fail("benchmark.command", "%q hands a string to a shell; put the commands in a script and run that", r.Benchmark.Command)
+	}
 	c := &CustomBenchmark{Command: r.Benchmark.Command, Argv: argv}
 	ws := b.workspace()
 	if ws == "" && strings.Contains(r.Benchmark.Command, WorkspaceMount) {

@@ -147,6 +147,7 @@ func TestCustomBenchmarkRefused(t *testing.T) {
 		edits         []string
 		want          string
 	}{
+		{"bash -c", "b200.toml", []string{`command: "bash /infmax-workspace/benchmarks/multi_node/agentic_srt.sh"`, `command: "bash -c 'a.sh && b.sh'"`}, "benchmark.command"},
 		{"shell pipeline", "b200.toml", []string{`command: "bash /infmax-workspace/benchmarks/multi_node/agentic_srt.sh"`, `command: "bash run.sh | tee x"`}, "benchmark.command"},
 		{"no decode for last_decode", "b200.toml", []string{"  prefill_nodes: 1\n  decode_nodes: 2\n  prefill_workers: 1\n  decode_workers: 2\n", "  agg_nodes: 1\n  agg_workers: 1\n",
 			"    prefill:\n      served-model-name: deepseek-ai/DeepSeek-R1\n      tensor-parallel-size: 8\n    decode:\n", "    aggregated:\n"}, "benchmark.client_placement"},
