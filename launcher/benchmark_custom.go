@@ -243,8 +243,7 @@ func hostPath(p string, mounts []string) (string, bool) {
 }
 
 // benchmarkNode is where the client runs: benchmark.client_placement, as
-// srtctl's placed_node resolves it (head, or the first/last decode leader's
-// node ordered by worker index).
+// srtctl's placed_node resolves it.
 func (b *builder) benchmarkNode() (int, error) {
 	return b.placedNode(b.r.Benchmark.ClientPlacement, "benchmark.client_placement")
 }
@@ -293,7 +292,9 @@ func (b *builder) benchmarkEnv(custom bool) map[string]string {
 	return env
 }
 
-// frontendEndpoint is the node and port of the public API (frontendURL's).
+// frontendEndpoint is the node and port of the public API (srtctl's
+// _public_api_node): the agg leader of a direct vllm serve, else where the
+// frontend (or nginx) serves.
 func (b *builder) frontendEndpoint() (int, int) {
 	node, port := b.apiNode, portPublicFrontend
 	if b.frontendType() == "vllm" && b.backendType() != "mock" {
