@@ -26,6 +26,9 @@ func (e *trtllmEngine) visibleDevices() bool { return true }
 func (e *trtllmEngine) worker(w *workerCtx, proc *Process) error {
 	b := e.b
 	mode := w.srtctlMode()
+	if err := e.checkParallelism(w, b.engineConfig(w.ep.role)); err != nil {
+		return err
+	}
 	conf, err := trtllmConfigYAML(b.engineConfig(w.ep.role))
 	if err != nil {
 		return b.fail("backend.trtllm_config."+w.mode(), "%v", err)
@@ -175,4 +178,31 @@ func blockStyle(n *yaml.Node) {
 	for _, c := range n.Content {
 		blockStyle(c)
 	}
+}
+
+// checkParallelism holds TRT-LLM's world size (one MPI rank per GPU) to the
+// worker's GPUs: tensor × pipeline × context parallel size; the MoE expert
+// and tensor split run inside the tensor-parallel group.
+func (e *trtllmEngine) checkParallelism(w *workerCtx, cfg map[string]recipe.Value) error {
+	field := "backend.trtllm_config." + w.mode()
+	sizes := map[string]int{}
+	for _, k := range []string{"tensor_parallel_size", "pipeline_parallel_size", "context_parallel_size", "moe_expert_parallel_size", "moe_tensor_parallel_size"} {
+		n, err := intValue(cfg, k, 1)
+		if err == nil && n < 1 {
+			err = fmt.Errorf("%s: must be positive, got %d", k, n)
+		}
+		if err != nil {
+			return e.b.fail(field, "%v", err)
+		}
+		sizes[k] = n
+	}
+	tp, pp, cp := sizes["tensor_parallel_size"], sizes["pipeline_parallel_size"], sizes["context_parallel_size"]
+	if tp*pp*cp != w.ep.gpus {
+		return e.b.fail(field, "tensor_parallel_size %d × pipeline_parallel_size %d × context_parallel_size %d = %d GPUs, but the %s worker has %d (one MPI rank per GPU)",
+			tp, pp, cp, tp*pp*cp, w.mode(), w.ep.gpus)
+	}
+	if ep := sizes["moe_expert_parallel_size"]; ep > tp {
+		return e.b.fail(field, "moe_expert_parallel_size %d exceeds tensor_parallel_size %d", ep, tp)
+	}
+	return nil
 }

@@ -393,6 +393,9 @@ func (b *builder) topology() error {
 	if err != nil {
 		return b.fail("resources", "%v", err)
 	}
+	if err := b.checkIdleNodes(workers, eps); err != nil {
+		return err
+	}
 	head := workers[0]
 	infra := head
 	if first == 1 {

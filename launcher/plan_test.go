@@ -279,6 +279,9 @@ func TestDensePorts(t *testing.T) {
 	}
 	s := strings.Replace(string(text), "  prefill_workers: 1\n", "  prefill_workers: 8\n", 1)
 	s = strings.Replace(s, "  decode_workers: 1\n", "  decode_workers: 4\n", 1)
+	// One GPU per prefill worker, two per decode worker.
+	s = strings.Replace(s, "      tensor-parallel-size: 8\n", "      tensor-parallel-size: 1\n", 1)
+	s = strings.Replace(s, "      tensor-parallel-size: 8\n", "      tensor-parallel-size: 2\n", 1)
 	path := filepath.Join(t.TempDir(), "dense.yaml")
 	writeFile(t, path, s)
 	plan, err := Build(inputs(loadProfile(t, filepath.Join(td, "profiles", "b200.toml")), loadRecipe(t, path)))

@@ -196,3 +196,36 @@ func containsInt(xs []int, x int) bool {
 	}
 	return false
 }
+
+// checkIdleNodes refuses an allocation that leaves worker nodes without a
+// worker: the recipe's node counts ask for more nodes than its workers use,
+// and the job would hold them idle for its whole time limit.
+func (b *builder) checkIdleNodes(workers []int, eps []endpoint) error {
+	used := map[int]bool{}
+	for _, ep := range eps {
+		for _, n := range ep.nodes {
+			used[n] = true
+		}
+	}
+	var idle []int
+	for _, n := range workers {
+		if !used[n] {
+			idle = append(idle, n)
+		}
+	}
+	if len(idle) == 0 {
+		return nil
+	}
+	res := b.r.Resources
+	field, nodes := "resources.agg_nodes", fmt.Sprintf("agg_nodes %d", deref(res.AggNodes, 1))
+	if res.Disaggregated() {
+		field = "resources.prefill_nodes"
+		nodes = fmt.Sprintf("prefill_nodes %d + decode_nodes %d", deref(res.PrefillNodes, 0), deref(res.DecodeNodes, 0))
+	}
+	gpus := 0
+	for _, ep := range eps {
+		gpus += ep.gpus
+	}
+	return b.fail(field, "%s = %d worker nodes, but the workers' %d GPUs fill only %d of them (%d GPUs per node): %d node(s) would sit idle",
+		nodes, len(workers), gpus, len(workers)-len(idle), b.gpn, len(idle))
+}
