@@ -5,14 +5,25 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 BIN     := bin/slurmbench
+# The release layout: one static binary per compute-node architecture side
+# by side, and bin/slurmbench for this machine. run ships the one matching
+# the profile's slurm.compute_arch into each run directory (launcher/arch).
+ARCHES  := amd64 arm64
+HOSTARCH := $(shell $(GO) env GOARCH)
 
 .PHONY: build test test-unit vet demo cluster-up cluster-down bench clean
 
-build: $(BIN)
+build: $(foreach a,$(ARCHES),bin/linux-$(a)/slurmbench) bin/licenses/gsm8k-LICENSE
+	cp bin/linux-$(HOSTARCH)/slurmbench $(BIN).tmp && mv -f $(BIN).tmp $(BIN)
 
-# Static, pure Go: the same file runs on the login node and inside jobs.
-$(BIN): FORCE
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/slurmbench
+# Static, pure Go (CGO off): cross-building is GOARCH alone, and the same
+# file runs on the login node and inside jobs.
+bin/linux-%/slurmbench: FORCE
+	CGO_ENABLED=0 GOOS=linux GOARCH=$* $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/slurmbench
+
+# The GSM8K data built into the binary is MIT-licensed: its licence ships too.
+bin/licenses/gsm8k-LICENSE: internal/gsm8kdata/LICENSE
+	mkdir -p $(@D) && cp $< $@
 
 FORCE:
 

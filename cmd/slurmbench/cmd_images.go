@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -17,6 +17,8 @@ import (
 	"github.com/slurmbench/slurmbench/enroot"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher/profile"
+	"github.com/slurmbench/slurmbench/launcher/submit"
+	"github.com/slurmbench/slurmbench/slurm"
 )
 
 // squashDirEnv is the fallback for --squash-dir when no profile names one.
@@ -46,8 +48,12 @@ imported. File names are the InferenceX runners' ([/:@#] -> _ plus .sqsh), so
 their caches are reused. Concurrent imports of one image (other shells, other
 nodes) wait for each other; readers never see a half-written file.
 
-When the profile's slurm.compute_arch differs from this machine's, images
-are imported for the compute nodes' architecture (enroot import --arch).
+Where and for which architecture is decided as run decides it: when the
+profile's slurm.compute_arch differs from this machine's, each image is
+imported on a compute node (a one-node job in slurm.partition), where it
+will run; container.import_on = "login" imports here with enroot import
+--arch instead, "compute" always on a node. --arch forces an import here
+for that architecture.
 
 Exit status: 0 done, 2 bad image or flag, 3 an import failed.`,
 				Flags: append(dirFlags,
@@ -109,16 +115,17 @@ func squashDir(dir string, p *profile.Profile) (string, error) {
 	return abs, nil
 }
 
-// hostArch is this machine's architecture in uname -m spelling, as profiles
-// and enroot use it.
-func hostArch() string {
-	switch runtime.GOARCH {
-	case "amd64":
-		return "x86_64"
-	case "arm64":
-		return "aarch64"
+// importRunner runs enroot where prof says images are imported: nil (this
+// machine) or a one-node Slurm job on a compute node, so the image is
+// unpacked for the architecture it runs on. run and images import share it
+// and profile's ImportOnCompute/ImportArch, so they decide alike.
+func importRunner(prof *profile.Profile, client *slurm.Client, env []string, log io.Writer) enroot.Runner {
+	if !prof.ImportOnCompute() {
+		return nil
 	}
-	return runtime.GOARCH
+	tl := time.Duration(prof.Slurm.ImportTimeLimitMinutes()) * time.Minute
+	return submit.SlurmRunner{Client: client, Partition: prof.Slurm.Partition, Account: prof.Slurm.Account,
+		TimeLimit: tl, WorkDir: filepath.Join(prof.Paths.SquashDir, ".imports"), Env: env, Progress: log, Owner: prof.Paths.Owner}
 }
 
 func imagesImport(c *cli.Context) error {
@@ -130,10 +137,25 @@ func imagesImport(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	enrootProg := c.String("enroot")
 	arch := c.String("arch")
-	if arch == "" && p != nil && p.Slurm.ComputeArch != "" && p.Slurm.ComputeArch != hostArch() {
-		arch = p.Slurm.ComputeArch
-		fmt.Fprintf(c.App.ErrWriter, "compute nodes are %s, this machine is %s: importing with enroot import --arch %s\n", arch, hostArch(), arch)
+	var runner enroot.Runner
+	if p != nil && arch == "" {
+		// Where and for which architecture: the same decision as run's.
+		arch = p.ImportArch()
+		if p.ImportOnCompute() {
+			client, err := newSlurmClient(c.Context, p)
+			if err != nil {
+				return exitcode.With(exitcode.Config, err)
+			}
+			runner = importRunner(p, client, nil, c.App.ErrWriter)
+			fmt.Fprintf(c.App.ErrWriter, "importing on a %s compute node (a one-node job in partition %s)\n", p.ComputeArch(), p.Slurm.Partition)
+		} else if arch != "" {
+			fmt.Fprintf(c.App.ErrWriter, "compute nodes are %s, this machine is %s: importing here with enroot import --arch %s\n", arch, profile.GoArch(), arch)
+		}
+		if !c.IsSet("enroot") && p.Container.Enroot != "" {
+			enrootProg = p.Container.Enroot
+		}
 	}
 	scratch := c.String("scratch-dir")
 	if scratch != "" {
@@ -145,8 +167,9 @@ func imagesImport(c *cli.Context) error {
 		SquashDir:   dir,
 		ScratchDir:  scratch,
 		LockTimeout: c.Duration("lock-timeout"),
-		Enroot:      c.String("enroot"),
+		Enroot:      enrootProg,
 		Arch:        arch,
+		Runner:      runner,
 		Checksum:    c.Bool("checksum"),
 		Version:     version,
 		Logf:        func(format string, args ...any) { fmt.Fprintf(c.App.ErrWriter, format+"\n", args...) },

@@ -12,6 +12,7 @@ import (
 	"github.com/slurmbench/slurmbench/enroot"
 	"github.com/slurmbench/slurmbench/enroot/enroottest"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/launcher/profile"
 )
 
 // runImages runs "slurmbench images ..." in-process and returns stdout,
@@ -151,7 +152,10 @@ func TestImagesImportFromProfile(t *testing.T) {
 	if err := enroottest.WriteSquash(local, 4096); err != nil {
 		t.Fatal(err)
 	}
-	other := map[string]string{"x86_64": "aarch64", "aarch64": "x86_64"}[hostArch()]
+	// Compute nodes of the other architecture, imported here (import_on =
+	// "login") with enroot import --arch; without it the import would be a
+	// job on a compute node, as run does (profile.ImportOnCompute).
+	other := map[string]string{"x86_64": "aarch64", "aarch64": "x86_64"}[profile.GoArch()]
 	prof := filepath.Join(site, "cluster.toml")
 	writeTestFile(t, prof, `cluster = "t"
 [slurm]
@@ -166,6 +170,8 @@ squash_dir = "squash"
 dynamo-sglang = "lmsysorg/sglang:v0.5.16-cu130"
 nginx = "nginx:1.27.4"
 prebuilt = "./prebuilt.sqsh"
+[container]
+import_on = "login"
 `)
 	out, errOut, code := runImages(t, "import", "-p", prof, "--enroot", enroottest.StandinPath(t))
 	want := "imported\tlmsysorg/sglang:v0.5.16-cu130\t" + filepath.Join(squash, "lmsysorg_sglang_v0.5.16-cu130.sqsh") + "\n" +

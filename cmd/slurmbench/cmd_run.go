@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -70,6 +69,7 @@ Examples:
 			&cli.DurationFlag{Name: "cancel-wait", Value: 30 * time.Second, Usage: "how long to wait for a cancelled job to stop"},
 			&cli.BoolFlag{Name: "no-driver-log", Usage: "do not stream the driver's log"},
 			&cli.BoolFlag{Name: "no-preflight", Usage: "skip the checks slurmbench doctor runs (slurmrestd, token, partition, nodes, paths, model, image)"},
+			binaryDirFlag(),
 		),
 		Action: runAction,
 	}
@@ -112,6 +112,10 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return exitcode.With(exitcode.Config, err)
 	}
+	bin, err := jobBinary(c, prof)
+	if err != nil {
+		return err
+	}
 	if !c.Bool("no-preflight") {
 		if err := runPreflight(ctx, stderr, prof, plan); err != nil {
 			if gha {
@@ -123,10 +127,6 @@ func runAction(c *cli.Context) error {
 	client, err := newSlurmClient(ctx, prof)
 	if err != nil {
 		return exitcode.With(exitcode.Config, err)
-	}
-	bin, err := selfPath()
-	if err != nil {
-		return exitcode.With(exitcode.Internal, err)
 	}
 	fmt.Fprintf(stderr, "slurmbench run %s: %d nodes, %d GPUs (%d prefill + %d decode), %d points\n",
 		plan.RunID, plan.Nodes, plan.GPUs.Total, plan.GPUs.Prefill, plan.GPUs.Decode, len(plan.Points))
@@ -272,14 +272,8 @@ func importImage(ctx context.Context, prof *profile.Profile, client *slurm.Clien
 	if err != nil {
 		return err
 	}
-	opts := enroot.Options{SquashDir: prof.Paths.SquashDir, Enroot: prof.Container.Enroot, Version: version, Output: log}
-	if prof.ImportOnCompute() {
-		// The image must be unpacked for the nodes' architecture: import
-		// where it will run.
-		tl := time.Duration(prof.Slurm.ImportTimeLimitMinutes()) * time.Minute
-		opts.Runner = submit.SlurmRunner{Client: client, Partition: prof.Slurm.Partition, Account: prof.Slurm.Account,
-			TimeLimit: tl, WorkDir: filepath.Join(prof.Paths.SquashDir, ".imports"), Env: jobEnv(plan)[:1], Progress: log, Owner: prof.Paths.Owner}
-	}
+	opts := enroot.Options{SquashDir: prof.Paths.SquashDir, Enroot: prof.Container.Enroot, Version: version, Output: log,
+		Arch: prof.ImportArch(), Runner: importRunner(prof, client, jobEnv(plan)[:1], log)}
 	imp, err := enroot.NewImporter(opts)
 	if err != nil {
 		return err

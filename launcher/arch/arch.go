@@ -1,9 +1,8 @@
-// Package arch names CPU architectures the way profiles and enroot do
-// (uname -m: x86_64, aarch64) and the way Go does (amd64, arm64). It makes
-// two decisions that depend on the compute nodes' architecture differing
-// from the login node's (GB300: x86_64 login, aarch64 nodes): where and for
-// which architecture images are imported (ImportFor, used by run and by
-// images import alike), and which slurmbench binary the job runs (Binary).
+// Package arch finds the slurmbench binary a job runs: the compute nodes'
+// architecture may differ from the login node's (GB300: x86_64 login,
+// aarch64 nodes), and the job execs the copy in its run directory. make
+// build lays the binaries out side by side (bin/linux-amd64/slurmbench,
+// bin/linux-arm64/slurmbench, bin/slurmbench for the build machine).
 package arch
 
 import (
@@ -12,7 +11,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"github.com/slurmbench/slurmbench/launcher/profile"
@@ -24,66 +22,20 @@ const (
 	AArch64 = "aarch64"
 )
 
-var goNames = map[string]string{X86_64: "amd64", AArch64: "arm64"}
+// goarches are the GOARCH values make build builds for.
+var goarches = []string{"amd64", "arm64"}
 
 var machines = map[string]elf.Machine{X86_64: elf.EM_X86_64, AArch64: elf.EM_AARCH64}
 
-// Host is this machine's architecture in uname -m spelling.
-func Host() string { return FromGo(runtime.GOARCH) }
-
-// FromGo turns a GOARCH into uname -m spelling (unknown ones unchanged).
-func FromGo(goarch string) string {
-	for u, g := range goNames {
-		if g == goarch {
-			return u
+// Go is the GOARCH for a uname -m name (profile.ArchName's inverse), or ""
+// when slurmbench is not built for it.
+func Go(uname string) string {
+	for _, g := range goarches {
+		if profile.ArchName(g) == uname {
+			return g
 		}
 	}
-	return goarch
-}
-
-// Go is the GOARCH for a uname -m name, or "" when slurmbench is not built
-// for it.
-func Go(uname string) string { return goNames[uname] }
-
-// Compute is the compute nodes' architecture: the profile's
-// slurm.compute_arch, else this machine's.
-func Compute(p *profile.Profile) string {
-	if p != nil && p.Slurm.ComputeArch != "" {
-		return p.Slurm.ComputeArch
-	}
-	return Host()
-}
-
-// Import says where images are imported and for which architecture.
-type Import struct {
-	// OnCompute: in a one-node Slurm job on a compute node, where the image
-	// will run (enroot there unpacks for its own architecture).
-	OnCompute bool
-	// Arch is enroot import --arch for an import on this machine for other
-	// nodes; "" is this machine's own architecture.
-	Arch string
-}
-
-// ImportFor decides for a profile on a machine of architecture host:
-// container.import_on when set ("compute", or "login" with --arch when the
-// nodes differ), else on a compute node exactly when the architectures
-// differ.
-func ImportFor(p *profile.Profile, host string) Import {
-	compute := p.Slurm.ComputeArch
-	if compute == "" {
-		compute = host
-	}
-	differs := compute != host
-	switch p.Container.ImportOn {
-	case "compute":
-		return Import{OnCompute: true}
-	case "login":
-		if differs {
-			return Import{Arch: compute}
-		}
-		return Import{}
-	}
-	return Import{OnCompute: differs}
+	return ""
 }
 
 // Dir is the directory of the release layout holding the binary for arch

@@ -7,37 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/slurmbench/slurmbench/launcher/profile"
 )
-
-func TestImportFor(t *testing.T) {
-	for _, tt := range []struct {
-		computeArch, importOn, host string
-		want                        Import
-	}{
-		{"", "", X86_64, Import{}},
-		{X86_64, "", X86_64, Import{}},
-		{AArch64, "", X86_64, Import{OnCompute: true}}, // GB300: import where it runs
-		{AArch64, "login", X86_64, Import{Arch: AArch64}},
-		{AArch64, "compute", X86_64, Import{OnCompute: true}},
-		{X86_64, "compute", X86_64, Import{OnCompute: true}},
-		{"", "login", AArch64, Import{}},
-		{X86_64, "", AArch64, Import{OnCompute: true}},
-	} {
-		p := &profile.Profile{Slurm: profile.Slurm{ComputeArch: tt.computeArch}, Container: profile.Container{ImportOn: tt.importOn}}
-		if got := ImportFor(p, tt.host); got != tt.want {
-			t.Errorf("compute_arch %q, import_on %q on %s: %+v, want %+v", tt.computeArch, tt.importOn, tt.host, got, tt.want)
-		}
-	}
-}
 
 func TestNames(t *testing.T) {
 	if Go(X86_64) != "amd64" || Go(AArch64) != "arm64" || Go("riscv64") != "" {
 		t.Error("Go names")
 	}
-	if FromGo("arm64") != AArch64 || FromGo("amd64") != X86_64 || Dir(AArch64) != "linux-arm64" {
-		t.Error("uname names")
+	if Dir(AArch64) != "linux-arm64" || Dir(X86_64) != "linux-amd64" {
+		t.Error("release layout directory names")
 	}
 }
 

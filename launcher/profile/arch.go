@@ -38,3 +38,16 @@ func (p *Profile) ImportOnCompute() bool {
 	}
 	return p.Slurm.ComputeArch != "" && p.Slurm.ComputeArch != GoArch()
 }
+
+// ImportArch is enroot import --arch for an import on this machine: the
+// compute nodes' architecture when it differs from this machine's and
+// container.import_on = "login" keeps the import here; "" otherwise (an
+// import on a compute node unpacks for that node's own architecture).
+// ImportOnCompute and ImportArch are the one decision run and images
+// import share.
+func (p *Profile) ImportArch() string {
+	if p.ImportOnCompute() || p.ComputeArch() == GoArch() {
+		return ""
+	}
+	return p.ComputeArch()
+}
