@@ -23,6 +23,10 @@ var goldenCases = []struct {
 	{"agg", "b200.toml", "agg.yaml"},                 // aggregated
 	{"mock-2p1d", "mock4.toml", "mock-2p1d.yaml"},    // the demo's mock engine
 	{"agentic", "b200.toml", "agentic.yaml"},         // benchmark.type custom on the last decode node
+	// Mooncake store, KV events, per-node DP, frontend on the first decode node.
+	{"vllm-mooncake", "gb300.toml", "vllm-mooncake.yaml"},
+	// prefill/decode colocation on one node, per-GPU DP ranks, KV events: true.
+	{"vllm-coloc", "b200.toml", "vllm-coloc.yaml"},
 }
 
 // TestGolden pins the JSON plan and the human view of each case. The
