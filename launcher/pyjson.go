@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf16"
 
+	"github.com/slurmbench/slurmbench/launcher/recipe"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -137,12 +138,17 @@ func (e *pyJSON) value(n *yaml.Node, depth int) error {
 			}
 			e.b.WriteString(strconv.FormatInt(i, 10))
 		case "!!float":
-			f, err := strconv.ParseFloat(n.Value, 64)
+			f, err := yamlFloat(n.Value)
 			if err != nil {
-				return fmt.Errorf("%q is not a number", n.Value)
+				return err
 			}
 			e.b.WriteString(pyJSONFloat(f))
 		default:
+			if b, ok := yaml11Bools[n.Value]; ok && n.Style == 0 {
+				// PyYAML reads YAML 1.1: a plain yes/no/on/off is a bool.
+				e.b.WriteString(strconv.FormatBool(b))
+				return nil
+			}
 			e.str(n.Value)
 		}
 		return nil
@@ -182,7 +188,31 @@ func (e *pyJSON) str(s string) {
 	e.b.WriteByte('"')
 }
 
-// pyJSONFloat is Python's float repr as json.dumps writes it.
+// yaml11Bools are the plain words PyYAML reads as booleans beyond
+// true/false.
+var yaml11Bools = map[string]bool{
+	"yes": true, "Yes": true, "YES": true, "on": true, "On": true, "ON": true,
+	"no": false, "No": false, "NO": false, "off": false, "Off": false, "OFF": false,
+}
+
+// yamlFloat parses a YAML float, .inf and .nan included.
+func yamlFloat(s string) (float64, error) {
+	switch strings.ToLower(strings.TrimPrefix(s, "+")) {
+	case ".inf":
+		return math.Inf(1), nil
+	case "-.inf":
+		return math.Inf(-1), nil
+	case ".nan":
+		return math.NaN(), nil
+	}
+	f, err := strconv.ParseFloat(strings.ReplaceAll(s, "_", ""), 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a number", s)
+	}
+	return f, nil
+}
+
+// pyJSONFloat is a float as json.dumps writes it.
 func pyJSONFloat(f float64) string {
 	switch {
 	case math.IsNaN(f):
@@ -192,16 +222,7 @@ func pyJSONFloat(f float64) string {
 	case math.IsInf(f, -1):
 		return "-Infinity"
 	}
-	sci := strconv.FormatFloat(f, 'e', -1, 64)
-	exp, _ := strconv.Atoi(sci[strings.IndexByte(sci, 'e')+1:])
-	if exp < -4 || exp >= 16 {
-		return sci
-	}
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if !strings.Contains(s, ".") {
-		s += ".0"
-	}
-	return s
+	return recipe.PyFloat(f)
 }
 
 // scalar builds a plain YAML scalar node for an object built in Go.

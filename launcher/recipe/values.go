@@ -104,6 +104,10 @@ func (v Value) String() string {
 	return n.Value
 }
 
+// PyFloat is Python's repr(float), for writers that must match what
+// srtctl's Python writes (json.dumps uses it for finite numbers).
+func PyFloat(f float64) string { return pyFloat(f) }
+
 // pyFloat formats like Python's repr(float): shortest round-trip digits,
 // always with a '.' or exponent ("1.0", "0.85", "1e-05").
 func pyFloat(f float64) string {
