@@ -41,14 +41,19 @@ type CustomCollectOptions struct {
 
 // CustomOutput is what a custom workload left.
 type CustomOutput struct {
+	CustomFiles
+	// Results are the aggregated result files, by concurrency.
+	Results []CustomResult `json:"results"`
+}
+
+// CustomFiles is what a custom workload left in its own directory.
+type CustomFiles struct {
 	ResultDir string `json:"result_dir"`
 	// Files and Bytes count every regular file under ResultDir.
 	Files int   `json:"files"`
 	Bytes int64 `json:"bytes"`
 	// ConcDirs are the conc_<C> directories found under ResultDir.
 	ConcDirs []int `json:"conc_dirs,omitempty"`
-	// Results are the aggregated result files, by concurrency.
-	Results []CustomResult `json:"results"`
 }
 
 // CustomResult is one aggregated <RESULT_FILENAME>_conc<C>.json.
@@ -98,7 +103,7 @@ func CollectCustom(o CustomCollectOptions) (*CustomOutput, error) {
 	if o.ResultFilename == "" {
 		return nil, errors.New("collecting the custom benchmark: no result filename")
 	}
-	out := &CustomOutput{ResultDir: o.ResultDir}
+	out := &CustomOutput{CustomFiles: CustomFiles{ResultDir: o.ResultDir}}
 	concDir := regexp.MustCompile(`^conc_([0-9]+)$`)
 	if o.ResultDir != "" {
 		err := filepath.WalkDir(o.ResultDir, func(path string, d fs.DirEntry, err error) error {

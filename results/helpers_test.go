@@ -3,7 +3,6 @@ package results
 import (
 	"encoding/json"
 	goldenpkg "github.com/slurmbench/slurmbench/internal/golden"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -49,12 +48,7 @@ func writeJSON(t *testing.T, path string, v any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeTestFile(t, path, string(b))
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }

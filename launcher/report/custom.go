@@ -22,10 +22,7 @@ type BenchmarkInfo struct {
 
 // CustomRow is what a custom benchmark produced.
 type CustomRow struct {
-	ResultDir string `json:"result_dir"`
-	Files     int    `json:"files"`
-	Bytes     int64  `json:"bytes"`
-	ConcDirs  []int  `json:"conc_dirs,omitempty"`
+	results.CustomFiles
 	// Results are the aggregated result files, one line each.
 	Results []CustomResultRow `json:"results"`
 }
@@ -57,7 +54,7 @@ func (s *Summary) AddCustom(out *results.CustomOutput) {
 	if out == nil {
 		return
 	}
-	row := &CustomRow{ResultDir: out.ResultDir, Files: out.Files, Bytes: out.Bytes, ConcDirs: out.ConcDirs}
+	row := &CustomRow{CustomFiles: out.CustomFiles}
 	for _, r := range out.Results {
 		rr := CustomResultRow{File: filepath.Base(r.Path), Concurrency: r.Concurrency, Valid: r.Valid, Note: r.Note}
 		for _, k := range results.KeyMetrics {

@@ -10,7 +10,7 @@ import (
 func TestSummaryCustomWorkload(t *testing.T) {
 	s := Summary{Name: "agentic", Outcome: OutcomeSucceeded,
 		Benchmark: &BenchmarkInfo{Type: "custom", Command: "bash /infmax-workspace/benchmarks/multi_node/agentic_srt.sh"}}
-	s.AddCustom(&results.CustomOutput{ResultDir: "/runs/r/logs/agentic", Files: 12, Bytes: 3456, ConcDirs: []int{4, 16},
+	s.AddCustom(&results.CustomOutput{CustomFiles: results.CustomFiles{ResultDir: "/runs/r/logs/agentic", Files: 12, Bytes: 3456, ConcDirs: []int{4, 16}},
 		Results: []results.CustomResult{
 			{Path: "/ws/x_conc4.json", Concurrency: 4, Valid: true, Metrics: map[string]float64{"num_requests_successful": 812, "request_throughput": 0.25, "other": 1}},
 			{Path: "/ws/x_conc16.json", Concurrency: 16, Note: "num_requests_successful is missing or 0", Metrics: map[string]float64{"b": 1, "a": 2}},
