@@ -155,7 +155,12 @@ func (e *vllmEngine) worker(w *workerCtx, proc *Process) error {
 			ep.nixl = e.nixl
 			e.nixl += s.dp
 		} else if s.dataParallel {
-			ep.dpRPC = e.nextDPRPC(w.leader)
+			// A replica spanning nodes gets no port of its own in srtctl:
+			// the recipe's data-parallel-rpc-port, else vLLM's default.
+			ep.dpRPC = portVLLMDPRPCBase
+			if n, err := intValue(cfg, "data-parallel-rpc-port", portVLLMDPRPCBase); err == nil {
+				ep.dpRPC = n
+			}
 		}
 	}
 	kvEvents, nixl := e.kvEvents, ep.nixl
