@@ -15,13 +15,14 @@ mounts and log, the ports, the health gate and the benchmark points with their
 result file names. Paths are resolved to absolute ones first, so the output is
 the same from any directory.
 
-Examples:
-  slurmbench render -p profiles/b200.toml -r recipes/8k1k_mtp_4p1d_c2048.yaml
-  slurmbench render -p profiles/b200.toml -r r.yaml --conc 1024x2048 --json | jq .gpus
-  CONFIG_FILE=recipes/sglang/dsr1/b200-fp4/8k1k/disagg/mtp/8k1k_mtp_4p1d_c2048.yaml \
-    slurmbench render -p profiles/b200.toml --recipes-root ~/InferenceX/benchmarks/multi_node/srt-slurm-recipes
-  slurmbench render -p profiles/b200.toml --master configs/nvidia-master.yaml \
-    --key dsr1-fp4-b200-dynamo-sglang-mtp --point 3`,
+Examples (from the repository's root; with InferenceX, --recipes-root is its
+benchmarks/multi_node/srt-slurm-recipes and --master its configs/nvidia-master.yaml):
+  slurmbench render -p profiles/testcluster.toml -r examples/mock-2p1d.yaml
+  slurmbench render -p profiles/testcluster.toml -r examples/mock-2p1d.yaml --conc 16x64 --json | jq .gpus
+  CONFIG_FILE=recipes/mock-2p1d.yaml \
+    slurmbench render -p profiles/testcluster.toml --recipes-root examples
+  slurmbench render -p profiles/testcluster.toml --recipes-root examples \
+    --master examples/mock-master.yaml --key mock-2p1d --point 0`,
 		Flags:        append(planFlags(), &cli.BoolFlag{Name: "json", Usage: "print the plan as JSON"}),
 		OnUsageError: usageError,
 		Action: func(c *cli.Context) error {

@@ -60,8 +60,9 @@ step summary and the outputs job_id, run_dir and outcome.
 ` + exitCodesHelp + `
 
 Examples:
-  slurmbench run -p profiles/b200-dgxc.toml -r recipes/8k1k_mtp_4p1d_c2048.yaml --stage-dir out/
-  slurmbench run -p profiles/testcluster.toml -r examples/mock-2p1d.yaml --run-eval true`,
+  slurmbench run -p profiles/testcluster.toml -r examples/mock-2p1d.yaml --stage-dir out/
+  slurmbench run -p profiles/testcluster.toml -r examples/mock-2p1d.yaml --run-eval true --conc 8
+  CONFIG_FILE=recipes/mock-2p1d.yaml slurmbench run -p profiles/testcluster.toml --recipes-root examples`,
 		Flags: append(planFlags(),
 			&cli.StringFlag{Name: "stage-dir", Usage: "stage results, LOGS/ and the logs bundle here", EnvVars: []string{"GITHUB_WORKSPACE"}},
 			&cli.StringFlag{Name: "result-filename", Usage: "InferenceX RESULT_FILENAME for staged names (default: the recipe name)", EnvVars: []string{"RESULT_FILENAME"}},

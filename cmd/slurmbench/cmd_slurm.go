@@ -120,7 +120,7 @@ slurmrestd reports the controller DOWN when the token is bad or expired, so
 DOWN is reported as an error that says so.
 
 Examples:
-  slurmbench ping --profile profiles/gb300.toml
+  slurmbench ping --profile profiles/gb300-nv.toml
   SLURM_JWT=$(scontrol token lifespan=600 | cut -d= -f2) slurmbench ping --rest-url http://slurmrest:6820
 ` + slurmConnectionHelp,
 		Flags: append(slurmFlags(), &cli.BoolFlag{Name: "json", Usage: "print the result as JSON"}),
@@ -160,7 +160,7 @@ slurmctld has forgotten it. A job neither knows has an unknown final state:
 that is an error (exit 11), never a state. So is any failed query.
 
 Examples:
-  slurmbench status --profile profiles/gb300.toml 4242
+  slurmbench status --profile profiles/gb300-nv.toml 4242
   slurmbench status --json 4242 | jq -r .state[0]
 ` + slurmConnectionHelp,
 		Flags: append(slurmFlags(), &cli.BoolFlag{Name: "json", Usage: "print the job as JSON"}),
@@ -245,7 +245,7 @@ steps instead (like scancel --signal) and leaves the job running unless the
 signal ends it. Cancelling a job that has already ended is not an error.
 
 Examples:
-  slurmbench cancel --profile profiles/gb300.toml 4242
+  slurmbench cancel --profile profiles/gb300-nv.toml 4242
   slurmbench cancel --signal USR1 4242
 ` + slurmConnectionHelp,
 		Flags: append(slurmFlags(), &cli.StringFlag{Name: "signal", Aliases: []string{"s"}, Usage: "signal name or number, e.g. TERM, SIGUSR1, 10"}),
@@ -284,7 +284,7 @@ memory (MiB) and GPUs (from the node's GRES). --partition keeps the nodes
 of one partition.
 
 Examples:
-  slurmbench nodes --profile profiles/gb300.toml
+  slurmbench nodes --profile profiles/gb300-nv.toml
   slurmbench nodes --partition batch --json | jq '.[] | select(.state[0]=="IDLE") | .name'
 ` + slurmConnectionHelp,
 		Flags: append(slurmFlags(),
