@@ -97,7 +97,7 @@ func TestCLIForgives(t *testing.T) {
 		{args: []string{"help"}, out: "COMMANDS:"},
 		{args: []string{"help", "run"}, out: "slurmbench run - run one benchmark point"},
 		{args: []string{"help", "images", "import"}, out: "slurmbench images import - import images"},
-		{args: []string{"render", "--help"}, out: "Examples:"},
+		{args: []string{"render", "--help"}, out: "Examples"},
 		{args: []string{"rnu"}, code: exitcode.Config, err: `did you mean "run"?`},
 		{args: []string{"mock-answer-key", "--accuracy", "0.9"}, code: exitcode.Config, err: "--out: required"},
 		{args: []string{"render", "--point"}, code: exitcode.Config, err: "flag needs an argument"},
