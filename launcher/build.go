@@ -204,8 +204,9 @@ func (b *builder) image() error {
 	if b.in.Image != "" {
 		ref, field = b.in.Image, "IMAGE"
 	}
-	if v, ok := p.Containers[ref]; ok {
-		ref = v
+	ref, err := p.ContainerRef(ref)
+	if err != nil {
+		return b.fail(field, "%v", err)
 	}
 	if strings.ContainsAny(ref, " \t\n\x00") {
 		return b.fail(field, "image reference %q contains white space or NUL", ref)

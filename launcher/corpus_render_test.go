@@ -68,16 +68,28 @@ func refusal(err error) string {
 func corpusProfiles(t *testing.T, recipes map[string]*recipe.Recipe) map[int]*profile.Profile {
 	t.Helper()
 	aliases := map[string]bool{}
+	containers := map[string]bool{}
 	gpns := map[int]bool{}
 	for _, r := range recipes {
 		if p := r.Model.Path; !strings.HasPrefix(p, "hf:") && !filepath.IsAbs(p) {
 			aliases[p] = true
+		}
+		// Container names that are aliases (one word: no registry, tag or
+		// path) map to squash files, as the srtctl reference's cluster does.
+		for _, c := range []string{r.Model.Container, r.Frontend.NginxContainer} {
+			if c != "" && !strings.ContainsAny(c, "/:@") {
+				containers[c] = true
+			}
 		}
 		gpns[deref(r.Resources.GPUsPerNode, srtctlDefaultGPUsPerNode)] = true
 	}
 	var models strings.Builder
 	for _, a := range profile.SortedKeys(aliases) {
 		fmt.Fprintf(&models, "%s = %s\n", strconv.Quote(a), strconv.Quote("/models/"+strings.ReplaceAll(a, "/", "_")))
+	}
+	models.WriteString("[containers]\n")
+	for _, c := range profile.SortedKeys(containers) {
+		fmt.Fprintf(&models, "%s = %s\n", strconv.Quote(c), strconv.Quote("/containers/"+c+".sqsh"))
 	}
 	dir := t.TempDir()
 	out := map[int]*profile.Profile{}
@@ -208,8 +220,19 @@ func TestCorpusRenders(t *testing.T) {
 	srtctlList := srtctlRefusedList(t)
 	loaded := map[string]*recipe.Recipe{}
 	for _, f := range files {
-		if r, err := recipe.LoadContext(context.Background(), f, recipe.Options{AllowDuplicateKeys: true}); err == nil {
+		opt := recipe.Options{AllowDuplicateKeys: true}
+		r, err := recipe.LoadContext(context.Background(), f, opt)
+		if err == nil {
 			loaded[f] = r
+		}
+		var ve *recipe.VariantError
+		if errors.As(err, &ve) {
+			for _, v := range ve.Variants {
+				opt.Variant = v
+				if r, err := recipe.LoadContext(context.Background(), f, opt); err == nil {
+					loaded[f+":"+v] = r
+				}
+			}
 		}
 	}
 	profiles := corpusProfiles(t, loaded)

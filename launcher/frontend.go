@@ -198,9 +198,9 @@ var headerNameRe = regexp.MustCompile(`^[A-Za-z0-9-]+$`)
 // routers (srtctl's nginx.conf.j2, rendered into the logs directory).
 func (b *builder) addNginx(head int, routers []int) error {
 	r := b.r
-	image := firstNonEmpty(r.Frontend.NginxContainer, "nginx:1.27.4")
-	if v, ok := b.p.Containers[image]; ok {
-		image = v
+	image, err := b.p.ContainerRef(firstNonEmpty(r.Frontend.NginxContainer, "nginx:1.27.4"))
+	if err != nil {
+		return b.fail("frontend.nginx_container", "%v", err)
 	}
 	header := firstNonEmpty(r.Frontend.NginxAffinityHeader, "X-Dynamo-Session-ID")
 	if r.Frontend.NginxSessionAffinity && !headerNameRe.MatchString(header) {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -59,6 +60,9 @@ func CanonicalMaybe(path string) (string, error) {
 	}
 }
 
+// envReference is a shell variable reference ($VAR or ${VAR}) in a path.
+var envReference = regexp.MustCompile(`\$(\{[^}]*\}?|[A-Za-z_][A-Za-z0-9_]*)`)
+
 // resolvePath makes p absolute relative to base (the profile's directory)
 // and canonical. When mustExist, a missing path is an error.
 func resolvePath(base, p string, mustExist bool) (string, error) {
@@ -67,6 +71,9 @@ func resolvePath(base, p string, mustExist bool) (string, error) {
 	}
 	if strings.HasPrefix(p, "~") {
 		return "", fmt.Errorf("%q: '~' is not expanded; write the absolute path", p)
+	}
+	if v := envReference.FindString(p); v != "" {
+		return "", fmt.Errorf("%q: %s is not expanded (profiles are read as written); write the path", p, v)
 	}
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(base, p)

@@ -5,6 +5,7 @@
 package profile
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -116,13 +117,21 @@ type Infra struct {
 }
 
 // Load reads, resolves and validates the profile at path.
-func Load(path string) (*Profile, error) {
+func Load(path string) (*Profile, error) { return LoadContext(context.Background(), path) }
+
+// LoadContext is Load whose read ends with ctx (a FIFO nobody writes to)
+// and stops at MaxInputBytes.
+func LoadContext(ctx context.Context, path string) (*Profile, error) {
 	abs, err := Canonical(path)
 	if err != nil {
 		return nil, fmt.Errorf("profile: %w", err)
 	}
+	data, err := ReadInput(ctx, abs, MaxInputBytes)
+	if err != nil {
+		return nil, fmt.Errorf("profile: %w", err)
+	}
 	var p Profile
-	md, err := toml.DecodeFile(abs, &p)
+	md, err := toml.Decode(string(data), &p)
 	if err != nil {
 		return nil, fmt.Errorf("profile %s: %w", abs, err)
 	}
@@ -352,4 +361,28 @@ func ParseOwner(s string) (uid, gid int, err error) {
 		return 0, 0, fmt.Errorf("%q is not UID:GID (numbers)", s)
 	}
 	return uid, gid, nil
+}
+
+// ContainerRef resolves a container name from a recipe: a [containers]
+// alias, else the name itself as an image reference or squash file. A name
+// that is not an alias but looks like one — one word, with no registry,
+// path, tag or digest — is refused: as an image it would silently mean
+// docker.io/library/NAME:latest, which is never what a recipe written for
+// an alias wanted.
+func (p *Profile) ContainerRef(name string) (string, error) {
+	if v, ok := p.Containers[name]; ok {
+		return v, nil
+	}
+	if name != "" && !strings.ContainsAny(name, "/:@") && !strings.HasSuffix(name, ".sqsh") {
+		return "", fmt.Errorf("%q is not a [containers] alias of %s (aliases: %s); add it there, or write a full image reference (e.g. docker.io/library/%s:TAG)",
+			name, p.Path, orNone(SortedKeys(p.Containers)), name)
+	}
+	return name, nil
+}
+
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }

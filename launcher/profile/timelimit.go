@@ -6,6 +6,10 @@ import (
 	"strings"
 )
 
+// maxTimeLimitMinutes is the largest finite time limit Slurm stores (a
+// uint32 of minutes below INFINITE and NO_VAL).
+const maxTimeLimitMinutes = 0xFFFFFFFD
+
 // ParseTimeLimit parses a Slurm time limit ("MM", "MM:SS", "HH:MM:SS",
 // "D-HH", "D-HH:MM", "D-HH:MM:SS") into whole minutes, rounding seconds up
 // as Slurm does. slurmrestd takes time_limit in minutes.
@@ -14,11 +18,17 @@ func ParseTimeLimit(s string) (int, error) {
 		return 0, fmt.Errorf("empty time limit")
 	}
 	bad := fmt.Errorf("%q is not a Slurm time limit (MM, HH:MM:SS or D-HH:MM:SS)", s)
+	// Each field is at most 9 digits, so the total cannot overflow before
+	// the check against Slurm's largest finite limit below.
+	field := func(p string) (int, bool) {
+		n, err := strconv.Atoi(p)
+		return n, err == nil && n >= 0 && len(p) <= 9
+	}
 	days := 0
 	rest := s
 	if d, r, ok := strings.Cut(s, "-"); ok {
-		n, err := strconv.Atoi(d)
-		if err != nil || n < 0 {
+		n, ok := field(d)
+		if !ok {
 			return 0, bad
 		}
 		days, rest = n, r
@@ -26,8 +36,8 @@ func ParseTimeLimit(s string) (int, error) {
 	parts := strings.Split(rest, ":")
 	nums := make([]int, len(parts))
 	for i, p := range parts {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 {
+		n, ok := field(p)
+		if !ok {
 			return 0, bad
 		}
 		nums[i] = n
@@ -63,6 +73,9 @@ func ParseTimeLimit(s string) (int, error) {
 	}
 	if total <= 0 {
 		return 0, fmt.Errorf("%q: time limit must be positive", s)
+	}
+	if total > maxTimeLimitMinutes {
+		return 0, fmt.Errorf("%q is %d minutes, more than Slurm's largest time limit (%d minutes)", s, total, maxTimeLimitMinutes)
 	}
 	return total, nil
 }

@@ -6,16 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"reflect"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/slurmbench/slurmbench/launcher/profile"
 )
 
-// MaxInputBytes bounds every recipe and profile read: a real recipe is a few
-// KiB, and `-r /dev/zero` must fail fast instead of filling memory.
-const MaxInputBytes = 16 << 20
+// MaxInputBytes bounds a recipe read (profile.MaxInputBytes).
+const MaxInputBytes = profile.MaxInputBytes
 
 // maxExpandedNodes bounds what YAML aliases may expand to. The corpus's
 // largest recipe has a few thousand nodes; a "billion laughs" document has
@@ -43,7 +43,7 @@ func Load(path string) (*Recipe, error) {
 // LoadContext is Load with options; ctx interrupts a read that blocks (a
 // FIFO nobody writes to).
 func LoadContext(ctx context.Context, path string, opt Options) (*Recipe, error) {
-	data, err := ReadInput(ctx, path, MaxInputBytes)
+	data, err := profile.ReadInput(ctx, path, MaxInputBytes)
 	if err != nil {
 		return nil, fmt.Errorf("reading recipe: %w", err)
 	}
@@ -102,43 +102,6 @@ func ParseWith(path string, data []byte, opt Options) (*Recipe, error) {
 		return nil, err
 	}
 	return &r, nil
-}
-
-// ReadInput reads a user-named input file of at most limit bytes. It
-// returns when ctx ends even if the open or a read blocks (a FIFO, a
-// terminal), so a signal always ends a command that reads one.
-func ReadInput(ctx context.Context, path string, limit int64) ([]byte, error) {
-	type result struct {
-		data []byte
-		err  error
-	}
-	done := make(chan result, 1)
-	opened := make(chan *os.File, 1)
-	go func() {
-		f, err := os.Open(path)
-		if err != nil {
-			done <- result{err: err}
-			return
-		}
-		opened <- f
-		defer f.Close()
-		data, err := io.ReadAll(io.LimitReader(f, limit+1))
-		if err == nil && int64(len(data)) > limit {
-			err = fmt.Errorf("%s: larger than the %d MiB limit for an input file", path, limit>>20)
-		}
-		done <- result{data, err}
-	}()
-	select {
-	case r := <-done:
-		return r.data, r.err
-	case <-ctx.Done():
-		select {
-		case f := <-opened:
-			f.Close() // unblocks a pending read of a pipe or FIFO
-		default:
-		}
-		return nil, fmt.Errorf("%s: %w", path, ctx.Err())
-	}
 }
 
 // parseDocument parses exactly one YAML document holding a mapping, with

@@ -136,3 +136,19 @@ func TestTelemetry(t *testing.T) {
 		t.Errorf("required: %v", err)
 	}
 }
+
+// TestValidValuesAccepted: the forms the corpus and srtctl use pass the
+// stricter checks.
+func TestValidValuesAccepted(t *testing.T) {
+	for _, v := range []string{"  req_rate: inf\n", "  req_rate: \"inf\"\n", "  req_rate: .inf\n", "  req_rate: 300\n", "  req_rate: 2.5\n", "  req_rate: 1e3\n",
+		"  random_range_ratio: 1.0\n", "  random_range_ratio: 0.8\n"} {
+		if _, err := parse(t, edit(t, "  osl: 1024\n", "  osl: 1024\n"+v)); err != nil {
+			t.Errorf("%q: %v", v, err)
+		}
+	}
+	for _, m := range []string{"/a:/b", "/a:/b:ro", "/a/b-c_d.e:/x:rw"} {
+		if _, err := parse(t, base+"extra_mount: [\""+m+"\"]\n"); err != nil {
+			t.Errorf("mount %q: %v", m, err)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package recipe
 import (
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/slurmbench/slurmbench/launcher/profile"
@@ -117,14 +119,12 @@ func (r *Recipe) validate() error {
 	positive("benchmark.osl", b.OSL)
 	positive("benchmark.num_prompts_mult", b.NumPromptsMult)
 	nonNegative("benchmark.num_warmup_mult", b.NumWarmupMult)
-	if b.RandomRangeRatio != nil && (*b.RandomRangeRatio <= 0 || *b.RandomRangeRatio > 1) {
-		add("benchmark.random_range_ratio", "must be in (0, 1], got %v", *b.RandomRangeRatio)
+	if v := b.RandomRangeRatio; v != nil && !(*v > 0 && *v <= 1) { // NaN fails too
+		add("benchmark.random_range_ratio", "must be in (0, 1], got %v", *v)
 	}
 	if b.ReqRate.Set() {
-		if t := b.ReqRate.Text(); t != "inf" {
-			if _, err := parsePositiveFloat(t); err != nil {
-				add("benchmark.req_rate", "%q is not \"inf\" or a positive number", t)
-			}
+		if t := b.ReqRate.Text(); !validRequestRate(t) {
+			add("benchmark.req_rate", "%q is not \"inf\" or a finite positive number of requests per second", t)
 		}
 	}
 	// benchmark.type custom, client placement and tokenizers (srtctl's
@@ -165,13 +165,13 @@ func (r *Recipe) validate() error {
 		}
 	}
 	for i, m := range r.ExtraMount {
-		if h, c, ok := strings.Cut(m, ":"); !ok || h == "" || !strings.HasPrefix(c, "/") {
-			add("extra_mount", "entry %d %q is not host:/container/path", i, m)
+		if err := checkMount(m); err != nil {
+			add("extra_mount", "entry %d %q: %v", i, m, err)
 		}
 	}
 	for h, c := range r.ContainerMounts {
-		if h == "" || !strings.HasPrefix(c, "/") {
-			add("container_mounts", "%q: %q is not an absolute container path", h, c)
+		if err := checkMount(h + ":" + c); err != nil {
+			add("container_mounts", "%q: %q: %v", h, c, err)
 		}
 	}
 	r.validateTelemetry(add)
@@ -234,12 +234,38 @@ func countSet(bs ...bool) int {
 	return n
 }
 
-func parsePositiveFloat(s string) (float64, error) {
-	var f float64
-	if _, err := fmt.Sscanf(s, "%g", &f); err != nil || f <= 0 {
-		return 0, fmt.Errorf("not positive")
+// validRequestRate is what every client parses the same way: "inf" (as
+// srtctl writes it) or a finite positive decimal number; the whole text must
+// be the number ("5 per second" is not 5).
+func validRequestRate(s string) bool {
+	if s == "inf" {
+		return true
 	}
-	return f, nil
+	f, err := strconv.ParseFloat(s, 64)
+	return err == nil && f > 0 && !math.IsInf(f, 0) && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= '0' && r <= '9' || r == '.' || r == 'e' || r == 'E' || r == '-' || r == '+')
+	}) < 0
+}
+
+// checkMount checks a container mount "host:container[:ro|rw]" as pyxis and
+// enroot take them: comma-joined into one list (so no comma), one word (no
+// white space), absolute paths on both sides, three fields at most.
+func checkMount(m string) error {
+	if strings.ContainsAny(m, ", \t\n\r\x00") {
+		return fmt.Errorf("contains a comma, white space or NUL, which a container mount list cannot carry")
+	}
+	parts := strings.Split(m, ":")
+	switch {
+	case len(parts) < 2 || len(parts) > 3:
+		return fmt.Errorf("want host:/container/path[:ro|:rw], got %d fields", len(parts))
+	case !strings.HasPrefix(parts[0], "/"):
+		return fmt.Errorf("host path %q must be absolute (relative to what, on the compute node?)", parts[0])
+	case !strings.HasPrefix(parts[1], "/"):
+		return fmt.Errorf("container path %q must be absolute", parts[1])
+	case len(parts) == 3 && parts[2] != "ro" && parts[2] != "rw":
+		return fmt.Errorf("option %q is not ro or rw", parts[2])
+	}
+	return nil
 }
 
 // CheckName validates a recipe or run name: it becomes a Slurm job name and

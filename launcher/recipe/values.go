@@ -87,7 +87,7 @@ func (v Value) String() string {
 			}
 			return n.Value
 		case "!!float":
-			f, err := strconv.ParseFloat(n.Value, 64)
+			f, err := strconv.ParseFloat(yamlSpecialFloat(n.Value), 64)
 			if err != nil {
 				return n.Value
 			}
@@ -107,6 +107,20 @@ func (v Value) String() string {
 // PyFloat is Python's repr(float), for writers that must match what
 // srtctl's Python writes (json.dumps uses it for finite numbers).
 func PyFloat(f float64) string { return pyFloat(f) }
+
+// yamlSpecialFloat spells YAML's .inf, -.inf and .nan (any case) the way
+// strconv parses them.
+func yamlSpecialFloat(s string) string {
+	switch strings.ToLower(s) {
+	case ".inf", "+.inf":
+		return "inf"
+	case "-.inf":
+		return "-inf"
+	case ".nan":
+		return "nan"
+	}
+	return s
+}
 
 // pyFloat formats like Python's repr(float): shortest round-trip digits,
 // always with a '.' or exponent ("1.0", "0.85", "1e-05").
