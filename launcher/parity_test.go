@@ -2,7 +2,6 @@ package launcher
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -11,8 +10,6 @@ import (
 	"testing"
 
 	"github.com/slurmbench/slurmbench/launcher/profile"
-	"github.com/slurmbench/slurmbench/launcher/recipe"
-	"go.yaml.in/yaml/v3"
 )
 
 // TestSrtctlParity compares every worker, frontend, nginx and infra process
@@ -24,28 +21,20 @@ import (
 // with its reason; any other fails the test. Paths named differently by
 // design (container images and mounts, log files) are not compared.
 //
-// Recipes slurmbench refuses only for their benchmark block (which selects
-// the client, not what the servers run) are compared too, with that block
-// replaced by a plain sa-bench one.
+// Every recording is compared: a recipe slurmbench refuses fails the test.
 func TestSrtctlParity(t *testing.T) {
 	cases := srtctlCases(t)
 	sum := paritySummary{byReason: map[string]int{}}
 	for _, c := range cases {
-		plan, note := c.Plan, ""
+		plan := c.Plan
 		if plan == nil {
-			if !strings.HasPrefix(c.Refused, "benchmark.") {
-				sum.refused = append(sum.refused, filepath.Base(c.Rel)+" ("+c.Refused+")")
-				continue
-			}
-			plan = planWithPlainBenchmark(t, c.Rel)
-			note = " (benchmark block replaced: refused for " + c.Refused + ")"
+			sum.refused = append(sum.refused, filepath.Base(c.Rel)+" ("+c.Refused+")")
+			t.Errorf("%s: refused for %s, which srtctl plans", c.Rel, c.Refused)
+			continue
 		}
 		t.Run(c.Rel, func(t *testing.T) {
 			diffs, procs := compareWithSrtctl(t, c.Run, plan)
 			sum.recipes++
-			if note != "" {
-				sum.benchmarkReplaced = append(sum.benchmarkReplaced, filepath.Base(c.Rel))
-			}
 			clean, touched := map[string]bool{}, map[string]bool{}
 			for _, p := range procs {
 				clean[p] = true
@@ -54,7 +43,7 @@ func TestSrtctlParity(t *testing.T) {
 				touched[d.proc] = true
 				e := d.deliberate()
 				if e == nil {
-					t.Errorf("unexplained difference%s: %s", note, d)
+					t.Errorf("unexplained difference: %s", d)
 					clean[d.proc] = false
 					sum.unexplained++
 					continue
@@ -62,9 +51,6 @@ func TestSrtctlParity(t *testing.T) {
 				sum.byReason[e.kind+" "+firstNonEmpty(e.key, "*")+": "+e.reason]++
 			}
 			sum.processes += len(procs)
-			if note != "" {
-				sum.replacedProcesses += len(procs)
-			}
 			for _, p := range procs {
 				if clean[p] {
 					sum.cleanProcesses++
@@ -83,7 +69,7 @@ func TestSrtctlParity(t *testing.T) {
 					continue
 				}
 				if d.kind != "file-same" {
-					t.Errorf("unexplained difference%s: %s", note, d)
+					t.Errorf("unexplained difference: %s", d)
 					sum.unexplained++
 				}
 			}
@@ -121,58 +107,19 @@ func compareFiles(run srtctlRun, plan *Plan) []parityDiff {
 type paritySummary struct {
 	recipes, processes, cleanProcesses, identical, unexplained int
 	files                                                      int
-	replacedProcesses                                          int
-	refused, benchmarkReplaced                                 []string
+	refused                                                    []string
 	byReason                                                   map[string]int
 }
 
 func (s *paritySummary) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "srtctl parity: %d recipes compared (%d of them with the benchmark block replaced: %s; %d processes), %d refused by field (%s); %d processes, %d with no unexplained difference (%d identical), %d generated files, %d unexplained differences\n",
-		s.recipes, len(s.benchmarkReplaced), strings.Join(s.benchmarkReplaced, ", "), s.replacedProcesses, len(s.refused), strings.Join(s.refused, ", "),
+	fmt.Fprintf(&b, "srtctl parity: %d recipes compared, %d refused by field (%s); %d processes, %d with no unexplained difference (%d identical), %d generated files, %d unexplained differences\n",
+		s.recipes, len(s.refused), strings.Join(s.refused, ", "),
 		s.processes, s.cleanProcesses, s.identical, s.files, s.unexplained)
 	for _, k := range profile.SortedKeys(s.byReason) {
 		fmt.Fprintf(&b, "  %5d × %s\n", s.byReason[k], k)
 	}
 	return b.String()
-}
-
-// planWithPlainBenchmark plans rel with its benchmark block replaced.
-func planWithPlainBenchmark(t *testing.T, rel string) *Plan {
-	t.Helper()
-	path := filepath.Join(corpusRoot(t), rel)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
-	var plain yaml.Node
-	if err := yaml.Unmarshal([]byte("{type: sa-bench, isl: 1024, osl: 1024, concurrencies: [1]}"), &plain); err != nil {
-		t.Fatal(err)
-	}
-	root := doc.Content[0]
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		if root.Content[i].Value == "benchmark" {
-			root.Content[i+1] = plain.Content[0]
-		}
-	}
-	out, err := yaml.Marshal(&doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := recipe.Parse(path, out)
-	if err != nil {
-		t.Fatalf("%s with a plain benchmark block: %v", rel, err)
-	}
-	p := corpusProfiles(t, map[string]*recipe.Recipe{rel: r})[deref(r.Resources.GPUsPerNode, srtctlDefaultGPUsPerNode)]
-	plan, err := Build(inputs(p, r))
-	if err != nil {
-		t.Fatalf("%s with a plain benchmark block: %v", rel, err)
-	}
-	return plan
 }
 
 // paritydiff is one difference between srtctl's launch and the plan.

@@ -232,31 +232,15 @@ func TestSrtctlReferencePlacement(t *testing.T) {
 	cases := srtctlCases(t)
 	compared := 0
 	var skipped []string
-	var pendingClient []string
 	for _, c := range cases {
-		plan := c.Plan
-		replaced := false
-		if plan == nil {
-			if !strings.HasPrefix(c.Refused, "benchmark.") {
-				skipped = append(skipped, filepath.Base(c.Rel)+" ("+c.Refused+")")
-				continue
-			}
-			// The benchmark block selects the client, not where the
-			// servers run.
-			plan, replaced = planWithPlainBenchmark(t, c.Rel), true
+		if c.Plan == nil {
+			skipped = append(skipped, filepath.Base(c.Rel)+" ("+c.Refused+")")
+			continue
 		}
+		plan := c.Plan
 		t.Run(c.Rel, func(t *testing.T) {
 			compared++
 			want, got := refPlacement(t, c.Run, plan.GPUsPerNode), planPlacement(plan)
-			if replaced {
-				// PENDING (benchmark.type custom, custom tokenizers): the
-				// client's node follows benchmark.client_placement, which
-				// the replaced block dropped; compared once slurmbench
-				// plans these recipes' own benchmark.
-				delete(want.Where, "benchmark")
-				delete(got.Where, "benchmark")
-				pendingClient = append(pendingClient, filepath.Base(c.Rel))
-			}
 			if plan.Frontend == "sglang" {
 				// Deliberate: srtctl starts NATS and etcd for an SGLang
 				// router job, which uses neither (see TestSrtctlParity).
@@ -280,7 +264,6 @@ func TestSrtctlReferencePlacement(t *testing.T) {
 	}
 	sort.Strings(skipped)
 	t.Logf("srtctl reference: %d recipes, %d compared, %d refused: %s", len(cases), compared, len(skipped), strings.Join(skipped, ", "))
-	t.Logf("PENDING: the benchmark client's node is not compared for %d recipes planned with a plain benchmark block: %s", len(pendingClient), strings.Join(pendingClient, ", "))
 	// The README states how many are compared; a change in what slurmbench
 	// accepts must update it, and a reference that stops loading must not
 	// pass by comparing nothing.
