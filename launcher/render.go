@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,39 +40,8 @@ func (p *Plan) WriteHuman(w io.Writer) error {
 	ew.printf("  slurm    partition %s, account %s, %d min, job name %s\n", p.Slurm.Partition, orDash(p.Slurm.Account), p.Slurm.TimeLimitMinutes, p.Slurm.JobName)
 	p.writeProvenance(ew)
 
-	ew.printf("\nNode map\n")
-	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "  node\troles\tGPU slices\n")
-	for _, n := range p.NodeMap {
-		fmt.Fprintf(tw, "  %d\t%s\t%s\n", n.Index, strings.Join(n.Roles, ","), strings.Join(n.GPUs, " "))
-	}
-	tw.Flush()
-
-	ew.printf("\nPorts\n")
-	tw = tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "  node\tport\tprocess\tuse\n")
-	type row struct {
-		node, port int
-		name, kind string
-	}
-	var rows []row
-	for _, proc := range p.Processes {
-		for kind, port := range proc.Ports {
-			if port != 0 {
-				rows = append(rows, row{proc.Nodes[0], port, proc.Name, kind})
-			}
-		}
-	}
-	sort.Slice(rows, func(i, j int) bool {
-		if rows[i].node != rows[j].node {
-			return rows[i].node < rows[j].node
-		}
-		return rows[i].port < rows[j].port
-	})
-	for _, r := range rows {
-		fmt.Fprintf(tw, "  %d\t%d\t%s\t%s\n", r.node, r.port, r.name, r.kind)
-	}
-	tw.Flush()
+	p.writeNodeMap(ew)
+	p.writePorts(ew)
 
 	ew.printf("\nHealth gate: %s GET :%d%s on node %d, expect %d prefill + %d decode, %d × %ds\n",
 		p.Health.Kind, p.Health.Port, p.Health.Path, p.Health.Node, p.Health.Prefill, p.Health.Decode, p.Health.MaxAttempts, p.Health.IntervalSeconds)
@@ -83,6 +54,15 @@ func (p *Plan) WriteHuman(w io.Writer) error {
 	p.writeBenchmarkNotes(ew)
 	if p.Eval.Enabled {
 		ew.printf("\nEval: gsm8k (%s client), concurrency %d, only=%v\n", p.Eval.Client, p.Eval.Concurrency, p.Eval.Only)
+	}
+
+	p.writeLegend(ew)
+	shared := p.workerSharedEnv()
+	if len(shared) > 0 {
+		ew.printf("\nWorker environment (every prefill, decode and agg worker; not repeated below)\n")
+		for _, k := range sortedKeys(shared) {
+			ew.printf("  env   %s=%s\n", k, shared[k])
+		}
 	}
 
 	ew.printf("\nProcesses\n")
@@ -109,6 +89,9 @@ func (p *Plan) WriteHuman(w io.Writer) error {
 			ew.printf("    unset %s\n", strings.Join(proc.Unset, " "))
 		}
 		for _, k := range sortedKeys(proc.Env) {
+			if _, ok := shared[k]; ok && isWorker(proc.Role) {
+				continue
+			}
 			ew.printf("    env   %s=%s\n", k, proc.Env[k])
 		}
 		for _, m := range proc.Mounts {
@@ -126,6 +109,129 @@ func (p *Plan) WriteHuman(w io.Writer) error {
 		ew.printf("\nPassed through from the submitting environment (values not shown): %s\n", strings.Join(p.EnvPassthrough, ", "))
 	}
 	return ew.err
+}
+
+// writeNodeMap is the node map: each node's roles and GPU slices.
+func (p *Plan) writeNodeMap(ew *errWriter) {
+	ew.printf("\nNode map\n")
+	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "  node\troles\tGPU slices\n")
+	for _, n := range p.NodeMap {
+		fmt.Fprintf(tw, "  %d\t%s\t%s\n", n.Index, strings.Join(n.Roles, ","), strings.Join(n.GPUs, " "))
+	}
+	tw.Flush()
+
+}
+
+// writePorts lists every port a process listens on, by node.
+func (p *Plan) writePorts(ew *errWriter) {
+	ew.printf("\nPorts\n")
+	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "  node\tport\tprocess\tuse\n")
+	type row struct {
+		node, port int
+		name, kind string
+	}
+	var rows []row
+	for _, proc := range p.Processes {
+		for kind, port := range proc.Ports {
+			if port != 0 {
+				rows = append(rows, row{proc.Nodes[0], port, proc.Name, kind})
+			}
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		if rows[i].node != rows[j].node {
+			return rows[i].node < rows[j].node
+		}
+		return rows[i].port < rows[j].port
+	})
+	for _, r := range rows {
+		fmt.Fprintf(tw, "  %d\t%d\t%s\t%s\n", r.node, r.port, r.name, r.kind)
+	}
+	tw.Flush()
+}
+
+// WriteBrief is the plan for a big topology at a glance: what runs where
+// and on which ports, without each process's argv and environment.
+func (p *Plan) WriteBrief(w io.Writer) error {
+	ew := &errWriter{w: w}
+	ew.printf("Plan %s (run %s): %s, %d nodes × %d GPUs (prefill %d, decode %d, agg %d), %d processes\n",
+		p.Name, p.RunID, p.Mode, p.Nodes, p.GPUsPerNode, p.GPUs.Prefill, p.GPUs.Decode, p.GPUs.Agg, len(p.Processes))
+	p.writeNodeMap(ew)
+	p.writePorts(ew)
+	return ew.err
+}
+
+func isWorker(r Role) bool { return r == RolePrefill || r == RoleDecode || r == RoleAgg }
+
+// workerSharedEnv is the environment every worker process has with the
+// same value, when there are two workers or more: printed once, it leaves
+// each worker's own lines to what differs.
+func (p *Plan) workerSharedEnv() map[string]string {
+	var shared map[string]string
+	workers := 0
+	for _, proc := range p.Processes {
+		if !isWorker(proc.Role) {
+			continue
+		}
+		workers++
+		if shared == nil {
+			shared = maps.Clone(proc.Env)
+			continue
+		}
+		for k, v := range shared {
+			if w, ok := proc.Env[k]; !ok || w != v {
+				delete(shared, k)
+			}
+		}
+	}
+	if workers < 2 {
+		return nil
+	}
+	return shared
+}
+
+// placeholderPattern matches what the driver fills in from the allocation.
+var placeholderPattern = regexp.MustCompile(`\{(host|ip):\d+\}|\{job_id\}`)
+
+// writeLegend explains the placeholders the plan uses, if any.
+func (p *Plan) writeLegend(ew *errWriter) {
+	used := map[string]bool{}
+	note := func(s string) {
+		for _, m := range placeholderPattern.FindAllStringSubmatch(s, -1) {
+			used[firstNonEmpty(m[1], "job_id")] = true
+		}
+	}
+	for _, proc := range p.Processes {
+		for _, a := range proc.Argv {
+			note(a)
+		}
+		for _, v := range proc.Env {
+			note(v)
+		}
+		for _, f := range proc.Files {
+			note(f)
+		}
+		for _, step := range proc.Setup {
+			for _, a := range step {
+				note(a)
+			}
+		}
+	}
+	if len(used) == 0 {
+		return
+	}
+	ew.printf("\nPlaceholders (the driver fills them in inside the allocation, before each process starts)\n")
+	if used["host"] {
+		ew.printf("  {host:N}  hostname of node N of the node map (as srun --nodelist takes it)\n")
+	}
+	if used["ip"] {
+		ew.printf("  {ip:N}    IP address of node N, for addresses other nodes and clients connect to\n")
+	}
+	if used["job_id"] {
+		ew.printf("  {job_id}  the Slurm job id\n")
+	}
 }
 
 // QuoteArgv shows an argv on one line, unambiguously: words that are empty

@@ -1,19 +1,31 @@
 package main
 
 import (
+	"io"
+
 	"github.com/urfave/cli/v2"
+
+	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/launcher/submit"
 )
 
 func renderCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "render",
 		Usage:     "show what a benchmark point would run, without submitting anything",
-		UsageText: "slurmbench render --profile FILE --recipe FILE [--conc LIST] [--json]",
+		UsageText: "slurmbench render --profile FILE --recipe FILE [--conc LIST] [--brief | --json]",
 		Description: `Computes the plan of one benchmark point from a cluster profile and a recipe:
 the allocation size, which node does what, every process's argv, environment,
 mounts and log, the ports, the health gate and the benchmark points with their
 result file names. Paths are resolved to absolute ones first, so the output is
 the same from any directory.
+
+It ends with the Slurm job run would submit: nodes, GRES, partition, account,
+time limit, exclusive, the sbatch directives and the job-description fields
+they become, and the batch script. The job description is built as run builds
+it, so a directive slurmbench cannot send fails here (exit 2). Environment that
+every worker shares is shown once; {host:N}, {ip:N} and {job_id} are explained
+in a legend. --brief keeps only the node map, the ports and the job.
 
 Examples (from the repository's root; with InferenceX, --recipes-root is its
 benchmarks/multi_node/srt-slurm-recipes and --master its configs/nvidia-master.yaml):
@@ -22,8 +34,10 @@ benchmarks/multi_node/srt-slurm-recipes and --master its configs/nvidia-master.y
   CONFIG_FILE=recipes/mock-2p1d.yaml \
     slurmbench render -p profiles/testcluster.toml --recipes-root examples
   slurmbench render -p profiles/testcluster.toml --recipes-root examples \
-    --master examples/mock-master.yaml --key mock-2p1d --point 0`,
-		Flags:        append(planFlags(), &cli.BoolFlag{Name: "json", Usage: "print the plan as JSON"}),
+    --master examples/mock-master.yaml --key mock-2p1d --point 0
+  slurmbench render -p profiles/testcluster.toml -r examples/mock-2p1d.yaml --brief`,
+		Flags: append(planFlags(), &cli.BoolFlag{Name: "json", Usage: "print the plan as JSON"},
+			&cli.BoolFlag{Name: "brief", Usage: "only the node map, the ports and the Slurm job (for big plans)"}),
 		OnUsageError: usageError,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -33,6 +47,12 @@ benchmarks/multi_node/srt-slurm-recipes and --master its configs/nvidia-master.y
 			if err != nil {
 				return err
 			}
+			// The job description run would submit: a directive it cannot
+			// send fails here, as in run, before anything is shown.
+			job, err := submit.JobView(plan)
+			if err != nil {
+				return exitcode.Errorf(exitcode.Config, "profile %s: %w", plan.Profile.Path, err)
+			}
 			if c.Bool("json") {
 				b, err := plan.JSON()
 				if err != nil {
@@ -41,7 +61,15 @@ benchmarks/multi_node/srt-slurm-recipes and --master its configs/nvidia-master.y
 				_, err = c.App.Writer.Write(b)
 				return err
 			}
-			return plan.WriteHuman(c.App.Writer)
+			write := plan.WriteHuman
+			if c.Bool("brief") {
+				write = plan.WriteBrief
+			}
+			if err := write(c.App.Writer); err != nil {
+				return err
+			}
+			_, err = io.WriteString(c.App.Writer, job)
+			return err
 		},
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/internal/golden"
 	"github.com/slurmbench/slurmbench/internal/shareddata"
 )
 
@@ -407,6 +408,7 @@ func TestRenderBadInputs(t *testing.T) {
 		{name: "profile bad runtime", profile: "runtime = \"enroot\"=>runtime = \"docker\"", field: "container.runtime"},
 		{name: "profile bad time limit", profile: "time_limit = \"00:20:00\"=>time_limit = \"20m\"", field: "slurm.time_limit"},
 		{name: "profile bad sbatch directive", profile: "gpus_per_node = 4=>gpus_per_node = 4\ndirectives = { \"mem=0 --x\" = \"\" }", field: "slurm.directives"},
+		{name: "profile sbatch directive typo", profile: "gpus_per_node = 4=>gpus_per_node = 4\ndirectives = { segmnet = \"3\" }", field: `sbatch directive "segmnet" is not supported`},
 		{name: "profile missing token file", profile: "gpus_per_node = 4=>gpus_per_node = 4\ntoken_file = \"no-such.jwt\"", field: "slurm.token_file"},
 		{name: "profile bad mount", profile: "mounts = [\"cache:/cache:ro\"]=>mounts = [\"cache\"]", field: "container.mounts[0]"},
 		{name: "profile several problems", profile: "rest_url = \"http://127.0.0.1:6820\"=>rest_url = \"x\"\napi_version = \"v9\"", field: "slurm.rest_url: \"x\" is not an http(s) URL; slurm.api_version"},
@@ -542,5 +544,29 @@ func TestRenderBadInputs(t *testing.T) {
 	}
 	if len(cases) < 30 {
 		t.Errorf("%d bad-input cases; issue 2 asks for at least 25 and the brief 30", len(cases))
+	}
+}
+
+// TestRenderGolden pins render's human view and --brief for the mock
+// topology, job section included; the testdata directory's absolute path
+// is @TESTDATA@ in the files.
+func TestRenderGolden(t *testing.T) {
+	clearRenderEnv(t)
+	data := renderData(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"mock-2p1d.txt", nil},
+		{"mock-2p1d-brief.txt", []string{"--brief"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"-p", filepath.Join(data, "profile.toml"), "-r", filepath.Join(data, "recipes", "mock-2p1d.yaml")}, tc.args...)
+			out, stderr, code := runRender(t, args...)
+			if code != 0 || stderr != "" {
+				t.Fatalf("exit %d, stderr %q", code, stderr)
+			}
+			golden.Assert(t, filepath.Join("testdata", "render", "golden", tc.name), []byte(strings.ReplaceAll(out, data, "@TESTDATA@")))
+		})
 	}
 }
