@@ -166,7 +166,7 @@ func invariantErrors(plan *Plan) []string {
 		if pt.NumPrompts != plan.Benchmark.PromptsMult*pt.Concurrency || pt.WarmupPrompts != plan.Benchmark.WarmupMult*pt.Concurrency {
 			bad("point c%d: %d prompts, %d warmup", pt.Concurrency, pt.NumPrompts, pt.WarmupPrompts)
 		}
-		if pt.ResultFile != RawResultName(pt.Concurrency, plan.Mode, plan.GPUs) {
+		if name, err := plan.ResultFile(pt.Concurrency); err != nil || pt.ResultFile != name {
 			bad("point c%d: result file %s", pt.Concurrency, pt.ResultFile)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/profile"
 	"github.com/slurmbench/slurmbench/launcher/recipe"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
+	"github.com/slurmbench/slurmbench/results"
 )
 
 // PlanVersion is bumped when the plan's JSON shape changes incompatibly;
@@ -262,4 +263,21 @@ type Dynamo struct {
 	// fills once per key and installs from (profile paths.wheel_cache, else
 	// <runs_dir>/.dynamo-wheels).
 	Cache string `json:"cache,omitempty"`
+}
+
+// ResultPoint is the results.Point the result file of concurrency conc
+// names: ctx/gen for a disaggregated plan, total GPUs only for an
+// aggregated one. conc 0 gives the topology alone. The plan's points and
+// results' points convert here and nowhere else.
+func (p *Plan) ResultPoint(conc int) results.Point {
+	if p.Mode == "aggregated" {
+		return results.Point{Concurrency: conc, GPUs: p.GPUs.Total}
+	}
+	return results.Point{Concurrency: conc, GPUs: p.GPUs.Total, PrefillGPUs: p.GPUs.Prefill, DecodeGPUs: p.GPUs.Decode}
+}
+
+// ResultFile is the file name SA-Bench writes concurrency conc's result to
+// (results.RawName).
+func (p *Plan) ResultFile(conc int) (string, error) {
+	return results.RawName(p.ResultPoint(conc))
 }

@@ -8,10 +8,11 @@ import (
 	"strconv"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/slurmbench/slurmbench/launcher/profile"
 	"github.com/slurmbench/slurmbench/launcher/recipe"
-	"github.com/slurmbench/slurmbench/launcher/sabench"
-	"go.yaml.in/yaml/v3"
+	"github.com/slurmbench/slurmbench/results"
 )
 
 func (b *builder) add(proc Process) {
@@ -412,13 +413,17 @@ func (b *builder) benchmark() error {
 	bm.UseChatTemplate = r.Benchmark.UseChatTemplate == nil || *r.Benchmark.UseChatTemplate
 	bm.PromptsMult = deref(r.Benchmark.NumPromptsMult, 10)
 	bm.WarmupMult = deref(r.Benchmark.NumWarmupMult, 2)
-	bm.ResultDir = filepath.Join(plan.Layout.Results, sabench.ResultDirName(bm.ISL, bm.OSL))
+	bm.ResultDir = filepath.Join(plan.Layout.Results, results.ConfigName(bm.ISL, bm.OSL))
 	for _, c := range concs {
+		name, err := plan.ResultFile(c)
+		if err != nil {
+			return err
+		}
 		plan.Points = append(plan.Points, Point{
 			Concurrency:   c,
 			NumPrompts:    bm.PromptsMult * c,
 			WarmupPrompts: bm.WarmupMult * c,
-			ResultFile:    RawResultName(c, plan.Mode, plan.GPUs),
+			ResultFile:    name,
 		})
 	}
 	plan.Benchmark = bm
@@ -440,16 +445,6 @@ func (b *builder) benchmark() error {
 	}
 	b.add(proc)
 	return nil
-}
-
-// RawResultName is srtctl's per-point file name (srt-slurm.md §1.4):
-// results_concurrency_<C>_gpus_<T>_ctx_<P>_gen_<D>.json, or without the
-// split for aggregated topologies.
-func RawResultName(conc int, mode string, g GPUCount) string {
-	if mode == "aggregated" {
-		return sabench.ResultFileName(conc, g.Total, 0, 0)
-	}
-	return sabench.ResultFileName(conc, g.Total, g.Prefill, g.Decode)
 }
 
 func (b *builder) eval() error {

@@ -171,8 +171,8 @@ func Aggregate(r *SABenchResult, p Point, info RunInfo) (*Record, error) {
 		return nil, fmt.Errorf("aggregating %s: %w", p.Label(), err)
 	}
 	conc := p.Concurrency
-	if r.MaxConcurrency != nil {
-		conc = *r.MaxConcurrency
+	if r.MaxConcurrency > 0 {
+		conc = r.MaxConcurrency
 	}
 
 	rec := &Record{}
@@ -226,8 +226,8 @@ func Aggregate(r *SABenchResult, p Point, info RunInfo) (*Record, error) {
 		rec.Set("decode_hw", info.DecodeHW)
 	}
 
-	for _, f := range r.orderedFields() {
-		v, ok := number(f.value)
+	for _, f := range r.members() {
+		v, ok := number(f.val)
 		if !ok {
 			continue // Python would crash on float(None); a missing statistic is simply absent
 		}

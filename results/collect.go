@@ -11,10 +11,6 @@ import (
 	"strings"
 )
 
-// DefaultMaxFailureRate is SA-Bench's own gate: more than 5 % failed requests
-// fails the point (inferencex.md §4.3).
-const DefaultMaxFailureRate = 0.05
-
 // CollectOptions says what a run was asked to measure and where SA-Bench
 // wrote it.
 type CollectOptions struct {
@@ -32,12 +28,10 @@ type CollectOptions struct {
 	// by default it is the name of the directory under ResultsDir the file
 	// sits in (the launchers' CONFIG_NAME), or ResultsDir's own name.
 	Config string
-	// MaxFailureRate is the allowed share of failed requests; 0 means
-	// DefaultMaxFailureRate, a negative value disables the check.
-	MaxFailureRate float64
 }
 
-// CollectedPoint is one requested concurrency's valid result.
+// CollectedPoint is one point's result file: a requested concurrency's
+// valid result (Collect), or any result found (LoadResultSet).
 type CollectedPoint struct {
 	Point  Point
 	Config string // SA-Bench config name, e.g. sa-bench_isl_8192_osl_1024
@@ -97,10 +91,6 @@ func Collect(opt CollectOptions) (*Collection, error) {
 	if len(opt.Concurrencies) == 0 {
 		return nil, errors.New("collecting results: no concurrencies requested")
 	}
-	maxFail := opt.MaxFailureRate
-	if maxFail == 0 {
-		maxFail = DefaultMaxFailureRate
-	}
 	requested := map[int]bool{}
 	for _, c := range opt.Concurrencies {
 		if c < 1 {
@@ -155,7 +145,7 @@ func Collect(opt CollectOptions) (*Collection, error) {
 				Reasons: []string{"several result files: " + strings.Join(paths, ", ")}})
 			continue
 		}
-		cp, reasons := checkPoint(paths[0], opt, maxFail)
+		cp, reasons := checkPoint(paths[0], opt)
 		if len(reasons) > 0 {
 			incomplete.Invalid = append(incomplete.Invalid, InvalidPoint{Concurrency: c, Path: paths[0], Reasons: reasons})
 			continue
@@ -170,7 +160,7 @@ func Collect(opt CollectOptions) (*Collection, error) {
 }
 
 // checkPoint reads one raw result file and lists what is wrong with it.
-func checkPoint(path string, opt CollectOptions, maxFail float64) (CollectedPoint, []string) {
+func checkPoint(path string, opt CollectOptions) (CollectedPoint, []string) {
 	pn, _ := ParseName(filepath.Base(path))
 	cp := CollectedPoint{Point: pn.Point, Path: path, Config: opt.Config}
 	if cp.Config == "" {
@@ -191,9 +181,9 @@ func checkPoint(path string, opt CollectOptions, maxFail float64) (CollectedPoin
 		return cp, append(reasons, "not SA-Bench JSON: "+err.Error())
 	}
 	cp.Result = r
-	reasons = append(reasons, r.Problems(maxFail)...)
-	if r.MaxConcurrency != nil && *r.MaxConcurrency != pn.Concurrency {
-		reasons = append(reasons, fmt.Sprintf("max_concurrency %d in the file", *r.MaxConcurrency))
+	reasons = append(reasons, r.Problems()...)
+	if r.MaxConcurrency > 0 && r.MaxConcurrency != pn.Concurrency {
+		reasons = append(reasons, fmt.Sprintf("max_concurrency %d in the file", r.MaxConcurrency))
 	}
 	return cp, reasons
 }

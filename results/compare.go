@@ -22,20 +22,14 @@ import (
 // ResultSet is every SA-Bench point and gsm8k score found under a directory.
 type ResultSet struct {
 	Dir    string
-	Points map[Point]*SetPoint
+	Points map[Point]*CollectedPoint
 	// GSM8K is keyed by eval concurrency, from a "_conc<N>" name suffix;
 	// 0 for the usual single results_<timestamp>.json.
 	GSM8K map[int]*SetEval
 	// Notes are things a reader of the comparison should know.
 	Notes []string
-}
 
-// SetPoint is one SA-Bench result of a ResultSet.
-type SetPoint struct {
-	Point  Point
-	Path   string
-	Result *SABenchResult
-	sum    [sha256.Size]byte
+	sums map[Point][sha256.Size]byte // of each point's file, to spot a copy
 }
 
 // SetEval is one gsm8k result of a ResultSet.
@@ -60,7 +54,7 @@ func LoadResultSet(dir string) (*ResultSet, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("loading results: %s is not a directory", dir)
 	}
-	set := &ResultSet{Dir: dir, Points: map[Point]*SetPoint{}, GSM8K: map[int]*SetEval{}}
+	set := &ResultSet{Dir: dir, Points: map[Point]*CollectedPoint{}, GSM8K: map[int]*SetEval{}, sums: map[Point][sha256.Size]byte{}}
 	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -98,7 +92,7 @@ func (s *ResultSet) addPoint(path string, p Point) error {
 	}
 	sum := sha256.Sum256(data)
 	if prev, ok := s.Points[p]; ok {
-		if prev.sum == sum {
+		if s.sums[p] == sum {
 			return nil
 		}
 		return fmt.Errorf("two different results for %s: %s and %s", p.Label(), prev.Path, path)
@@ -107,8 +101,9 @@ func (s *ResultSet) addPoint(path string, p Point) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	s.Points[p] = &SetPoint{Point: p, Path: path, Result: r, sum: sum}
-	if probs := r.Problems(DefaultMaxFailureRate); len(probs) > 0 {
+	s.Points[p] = &CollectedPoint{Point: p, Path: path, Result: r}
+	s.sums[p] = sum
+	if probs := r.Problems(); len(probs) > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("%s: %s", p.Label(), strings.Join(probs, "; ")))
 	}
 	return nil
@@ -169,15 +164,15 @@ type metric struct {
 	unit    string
 	prec    int
 	inline  string // unit written after the values in the summary line
-	pointFn func(*SetPoint) (float64, bool)
+	pointFn func(*CollectedPoint) (float64, bool)
 	evalFn  func(*GSM8KScore) (float64, bool)
 }
 
-func msField(key string, scale float64) func(*SetPoint) (float64, bool) {
-	return func(sp *SetPoint) (float64, bool) {
-		for _, f := range sp.Result.orderedFields() {
+func msField(key string, scale float64) func(*CollectedPoint) (float64, bool) {
+	return func(sp *CollectedPoint) (float64, bool) {
+		for _, f := range sp.Result.members() {
 			if f.key == key {
-				v, ok := number(f.value)
+				v, ok := number(f.val)
 				return v * scale, ok
 			}
 		}
@@ -185,8 +180,8 @@ func msField(key string, scale float64) func(*SetPoint) (float64, bool) {
 	}
 }
 
-func perGPU(pick func(PerGPU) float64) func(*SetPoint) (float64, bool) {
-	return func(sp *SetPoint) (float64, bool) {
+func perGPU(pick func(PerGPU) float64) func(*CollectedPoint) (float64, bool) {
+	return func(sp *CollectedPoint) (float64, bool) {
 		r := sp.Result
 		if !r.Has("total_token_throughput") || !r.Has("output_throughput") {
 			return 0, false

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/slurmbench/slurmbench/internal/pyjson"
 )
 
 // GSM8KScore is the gsm8k part of an lm-eval results*.json (inferencex.md §5):
@@ -30,7 +32,7 @@ func ParseLMEvalGSM8K(data []byte) (*GSM8KScore, error) {
 			Effective int `json:"effective"`
 		} `json:"n-samples"`
 	}
-	if err := json.Unmarshal(pythonJSONToJSON(data), &doc); err != nil {
+	if err := json.Unmarshal(pyjson.ToJSON(data), &doc); err != nil {
 		return nil, err
 	}
 	g, ok := doc.Results["gsm8k"]

@@ -74,6 +74,13 @@ func (p Point) topology() string {
 	return s
 }
 
+// ConfigName is the per-ISL/OSL directory srt-slurm's sa-bench writes
+// into and the InferenceX launchers stage from, sa-bench_isl_<ISL>_osl_<OSL>:
+// the "config" of a staged name.
+func ConfigName(inputLen, outputLen int) string {
+	return fmt.Sprintf("sa-bench_isl_%d_osl_%d", inputLen, outputLen)
+}
+
 // RawName is the file name SA-Bench writes for a point in its results
 // directory (srt-slurm sa-bench/bench.sh; inferencex.md §3.2):
 // results_concurrency_<C>_gpus_<T>[_ctx_<P>_gen_<D>].json.

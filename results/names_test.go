@@ -261,3 +261,9 @@ func FuzzStagedName(f *testing.F) {
 		}
 	})
 }
+
+func TestConfigName(t *testing.T) {
+	if got := ConfigName(8192, 1024); got != "sa-bench_isl_8192_osl_1024" {
+		t.Errorf("ConfigName = %s", got)
+	}
+}

@@ -9,12 +9,12 @@ import (
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/internal/shareddata"
+	"github.com/slurmbench/slurmbench/results"
 
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/gsm8k"
 	"github.com/slurmbench/slurmbench/launcher/mockengine"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
-	"github.com/slurmbench/slurmbench/launcher/sabench"
 )
 
 const stepModel = "mock/DeepSeek-R1"
@@ -37,7 +37,11 @@ func stepPlan(t *testing.T) *launcher.Plan {
 		Layout: rundir.New(run),
 	}
 	for _, c := range []int{2, 4} {
-		plan.Points = append(plan.Points, launcher.Point{Concurrency: c, NumPrompts: 10 * c, ResultFile: launcher.RawResultName(c, plan.Mode, gpus)})
+		name, err := plan.ResultFile(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan.Points = append(plan.Points, launcher.Point{Concurrency: c, NumPrompts: 10 * c, ResultFile: name})
 	}
 	writePlan(t, plan)
 	return plan
@@ -75,7 +79,7 @@ func TestBenchCommand(t *testing.T) {
 		}
 	}
 	for _, pt := range plan.Points {
-		res, err := sabench.ReadResult(filepath.Join(plan.Benchmark.ResultDir, pt.ResultFile))
+		res, err := results.ReadSABench(filepath.Join(plan.Benchmark.ResultDir, pt.ResultFile))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +105,7 @@ func TestBenchCommandInvalidPoint(t *testing.T) {
 	if !strings.Contains(out, "point 1/2: c2 valid") || !strings.Contains(out, "point 2/2: c4 INVALID") {
 		t.Errorf("stdout:\n%s", out)
 	}
-	res, err := sabench.ReadResult(filepath.Join(plan.Benchmark.ResultDir, plan.Points[1].ResultFile))
+	res, err := results.ReadSABench(filepath.Join(plan.Benchmark.ResultDir, plan.Points[1].ResultFile))
 	if err != nil {
 		t.Fatal(err)
 	}

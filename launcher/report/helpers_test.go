@@ -39,9 +39,9 @@ func mockPlan() *launcher.Plan {
 // saResult is an SA-Bench result with the figures the summary reads.
 func saResult(conc, prompts, completed int, totalTput, outTput, ttft, tpot, e2e float64) *results.SABenchResult {
 	return &results.SABenchResult{
-		MaxConcurrency: &conc, NumPrompts: prompts, Completed: completed,
+		MaxConcurrency: conc, NumPrompts: prompts, Completed: completed,
 		TotalTokenThroughput: totalTput, OutputThroughput: outTput,
-		MedianTTFTMs: ttft, MedianTPOTMs: tpot, MedianE2ELMs: e2e,
+		Metrics: []results.MetricStats{{Name: "ttft", Median: ttft}, {Name: "tpot", Median: tpot}, {Name: "e2el", Median: e2e}},
 	}
 }
 

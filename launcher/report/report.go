@@ -129,7 +129,7 @@ func FromRun(plan *launcher.Plan, points []results.CollectedPoint, evalDir strin
 		Image:        firstNonEmpty(plan.Image.Ref, plan.Image.EnrootURI, plan.Image.Squash),
 		EvalExpected: plan.Eval.Enabled,
 		Benchmark:    benchmarkInfo(plan),
-		topology:     planTopology(plan),
+		topology:     plan.ResultPoint(0),
 		order:        map[int]int{},
 		prompts:      map[int]int{},
 	}
@@ -148,8 +148,8 @@ func FromRun(plan *launcher.Plan, points []results.CollectedPoint, evalDir strin
 			continue
 		}
 		row.Valid = true
-		if v := cp.Result.SlurmbenchValid; v != nil && !*v {
-			row.Valid, row.Note = false, firstNonEmpty(cp.Result.SlurmbenchInvalidReason, "marked invalid")
+		if v := cp.Result.Valid; v != nil && !*v {
+			row.Valid, row.Note = false, firstNonEmpty(cp.Result.InvalidReason, "marked invalid")
 		}
 		s.putRow(row)
 	}
@@ -276,24 +276,14 @@ func measuredRow(p results.Point, r *results.SABenchResult) (PointRow, error) {
 		NumPrompts:   r.NumPrompts,
 		TputPerGPU:   per.TputPerGPU,
 		OutputPerGPU: per.OutputTputPerGPU,
-		MedianTTFTms: r.MedianTTFTMs,
-		MedianTPOTms: r.MedianTPOTMs,
-		MedianE2Ems:  r.MedianE2ELMs,
+		MedianTTFTms: median(r, "ttft"),
+		MedianTPOTms: median(r, "tpot"),
+		MedianE2Ems:  median(r, "e2el"),
 	}
-	if r.MedianTPOTMs > 0 && !math.IsInf(r.MedianTPOTMs, 0) {
-		row.Interactivity = 1000 / r.MedianTPOTMs
+	if tpot := row.MedianTPOTms; tpot > 0 && !math.IsInf(tpot, 0) {
+		row.Interactivity = 1000 / tpot
 	}
 	return row, nil
-}
-
-// planTopology is the results.Point (without concurrency) a plan's result
-// files name: ctx/gen for a disaggregated plan, total GPUs only otherwise
-// (launcher.RawResultName).
-func planTopology(plan *launcher.Plan) results.Point {
-	if plan.Mode == "aggregated" {
-		return results.Point{GPUs: plan.GPUs.Total}
-	}
-	return results.Point{GPUs: plan.GPUs.Total, PrefillGPUs: plan.GPUs.Prefill, DecodeGPUs: plan.GPUs.Decode}
 }
 
 // ReadEval reads the gsm8k scores of the newest lm-eval results*.json
@@ -409,4 +399,10 @@ func firstNonEmpty(vs ...string) string {
 		}
 	}
 	return ""
+}
+
+// median is median_<metric>_ms, 0 when the file lacks it.
+func median(r *results.SABenchResult, metric string) float64 {
+	m, _ := r.Metric(metric)
+	return m.Median
 }

@@ -206,7 +206,7 @@ func TestAddIncomplete(t *testing.T) {
 func TestFromRunMarkedInvalidAndErrors(t *testing.T) {
 	no := false
 	r := saResult(8, 80, 80, 1200, 120, 1, 2, 3)
-	r.SlurmbenchValid, r.SlurmbenchInvalidReason = &no, "0 output tokens"
+	r.Valid, r.InvalidReason = &no, "0 output tokens"
 	bad := collected(32, nil)
 	s, err := FromRun(mockPlan(), []results.CollectedPoint{collected(8, r), bad}, "")
 	if err == nil || !strings.Contains(err.Error(), "ctx8/gen4 c32") {

@@ -46,7 +46,7 @@ func Collect(plan *launcher.Plan, o CollectOptions) (*Collected, error) {
 			concs[i] = p.Concurrency
 		}
 		col, err := results.Collect(results.CollectOptions{
-			ResultsDir: plan.Benchmark.ResultDir, Concurrencies: concs, Topology: topology(plan),
+			ResultsDir: plan.Benchmark.ResultDir, Concurrencies: concs, Topology: plan.ResultPoint(0),
 			Config: filepath.Base(plan.Benchmark.ResultDir),
 		})
 		if col != nil {
@@ -96,14 +96,6 @@ func Collect(plan *launcher.Plan, o CollectOptions) (*Collected, error) {
 	return c, nil
 }
 
-// topology is the GPU split every result of the plan names.
-func topology(plan *launcher.Plan) results.Point {
-	if plan.Mode == "aggregated" {
-		return results.Point{GPUs: plan.GPUs.Total}
-	}
-	return results.Point{GPUs: plan.GPUs.Total, PrefillGPUs: plan.GPUs.Prefill, DecodeGPUs: plan.GPUs.Decode}
-}
-
 // CheckStaging checks, before anything is submitted, what Collect will
 // need at the end: every point's staged name can be formed from the result
 // filename, and the stage directory exists (or can be made) and takes files.
@@ -113,7 +105,7 @@ func CheckStaging(plan *launcher.Plan, o CollectOptions) error {
 		name = plan.Name
 	}
 	for _, p := range plan.Points {
-		pt := topology(plan)
+		pt := plan.ResultPoint(0)
 		pt.Concurrency = p.Concurrency
 		if _, err := results.StagedName(name, filepath.Base(plan.Benchmark.ResultDir), pt); err != nil {
 			return fmt.Errorf("--result-filename (RESULT_FILENAME) %q: %w", name, err)

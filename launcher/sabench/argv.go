@@ -6,6 +6,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/slurmbench/slurmbench/results"
 )
 
 // DefaultContainerBackend is the --backend of the sa-bench step: in
@@ -143,7 +145,7 @@ func ContainerArgv(p Params) []string {
 	argv = append(argv,
 		"--save-result",
 		"--num-warmups", itoa(warmups),
-		"--percentile-metrics", strings.Join(MetricNames, ","),
+		"--percentile-metrics", strings.Join(results.MetricNames, ","),
 		"--result-dir", p.ResultDir,
 		"--result-filename", p.ResultFilename,
 	)
@@ -172,21 +174,4 @@ func ContainerArgv(p Params) []string {
 		argv = append(argv, "--metric-percentiles", p.MetricPercentiles)
 	}
 	return argv
-}
-
-// ResultDirName is the per-ISL/OSL directory srt-slurm's sa-bench writes
-// into and the InferenceX launchers stage from: sa-bench_isl_<ISL>_osl_<OSL>.
-func ResultDirName(inputLen, outputLen int) string {
-	return fmt.Sprintf("sa-bench_isl_%d_osl_%d", inputLen, outputLen)
-}
-
-// ResultFileName is srt-slurm's per-point file name:
-// results_concurrency_<C>_gpus_<T>_ctx_<P>_gen_<D>.json for a disaggregated
-// point, results_concurrency_<C>_gpus_<T>.json for an aggregated one
-// (prefillGPUs and decodeGPUs both 0).
-func ResultFileName(concurrency, totalGPUs, prefillGPUs, decodeGPUs int) string {
-	if prefillGPUs > 0 || decodeGPUs > 0 {
-		return fmt.Sprintf("results_concurrency_%d_gpus_%d_ctx_%d_gen_%d.json", concurrency, totalGPUs, prefillGPUs, decodeGPUs)
-	}
-	return fmt.Sprintf("results_concurrency_%d_gpus_%d.json", concurrency, totalGPUs)
 }

@@ -98,16 +98,3 @@ func TestParamsCheck(t *testing.T) {
 		}
 	}
 }
-
-func TestResultNames(t *testing.T) {
-	if got := ResultDirName(8192, 1024); got != "sa-bench_isl_8192_osl_1024" {
-		t.Errorf("ResultDirName = %s", got)
-	}
-	// 4P1D with TP4 prefill and TP8 decode (srt-slurm.md §2).
-	if got := ResultFileName(2048, 24, 16, 8); got != "results_concurrency_2048_gpus_24_ctx_16_gen_8.json" {
-		t.Errorf("disaggregated name = %s", got)
-	}
-	if got := ResultFileName(64, 8, 0, 0); got != "results_concurrency_64_gpus_8.json" {
-		t.Errorf("aggregated name = %s", got)
-	}
-}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/slurmbench/slurmbench/launcher/mockengine"
+	"github.com/slurmbench/slurmbench/results"
 )
 
 // The benchmark's engine runs in a child process (this test binary again),
@@ -157,7 +158,7 @@ func BenchmarkNativeClient(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := Validate(res, cfg.NumPrompts); err != nil {
+				if err := results.ValidateSABench(res, cfg.NumPrompts); err != nil {
 					b.Fatal(err)
 				}
 				ttft, _ := res.Metric("ttft")

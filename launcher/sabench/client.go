@@ -15,6 +15,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/slurmbench/slurmbench/internal/pyjson"
+	"github.com/slurmbench/slurmbench/results"
 )
 
 // NewHTTPClient returns the client Run uses by default: keep-alive with one
@@ -68,7 +71,7 @@ type runner struct {
 //
 // When ctx ends, in-flight requests are cut off and Run returns the result
 // so far, marked Partial, together with an error wrapping ctx.Err().
-func Run(ctx context.Context, cfg Config) (*Result, error) {
+func Run(ctx context.Context, cfg Config) (*results.SABenchResult, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("SA-Bench options: %w", err)
@@ -88,7 +91,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.InputLens = ds.InputLens
 		res.OutputLens = make([]int, ds.Len())
 		res.Metrics = emptyMetrics(cfg)
-		res.Errors = []ErrorCount{{Error: "not sent: run interrupted during warmup", Count: ds.Len()}}
+		res.Errors = []results.ErrorCount{{Error: "not sent: run interrupted during warmup", Count: ds.Len()}}
 		return res, fmt.Errorf("SA-Bench warmup at concurrency %d interrupted: %w", cfg.MaxConcurrency, context.Cause(ctx))
 	}
 
@@ -96,7 +99,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	start := time.Now()
 	r.measure(ctx, records, rng)
 	end := time.Now()
-	res.fill(cfg, ds, records, start, end)
+	fill(res, cfg, ds, records, start, end)
 	// Partial only if cancellation actually cost requests: a context that
 	// ends just after the last completion leaves a whole result.
 	if slices.ContainsFunc(records, func(rec record) bool { return !rec.sent || rec.interrupted }) {
@@ -140,7 +143,7 @@ func newRunner(cfg Config, ds *Dataset) *runner {
 func (r *runner) requestBody(i, maxTokens int) []byte {
 	b := make([]byte, 0, 64+len(r.cfg.Model)+7*r.ds.InputLens[i]+len(r.tail)+96)
 	b = append(b, `{"model":`...)
-	b = appendJSONString(b, r.cfg.Model)
+	b = pyjson.AppendString(b, r.cfg.Model)
 	if r.cfg.Chat {
 		b = append(b, `,"messages":[{"role":"user","content":`...)
 		b = r.ds.AppendPromptText(b, i)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	goldenpkg "github.com/slurmbench/slurmbench/internal/golden"
 	"math"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	goldenpkg "github.com/slurmbench/slurmbench/internal/golden"
+	"github.com/slurmbench/slurmbench/results"
 )
 
 // golden compares got with testdata/name, or rewrites it with -update.
@@ -91,7 +93,7 @@ func TestRunMeasuresStream(t *testing.T) {
 	if res.Detail.GeneratedTexts[0] == "" || !strings.HasPrefix(res.Detail.GeneratedTexts[0], " t0 t1") {
 		t.Errorf("generated text %q, want the streamed tokens", res.Detail.GeneratedTexts[0])
 	}
-	if err := Validate(res, 16); err != nil {
+	if err := results.ValidateSABench(res, 16); err != nil {
 		t.Errorf("Validate: %v", err)
 	}
 }
@@ -179,10 +181,10 @@ func TestFailedRequests(t *testing.T) {
 			if _, err := res.MarshalJSON(); err != nil {
 				t.Fatal(err)
 			}
-			err = Validate(res, 4)
-			var inv *InvalidError
+			err = results.ValidateSABench(res, 4)
+			var inv *results.InvalidSABenchError
 			if !errors.As(err, &inv) || inv.Concurrency != 2 || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("Validate = %v, want an InvalidError at concurrency 2 naming %q", err, tc.wantErr)
+				t.Errorf("Validate = %v, want an results.InvalidSABenchError at concurrency 2 naming %q", err, tc.wantErr)
 			}
 		})
 	}
@@ -220,8 +222,8 @@ func TestCancelReturnsPartialResult(t *testing.T) {
 	if err != nil || !bytes.Contains(data, []byte(`"slurmbench_partial": true`)) {
 		t.Errorf("partial result JSON lacks the mark: %s", data)
 	}
-	if err := Validate(res, 8); err == nil || !strings.Contains(err.Error(), "interrupted") {
-		t.Errorf("Validate(partial) = %v, want an interruption failure", err)
+	if err := results.ValidateSABench(res, 8); err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Errorf("results.ValidateSABench(partial) = %v, want an interruption failure", err)
 	}
 }
 
@@ -317,8 +319,8 @@ func TestConfigRejected(t *testing.T) {
 		"zero output len":   func(c *Config) { c.OutputLen = 0 },
 		"negative conc":     func(c *Config) { c.MaxConcurrency = -1 },
 		"relative endpoint": func(c *Config) { c.Endpoint = "v1/completions" },
-		"reserved metadata": func(c *Config) { c.Metadata = []KeyValue{{"completed", "1"}} },
-		"metric metadata":   func(c *Config) { c.Metadata = []KeyValue{{"p99_ttft_ms", "1"}} },
+		"reserved metadata": func(c *Config) { c.Metadata = []results.KeyValue{{Key: "completed", Value: "1"}} },
+		"metric metadata":   func(c *Config) { c.Metadata = []results.KeyValue{{Key: "p99_ttft_ms", Value: "1"}} },
 	} {
 		cfg := base
 		mutate(&cfg)

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/slurmbench/slurmbench/results"
 )
 
 // Defaults follow InferenceX's run_benchmark_serving (inferencex.md §4.1).
@@ -36,9 +38,6 @@ const (
 // DefaultPercentiles is --metric-percentiles "90,99,99.9" (the InferenceX copy;
 // srt-slurm's copy defaults to "99" only).
 var DefaultPercentiles = []float64{90, 99, 99.9}
-
-// Metric names in the order SA-Bench writes them (--percentile-metrics).
-var MetricNames = []string{"ttft", "tpot", "itl", "e2el"}
 
 // Config is one SA-Bench point for the native client: the options of
 // benchmark_serving.py's random-dataset run, plus what a Go client needs.
@@ -88,13 +87,13 @@ type Config struct {
 
 	// Percentiles are --metric-percentiles; default DefaultPercentiles.
 	Percentiles []float64
-	// PercentileMetrics are --percentile-metrics; default MetricNames.
+	// PercentileMetrics are --percentile-metrics; default results.MetricNames.
 	PercentileMetrics []string
 	// Goodput holds SLOs in milliseconds for ttft, tpot and/or e2el
 	// (--goodput); empty writes "request_goodput:": null.
 	Goodput map[string]float64
 	// Metadata are --metadata KEY=VALUE pairs, written as top-level fields.
-	Metadata []KeyValue
+	Metadata []results.KeyValue
 	// SaveDetailed also writes ttfts, itls, generated_texts and errors (--save-detailed).
 	SaveDetailed bool
 
@@ -110,9 +109,6 @@ type Config struct {
 	Progress         func(Progress)
 	ProgressInterval time.Duration // default DefaultProgressInterval
 }
-
-// KeyValue is one --metadata pair.
-type KeyValue struct{ Key, Value string }
 
 // NewConfig returns the SA-Bench point InferenceX runs at concurrency c:
 // 10·c prompts after 2·c warmups, request rate inf, range ratio 0.8,
@@ -198,7 +194,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.Percentiles = DefaultPercentiles
 	}
 	if c.PercentileMetrics == nil {
-		c.PercentileMetrics = MetricNames
+		c.PercentileMetrics = results.MetricNames
 	}
 	if c.RequestTimeout == 0 {
 		c.RequestTimeout = DefaultRequestTimeout
@@ -232,7 +228,7 @@ func (c Config) withDefaults() (Config, error) {
 		}
 	}
 	for _, m := range c.PercentileMetrics {
-		if !slices.Contains(MetricNames, m) {
+		if !slices.Contains(results.MetricNames, m) {
 			errs = append(errs, fmt.Errorf("unknown percentile metric %q (want ttft, tpot, itl or e2el)", m))
 		}
 	}
@@ -245,7 +241,7 @@ func (c Config) withDefaults() (Config, error) {
 		}
 	}
 	for _, kv := range c.Metadata {
-		if reservedKey(kv.Key) {
+		if results.SABenchKey(kv.Key) {
 			errs = append(errs, fmt.Errorf("metadata key %q would replace a result field", kv.Key))
 		}
 	}
@@ -267,18 +263,4 @@ func (c Config) datasetOptions() DatasetOptions {
 		VocabSize:  c.VocabSize,
 		Seed:       c.Seed,
 	}
-}
-
-// reservedKey reports whether a --metadata key would collide with a field
-// the result writes itself.
-func reservedKey(k string) bool {
-	switch k {
-	case "", "date", "backend", "model_id", "tokenizer_id", "best_of", "num_prompts", "request_rate",
-		"burstiness", "max_concurrency", "duration", "benchmark_start_time_unix", "benchmark_end_time_unix",
-		"completed", "total_input_tokens", "total_output_tokens", "request_throughput", keyRequestGoodput,
-		"output_throughput", "total_token_throughput", "input_lens", "output_lens", "ttfts", "itls",
-		"generated_texts", "errors":
-		return true
-	}
-	return strings.HasPrefix(k, "slurmbench_") || metricKey.MatchString(k)
 }

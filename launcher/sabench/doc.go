@@ -11,6 +11,6 @@
 //   - the official benchmark_serving.py inside the engine container, whose
 //     command ContainerArgv builds.
 //
-// Either result passes through Validate, the validity gate, and is kept
-// (marked) with WriteResult.
+// Either result passes through results.ValidateSABench, the validity gate, and is kept
+// (marked) with results.WriteSABench.
 package sabench

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/slurmbench/slurmbench/launcher/mockengine"
+	"github.com/slurmbench/slurmbench/results"
 )
 
 // TestAgainstMockEngine is issue 5's acceptance check for the native client:
@@ -22,7 +23,7 @@ func TestAgainstMockEngine(t *testing.T) {
 	}
 	const model = "deepseek-ai/DeepSeek-R1"
 	url := mockengine.StartTest(t, mockengine.Options{Model: model, TTFT: 50 * time.Millisecond, ITL: 10 * time.Millisecond})
-	dir := filepath.Join(t.TempDir(), ResultDirName(64, 32))
+	dir := filepath.Join(t.TempDir(), results.ConfigName(64, 32))
 	if err := mkdirAll(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -35,15 +36,16 @@ func TestAgainstMockEngine(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join(dir, ResultFileName(conc, 24, 16, 8))
-			verr := Validate(res, 10*conc)
-			if err := WriteResult(path, res); err != nil {
+			name, _ := results.RawName(results.Point{Concurrency: conc, GPUs: 24, PrefillGPUs: 16, DecodeGPUs: 8})
+			path := filepath.Join(dir, name)
+			verr := results.ValidateSABench(res, 10*conc)
+			if err := results.WriteSABench(path, res); err != nil {
 				t.Fatal(err)
 			}
 			if verr != nil {
 				t.Fatalf("Validate: %v", verr)
 			}
-			back, err := ReadResult(path)
+			back, err := results.ReadSABench(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +72,7 @@ func TestAgainstMockEngine(t *testing.T) {
 	}
 }
 
-func p99(r *Result, metric string) float64 {
+func p99(r *results.SABenchResult, metric string) float64 {
 	m, _ := r.Metric(metric)
 	v, _ := m.Percentile(99)
 	return v

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/slurmbench/slurmbench/launcher/mockengine"
+	"github.com/slurmbench/slurmbench/results"
 )
 
 func TestProbe(t *testing.T) {
@@ -78,7 +79,7 @@ func TestChatAgainstMockEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Validate(res, cfg.NumPrompts); err != nil {
+	if err := results.ValidateSABench(res, cfg.NumPrompts); err != nil {
 		t.Fatal(err)
 	}
 	if res.Backend != ChatBackend {

@@ -2,84 +2,12 @@ package sabench
 
 import (
 	"cmp"
-	"math"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/slurmbench/slurmbench/results"
 )
-
-// Result is one SA-Bench result file: the JSON benchmark_serving.py writes
-// with --save-result (the field names and order of InferenceX's
-// utils/bench_serving copy, inferencex.md §4.4) plus slurmbench_* fields.
-// Downstream tools (process_result.py, srt-slurm's rollup, the results
-// package) read a native result exactly like a Python one.
-//
-// A Result read by ReadResult keeps the file's members verbatim: writing it
-// back changes only the slurmbench_* fields.
-type Result struct {
-	Date        string // %Y%m%d-%H%M%S, local time
-	Backend     string
-	ModelID     string
-	TokenizerID string
-	BestOf      int
-	NumPrompts  int
-	Metadata    []KeyValue // written as top-level string fields
-	// RequestRate is requests/s; +Inf is written "inf".
-	RequestRate float64
-	Burstiness  float64
-	// MaxConcurrency 0 (no cap) is written null.
-	MaxConcurrency int
-	// Duration in seconds from the first dispatch to the last completion.
-	Duration               float64
-	BenchmarkStartTimeUnix float64
-	BenchmarkEndTimeUnix   float64
-	Completed              int
-	TotalInputTokens       int // prompts of completed requests
-	TotalOutputTokens      int
-	RequestThroughput      float64 // completed / duration
-	// RequestGoodput is written under the key "request_goodput:" (with the
-	// colon, as the InferenceX copy spells it); nil is null.
-	RequestGoodput       *float64
-	OutputThroughput     float64 // total output tokens / duration
-	TotalTokenThroughput float64 // (total input + total output) / duration
-	InputLens            []int   // every request's prompt length
-	OutputLens           []int   // output tokens per request, 0 when failed
-	Detail               *Detail // with --save-detailed only
-	Metrics              []MetricStats
-
-	// Client is "native" for results of Run; written as slurmbench_client.
-	Client string
-	// Partial marks a run cut short by cancellation (slurmbench_partial).
-	Partial bool
-	// Errors counts the distinct failure messages (slurmbench_errors).
-	Errors []ErrorCount
-	// Valid and InvalidReason are the verdict of Validate
-	// (slurmbench_valid, slurmbench_invalid_reason); nil before it ran.
-	Valid         *bool
-	InvalidReason string
-
-	// Warmup outcome, not written.
-	WarmupCompleted, WarmupFailed int
-
-	raw []rawField // members of a file read by ReadResult
-}
-
-// Detail are the per-request fields of --save-detailed.
-type Detail struct {
-	TTFTs          []float64   // seconds, 0 for failed requests
-	ITLs           [][]float64 // seconds
-	GeneratedTexts []string
-	Errors         []string
-}
-
-// ErrorCount is one distinct request failure and how often it happened.
-type ErrorCount struct {
-	Error string
-	Count int
-}
-
-// ClientNative is Result.Client for the built-in client.
-const ClientNative = "native"
 
 // maxErrorKinds bounds slurmbench_errors; maxErrorText bounds each message.
 const (
@@ -87,18 +15,8 @@ const (
 	maxErrorText  = 300
 )
 
-// Metric returns the statistics of metric name (ttft, tpot, itl, e2el).
-func (r *Result) Metric(name string) (MetricStats, bool) {
-	for _, m := range r.Metrics {
-		if m.Name == name {
-			return m, true
-		}
-	}
-	return MetricStats{}, false
-}
-
-func newResult(cfg Config) *Result {
-	return &Result{
+func newResult(cfg Config) *results.SABenchResult {
+	return &results.SABenchResult{
 		Backend:        cfg.Backend,
 		ModelID:        cfg.Model,
 		TokenizerID:    cfg.Tokenizer,
@@ -108,14 +26,14 @@ func newResult(cfg Config) *Result {
 		RequestRate:    cfg.RequestRate,
 		Burstiness:     cfg.Burstiness,
 		MaxConcurrency: cfg.MaxConcurrency,
-		Client:         ClientNative,
+		Client:         results.ClientNative,
 		Date:           time.Now().Format("20060102-150405"),
 	}
 }
 
-// fill computes the metrics as calculate_metrics does, from the records of
+// fill computes res's metrics as calculate_metrics does, from the records of
 // the measured requests.
-func (res *Result) fill(cfg Config, ds *Dataset, records []record, start, end time.Time) {
+func fill(res *results.SABenchResult, cfg Config, ds *Dataset, records []record, start, end time.Time) {
 	dur := end.Sub(start).Seconds()
 	res.Date = end.Format("20060102-150405")
 	res.Duration = dur
@@ -180,7 +98,7 @@ func (res *Result) fill(cfg Config, ds *Dataset, records []record, start, end ti
 	res.Errors = errorCounts(records)
 
 	samples := map[string][]float64{"ttft": ttfts, "tpot": tpots, "itl": itls, "e2el": e2els}
-	for _, name := range MetricNames {
+	for _, name := range results.MetricNames {
 		if slices.Contains(cfg.PercentileMetrics, name) {
 			res.Metrics = append(res.Metrics, computeStats(name, samples[name], cfg.Percentiles))
 		}
@@ -188,9 +106,9 @@ func (res *Result) fill(cfg Config, ds *Dataset, records []record, start, end ti
 }
 
 // emptyMetrics are the statistics of a run without completed requests.
-func emptyMetrics(cfg Config) []MetricStats {
-	var ms []MetricStats
-	for _, name := range MetricNames {
+func emptyMetrics(cfg Config) []results.MetricStats {
+	var ms []results.MetricStats
+	for _, name := range results.MetricNames {
 		if slices.Contains(cfg.PercentileMetrics, name) {
 			ms = append(ms, computeStats(name, nil, cfg.Percentiles))
 		}
@@ -225,8 +143,8 @@ func perSecond(v, seconds float64) float64 {
 
 func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
 
-func detail(records []record) *Detail {
-	d := &Detail{
+func detail(records []record) *results.SABenchDetail {
+	d := &results.SABenchDetail{
 		TTFTs:          make([]float64, len(records)),
 		ITLs:           make([][]float64, len(records)),
 		GeneratedTexts: make([]string, len(records)),
@@ -246,7 +164,7 @@ func detail(records []record) *Detail {
 }
 
 // errorCounts groups failures by message, most frequent first.
-func errorCounts(records []record) []ErrorCount {
+func errorCounts(records []record) []results.ErrorCount {
 	counts := map[string]int{}
 	for i := range records {
 		rec := &records[i]
@@ -262,11 +180,11 @@ func errorCounts(records []record) []ErrorCount {
 			counts[msg]++
 		}
 	}
-	out := make([]ErrorCount, 0, len(counts))
+	out := make([]results.ErrorCount, 0, len(counts))
 	for msg, n := range counts {
-		out = append(out, ErrorCount{Error: msg, Count: n})
+		out = append(out, results.ErrorCount{Error: msg, Count: n})
 	}
-	slices.SortFunc(out, func(a, b ErrorCount) int {
+	slices.SortFunc(out, func(a, b results.ErrorCount) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Error, b.Error))
 	})
 	if len(out) > maxErrorKinds {
@@ -274,15 +192,7 @@ func errorCounts(records []record) []ErrorCount {
 		for _, e := range out[maxErrorKinds:] {
 			rest += e.Count
 		}
-		out = append(out[:maxErrorKinds], ErrorCount{Error: "other errors", Count: rest})
+		out = append(out[:maxErrorKinds], results.ErrorCount{Error: "other errors", Count: rest})
 	}
 	return out
-}
-
-// finite replaces NaN and infinities, which JSON cannot carry, by 0.
-func finite(v float64) float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0
-	}
-	return v
 }

@@ -3,6 +3,8 @@ package sabench
 import (
 	"math"
 	"slices"
+
+	"github.com/slurmbench/slurmbench/results"
 )
 
 // The statistics below reproduce numpy's float64 results bit for bit, so a
@@ -145,40 +147,14 @@ func npLerp(a, b, t float64) float64 {
 	return a + diff*t
 }
 
-// MetricStats are one metric's statistics in milliseconds, as SA-Bench
-// writes them: mean_<m>_ms, median_<m>_ms, std_<m>_ms and p<P>_<m>_ms.
-type MetricStats struct {
-	Name        string // ttft, tpot, itl or e2el
-	Mean        float64
-	Median      float64
-	Std         float64
-	Percentiles []Percentile
-}
-
-// Percentile is one p<P>_<metric>_ms value.
-type Percentile struct {
-	P     float64 // e.g. 99.9
-	Value float64 // milliseconds
-}
-
-// Percentile returns the value for p, if it was computed.
-func (m MetricStats) Percentile(p float64) (float64, bool) {
-	for _, q := range m.Percentiles {
-		if q.P == p {
-			return q.Value, true
-		}
-	}
-	return 0, false
-}
-
 // computeStats turns samples in seconds into milliseconds statistics the way
 // calculate_metrics does: np.<stat>(samples or 0) * 1000, so no samples give
 // zeros. It sorts samples in place (after the order-sensitive sums).
-func computeStats(name string, samples []float64, percentiles []float64) MetricStats {
+func computeStats(name string, samples []float64, percentiles []float64) results.MetricStats {
 	if len(samples) == 0 {
 		samples = []float64{0}
 	}
-	st := MetricStats{
+	st := results.MetricStats{
 		Name: name,
 		Mean: npMean(samples) * 1000,
 		Std:  npStd(samples) * 1000,
@@ -186,7 +162,7 @@ func computeStats(name string, samples []float64, percentiles []float64) MetricS
 	slices.Sort(samples)
 	st.Median = npMedianSorted(samples) * 1000
 	for _, p := range percentiles {
-		st.Percentiles = append(st.Percentiles, Percentile{P: p, Value: npPercentileSorted(samples, p) * 1000})
+		st.Percentiles = append(st.Percentiles, results.Percentile{P: p, Value: npPercentileSorted(samples, p) * 1000})
 	}
 	return st
 }

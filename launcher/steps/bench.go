@@ -16,6 +16,7 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/profile"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
 	"github.com/slurmbench/slurmbench/launcher/sabench"
+	"github.com/slurmbench/slurmbench/results"
 )
 
 // DefaultSABenchScript is where benchmark_serving.py sits in an InferenceX checkout.
@@ -59,9 +60,9 @@ type BenchOptions struct {
 type PointResult struct {
 	Index int // 1-based
 	Point launcher.Point
-	Path  string          // the result file
-	Res   *sabench.Result // nil when no result file was produced
-	Err   error           // nil when the point is valid
+	Path  string                 // the result file
+	Res   *results.SABenchResult // nil when no result file was produced
+	Err   error                  // nil when the point is valid
 }
 
 // PointsError names every point that is invalid or missing.
@@ -80,7 +81,7 @@ func (e *PointsError) Error() string {
 
 // pointReason is the short why of a failed point.
 func pointReason(err error) string {
-	var inv *sabench.InvalidError
+	var inv *results.InvalidSABenchError
 	if errors.As(err, &inv) {
 		return strings.Join(inv.Reasons, "; ")
 	}
@@ -242,8 +243,8 @@ func runPoint(ctx context.Context, plan *launcher.Plan, opts BenchOptions, index
 		pr.Err = fmt.Errorf("no result: %w", runErr)
 		return pr
 	}
-	pr.Err = sabench.Validate(pr.Res, pt.NumPrompts)
-	if err := sabench.WriteResult(pr.Path, pr.Res); err != nil {
+	pr.Err = results.ValidateSABench(pr.Res, pt.NumPrompts)
+	if err := results.WriteSABench(pr.Path, pr.Res); err != nil {
 		pr.Err = errors.Join(pr.Err, err)
 	} else {
 		win.close(pr.Res, pr.Err)
@@ -269,7 +270,7 @@ func nativeConfig(plan *launcher.Plan, opts BenchOptions, pt launcher.Point) sab
 	return cfg
 }
 
-func runNativePoint(ctx context.Context, plan *launcher.Plan, opts BenchOptions, index int, pt launcher.Point) (*sabench.Result, error) {
+func runNativePoint(ctx context.Context, plan *launcher.Plan, opts BenchOptions, index int, pt launcher.Point) (*results.SABenchResult, error) {
 	cfg := nativeConfig(plan, opts, pt)
 	// One client per point, its connections closed after it: thousands of
 	// idle connections must not linger into the next point or the eval.
@@ -309,7 +310,7 @@ func sabenchParams(plan *launcher.Plan, opts BenchOptions, pt launcher.Point) sa
 // non-zero after saving when more than 5 % of the requests failed, so the
 // file is read whatever the exit status; only a file older than this run is
 // ignored.
-func runContainerPoint(ctx context.Context, plan *launcher.Plan, opts BenchOptions, pt launcher.Point, path string) (*sabench.Result, error) {
+func runContainerPoint(ctx context.Context, plan *launcher.Plan, opts BenchOptions, pt launcher.Point, path string) (*results.SABenchResult, error) {
 	run := opts.Exec
 	if run == nil {
 		run = ExecOS
@@ -325,7 +326,7 @@ func runContainerPoint(ctx context.Context, plan *launcher.Plan, opts BenchOptio
 	case info.ModTime().Before(start):
 		return nil, errors.Join(runErr, fmt.Errorf("benchmark_serving.py saved no new result (%s is from %s)", path, info.ModTime().Format(time.RFC3339)))
 	}
-	res, err := sabench.ReadResult(path)
+	res, err := results.ReadSABench(path)
 	if err != nil {
 		return nil, errors.Join(runErr, err)
 	}

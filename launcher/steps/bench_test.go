@@ -20,7 +20,7 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/mockengine"
 	"github.com/slurmbench/slurmbench/launcher/profile"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
-	"github.com/slurmbench/slurmbench/launcher/sabench"
+	"github.com/slurmbench/slurmbench/results"
 )
 
 func TestBenchNative(t *testing.T) {
@@ -35,7 +35,7 @@ func TestBenchNative(t *testing.T) {
 		t.Fatalf("%d points, want 2", len(points))
 	}
 	for i, pt := range plan.Points {
-		res, err := sabench.ReadResult(filepath.Join(plan.Benchmark.ResultDir, pt.ResultFile))
+		res, err := results.ReadSABench(filepath.Join(plan.Benchmark.ResultDir, pt.ResultFile))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +111,7 @@ func TestBenchInvalidPointKeepsGoing(t *testing.T) {
 	if len(points) != 2 || points[1].Err != nil {
 		t.Fatalf("second point: %+v", points)
 	}
-	bad, err := sabench.ReadResult(points[0].Path)
+	bad, err := results.ReadSABench(points[0].Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestBenchInterrupted(t *testing.T) {
 	if len(points) != 1 {
 		t.Fatalf("%d points ran, want 1", len(points))
 	}
-	res, err := sabench.ReadResult(points[0].Path)
+	res, err := results.ReadSABench(points[0].Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestBenchSABenchClient(t *testing.T) {
 	plan.Benchmark.Client, plan.Benchmark.UseChatTemplate = profile.BenchSABench, true
 	plan.Points = plan.Points[:1]
 	plan.Points[0].Concurrency, plan.Points[0].NumPrompts, plan.Points[0].WarmupPrompts = 8, 80, 16
-	recorded, err := os.ReadFile(filepath.Join("..", "sabench", "testdata", "python_result.json"))
+	recorded, err := os.ReadFile(filepath.Join("..", "..", "results", "testdata", "python_result.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestBenchSABenchClient(t *testing.T) {
 		flagValue(cmd.Argv, "--model") != testModel || !slices.Contains(cmd.Argv, "--use-chat-template") {
 		t.Errorf("benchmark_serving.py run as %q in %s", cmd.Argv, cmd.Dir)
 	}
-	res, err := sabench.ReadResult(points[0].Path)
+	res, err := results.ReadSABench(points[0].Path)
 	if err != nil {
 		t.Fatal(err)
 	}

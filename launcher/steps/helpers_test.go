@@ -35,8 +35,11 @@ func testPlan(t *testing.T) *launcher.Plan {
 		Layout: rundir.New(run),
 	}
 	for _, c := range []int{2, 4} {
-		plan.Points = append(plan.Points, launcher.Point{Concurrency: c, NumPrompts: 10 * c,
-			ResultFile: launcher.RawResultName(c, plan.Mode, gpus)})
+		name, err := plan.ResultFile(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan.Points = append(plan.Points, launcher.Point{Concurrency: c, NumPrompts: 10 * c, ResultFile: name})
 	}
 	if err := plan.Validate(); err != nil {
 		t.Fatalf("test plan: %v", err)

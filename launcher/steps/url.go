@@ -12,6 +12,7 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/profile"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
 	"github.com/slurmbench/slurmbench/launcher/sabench"
+	"github.com/slurmbench/slurmbench/results"
 )
 
 // URLPlanName is the plan name of a benchmark or eval against a URL: what
@@ -101,7 +102,7 @@ func (u URLBench) Plan() (*launcher.Plan, error) {
 	plan.Benchmark = launcher.Benchmark{
 		Type: "sa-bench", Client: profile.BenchNative, ISL: u.ISL, OSL: u.OSL,
 		RangeRatio: u.RangeRatio, RequestRate: u.RequestRate,
-		ResultDir: filepath.Join(out, sabench.ResultDirName(u.ISL, u.OSL)),
+		ResultDir: filepath.Join(out, results.ConfigName(u.ISL, u.OSL)),
 	}
 	if plan.Benchmark.RangeRatio == 0 {
 		plan.Benchmark.RangeRatio = sabench.DefaultRangeRatio
@@ -110,10 +111,11 @@ func (u URLBench) Plan() (*launcher.Plan, error) {
 		plan.Benchmark.RequestRate = "inf"
 	}
 	for _, c := range u.Concurrencies {
-		pt := launcher.Point{
-			Concurrency: c, NumPrompts: u.NumPrompts, WarmupPrompts: u.Warmups,
-			ResultFile: launcher.RawResultName(c, mode, gpus),
+		name, err := plan.ResultFile(c)
+		if err != nil {
+			return nil, fmt.Errorf("concurrency %d: %w", c, err)
 		}
+		pt := launcher.Point{Concurrency: c, NumPrompts: u.NumPrompts, WarmupPrompts: u.Warmups, ResultFile: name}
 		if pt.NumPrompts == 0 {
 			pt.NumPrompts = sabench.PromptsPerConcurrency * c
 		}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/power"
-	"github.com/slurmbench/slurmbench/launcher/sabench"
+	"github.com/slurmbench/slurmbench/results"
 )
 
 // pointWindow records one point's measurement window for the power package
@@ -41,7 +41,7 @@ func openWindow(plan *launcher.Plan, resultPath string, pt launcher.Point, log i
 // completed for a valid result, failed (same boundary, with the reason) for
 // one that failed validation. A point without a result keeps its window
 // running; the collector turns it into interrupted.
-func (pw *pointWindow) close(res *sabench.Result, invalid error) {
+func (pw *pointWindow) close(res *results.SABenchResult, invalid error) {
 	if pw == nil || res == nil || res.Duration <= 0 || res.BenchmarkEndTimeUnix <= res.BenchmarkStartTimeUnix {
 		return
 	}

@@ -1,4 +1,4 @@
-package sabench
+package results
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
+	"github.com/slurmbench/slurmbench/internal/pyjson"
 )
 
 // JSON keys of the result file (inferencex.md §4.4).
@@ -42,127 +43,130 @@ type rawField struct {
 // separators, key order, Python float formatting, "inf", null), followed
 // by the slurmbench_* fields. A result read from a file is written back
 // member by member, with only the slurmbench_* fields replaced.
-func (r *Result) MarshalJSON() ([]byte, error) {
-	var o jsonObject
+func (r *SABenchResult) MarshalJSON() ([]byte, error) {
+	var o pyjson.Object
 	if r.raw != nil {
 		for _, f := range r.raw {
 			if !strings.HasPrefix(f.key, "slurmbench_") {
-				o.key(f.key)
-				o.b = append(o.b, f.val...)
+				o.Key(f.key)
+				o.Write(f.val)
 			}
 		}
 	} else {
 		r.appendFields(&o)
 	}
 	r.appendSlurmbench(&o)
-	return o.close(), nil
+	return o.Bytes(), nil
 }
 
-func (r *Result) appendFields(o *jsonObject) {
-	o.str("date", r.Date)
-	o.str("backend", r.Backend)
-	o.str("model_id", r.ModelID)
-	o.str("tokenizer_id", r.TokenizerID)
-	o.int("best_of", r.BestOf)
-	o.int("num_prompts", r.NumPrompts)
+func (r *SABenchResult) appendFields(o *pyjson.Object) {
+	o.Str("date", r.Date)
+	o.Str("backend", r.Backend)
+	o.Str("model_id", r.ModelID)
+	o.Str("tokenizer_id", r.TokenizerID)
+	o.Int("best_of", r.BestOf)
+	o.Int("num_prompts", r.NumPrompts)
 	for _, kv := range r.Metadata {
-		o.str(kv.Key, kv.Value)
+		o.Str(kv.Key, kv.Value)
 	}
-	o.key("request_rate")
+	o.Key("request_rate")
 	if math.IsInf(r.RequestRate, 1) {
-		o.b = appendJSONString(o.b, "inf")
+		o.Write(pyjson.AppendString(nil, "inf"))
 	} else {
-		o.b = appendPyFloat(o.b, r.RequestRate)
+		o.Write(pyjson.AppendFloat(nil, r.RequestRate))
 	}
-	o.float("burstiness", r.Burstiness)
-	o.key("max_concurrency")
+	o.Float("burstiness", r.Burstiness)
+	o.Key("max_concurrency")
 	if r.MaxConcurrency > 0 {
-		o.b = strconv.AppendInt(o.b, int64(r.MaxConcurrency), 10)
+		o.Write(strconv.AppendInt(nil, int64(r.MaxConcurrency), 10))
 	} else {
-		o.b = append(o.b, "null"...)
+		o.Write([]byte("null"))
 	}
-	o.float("duration", r.Duration)
-	o.float("benchmark_start_time_unix", r.BenchmarkStartTimeUnix)
-	o.float("benchmark_end_time_unix", r.BenchmarkEndTimeUnix)
-	o.int("completed", r.Completed)
-	o.int("total_input_tokens", r.TotalInputTokens)
-	o.int("total_output_tokens", r.TotalOutputTokens)
-	o.float("request_throughput", r.RequestThroughput)
-	o.key(keyRequestGoodput)
+	o.Float("duration", r.Duration)
+	o.Float("benchmark_start_time_unix", r.BenchmarkStartTimeUnix)
+	o.Float("benchmark_end_time_unix", r.BenchmarkEndTimeUnix)
+	o.Int("completed", r.Completed)
+	o.Int("total_input_tokens", r.TotalInputTokens)
+	o.Int("total_output_tokens", r.TotalOutputTokens)
+	o.Float("request_throughput", r.RequestThroughput)
+	o.Key(keyRequestGoodput)
 	if r.RequestGoodput != nil {
-		o.b = appendPyFloat(o.b, *r.RequestGoodput)
+		o.Write(pyjson.AppendFloat(nil, *r.RequestGoodput))
 	} else {
-		o.b = append(o.b, "null"...)
+		o.Write([]byte("null"))
 	}
-	o.float("output_throughput", r.OutputThroughput)
-	o.float("total_token_throughput", r.TotalTokenThroughput)
-	o.ints("input_lens", r.InputLens)
-	o.ints("output_lens", r.OutputLens)
+	o.Float("output_throughput", r.OutputThroughput)
+	o.Float("total_token_throughput", r.TotalTokenThroughput)
+	o.Ints("input_lens", r.InputLens)
+	o.Ints("output_lens", r.OutputLens)
 	if d := r.Detail; d != nil {
-		o.floats("ttfts", d.TTFTs)
-		o.key("itls")
-		o.b = append(o.b, '[')
+		o.Floats("ttfts", d.TTFTs)
+		o.Key("itls")
+		o.Write([]byte{'['})
 		for i, l := range d.ITLs {
 			if i > 0 {
-				o.b = append(o.b, ", "...)
+				o.Write([]byte(", "))
 			}
-			o.b = appendFloatList(o.b, l)
+			o.Write(pyjson.AppendFloats(nil, l))
 		}
-		o.b = append(o.b, ']')
-		o.strs("generated_texts", d.GeneratedTexts)
-		o.strs("errors", d.Errors)
+		o.Write([]byte{']'})
+		o.Strs("generated_texts", d.GeneratedTexts)
+		o.Strs("errors", d.Errors)
 	}
 	for _, m := range r.Metrics {
-		o.float("mean_"+m.Name+"_ms", m.Mean)
-		o.float("median_"+m.Name+"_ms", m.Median)
-		o.float("std_"+m.Name+"_ms", m.Std)
+		o.Float("mean_"+m.Name+"_ms", m.Mean)
+		o.Float("median_"+m.Name+"_ms", m.Median)
+		o.Float("std_"+m.Name+"_ms", m.Std)
 		for _, p := range m.Percentiles {
-			o.float(PercentileKey(p.P)+"_"+m.Name+"_ms", p.Value)
+			o.Float(PercentileKey(p.P)+"_"+m.Name+"_ms", p.Value)
 		}
 	}
 }
 
-func (r *Result) appendSlurmbench(o *jsonObject) {
+func (r *SABenchResult) appendSlurmbench(o *pyjson.Object) {
 	if r.Client != "" {
-		o.str(keySlurmbenchClient, r.Client)
+		o.Str(keySlurmbenchClient, r.Client)
 	}
 	if r.Partial {
-		o.key(keySlurmbenchPartial)
-		o.b = append(o.b, "true"...)
+		o.Key(keySlurmbenchPartial)
+		o.Write([]byte("true"))
 	}
 	if len(r.Errors) > 0 {
-		o.key(keySlurmbenchErrors)
-		o.b = append(o.b, '[')
+		o.Key(keySlurmbenchErrors)
+		o.Write([]byte{'['})
 		for i, e := range r.Errors {
 			if i > 0 {
-				o.b = append(o.b, ", "...)
+				o.Write([]byte(", "))
 			}
-			o.b = append(o.b, `{"error": `...)
-			o.b = appendJSONString(o.b, e.Error)
-			o.b = append(o.b, `, "count": `...)
-			o.b = strconv.AppendInt(o.b, int64(e.Count), 10)
-			o.b = append(o.b, '}')
+			o.Write([]byte(`{"error": `))
+			o.Write(pyjson.AppendString(nil, e.Error))
+			o.Write([]byte(`, "count": `))
+			o.Write(strconv.AppendInt(nil, int64(e.Count), 10))
+			o.Write([]byte{'}'})
 		}
-		o.b = append(o.b, ']')
+		o.Write([]byte{']'})
 	}
 	if r.Valid != nil {
-		o.key(keySlurmbenchValid)
-		o.b = strconv.AppendBool(o.b, *r.Valid)
+		o.Key(keySlurmbenchValid)
+		o.Write(strconv.AppendBool(nil, *r.Valid))
 		if !*r.Valid {
-			o.str(keySlurmbenchInvalidWhy, r.InvalidReason)
+			o.Str(keySlurmbenchInvalidWhy, r.InvalidReason)
 		}
 	}
 }
 
-// ParseResult reads a result file's JSON: one written by benchmark_serving.py
+// ParseSABench reads a result file's JSON: one written by benchmark_serving.py
 // (either copy) or by this package. Members it does not know are kept.
-func ParseResult(data []byte) (*Result, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
+func ParseSABench(data []byte) (*SABenchResult, error) {
+	// Python's json module writes NaN and Infinity for the statistics of a
+	// run without successful requests; they read as null, so such a file is
+	// reported invalid, not unreadable.
+	dec := json.NewDecoder(bytes.NewReader(pyjson.ToJSON(data)))
 	dec.UseNumber()
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil, errors.New("SA-Bench result is not a JSON object")
 	}
-	r := &Result{raw: []rawField{}}
+	r := &SABenchResult{raw: []rawField{}}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -185,7 +189,7 @@ func ParseResult(data []byte) (*Result, error) {
 }
 
 // setField fills the typed field for key; unknown keys are only kept raw.
-func (r *Result) setField(key string, val json.RawMessage) error {
+func (r *SABenchResult) setField(key string, val json.RawMessage) error {
 	if bytes.Equal(val, []byte("null")) {
 		return nil
 	}
@@ -270,7 +274,7 @@ func (r *Result) setField(key string, val json.RawMessage) error {
 	return err
 }
 
-func (r *Result) setMetric(name, stat, p string, val json.RawMessage) error {
+func (r *SABenchResult) setMetric(name, stat, p string, val json.RawMessage) error {
 	v, err := jsonFloat(val)
 	if err != nil {
 		return err
@@ -324,22 +328,22 @@ func jsonInt(val json.RawMessage) (int, error) {
 	return int(f), nil
 }
 
-// ReadResult reads and parses a result file.
-func ReadResult(path string) (*Result, error) {
+// ReadSABench reads and parses a result file.
+func ReadSABench(path string) (*SABenchResult, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading SA-Bench result: %w", err)
 	}
-	r, err := ParseResult(data)
+	r, err := ParseSABench(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return r, nil
 }
 
-// WriteResult writes res to path atomically, replacing an earlier result
+// WriteSABench writes res to path atomically, replacing an earlier result
 // of the same name.
-func WriteResult(path string, res *Result) error {
+func WriteSABench(path string, res *SABenchResult) error {
 	data, err := res.MarshalJSON()
 	if err != nil {
 		return fmt.Errorf("encoding SA-Bench result: %w", err)
@@ -350,136 +354,45 @@ func WriteResult(path string, res *Result) error {
 	return nil
 }
 
-// jsonObject appends members with json.dump's default separators.
-type jsonObject struct {
-	b []byte
-	n int
+// members is every top-level member in file order: a parsed file's
+// verbatim, a result built in Go as MarshalJSON writes it. InferenceX's
+// latency transform (Aggregate) walks them in this order.
+func (r *SABenchResult) members() []rawField {
+	if r.raw != nil {
+		return r.raw
+	}
+	b, err := r.MarshalJSON()
+	if err != nil {
+		return nil
+	}
+	parsed, err := ParseSABench(b)
+	if err != nil {
+		return nil
+	}
+	return parsed.raw
 }
 
-func (o *jsonObject) key(k string) {
-	if o.n == 0 {
-		o.b = append(o.b, '{')
-	} else {
-		o.b = append(o.b, ", "...)
-	}
-	o.n++
-	o.b = appendJSONString(o.b, k)
-	o.b = append(o.b, ": "...)
-}
-
-func (o *jsonObject) close() []byte {
-	if o.n == 0 {
-		return []byte("{}")
-	}
-	return append(o.b, '}')
-}
-
-func (o *jsonObject) str(k, v string) { o.key(k); o.b = appendJSONString(o.b, v) }
-func (o *jsonObject) int(k string, v int) {
-	o.key(k)
-	o.b = strconv.AppendInt(o.b, int64(v), 10)
-}
-func (o *jsonObject) float(k string, v float64) { o.key(k); o.b = appendPyFloat(o.b, v) }
-func (o *jsonObject) floats(k string, v []float64) {
-	o.key(k)
-	o.b = appendFloatList(o.b, v)
-}
-
-func (o *jsonObject) ints(k string, v []int) {
-	o.key(k)
-	o.b = append(o.b, '[')
-	for i, x := range v {
-		if i > 0 {
-			o.b = append(o.b, ", "...)
-		}
-		o.b = strconv.AppendInt(o.b, int64(x), 10)
-	}
-	o.b = append(o.b, ']')
-}
-
-func (o *jsonObject) strs(k string, v []string) {
-	o.key(k)
-	o.b = append(o.b, '[')
-	for i, s := range v {
-		if i > 0 {
-			o.b = append(o.b, ", "...)
-		}
-		o.b = appendJSONString(o.b, s)
-	}
-	o.b = append(o.b, ']')
-}
-
-func appendFloatList(b []byte, v []float64) []byte {
-	b = append(b, '[')
-	for i, x := range v {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = appendPyFloat(b, x)
-	}
-	return append(b, ']')
-}
-
-// appendPyFloat formats f like Python's repr (which json.dump uses): the
-// shortest round-trip digits, ".0" on integral values, and exponent form
-// below 1e-4 or from 1e16 on ("1e-05", "1e+16"). JSON has no NaN or
-// infinity; they are written as 0.
-func appendPyFloat(b []byte, f float64) []byte {
-	f = finite(f)
-	if f == 0 {
-		if math.Signbit(f) {
-			return append(b, "-0.0"...)
-		}
-		return append(b, "0.0"...)
-	}
-	e := strconv.AppendFloat(nil, f, 'e', -1, 64)
-	exp, _ := strconv.Atoi(string(e[bytes.IndexByte(e, 'e')+1:]))
-	if exp < -4 || exp >= 16 {
-		return append(b, e...)
-	}
-	start := len(b)
-	b = strconv.AppendFloat(b, f, 'f', -1, 64)
-	if bytes.IndexByte(b[start:], '.') < 0 {
-		b = append(b, ".0"...)
-	}
-	return b
-}
-
-// appendJSONString quotes s as json.dump does with ensure_ascii: non-ASCII
-// as \uXXXX (surrogate pairs above the BMP), control characters escaped.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	u4 := func(b []byte, r rune) []byte {
-		return append(b, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
-	}
-	b = append(b, '"')
-	for _, r := range s {
-		switch {
-		case r == '"':
-			b = append(b, '\\', '"')
-		case r == '\\':
-			b = append(b, '\\', '\\')
-		case r == '\n':
-			b = append(b, '\\', 'n')
-		case r == '\r':
-			b = append(b, '\\', 'r')
-		case r == '\t':
-			b = append(b, '\\', 't')
-		case r == '\b':
-			b = append(b, '\\', 'b')
-		case r == '\f':
-			b = append(b, '\\', 'f')
-		case r < 0x20:
-			b = u4(b, r)
-		case r < 0x7f: // json.dump escapes everything outside ' '..'~', DEL included
-			b = append(b, byte(r))
-		case r <= 0xffff:
-			b = u4(b, r)
-		default:
-			r -= 0x10000
-			b = u4(b, 0xd800+(r>>10))
-			b = u4(b, 0xdc00+(r&0x3ff))
+// Has reports whether the result has the top-level key (for a result built
+// in Go: whether MarshalJSON writes it).
+func (r *SABenchResult) Has(key string) bool {
+	for _, f := range r.members() {
+		if f.key == key {
+			return true
 		}
 	}
-	return append(b, '"')
+	return false
+}
+
+// SABenchKey reports whether the result writes key itself, so that a
+// --metadata pair of that name would collide with it.
+func SABenchKey(k string) bool {
+	switch k {
+	case "", "date", "backend", "model_id", "tokenizer_id", "best_of", "num_prompts", "request_rate",
+		"burstiness", "max_concurrency", "duration", "benchmark_start_time_unix", "benchmark_end_time_unix",
+		"completed", "total_input_tokens", "total_output_tokens", "request_throughput", keyRequestGoodput,
+		"output_throughput", "total_token_throughput", "input_lens", "output_lens", "ttfts", "itls",
+		"generated_texts", "errors":
+		return true
+	}
+	return strings.HasPrefix(k, "slurmbench_") || metricKey.MatchString(k)
 }

@@ -1,4 +1,4 @@
-package sabench
+package results
 
 import (
 	"bytes"
@@ -15,12 +15,12 @@ import (
 // Python's json.dump wrote from the same dict (see the file's generator in
 // the commit that added it): field for field and byte for byte, a native
 // result must look like one from benchmark_serving.py.
-func pythonFormatResult() *Result {
+func pythonFormatResult() *SABenchResult {
 	stats := func(name string, std float64) MetricStats {
 		return MetricStats{Name: name, Mean: 50.25, Median: 50, Std: std,
 			Percentiles: []Percentile{{90, 51}, {99, 52}, {99.9, 52.5}}}
 	}
-	return &Result{
+	return &SABenchResult{
 		Date: "20261203-101500", Backend: "vllm", ModelID: "deepseek-ai/DeepSeek-R1", TokenizerID: "/model",
 		BestOf: 1, NumPrompts: 80,
 		Metadata:    []KeyValue{{"runner", "b200-dgxc_7"}, {"note", "é€😀\x7f\n"}},
@@ -83,7 +83,7 @@ func TestReadMarkWriteKeepsPythonFile(t *testing.T) {
 	if err := os.WriteFile(path, orig, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err := ReadResult(path)
+	res, err := ReadSABench(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,10 +96,10 @@ func TestReadMarkWriteKeepsPythonFile(t *testing.T) {
 		t.Errorf("parsed tpot %+v", tpot)
 	}
 	// std_tpot_ms is 0: the gate must not trip over it.
-	if err := Validate(res, 80); err != nil {
-		t.Fatalf("Validate: %v", err)
+	if err := ValidateSABench(res, 80); err != nil {
+		t.Fatalf("ValidateSABench: %v", err)
 	}
-	if err := WriteResult(path, res); err != nil {
+	if err := WriteSABench(path, res); err != nil {
 		t.Fatal(err)
 	}
 	written, _ := os.ReadFile(path)
@@ -110,11 +110,11 @@ func TestReadMarkWriteKeepsPythonFile(t *testing.T) {
 	}
 
 	// Marking again replaces the verdict instead of adding a second one.
-	again, _ := ReadResult(path)
-	if err := Validate(again, 160); err == nil {
-		t.Fatal("Validate accepted a point with the wrong num_prompts")
+	again, _ := ReadSABench(path)
+	if err := ValidateSABench(again, 160); err == nil {
+		t.Fatal("ValidateSABench accepted a point with the wrong num_prompts")
 	}
-	if err := WriteResult(path, again); err != nil {
+	if err := WriteSABench(path, again); err != nil {
 		t.Fatal(err)
 	}
 	written, _ = os.ReadFile(path)
@@ -142,7 +142,7 @@ func TestNativeResultRoundTrip(t *testing.T) {
 	res.Partial = true
 	res.Errors = []ErrorCount{{"interrupted: context canceled", 3}}
 	data, _ := res.MarshalJSON()
-	back, err := ParseResult(data)
+	back, err := ParseSABench(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestNativeResultRoundTrip(t *testing.T) {
 }
 
 func TestParseResultReadsSRTSlurmSpelling(t *testing.T) {
-	res, err := ParseResult([]byte(`{"request_goodput": 3.5, "max_concurrency": null, "completed": 10.0, "p99_itl_ms": 7}`))
+	res, err := ParseSABench([]byte(`{"request_goodput": 3.5, "max_concurrency": null, "completed": 10.0, "p99_itl_ms": 7}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,42 +168,16 @@ func TestParseResultReadsSRTSlurmSpelling(t *testing.T) {
 		t.Errorf("p99_itl_ms parsed as %+v", m)
 	}
 	for _, bad := range []string{`[]`, `{"completed": "many"}`, `{"completed": 1.5}`, `{"a": 1`} {
-		if _, err := ParseResult([]byte(bad)); err == nil {
-			t.Errorf("ParseResult(%s) accepted", bad)
+		if _, err := ParseSABench([]byte(bad)); err == nil {
+			t.Errorf("ParseSABench(%s) accepted", bad)
 		}
-	}
-}
-
-func TestAppendPyFloat(t *testing.T) {
-	// Each right-hand side is Python's json.dumps(value).
-	for _, c := range []struct {
-		v    float64
-		want string
-	}{
-		{0, "0.0"}, {math.Copysign(0, -1), "-0.0"}, {1, "1.0"}, {0.0001, "0.0001"}, {1e-05, "1e-05"},
-		{123456789, "123456789.0"}, {1e16, "1e+16"}, {1234567890123456, "1234567890123456.0"},
-		{0.1, "0.1"}, {2.5e-7, "2.5e-07"}, {1.5e300, "1.5e+300"}, {26.050100451354066, "26.050100451354066"},
-		{1e15, "1000000000000000.0"}, {9999999999999998, "9999999999999998.0"}, {12345.678, "12345.678"},
-		{math.NaN(), "0.0"}, {math.Inf(1), "0.0"},
-	} {
-		if got := string(appendPyFloat(nil, c.v)); got != c.want {
-			t.Errorf("appendPyFloat(%v) = %s, want %s", c.v, got, c.want)
-		}
-	}
-}
-
-func TestAppendJSONString(t *testing.T) {
-	// json.dumps("a\"b\\c\n\t\x01é€😀/<>&\x7f")
-	want := `"a\"b\\c\n\t\u0001\u00e9\u20ac\ud83d\ude00/<>&\u007f"`
-	if got := string(appendJSONString(nil, "a\"b\\c\n\t\x01é€😀/<>&\x7f")); got != want {
-		t.Errorf("got %s, want %s", got, want)
 	}
 }
 
 func TestWriteResultFailsCleanly(t *testing.T) {
-	err := WriteResult(filepath.Join(t.TempDir(), "missing", "r.json"), pythonFormatResult())
+	err := WriteSABench(filepath.Join(t.TempDir(), "missing", "r.json"), pythonFormatResult())
 	if err == nil {
-		t.Fatal("WriteResult into a missing directory succeeded")
+		t.Fatal("WriteSABench into a missing directory succeeded")
 	}
 }
 
