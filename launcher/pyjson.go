@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf16"
 
-	"github.com/slurmbench/slurmbench/launcher/recipe"
+	"github.com/slurmbench/slurmbench/internal/pyfloat"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -142,7 +142,7 @@ func (e *pyJSON) value(n *yaml.Node, depth int) error {
 			if err != nil {
 				return err
 			}
-			e.b.WriteString(pyJSONFloat(f))
+			e.b.WriteString(pyfloat.JSON(f))
 		default:
 			if b, ok := yaml11Bools[n.Value]; ok && n.Style == 0 {
 				// PyYAML reads YAML 1.1: a plain yes/no/on/off is a bool.
@@ -210,19 +210,6 @@ func yamlFloat(s string) (float64, error) {
 		return 0, fmt.Errorf("%q is not a number", s)
 	}
 	return f, nil
-}
-
-// pyJSONFloat is a float as json.dumps writes it.
-func pyJSONFloat(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	}
-	return recipe.PyFloat(f)
 }
 
 // scalar builds a plain YAML scalar node for an object built in Go.

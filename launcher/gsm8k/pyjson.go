@@ -8,6 +8,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/slurmbench/slurmbench/internal/pyfloat"
 )
 
 // PyFloat is a float64 that marshals like Python's repr(float): shortest
@@ -16,7 +18,7 @@ import (
 type PyFloat float64
 
 // MarshalJSON implements json.Marshaler.
-func (f PyFloat) MarshalJSON() ([]byte, error) { return []byte(pyFloatRepr(float64(f))), nil }
+func (f PyFloat) MarshalJSON() ([]byte, error) { return []byte(pyfloat.JSON(float64(f))), nil }
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (f *PyFloat) UnmarshalJSON(b []byte) error {
@@ -35,27 +37,6 @@ func (f *PyFloat) UnmarshalJSON(b []byte) error {
 		*f = PyFloat(v)
 	}
 	return nil
-}
-
-func pyFloatRepr(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	}
-	sci := strconv.FormatFloat(f, 'e', -1, 64)
-	exp, _ := strconv.Atoi(sci[strings.IndexByte(sci, 'e')+1:])
-	if exp < -4 || exp >= 16 {
-		return sci
-	}
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if !strings.ContainsRune(s, '.') {
-		s += ".0"
-	}
-	return s
 }
 
 // pyJSONString quotes s as json.dumps(..., ensure_ascii=False) does: only

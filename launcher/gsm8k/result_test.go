@@ -9,6 +9,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/slurmbench/slurmbench/internal/pyfloat"
 )
 
 // Values from CPython 3.11 (whose sum() is a plain left-to-right float sum,
@@ -68,7 +70,7 @@ func TestPyFloatReprMatchesPython(t *testing.T) {
 		{1.5e-7, "1.5e-07"}, {5e-324, "5e-324"}, {1e22, "1e+22"}, {100, "100.0"},
 	}
 	for _, tt := range tests {
-		if got := pyFloatRepr(tt.f); got != tt.want {
+		if got := pyfloat.JSON(tt.f); got != tt.want {
 			t.Errorf("repr(%v) = %s, want %s", tt.f, got, tt.want)
 		}
 		var back PyFloat

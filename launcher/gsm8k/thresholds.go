@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/slurmbench/slurmbench/internal/pyfloat"
 )
 
 //go:embed thresholds.yaml
@@ -113,7 +115,7 @@ type ThresholdFailure struct {
 }
 
 func (f ThresholdFailure) String() string {
-	return fmt.Sprintf("%s %s = %.4f (< %s from %s)", f.Task, f.Metric, f.Score, pyFloatRepr(f.Min), f.Source)
+	return fmt.Sprintf("%s %s = %.4f (< %s from %s)", f.Task, f.Metric, f.Score, pyfloat.JSON(f.Min), f.Source)
 }
 
 // ThresholdError lists every metric that missed its threshold, or says that

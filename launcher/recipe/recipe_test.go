@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/slurmbench/slurmbench/internal/pyfloat"
 )
 
 // base is a small valid disaggregated recipe; cases edit it.
@@ -182,8 +184,8 @@ func TestFlagsRule(t *testing.T) {
 func TestPyFloat(t *testing.T) {
 	cases := map[float64]string{0.85: "0.85", 1: "1.0", 0: "0.0", 100: "100.0", 1e-05: "1e-05", 0.0001: "0.0001", 1e16: "1e+16", 123456789012345.0: "123456789012345.0", -2.5: "-2.5"}
 	for f, want := range cases {
-		if got := pyFloat(f); got != want {
-			t.Errorf("pyFloat(%v) = %q, want %q", f, got, want)
+		if got := pyfloat.Repr(f); got != want {
+			t.Errorf("pyfloat.Repr(%v) = %q, want %q", f, got, want)
 		}
 	}
 }

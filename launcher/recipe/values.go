@@ -4,12 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"math"
 	"sort"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/slurmbench/slurmbench/internal/pyfloat"
 )
 
 // Value is an engine-config or router-arg value kept as YAML wrote it, so it
@@ -91,7 +92,7 @@ func (v Value) String() string {
 			if err != nil {
 				return n.Value
 			}
-			return pyFloat(f)
+			return pyfloat.Repr(f)
 		default:
 			return n.Value
 		}
@@ -103,10 +104,6 @@ func (v Value) String() string {
 	}
 	return n.Value
 }
-
-// PyFloat is Python's repr(float), for writers that must match what
-// srtctl's Python writes (json.dumps uses it for finite numbers).
-func PyFloat(f float64) string { return pyFloat(f) }
 
 // yamlSpecialFloat spells YAML's .inf, -.inf and .nan (any case) the way
 // strconv parses them.
@@ -122,30 +119,6 @@ func yamlSpecialFloat(s string) string {
 	return s
 }
 
-// pyFloat formats like Python's repr(float): shortest round-trip digits,
-// always with a '.' or exponent ("1.0", "0.85", "1e-05").
-func pyFloat(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case math.IsNaN(f):
-		return "nan"
-	}
-	abs := math.Abs(f)
-	if abs != 0 && (abs < 1e-4 || abs >= 1e16) {
-		s := strconv.FormatFloat(f, 'e', -1, 64)
-		// Go: 1e-05 ; Python: 1e-05. Go writes e+16 like Python.
-		return s
-	}
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if !strings.ContainsAny(s, ".e") {
-		s += ".0"
-	}
-	return s
-}
-
 func jsonish(v any) string {
 	switch t := v.(type) {
 	case nil:
@@ -157,7 +130,7 @@ func jsonish(v any) string {
 	case int:
 		return strconv.Itoa(t)
 	case float64:
-		return pyFloat(t)
+		return pyfloat.Repr(t)
 	case []any:
 		parts := make([]string, len(t))
 		for i, x := range t {
