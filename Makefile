@@ -11,7 +11,7 @@ BIN     := bin/slurmbench
 ARCHES  := amd64 arm64
 HOSTARCH := $(shell $(GO) env GOARCH)
 
-.PHONY: build test test-unit vet demo cluster-up cluster-down bench clean
+.PHONY: build test test-unit vet fuzz demo cluster-up cluster-down bench clean
 
 build: $(foreach a,$(ARCHES),bin/linux-$(a)/slurmbench) bin/licenses/gsm8k-LICENSE
 	cp bin/linux-$(HOSTARCH)/slurmbench $(BIN).tmp && mv -f $(BIN).tmp $(BIN)
@@ -35,8 +35,16 @@ test-unit:
 	$(GO) test -count=1 ./...
 
 # Everything, with the test cluster (root) — what CI runs.
-test: build vet
+test: build vet fuzz
 	scripts/with-cluster.sh $(GO) test -count=1 -timeout 60m ./...
+
+# Recipe and profile loading under random input, for a bounded time each
+# (the seeds also run in every plain `go test`). Minimizing a new input is
+# capped too, so the budget is the fuzz time.
+FUZZTIME ?= 20s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./launcher/recipe
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./launcher/profile
 
 cluster-up:
 	bash testcluster/up.sh
