@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"sync"
@@ -20,7 +22,8 @@ import (
 	"github.com/slurmbench/slurmbench/results"
 )
 
-// NewHTTPClient returns the client Run uses by default: keep-alive with one
+// NewHTTPClient returns the client Run uses for https (plain HTTP goes
+// through the h1 transport unless Config.HTTPClient is set): keep-alive with one
 // idle connection per in-flight request, no response compression (gzip
 // would hold back stream chunks), no proxy (the frontend is inside the
 // cluster and a proxy would distort latency) and no client-wide timeout
@@ -61,6 +64,9 @@ type runner struct {
 	client *http.Client
 	url    string
 	header http.Header
+	// h1 carries the requests to a plain-HTTP endpoint when no client was
+	// given; nil means net/http (client).
+	h1 *h1Client
 	// tail is the body after the prompt up to max_tokens' value.
 	tail []byte
 }
@@ -81,6 +87,7 @@ func Run(ctx context.Context, cfg Config) (*results.SABenchResult, error) {
 		return nil, fmt.Errorf("SA-Bench dataset: %w", err)
 	}
 	r := newRunner(cfg, ds)
+	defer r.close()
 
 	res := newResult(cfg)
 	if cfg.WarmupPrompts > 0 {
@@ -120,13 +127,34 @@ func newRunner(cfg Config, ds *Dataset) *runner {
 	if cfg.APIKey != "" {
 		h.Set("Authorization", "Bearer "+cfg.APIKey)
 	}
-	return &runner{
+	r := &runner{
 		cfg:    cfg,
 		ds:     ds,
 		client: client,
 		url:    cfg.BaseURL + cfg.Endpoint,
 		header: h,
 		tail:   []byte(`,"temperature":0.0,"best_of":1,"max_tokens":`),
+	}
+	if u, err := url.Parse(r.url); err == nil && u.Scheme == "http" && cfg.HTTPClient == nil {
+		var hdr [][2]string
+		for _, k := range slices.Sorted(maps.Keys(h)) {
+			hdr = append(hdr, [2]string{k, h.Get(k)})
+		}
+		r.h1 = newH1Client(u.Host, u.RequestURI(), hdr)
+	}
+	return r
+}
+
+// h1Request is body as the h1 transport sends it, head included.
+func (r *runner) h1Request(body []byte) []byte { return r.h1.request(body) }
+
+// close releases the connections the run kept alive.
+func (r *runner) close() {
+	if r.h1 != nil {
+		r.h1.closeIdle()
+	}
+	if r.cfg.HTTPClient == nil {
+		r.client.CloseIdleConnections()
 	}
 }
 
@@ -308,6 +336,10 @@ dispatch:
 // ends at the last such chunk, and completion_tokens comes from usage. A
 // non-200 status, a transport or parse error, or a stream without any
 // choices chunk makes the request failed.
+//
+// Plain-HTTP endpoints go through the runner's own HTTP/1.1 streaming
+// client (h1.go), everything else (https, a caller's http.Client) through
+// net/http; both feed the same streamRecorder.
 func (r *runner) do(ctx context.Context, body []byte, maxTokens int, rec *record) {
 	rec.outputTokens = -1
 	if cap(rec.itl) == 0 {
@@ -315,9 +347,84 @@ func (r *runner) do(ctx context.Context, body []byte, maxTokens int, rec *record
 	}
 	reqCtx, cancel := context.WithTimeout(ctx, r.cfg.RequestTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, r.url, bytes.NewReader(body))
+	sr := streamRecorder{rec: rec, saveText: r.cfg.SaveDetailed}
+	if r.h1 != nil {
+		r.h1.do(reqCtx, r.h1Request(body), &sr)
+	} else {
+		r.doNetHTTP(reqCtx, body, &sr)
+	}
+	if sr.err != nil {
+		r.fail(ctx, rec, sr.err)
+		return
+	}
+	if rec.err != "" {
+		return
+	}
+	if rec.chunks == 0 {
+		rec.err = "Never received a valid chunk to calculate TTFT. This response will be marked as failed!"
+		return
+	}
+	rec.latency = sr.last.Sub(sr.start)
+	rec.success = true
+}
+
+// streamRecorder turns a response's SSE lines into a record as they arrive.
+type streamRecorder struct {
+	rec      *record
+	saveText bool
+	start    time.Time // the request was sent (TTFT's origin)
+	last     time.Time // the latest chunk with choices
+	done     bool      // [DONE] seen
+	// err is a transport failure (judged by runner.fail); a refused request
+	// or a malformed chunk goes to rec.err directly.
+	err error
+}
+
+// line handles one trimmed line that arrived at now; false stops the
+// stream (the request has failed, or [DONE]).
+func (s *streamRecorder) line(line []byte, now time.Time) bool {
+	payload, ok := ssePayload(line)
+	if !ok {
+		return true
+	}
+	if bytes.Equal(payload, sseDone) {
+		s.done = true
+		return false
+	}
+	c, err := parseChunk(payload)
 	if err != nil {
-		rec.err = err.Error()
+		s.rec.err = fmt.Sprintf("parsing stream chunk %.200q: %v", payload, err)
+		return false
+	}
+	rec := s.rec
+	if c.choices {
+		if rec.chunks == 0 {
+			rec.ttft = now.Sub(s.start)
+		} else {
+			rec.itl = append(rec.itl, now.Sub(s.last))
+		}
+		s.last = now
+		rec.chunks++
+		if s.saveText {
+			rec.text = append(rec.text, choiceText(c.choicesRaw)...)
+		}
+	}
+	if c.usage {
+		rec.outputTokens = c.completionTokens
+	}
+	return true
+}
+
+// refused records a non-200 answer.
+func (s *streamRecorder) refused(status string, msg []byte) {
+	s.rec.err = fmt.Sprintf("HTTP %s: %s", status, bytes.TrimSpace(msg))
+}
+
+// doNetHTTP sends the request with net/http.
+func (r *runner) doNetHTTP(ctx context.Context, body []byte, sr *streamRecorder) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(body))
+	if err != nil {
+		sr.rec.err = err.Error()
 		return
 	}
 	req.Header = r.header.Clone()
@@ -325,65 +432,36 @@ func (r *runner) do(ctx context.Context, body []byte, maxTokens int, rec *record
 	// out to be closed before anything was written.
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 
-	start := time.Now()
+	sr.start = time.Now()
 	resp, err := r.client.Do(req)
 	if err != nil {
-		r.fail(ctx, rec, err)
+		sr.err = err
 		return
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		rec.err = fmt.Sprintf("HTTP %s: %s", resp.Status, bytes.TrimSpace(msg))
+		sr.refused(resp.Status, msg)
 		return
 	}
-
 	lines := sseLines{r: bufio.NewReaderSize(resp.Body, 8<<10)}
-	var last time.Time
 	for {
 		line, rerr := lines.next()
-		if payload, ok := ssePayload(line); ok {
-			if bytes.Equal(payload, sseDone) {
+		if !sr.line(line, time.Now()) {
+			if sr.done {
 				// Drain so the connection goes back to the pool.
 				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-				break
 			}
-			c, perr := parseChunk(payload)
-			if perr != nil {
-				rec.err = fmt.Sprintf("parsing stream chunk %.200q: %v", payload, perr)
-				return
-			}
-			if c.choices {
-				now := time.Now()
-				if rec.chunks == 0 {
-					rec.ttft = now.Sub(start)
-				} else {
-					rec.itl = append(rec.itl, now.Sub(last))
-				}
-				last = now
-				rec.chunks++
-				if r.cfg.SaveDetailed {
-					rec.text = append(rec.text, choiceText(c.choicesRaw)...)
-				}
-			}
-			if c.usage {
-				rec.outputTokens = c.completionTokens
-			}
+			return
 		}
 		if rerr == io.EOF {
-			break
+			return
 		}
 		if rerr != nil {
-			r.fail(ctx, rec, fmt.Errorf("reading stream: %w", rerr))
+			sr.err = fmt.Errorf("reading stream: %w", rerr)
 			return
 		}
 	}
-	if rec.chunks == 0 {
-		rec.err = "Never received a valid chunk to calculate TTFT. This response will be marked as failed!"
-		return
-	}
-	rec.latency = last.Sub(start)
-	rec.success = true
 }
 
 func (r *runner) fail(ctx context.Context, rec *record, err error) {

@@ -99,7 +99,10 @@ type Config struct {
 
 	// APIKey, when set, is sent as "Authorization: Bearer <key>".
 	APIKey string
-	// HTTPClient sends the requests; default NewHTTPClient(MaxConcurrency).
+	// HTTPClient, when set, sends the requests. By default a plain-HTTP
+	// endpoint gets the client's own HTTP/1.1 streaming transport (h1.go)
+	// and https NewHTTPClient(MaxConcurrency); Run closes their connections
+	// when it returns.
 	HTTPClient *http.Client
 	// RequestTimeout bounds each request; default DefaultRequestTimeout.
 	RequestTimeout time.Duration

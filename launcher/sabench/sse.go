@@ -29,14 +29,23 @@ type chunk struct {
 
 var errNotObject = errors.New("chunk is not a JSON object")
 
-// parseChunk scans one JSON object (an SSE data payload).
+// parseChunk scans one JSON object (an SSE data payload). It walks the
+// top-level members without a callback (this runs once per token).
 func parseChunk(b []byte) (chunk, error) {
 	var c chunk
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return c, errNotObject
 	}
-	err := eachMember(b, i, func(key, val []byte) error {
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return c, nil
+	}
+	for {
+		key, val, next, err := nextMember(b, i)
+		if err != nil {
+			return c, err
+		}
 		switch string(key) {
 		case "choices":
 			if len(val) > 0 && val[0] == '[' {
@@ -46,7 +55,7 @@ func parseChunk(b []byte) (chunk, error) {
 			}
 		case "usage":
 			if len(val) > 0 && val[0] == '{' {
-				return eachMember(val, 0, func(k, v []byte) error {
+				if err := eachMember(val, 0, func(k, v []byte) error {
 					if string(k) != "completion_tokens" {
 						return nil
 					}
@@ -54,12 +63,51 @@ func parseChunk(b []byte) (chunk, error) {
 						c.usage, c.completionTokens = true, n
 					}
 					return nil
-				})
+				}); err != nil {
+					return c, err
+				}
 			}
 		}
-		return nil
-	})
-	return c, err
+		if next < 0 {
+			return c, nil
+		}
+		i = next
+	}
+}
+
+// nextMember reads the member starting at b[i] (its opening quote) and
+// returns its raw key and value and the offset of the next member, -1
+// after the last one.
+func nextMember(b []byte, i int) (key, val []byte, next int, err error) {
+	if i >= len(b) || b[i] != '"' {
+		return nil, nil, 0, fmt.Errorf("expected a member name at offset %d", i)
+	}
+	end, err := skipString(b, i)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	key = b[i+1 : end-1]
+	i = skipSpace(b, end)
+	if i >= len(b) || b[i] != ':' {
+		return nil, nil, 0, fmt.Errorf("expected ':' at offset %d", i)
+	}
+	i = skipSpace(b, i+1)
+	vEnd, err := skipValue(b, i)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	val = b[i:vEnd]
+	i = skipSpace(b, vEnd)
+	if i >= len(b) {
+		return nil, nil, 0, errors.New("unterminated object")
+	}
+	switch b[i] {
+	case ',':
+		return key, val, skipSpace(b, i+1), nil
+	case '}':
+		return key, val, -1, nil
+	}
+	return nil, nil, 0, fmt.Errorf("expected ',' or '}' at offset %d", i)
 }
 
 // parseCount reads a non-negative integer count; integral floats such as
@@ -83,38 +131,17 @@ func eachMember(b []byte, i int, fn func(key, val []byte) error) error {
 		return nil
 	}
 	for {
-		if i >= len(b) || b[i] != '"' {
-			return fmt.Errorf("expected a member name at offset %d", i)
-		}
-		end, err := skipString(b, i)
+		key, val, next, err := nextMember(b, i)
 		if err != nil {
 			return err
 		}
-		key := b[i+1 : end-1]
-		i = skipSpace(b, end)
-		if i >= len(b) || b[i] != ':' {
-			return fmt.Errorf("expected ':' at offset %d", i)
-		}
-		i = skipSpace(b, i+1)
-		vEnd, err := skipValue(b, i)
-		if err != nil {
+		if err := fn(key, val); err != nil {
 			return err
 		}
-		if err := fn(key, b[i:vEnd]); err != nil {
-			return err
-		}
-		i = skipSpace(b, vEnd)
-		if i >= len(b) {
-			return errors.New("unterminated object")
-		}
-		switch b[i] {
-		case ',':
-			i = skipSpace(b, i+1)
-		case '}':
+		if next < 0 {
 			return nil
-		default:
-			return fmt.Errorf("expected ',' or '}' at offset %d", i)
 		}
+		i = next
 	}
 }
 
@@ -126,16 +153,25 @@ func skipSpace(b []byte, i int) int {
 }
 
 // skipString returns the offset just past the string starting at b[i] == '"'.
+// It jumps from quote to quote (bytes.IndexByte is vectorised); a quote
+// preceded by an odd number of backslashes is escaped.
 func skipString(b []byte, i int) (int, error) {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return 0, errors.New("unterminated string")
+		}
+		j += k
+		n := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
 			return j + 1, nil
 		}
+		j++
 	}
-	return 0, errors.New("unterminated string")
 }
 
 // skipValue returns the offset just past the JSON value starting at b[i].

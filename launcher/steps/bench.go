@@ -271,11 +271,9 @@ func nativeConfig(plan *launcher.Plan, opts BenchOptions, pt launcher.Point) sab
 }
 
 func runNativePoint(ctx context.Context, plan *launcher.Plan, opts BenchOptions, index int, pt launcher.Point) (*results.SABenchResult, error) {
+	// sabench.Run closes the connections it opened when the point ends:
+	// thousands of idle connections do not linger into the next point.
 	cfg := nativeConfig(plan, opts, pt)
-	// One client per point, its connections closed after it: thousands of
-	// idle connections must not linger into the next point or the eval.
-	cfg.HTTPClient = sabench.NewHTTPClient(pt.Concurrency)
-	defer cfg.HTTPClient.CloseIdleConnections()
 	if opts.Progress != nil {
 		cfg.Progress = func(p sabench.Progress) { opts.Progress(index, pt, p) }
 	} else if opts.Log != nil {

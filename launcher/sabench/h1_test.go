@@ -1,0 +1,190 @@
+//go:build unix
+
+package sabench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// scriptServer answers each request on a raw TCP connection with the
+// pieces of answer(n) (n counts requests from 0), each written separately
+// with a short pause, so framing is split across reads; after the answer
+// it closes the connection when closeAfter says so.
+type scriptServer struct {
+	answer     func(n int) []string
+	closeAfter func(n int) bool
+	requests   atomic.Int64
+	conns      atomic.Int64
+}
+
+func (s *scriptServer) start(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s.conns.Add(1)
+			go s.serve(c)
+		}
+	}()
+	return "http://" + ln.Addr().String()
+}
+
+func (s *scriptServer) serve(c net.Conn) {
+	defer c.Close()
+	br := bufio.NewReader(c)
+	for {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		_, _ = io.Copy(io.Discard, req.Body)
+		n := int(s.requests.Add(1)) - 1
+		for _, piece := range s.answer(n) {
+			if _, err := io.WriteString(c, piece); err != nil {
+				return
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		if s.closeAfter != nil && s.closeAfter(n) {
+			return
+		}
+	}
+}
+
+const (
+	tok1  = `data: {"choices":[{"index":0,"text":" a"}]}` + "\n\n"
+	tok2  = `data: {"choices":[{"index":0,"text":" b"}]}` + "\n\n"
+	usage = `data: {"choices":[],"usage":{"completion_tokens":2}}` + "\n\n"
+	done  = "data: [DONE]\n\n"
+)
+
+func httpChunk(s string) string { return strconv.FormatInt(int64(len(s)), 16) + "\r\n" + s + "\r\n" }
+
+// runOne sends one request through a runner's h1 transport.
+func runOne(t *testing.T, url string) (*record, *runner) {
+	t.Helper()
+	cfg, err := NewConfig(url, "m", 8, 2, 1).withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, _ := NewDataset(cfg.datasetOptions())
+	r := newRunner(cfg, ds)
+	if r.h1 == nil {
+		t.Fatal("plain-HTTP URL without the h1 transport")
+	}
+	t.Cleanup(r.close)
+	rec := &record{}
+	r.do(context.Background(), r.requestBody(0, 2), 2, rec)
+	return rec, r
+}
+
+func TestH1Framing(t *testing.T) {
+	const okHead = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+	stream := tok1 + tok2 + usage + done
+	for _, tc := range []struct {
+		name   string
+		pieces []string
+		tokens int    // chunks with choices; -1: the request fails
+		err    string // substring of rec.err
+	}{
+		{"one chunk per event", []string{okHead, httpChunk(tok1), httpChunk(tok2), httpChunk(usage), httpChunk(done), "0\r\n\r\n"}, 2, ""},
+		{"head and size lines split", []string{"HTTP/1.1 200 OK\r\nTransfer-Enc", "oding: chunked\r\n\r", "\n" + httpChunk(tok1)[:2], httpChunk(tok1)[2:] + httpChunk(tok2), httpChunk(usage + done) + "0\r\n", "\r\n"}, 2, ""},
+		{"lines split across chunks", []string{okHead, httpChunk(tok1[:10]), httpChunk(tok1[10:] + tok2[:5]), httpChunk(tok2[5:] + usage + done), "0\r\n\r\n"}, 2, ""},
+		{"chunk extension and trailer", []string{okHead, "2d;x=y\r\n" + tok1 + "\r\n", httpChunk(tok2 + usage + done), "0\r\nX-Trailer: 1\r\n\r\n"}, 2, ""},
+		{"100 continue first", []string{"HTTP/1.1 100 Continue\r\n\r\n", okHead, httpChunk(stream), "0\r\n\r\n"}, 2, ""},
+		{"content length", []string{"HTTP/1.1 200 OK\r\nContent-Length: " + strconv.Itoa(len(stream)) + "\r\n\r\n", stream[:30], stream[30:]}, 2, ""},
+		{"until close", []string{"HTTP/1.0 200 OK\r\n\r\n", tok1, tok2 + usage + strings.TrimSuffix(done, "\n\n")}, 2, ""},
+		{"refused", []string{"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 9\r\n\r\n", "busy now\n"}, -1, "HTTP 503 Service Unavailable: busy now"},
+		{"bad chunk size", []string{okHead, "zz\r\n"}, -1, "bad chunk size"},
+		{"cut mid-stream", []string{okHead, httpChunk(tok1)}, -1, "unexpected EOF"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &scriptServer{answer: func(int) []string { return tc.pieces }, closeAfter: func(int) bool { return true }}
+			rec, _ := runOne(t, s.start(t))
+			if tc.tokens < 0 {
+				if rec.success || !strings.Contains(rec.err, tc.err) {
+					t.Fatalf("success %v, err %q; want a failure naming %q", rec.success, rec.err, tc.err)
+				}
+				return
+			}
+			if !rec.success || rec.chunks != tc.tokens || rec.outputTokens != 2 || len(rec.itl) != tc.tokens-1 {
+				t.Fatalf("success %v (%s), %d chunks, %d output tokens, %d gaps", rec.success, rec.err, rec.chunks, rec.outputTokens, len(rec.itl))
+			}
+			if rec.ttft <= 0 || rec.latency < rec.ttft {
+				t.Errorf("ttft %v, latency %v", rec.ttft, rec.latency)
+			}
+		})
+	}
+}
+
+// TestH1KeepAliveAndStaleRetry: requests reuse one connection; when the
+// server closes a kept-alive connection after an answer, the next request
+// is resent once on a new connection instead of failing.
+func TestH1KeepAliveAndStaleRetry(t *testing.T) {
+	pieces := []string{"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", httpChunk(tok1 + tok2 + usage + done), "0\r\n\r\n"}
+	for _, tc := range []struct {
+		name      string
+		closeEach bool
+		wantConns int64
+	}{
+		{"kept alive", false, 1},
+		{"closed by the server", true, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &scriptServer{answer: func(int) []string { return pieces }, closeAfter: func(int) bool { return tc.closeEach }}
+			url := s.start(t)
+			cfg := NewConfig(url, "m", 8, 2, 1)
+			cfg.NumPrompts, cfg.WarmupPrompts = 5, -1
+			res, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Completed != 5 {
+				t.Fatalf("completed %d of 5: %+v", res.Completed, res.Errors)
+			}
+			if got := s.conns.Load(); got != tc.wantConns {
+				t.Errorf("%d connections, want %d", got, tc.wantConns)
+			}
+		})
+	}
+}
+
+// TestH1TimeoutAndCancel: the per-request timeout and the run's
+// cancellation end a stream that stalls.
+func TestH1TimeoutAndCancel(t *testing.T) {
+	s := &scriptServer{answer: func(int) []string {
+		return []string{"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", httpChunk(tok1), func() string { time.Sleep(3 * time.Second); return "" }()}
+	}}
+	url := s.start(t)
+	cfg := NewConfig(url, "m", 8, 2, 1)
+	cfg.NumPrompts, cfg.WarmupPrompts, cfg.RequestTimeout = 1, -1, 200*time.Millisecond
+	res, err := Run(context.Background(), cfg)
+	if err != nil || len(res.Errors) != 1 || !strings.Contains(res.Errors[0].Error, "request timed out after 200ms") {
+		t.Fatalf("errors %+v, %v; want a timeout", res.Errors, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	cfg.RequestTimeout = 0
+	res, err = Run(ctx, cfg)
+	if err == nil || !res.Partial || !strings.Contains(fmt.Sprint(res.Errors), "interrupted") {
+		t.Fatalf("errors %+v, %v; want an interrupted partial result", res.Errors, err)
+	}
+}
