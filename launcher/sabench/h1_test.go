@@ -106,7 +106,7 @@ func TestH1Framing(t *testing.T) {
 		err    string // substring of rec.err
 	}{
 		{"one chunk per event", []string{okHead, httpChunk(tok1), httpChunk(tok2), httpChunk(usage), httpChunk(done), "0\r\n\r\n"}, 2, ""},
-		{"head and size lines split", []string{"HTTP/1.1 200 OK\r\nTransfer-Enc", "oding: chunked\r\n\r", "\n" + httpChunk(tok1)[:2], httpChunk(tok1)[2:] + httpChunk(tok2), httpChunk(usage + done) + "0\r\n", "\r\n"}, 2, ""},
+		{"head and size lines split", []string{"HTTP/1.1 200 OK\r\nTransfer-Enc", "oding: chunked\r\n\r", "\n" + httpChunk(tok1)[:2], httpChunk(tok1)[2:] + httpChunk(tok2), httpChunk(usage+done) + "0\r\n", "\r\n"}, 2, ""},
 		{"lines split across chunks", []string{okHead, httpChunk(tok1[:10]), httpChunk(tok1[10:] + tok2[:5]), httpChunk(tok2[5:] + usage + done), "0\r\n\r\n"}, 2, ""},
 		{"chunk extension and trailer", []string{okHead, "2d;x=y\r\n" + tok1 + "\r\n", httpChunk(tok2 + usage + done), "0\r\nX-Trailer: 1\r\n\r\n"}, 2, ""},
 		{"100 continue first", []string{"HTTP/1.1 100 Continue\r\n\r\n", okHead, httpChunk(stream), "0\r\n\r\n"}, 2, ""},
