@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/slurmbench/slurmbench/launcher/recipe"
 )
@@ -39,4 +40,21 @@ func (p *Plan) writeProvenance(ew *errWriter) {
 		ew.printf("  telemetry %s requested (required: %v, every %gs, exporter %s port %d) and NOT collected by this plan\n",
 			t.Provider, t.Required, t.FrequencySeconds, t.ExporterImage, t.ExporterPort)
 	}
+}
+
+// ManifestExtra is what a results manifest keeps of how the recipe was
+// read: the override-file config and every loading warning (e.g. keys kept
+// last by --allow-duplicate-keys); nil when there is nothing to say.
+func (s Source) ManifestExtra() map[string]string {
+	out := map[string]string{}
+	if s.Variant != "" {
+		out["recipe_variant"] = s.Variant
+	}
+	if len(s.Warnings) > 0 {
+		out["recipe_warnings"] = strings.Join(s.Warnings, "\n")
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }

@@ -177,7 +177,7 @@ func runAction(c *cli.Context) error {
 			Provenance: results.Provenance{
 				ImageRef: plan.Image.Ref, RecipeSHA256: plan.Recipe.SHA256, ProfilePath: plan.Profile.Path,
 				SlurmbenchVersion: version, SlurmVersion: srv.SlurmRelease, SlurmAPIVersion: srv.APIVersion,
-				JobID: res.JobID.String(), Nodes: hostsOf(plan),
+				JobID: res.JobID.String(), Nodes: hostsOf(plan), Extra: plan.Recipe.ManifestExtra(),
 			},
 		})
 		if runErr == nil {

@@ -62,7 +62,7 @@ func buildPlan(c *cli.Context, runID string) (*launcher.Plan, error) {
 	if c.String("profile") == "" {
 		return nil, errors.New("--profile: required (or SLURMBENCH_PROFILE)")
 	}
-	prof, err := profile.Load(c.String("profile"))
+	prof, err := profile.LoadContext(c.Context, c.String("profile"))
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,50 @@
+package launcher
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/slurmbench/slurmbench/launcher/recipe"
+)
+
+// TestRecipeProvenance: the plan records how its recipe was read — a key
+// kept last, the requested but uncollected telemetry — and render and the
+// results manifest show it.
+func TestRecipeProvenance(t *testing.T) {
+	text, err := os.ReadFile(filepath.Join("testdata", "recipes", "mock-2p1d.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := strings.Replace(string(text), "  osl: ", "  osl: 64\n  osl: ", 1) +
+		"telemetry:\n  enabled: true\n  dcgm_exporter: {container_image: dcgm-exporter, port: 9401}\n"
+	path := filepath.Join(t.TempDir(), "r.yaml")
+	r, err := recipe.ParseWith(path, []byte(src), recipe.Options{AllowDuplicateKeys: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Build(inputs(loadProfile(t, filepath.Join("testdata", "profiles", "mock4.toml")), r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Recipe.Warnings) != 1 || plan.Recipe.Telemetry == nil || plan.Recipe.Telemetry.ExporterPort != 9401 {
+		t.Errorf("recipe source %+v", plan.Recipe)
+	}
+	var out bytes.Buffer
+	if err := plan.WriteHuman(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"warning  " + path, "benchmark.osl: set twice", "telemetry dcgm-power requested (required: false, every 1s, exporter dcgm-exporter port 9401) and NOT collected"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("render lacks %q:\n%s", want, out.String())
+		}
+	}
+	if extra := plan.Recipe.ManifestExtra(); !strings.Contains(extra["recipe_warnings"], "benchmark.osl") || extra["recipe_variant"] != "" {
+		t.Errorf("manifest extra %v", extra)
+	}
+	if (Source{}).ManifestExtra() != nil {
+		t.Error("a plain recipe adds to the manifest")
+	}
+}
