@@ -148,6 +148,9 @@ func (b *builder) build() (*Plan, error) {
 	if err := b.eval(); err != nil {
 		return nil, err
 	}
+	if err := b.telemetry(); err != nil {
+		return nil, err
+	}
 	b.health()
 	plan.EnvPassthrough = append([]string(nil), p.Env.Passthrough...)
 	sort.Strings(plan.EnvPassthrough)

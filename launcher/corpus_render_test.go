@@ -119,7 +119,7 @@ workspace = %s
 // c88ef731's dry-run accepts 451; the other 18 are listed, with the field
 // its schema refuses, in recipe/testdata/srtctl-refused.txt.
 const (
-	corpusRendered = 457
+	corpusRendered = 465
 	srtctlAccepted = 451
 )
 

@@ -1,5 +1,15 @@
 package launcher
 
+import (
+	"cmp"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/slurmbench/slurmbench/launcher/recipe"
+)
+
 // RoleTelemetry is a power exporter step: one per worker node, never
 // critical (an exporter that exits makes the power package invalid, not the
 // benchmark).
@@ -45,4 +55,100 @@ type TelemetryDevice struct {
 type TelemetryWindow struct {
 	BenchmarkType string `json:"benchmark_type"`
 	Concurrency   int    `json:"concurrency"`
+}
+
+// defaultExporterCommand is srtctl's DCGM exporter command; {port} is the
+// exporter's port.
+const defaultExporterCommand = "dcgm-exporter --collect-interval=100 --address :{port}"
+
+// defaultExporterPort is the port when neither recipe nor profile names one.
+const defaultExporterPort = 9401
+
+// telemetry plans power telemetry from the recipe's telemetry block, or the
+// profile's [telemetry] default for a recipe without one: one exporter step
+// over every worker node, the GPUs each worker occupies, and one window per
+// benchmark point. Nothing is planned for an eval-only or custom run (no
+// SA-Bench window to measure).
+func (b *builder) telemetry() error {
+	r, p, plan := b.r, b.p, b.plan
+	set, on := r.Telemetry.Settings()
+	if !on && p.Telemetry.Enabled && plan.Benchmark.Type == "sa-bench" {
+		set, on = recipe.TelemetrySettings{Provider: "dcgm-power", Required: p.Telemetry.Required,
+			FrequencySeconds: 1, StorageSubdir: "power", StartupTimeoutSeconds: 30, RequestTimeoutSeconds: 2,
+			JoinTimeoutSeconds: 12, ExporterImage: p.Telemetry.ExporterImage, ExporterPort: p.Telemetry.Port}, true
+	}
+	if !on || plan.Benchmark.Type != "sa-bench" {
+		return nil
+	}
+	if set.ExporterPort == 0 {
+		set.ExporterPort = cmp.Or(p.Telemetry.Port, defaultExporterPort)
+	}
+	t := &Telemetry{
+		Required: set.Required, IntervalSeconds: set.FrequencySeconds,
+		StartupTimeoutSeconds: set.StartupTimeoutSeconds, RequestTimeoutSeconds: set.RequestTimeoutSeconds,
+		JoinTimeoutSeconds: set.JoinTimeoutSeconds, Port: set.ExporterPort, Path: "/metrics",
+		PowerDir:   filepath.Join(plan.Layout.Logs, filepath.FromSlash(set.StorageSubdir)),
+		ResultRoot: filepath.Dir(plan.Benchmark.ResultDir),
+	}
+	nodes := map[int]bool{}
+	for _, proc := range plan.Processes {
+		switch proc.Role {
+		case RolePrefill, RoleDecode, RoleAgg:
+		default:
+			continue
+		}
+		for i, n := range proc.Nodes {
+			nodes[n] = true
+			gpus := proc.GPUs
+			if len(gpus) == 0 {
+				gpus = make([]int, b.gpn)
+				for g := range gpus {
+					gpus[g] = g
+				}
+			}
+			for _, g := range gpus {
+				t.Devices = append(t.Devices, TelemetryDevice{Node: n, GPU: g, Role: string(proc.Role), Worker: proc.Worker, Rank: proc.Rank + i})
+			}
+		}
+	}
+	for n := range nodes {
+		t.Nodes = append(t.Nodes, n)
+	}
+	sort.Ints(t.Nodes)
+	for _, pt := range plan.Points {
+		t.Windows = append(t.Windows, TelemetryWindow{BenchmarkType: "sa-bench", Concurrency: pt.Concurrency})
+	}
+
+	proc := Process{Name: "telemetry_dcgm_exporter", Role: RoleTelemetry, Nodes: t.Nodes, Container: true,
+		Mounts: b.mounts(), Ports: map[string]int{"metrics": t.Port}, Log: b.logPath("telemetry_dcgm_exporter")}
+	if w := p.Telemetry.MockWatts; w > 0 {
+		gpus := make([]string, b.gpn)
+		for g := range gpus {
+			gpus[g] = strconv.Itoa(g)
+		}
+		proc.Argv = []string{plan.Binary, "mock-dcgm-exporter", "--listen", "0.0.0.0:" + strconv.Itoa(t.Port),
+			"--gpus", strings.Join(gpus, ","), "--watts", strconv.FormatFloat(w, 'f', -1, 64)}
+		t.ExporterImage = "slurmbench mock-dcgm-exporter"
+	} else {
+		image := cmp.Or(set.ExporterImage, p.Telemetry.ExporterImage)
+		if image == "" {
+			return b.fail("telemetry.dcgm_exporter.container_image", "no DCGM exporter image: name one in the recipe or as [telemetry] exporter_image in profile %s", p.Path)
+		}
+		if ref, ok := p.Containers[image]; ok {
+			image = ref
+		}
+		proc.Image = image
+		t.ExporterImage = image
+		cmdline := cmp.Or(set.ExporterCommand, defaultExporterCommand)
+		cmdline = strings.ReplaceAll(cmdline, "{port}", strconv.Itoa(t.Port))
+		argv, err := SplitCommand(cmdline)
+		if err != nil {
+			return b.fail("telemetry.dcgm_exporter.command", "%q %v", cmdline, err)
+		}
+		proc.Argv = argv
+	}
+	t.ExporterCommand = QuoteArgv(proc.Argv)
+	b.add(proc)
+	plan.Telemetry = t
+	return nil
 }

@@ -31,6 +31,7 @@ type Profile struct {
 	Health     Health            `toml:"health"`
 	Benchmark  Benchmark         `toml:"benchmark"`
 	Infra      Infra             `toml:"infra"`
+	Telemetry  Telemetry         `toml:"telemetry"`
 }
 
 // Slurm is the [slurm] table.
@@ -224,6 +225,7 @@ func (p *Profile) resolve(base string) error {
 
 func (p *Profile) validate() error {
 	var errs []error
+	errs = append(errs, p.Telemetry.validate()...)
 	if p.Slurm.RestURL == "" {
 		errs = append(errs, errors.New("slurm.rest_url: required (e.g. http://slurmrestd:6820)"))
 	} else if !strings.HasPrefix(p.Slurm.RestURL, "http://") && !strings.HasPrefix(p.Slurm.RestURL, "https://") {
@@ -385,4 +387,31 @@ func orNone(names []string) string {
 		return "none"
 	}
 	return strings.Join(names, ", ")
+}
+
+// Telemetry is the [telemetry] table: the cluster's defaults for DCGM power
+// telemetry (docs/power.md). A recipe's own telemetry block wins; without
+// one, Enabled turns telemetry on for the cluster's SA-Bench runs.
+type Telemetry struct {
+	Enabled  bool `toml:"enabled"`
+	Required bool `toml:"required"`
+	// ExporterImage is the DCGM exporter image (a [containers] alias or a
+	// ref) when the recipe names none; Port its port (default 9401).
+	ExporterImage string `toml:"exporter_image"`
+	Port          int    `toml:"port"`
+	// MockWatts > 0 runs slurmbench's mock DCGM exporter on each worker
+	// node's host instead of an exporter image, reporting this power per
+	// GPU: for test clusters without GPUs.
+	MockWatts float64 `toml:"mock_watts"`
+}
+
+func (t Telemetry) validate() []error {
+	var errs []error
+	if t.Port < 0 || t.Port > 65535 {
+		errs = append(errs, fmt.Errorf("telemetry.port: %d is not in 1..65535", t.Port))
+	}
+	if t.MockWatts < 0 || t.MockWatts != t.MockWatts {
+		errs = append(errs, fmt.Errorf("telemetry.mock_watts: must be a non-negative number of watts, got %v", t.MockWatts))
+	}
+	return errs
 }

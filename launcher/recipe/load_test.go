@@ -127,13 +127,21 @@ func TestTelemetry(t *testing.T) {
 			}
 		})
 	}
-	var se *SrtctlRefusalError
-	if _, err := parse(t, block(ok+"  provider: dcgm-power\n")); !errors.As(err, &se) || se.Err.Field != "telemetry.provider" || !errors.Is(err, ErrSrtctlRefuses) {
-		t.Errorf("provider: %v", err)
+	// The corpus's newer form: provider dcgm-power (which srtctl c88ef731
+	// refuses, so it is planned with a warning) and a join budget of
+	// exactly two cycles.
+	newer, err := parse(t, block(ok+"  provider: dcgm-power\n  request_timeout_seconds: 2\n  collector_join_timeout_seconds: 10\n"))
+	if err != nil || !strings.Contains(strings.Join(newer.Warnings, "\n"), "telemetry.provider") {
+		t.Fatalf("provider dcgm-power: err %v", err)
 	}
-	var ue *UnsupportedError
-	if _, err := parse(t, block(ok+"  required: true\n")); !errors.As(err, &ue) || ue.Err.Field != "telemetry.required" {
-		t.Errorf("required: %v", err)
+	if _, err := parse(t, block(ok+"  request_timeout_seconds: 2\n  collector_join_timeout_seconds: 10\n")); err == nil || !strings.Contains(err.Error(), "telemetry.collector_join_timeout_seconds") {
+		t.Errorf("the old form keeps srtctl's strict join budget: %v", err)
+	}
+	if _, err := parse(t, block(ok+"  provider: prometheus\n")); err == nil || !strings.Contains(err.Error(), "telemetry.provider") {
+		t.Errorf("provider prometheus: %v", err)
+	}
+	if s, on := mustParse(t, block(ok+"  required: true\n")).Telemetry.Settings(); !on || !s.Required {
+		t.Errorf("required telemetry is planned now: %+v", s)
 	}
 }
 

@@ -373,7 +373,6 @@ func TestUnsupportedNamesField(t *testing.T) {
 		{"het jobs", "  decode_workers: 1\n", "  decode_workers: 1\n  het_jobs: true\n", "resources.het_jobs"},
 		{"sequential start", "  type: sglang\n", "  type: sglang\n  sequential_node_start: 2\n", "backend.sequential_node_start"},
 		{"mmlu", "  type: sa-bench\n", "  type: mmlu\n", "benchmark.type"},
-		{"required telemetry", "benchmark:\n", "telemetry:\n  enabled: true\n  required: true\n  dcgm_exporter: {container_image: dcgm, port: 9401}\nbenchmark:\n", "telemetry.required"},
 		{"profiling", "benchmark:\n", "profiling:\n  type: nsys\nbenchmark:\n", "profiling.type"},
 		{"dedicated frontend node", "benchmark:\n", "frontend:\n  dedicated_node: true\nbenchmark:\n", "frontend.dedicated_node"},
 		{"sweep", "name: test-1p1d\n", "name: test-1p1d\nsweep: {}\n", "sweep"},

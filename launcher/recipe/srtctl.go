@@ -43,6 +43,7 @@ var srtctlUnknownFields = []struct {
 // render).
 var beyondSrtctl = map[string]string{
 	"benchmark.tokenizer_mode": "slurmbench passes it to the sa-bench client's --tokenizer-mode",
+	"telemetry.provider":       "slurmbench collects DCGM power into the dcgm-power package (docs/power.md); dcgm-power is the only provider",
 }
 
 // BeyondSrtctl reports whether slurmbench runs a field srtctl refuses.

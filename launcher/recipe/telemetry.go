@@ -1,7 +1,6 @@
 package recipe
 
 import (
-	"fmt"
 	"math"
 	"path"
 	"strings"
@@ -132,8 +131,17 @@ func (r *Recipe) validateTelemetry(add func(field, format string, args ...any)) 
 	if s.FrequencySeconds > telemetryMaxSampleGapSeconds {
 		add("telemetry.default_frequency", "%v s exceeds the %v s largest sample gap the power validator accepts; every window would fail", s.FrequencySeconds, telemetryMaxSampleGapSeconds)
 	}
-	if worst := 2 * (2*s.RequestTimeoutSeconds + telemetryCycleGraceSeconds); !(s.JoinTimeoutSeconds > worst) || math.IsInf(s.JoinTimeoutSeconds, 0) {
+	// srtctl c88ef731 wants strictly more than two worst-case collector
+	// cycles; the newer form (provider: dcgm-power, the corpus's) sets
+	// exactly two (10 s for a 2 s request timeout), which still lets the
+	// collector finish its cycle and the final one, so it is accepted.
+	worst := 2 * (2*s.RequestTimeoutSeconds + telemetryCycleGraceSeconds)
+	enough := s.JoinTimeoutSeconds > worst || (t.Provider != "" && s.JoinTimeoutSeconds >= worst)
+	if !enough || math.IsInf(s.JoinTimeoutSeconds, 0) {
 		add("telemetry.collector_join_timeout_seconds", "%v must be finite and more than two collector cycles (2 × (2 × request_timeout_seconds + 1) = %v)", s.JoinTimeoutSeconds, worst)
+	}
+	if t.Provider != "" && t.Provider != "dcgm-power" {
+		add("telemetry.provider", "%q is not a provider slurmbench has (dcgm-power)", t.Provider)
 	}
 	if !safeRelativeSubpath(s.StorageSubdir) {
 		add("telemetry.storage_subdir", "%q must be a relative path below the run's log directory", s.StorageSubdir)
@@ -186,16 +194,4 @@ func derefInt(i *int) int {
 		return 0
 	}
 	return *i
-}
-
-// telemetryUnsupported is the part of an enabled block slurmbench cannot
-// honour yet: it does not collect power samples, so a required package
-// could never be published. An optional one is planned and recorded as
-// requested but not collected — the same end state srtctl reaches when its
-// optional collector fails to start.
-func (r *Recipe) telemetryUnsupported() error {
-	if s, ok := r.Telemetry.Settings(); ok && s.Required {
-		return r.unsupported("telemetry.required", fmt.Sprintf("required DCGM power telemetry (slurmbench does not collect %s samples yet, so the required package could never be published; set telemetry.required: false to benchmark without it)", s.Provider))
-	}
-	return nil
 }

@@ -178,9 +178,6 @@ func (r *Recipe) validate() error {
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	if err := r.telemetryUnsupported(); err != nil {
-		return err
-	}
 	return r.checkSupported()
 }
 
