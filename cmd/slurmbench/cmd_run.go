@@ -27,7 +27,11 @@ import (
 // the in-job steps read (eval metadata, thresholds); passed to the job when set.
 var workflowVars = []string{"MODEL", "MODEL_PREFIX", "FRAMEWORK", "PRECISION", "ISL", "OSL", "SPEC_DECODING", "DISAGG",
 	"RUNNER_TYPE", "RUNNER_NAME", "RESULT_FILENAME", "EVAL_LIMIT", "EVAL_MAX_MODEL_LEN", "MAX_MODEL_LEN",
-	"PREFILL_NUM_WORKERS", "PREFILL_TP", "PREFILL_EP", "PREFILL_DP_ATTN", "DECODE_NUM_WORKERS", "DECODE_TP", "DECODE_EP", "DECODE_DP_ATTN"}
+	"PREFILL_NUM_WORKERS", "PREFILL_TP", "PREFILL_EP", "PREFILL_DP_ATTN", "DECODE_NUM_WORKERS", "DECODE_TP", "DECODE_EP", "DECODE_DP_ATTN",
+	// What a custom benchmark (InferenceX's agentic_srt.sh) reads from the
+	// workflow, which srtctl's jobs inherit; the recipe's benchmark.env wins.
+	"CONC_LIST", "CONC", "DURATION", "AIPERF_EXPERIMENTAL_FAST", "KV_OFFLOADING", "KV_OFFLOAD_BACKEND",
+	"KV_OFFLOAD_BACKEND_METADATA", "IS_AGENTIC", "SCENARIO_TYPE", "REQUIRE_POWER"}
 
 const exitCodesHelp = `Exit codes: 0 success; 2 config (nothing submitted); 3 image; 4 submit;
 5 allocation/queue; 6 health; 7 engine crash; 8 benchmark validity (a point

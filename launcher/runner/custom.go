@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,7 +18,7 @@ func collectCustom(plan *launcher.Plan, name string, overwrite bool) (*results.C
 	c := plan.Benchmark.Custom
 	out, err := results.CollectCustom(results.CustomCollectOptions{
 		ResultDir: c.ResultDir, OutputDirs: []string{c.OutputDir}, ResultFilename: name,
-		Concurrencies: customConcurrencies(plan),
+		Concurrencies: customConcurrencies(plan, os.LookupEnv),
 	})
 	if out == nil {
 		return nil, err
@@ -28,16 +29,25 @@ func collectCustom(plan *launcher.Plan, name string, overwrite bool) (*results.C
 	return out, err
 }
 
-// customConcurrencies are the concurrencies the workload is asked for:
-// agentic_srt.sh reads CONC_LIST, else CONC, from its environment.
-func customConcurrencies(plan *launcher.Plan) []int {
+// customConcurrencies are the concurrencies the workload is asked for as
+// agentic_srt.sh reads them, ${CONC_LIST:-$CONC}, from the environment the
+// job gives it: the process's own (benchmark.env) over what lookup (the
+// submitting environment, which the job inherits) holds.
+func customConcurrencies(plan *launcher.Plan, lookup func(string) (string, bool)) []int {
 	for _, p := range plan.Processes {
 		if p.Role != launcher.RoleBenchmark {
 			continue
 		}
-		list := p.Env["CONC_LIST"]
+		get := func(k string) string {
+			if v, ok := p.Env[k]; ok {
+				return v
+			}
+			v, _ := lookup(k)
+			return v
+		}
+		list := get("CONC_LIST")
 		if list == "" {
-			list = p.Env["CONC"]
+			list = get("CONC")
 		}
 		var out []int
 		for _, f := range strings.Fields(list) {
