@@ -40,6 +40,10 @@ func (p *Plan) writeProvenance(ew *errWriter) {
 		ew.printf("  telemetry %s requested (required: %v, every %gs, exporter %s port %d) and NOT collected by this plan\n",
 			t.Provider, t.Required, t.FrequencySeconds, t.ExporterImage, t.ExporterPort)
 	}
+	if t := p.Telemetry; t != nil {
+		ew.printf("  telemetry dcgm-power collected (required: %v, every %gs, %d GPUs on nodes %v, exporter %s port %d) into %s\n",
+			t.Required, t.IntervalSeconds, len(t.Devices), t.Nodes, t.ExporterImage, t.Port, t.PowerDir)
+	}
 }
 
 // ManifestExtra is what a results manifest keeps of how the recipe was

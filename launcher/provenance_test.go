@@ -36,7 +36,7 @@ func TestRecipeProvenance(t *testing.T) {
 	if err := plan.WriteHuman(&out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"warning  " + path, "benchmark.osl: set twice", "telemetry dcgm-power requested (required: false, every 1s, exporter dcgm-exporter port 9401) and NOT collected"} {
+	for _, want := range []string{"warning  " + path, "benchmark.osl: set twice", "telemetry dcgm-power collected (required: false, every 1s, 12 GPUs on nodes [0 1 2], exporter dcgm-exporter port 9401)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("render lacks %q:\n%s", want, out.String())
 		}
