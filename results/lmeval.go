@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/slurmbench/slurmbench/internal/pyjson"
 )
 
-// GSM8KScore is the gsm8k part of an lm-eval results*.json (inferencex.md §5):
+// GSM8KScore is the gsm8k part of an lm-eval results*.json, whether lm-eval
+// or slurmbench's native eval wrote it; it is what the eval gate, the run
+// summary and compare read:
 // results.gsm8k["exact_match,strict-match"] and ["exact_match,flexible-extract"]
 // with their stderr, and n-samples.gsm8k.effective.
 type GSM8KScore struct {
@@ -52,6 +55,34 @@ func ParseLMEvalGSM8K(data []byte) (*GSM8KScore, error) {
 	}
 	if score.StrictMatch == nil && score.FlexibleExtract == nil {
 		return nil, fmt.Errorf("results.gsm8k has neither exact_match,strict-match nor exact_match,flexible-extract")
+	}
+	return score, nil
+}
+
+// GSM8KFilter is one filter's exact_match score and its stderr (nil when
+// the file has none, or "N/A").
+type GSM8KFilter struct {
+	Name          string // strict-match or flexible-extract
+	Score, Stderr *float64
+}
+
+// Filters are the two filters' scores, strict-match first.
+func (s *GSM8KScore) Filters() []GSM8KFilter {
+	return []GSM8KFilter{
+		{"strict-match", s.StrictMatch, s.StrictMatchStderr},
+		{"flexible-extract", s.FlexibleExtract, s.FlexibleExtractStderr},
+	}
+}
+
+// ReadGSM8K reads the gsm8k scores of an lm-eval results file.
+func ReadGSM8K(path string) (*GSM8KScore, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading eval result: %w", err)
+	}
+	score, err := ParseLMEvalGSM8K(data)
+	if err != nil {
+		return nil, fmt.Errorf("reading gsm8k scores from %s: %w", path, err)
 	}
 	return score, nil
 }

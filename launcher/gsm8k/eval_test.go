@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/slurmbench/slurmbench/launcher/mockengine"
+	"github.com/slurmbench/slurmbench/results"
 )
 
 // keyServer is an httptest fake of an OpenAI chat endpoint answering from an
@@ -112,7 +114,7 @@ func TestRunEndToEndScoresTheAnswerKeyAccuracy(t *testing.T) {
 			t.Errorf("%s: stderr %v, want %v", s.Filter, s.Stderr, stderr95seed7)
 		}
 	}
-	res := rep.Result()
+	res := rep.Score()
 	if err := CheckThresholds(res, "dsr1"); err != nil {
 		t.Errorf("0.9499 against dsr1's 0.91: %v", err)
 	}
@@ -172,19 +174,15 @@ func TestRunLimitAndWrite(t *testing.T) {
 	if want := filepath.Join(dir, "results_2026-12-02T15-04-05.123456.json"); files.Results != want {
 		t.Errorf("results file %s, want %s", files.Results, want)
 	}
-	res, err := ReadResult(files.Results)
+	score, err := results.ReadGSM8K(files.Results)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := res.Results["gsm8k"]
-	if got := m.Keys; !slices.Equal(got, []string{"exact_match,strict-match", "exact_match_stderr,strict-match", "exact_match,flexible-extract", "exact_match_stderr,flexible-extract"}) {
-		t.Errorf("metric keys %q", got)
+	if score.StrictMatch == nil || *score.StrictMatch != 1 || score.Samples != 10 {
+		t.Errorf("read back %+v", score)
 	}
-	if v, _ := m.Float("exact_match,strict-match"); v != 1 || m.Alias != "gsm8k" {
-		t.Errorf("strict %v alias %q", v, m.Alias)
-	}
-	if res.NSamples["gsm8k"] != (NSamples{Original: 1319, Effective: 10}) || res.LMEvalVersion == "" {
-		t.Errorf("n-samples %+v, lm_eval_version %q", res.NSamples, res.LMEvalVersion)
+	if !reflect.DeepEqual(score, rep.Score()) {
+		t.Errorf("the file reads back as %+v, the report says %+v", score, rep.Score())
 	}
 	raw, _ := os.ReadFile(files.Results)
 	for _, want := range []string{`"exact_match,strict-match": 1.0,`, `"exact_match_stderr,strict-match": 0.0,`, `"limit": 10,`,

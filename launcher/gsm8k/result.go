@@ -7,12 +7,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/slurmbench/slurmbench/results"
 )
 
 // EmulatedLMEvalVersion is the lm-eval release the pinned commit reports
@@ -167,20 +167,6 @@ func (m *Metrics) Set(key string, v any) {
 	m.Values[key] = v
 }
 
-// Float returns a numeric metric.
-func (m *Metrics) Float(key string) (float64, bool) {
-	switch v := m.Values[key].(type) {
-	case float64:
-		return v, true
-	case PyFloat:
-		return float64(v), true
-	case json.Number:
-		f, err := v.Float64()
-		return f, err == nil
-	}
-	return 0, false
-}
-
 // MarshalJSON implements json.Marshaler.
 func (m *Metrics) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
@@ -204,43 +190,6 @@ func (m *Metrics) MarshalJSON() ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
-}
-
-// UnmarshalJSON implements json.Unmarshaler, keeping the file's key order.
-func (m *Metrics) UnmarshalJSON(data []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return fmt.Errorf("metrics: want an object, got %v", tok)
-	}
-	*m = Metrics{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		key := tok.(string)
-		var v any
-		if err := dec.Decode(&v); err != nil {
-			return fmt.Errorf("metric %s: %w", key, err)
-		}
-		if key == "alias" {
-			m.Alias, _ = v.(string)
-			continue
-		}
-		if n, ok := v.(json.Number); ok {
-			if f, err := n.Float64(); err == nil {
-				v = f
-			}
-		}
-		m.Set(key, v)
-	}
-	_, err = dec.Token()
-	return err
 }
 
 // Score is one filter's aggregate.
@@ -311,6 +260,25 @@ func (r *Report) ModelArgs() string {
 		args = append(args, "max_length="+strconv.Itoa(r.ContextLength))
 	}
 	return strings.Join(args, ",")
+}
+
+// Score is the report's scores as a reader of its results file sees them.
+func (r *Report) Score() *results.GSM8KScore {
+	score := &results.GSM8KScore{Samples: len(r.Samples)}
+	for _, s := range r.Scores() {
+		mean, stderr := s.Mean, s.Stderr
+		var se *float64
+		if !math.IsNaN(stderr) {
+			se = &stderr
+		}
+		switch s.Filter {
+		case FilterStrict:
+			score.StrictMatch, score.StrictMatchStderr = &mean, se
+		case FilterFlexible:
+			score.FlexibleExtract, score.FlexibleExtractStderr = &mean, se
+		}
+	}
+	return score
 }
 
 // Result builds lm-eval's result document from the report.
@@ -407,20 +375,4 @@ func unixSeconds(t time.Time) float64 { return float64(t.Unix()) + float64(t.Nan
 func hashString(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
-}
-
-// ReadResult decodes an lm-eval results JSON file (ours or lm-eval's).
-func ReadResult(path string) (*Result, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading eval result: %w", err)
-	}
-	var r Result
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, fmt.Errorf("decoding eval result %s: %w", filepath.Base(path), err)
-	}
-	if len(r.Results) == 0 {
-		return nil, fmt.Errorf("eval result %s has no results", filepath.Base(path))
-	}
-	return &r, nil
 }

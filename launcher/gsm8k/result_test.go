@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/slurmbench/slurmbench/internal/pyfloat"
+	"github.com/slurmbench/slurmbench/results"
 )
 
 // Values from CPython 3.11 (whose sum() is a plain left-to-right float sum,
@@ -107,25 +108,21 @@ func TestReadLMEvalResultFile(t *testing.T) {
 }`
 	path := filepath.Join(t.TempDir(), "results_x.json")
 	os.WriteFile(path, []byte(file), 0o644)
-	res, err := ReadResult(path)
+	res, err := results.ReadGSM8K(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := res.Results["gsm8k"]
-	if !slices.Equal(m.Keys, []string{"exact_match,strict-match", "exact_match_stderr,strict-match", "exact_match,flexible-extract", "exact_match_stderr,flexible-extract"}) {
-		t.Errorf("keys %q", m.Keys)
+	if res.FlexibleExtract == nil || *res.FlexibleExtract != 0.909021986353298 {
+		t.Errorf("flexible = %v", res.FlexibleExtract)
 	}
-	if v, ok := m.Float("exact_match,flexible-extract"); !ok || v != 0.909021986353298 {
-		t.Errorf("flexible = %v, %v", v, ok)
-	}
-	if _, ok := m.Float("exact_match_stderr,flexible-extract"); ok {
+	if res.FlexibleExtractStderr != nil {
 		t.Error(`"N/A" read as a number`)
 	}
 	err = CheckThresholds(res, "glm5.1") // 0.93: strict passes, flexible fails
 	if err == nil || err.Error() != "eval scores below threshold: gsm8k exact_match,flexible-extract = 0.9090 (< 0.93 from models.glm5.1)" {
 		t.Errorf("CheckThresholds = %v", err)
 	}
-	if _, err := ReadResult(filepath.Join(t.TempDir(), "missing.json")); err == nil {
+	if _, err := results.ReadGSM8K(filepath.Join(t.TempDir(), "missing.json")); err == nil {
 		t.Error("missing file: no error")
 	}
 }

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"sort"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/slurmbench/slurmbench/internal/pyfloat"
+	"github.com/slurmbench/slurmbench/results"
 )
 
 //go:embed thresholds.yaml
@@ -136,39 +136,25 @@ func (e *ThresholdError) Error() string {
 	return "eval scores below threshold: " + strings.Join(parts, "; ")
 }
 
-// Check gates every exact_match metric of every task in res. It returns nil
-// when all pass, and a *ThresholdError naming each failing filter, its score
-// and threshold otherwise (or when nothing numeric was found to check).
-func (t Thresholds) Check(res *Result, modelPrefix string) error {
-	if res == nil {
+// Check gates both gsm8k filters of score (a filter without a score is
+// skipped). It returns nil when all pass, and a *ThresholdError naming each
+// failing filter, its score and threshold otherwise (or when no filter had
+// a score to check).
+func (t Thresholds) Check(score *results.GSM8KScore, modelPrefix string) error {
+	if score == nil {
 		return &ThresholdError{NoMetrics: true}
 	}
-	tasks := make([]string, 0, len(res.Results))
-	for task := range res.Results {
-		tasks = append(tasks, task)
-	}
-	sort.Strings(tasks)
+	min, source := t.Resolve(modelPrefix, gsm8kTask)
 	var failures []ThresholdFailure
 	checked := 0
-	for _, task := range tasks {
-		m := res.Results[task]
-		if m == nil {
+	for _, f := range score.Filters() {
+		if f.Score == nil {
 			continue
 		}
-		min, source := t.Resolve(modelPrefix, task)
-		for _, key := range m.Keys {
-			if !strings.HasPrefix(key, GatedMetricPrefix) || strings.Contains(key, "stderr") {
-				continue
-			}
-			score, ok := m.Float(key)
-			if !ok {
-				continue
-			}
-			checked++
-			// NaN compares false either way; treat it as failing.
-			if !(score >= min) {
-				failures = append(failures, ThresholdFailure{Task: task, Metric: key, Score: score, Min: min, Source: source})
-			}
+		checked++
+		// NaN compares false either way; treat it as failing.
+		if !(*f.Score >= min) {
+			failures = append(failures, ThresholdFailure{Task: gsm8kTask, Metric: MetricKey("exact_match", f.Name), Score: *f.Score, Min: min, Source: source})
 		}
 	}
 	if checked == 0 {
@@ -180,8 +166,11 @@ func (t Thresholds) Check(res *Result, modelPrefix string) error {
 	return nil
 }
 
-// CheckThresholds checks res against the embedded InferenceX thresholds for
-// the model prefix (dsr1 0.91 for gsm8k, 0.90 by default; both filters).
-func CheckThresholds(res *Result, modelPrefix string) error {
-	return DefaultThresholds().Check(res, modelPrefix)
+// gsm8kTask is the task name lm-eval files the scores under.
+const gsm8kTask = "gsm8k"
+
+// CheckThresholds checks score against the embedded InferenceX thresholds
+// for the model prefix (dsr1 0.91 for gsm8k, 0.90 by default; both filters).
+func CheckThresholds(score *results.GSM8KScore, modelPrefix string) error {
+	return DefaultThresholds().Check(score, modelPrefix)
 }

@@ -4,15 +4,20 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/slurmbench/slurmbench/results"
 )
 
-func resultWith(task string, strict, flexible any) *Result {
-	m := &Metrics{Alias: task}
-	m.Set(MetricKey("exact_match", FilterStrict), strict)
-	m.Set(StderrKey("exact_match", FilterStrict), 0.001)
-	m.Set(MetricKey("exact_match", FilterFlexible), flexible)
-	m.Set(StderrKey("exact_match", FilterFlexible), 0.001)
-	return &Result{Results: map[string]*Metrics{task: m}}
+// resultWith is a gsm8k score; a non-number ("N/A") is a filter without one.
+func resultWith(strict, flexible any) *results.GSM8KScore {
+	num := func(v any) *float64 {
+		if f, ok := v.(float64); ok {
+			return &f
+		}
+		return nil
+	}
+	se := 0.001
+	return &results.GSM8KScore{StrictMatch: num(strict), StrictMatchStderr: &se, FlexibleExtract: num(flexible), FlexibleExtractStderr: &se}
 }
 
 func TestCheckThresholds(t *testing.T) {
@@ -41,7 +46,7 @@ func TestCheckThresholds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := CheckThresholds(resultWith("gsm8k", tt.strict, tt.flexible), tt.prefix)
+			err := CheckThresholds(resultWith(tt.strict, tt.flexible), tt.prefix)
 			if tt.wantFail == nil {
 				if err != nil {
 					t.Fatalf("CheckThresholds = %v, want nil", err)
@@ -70,12 +75,12 @@ func TestCheckThresholds(t *testing.T) {
 
 func TestCheckThresholdsNeedsAMetric(t *testing.T) {
 	var te *ThresholdError
-	err := CheckThresholds(resultWith("gsm8k", "N/A", "N/A"), "dsr1")
+	err := CheckThresholds(resultWith("N/A", "N/A"), "dsr1")
 	if !errors.As(err, &te) || !te.NoMetrics {
 		t.Errorf("only non-numeric metrics: %v, want NoMetrics", err)
 	}
-	if err := CheckThresholds(&Result{Results: map[string]*Metrics{}}, "dsr1"); !errors.As(err, &te) || !te.NoMetrics {
-		t.Errorf("no tasks: %v, want NoMetrics", err)
+	if err := CheckThresholds(nil, "dsr1"); !errors.As(err, &te) || !te.NoMetrics {
+		t.Errorf("no score: %v, want NoMetrics", err)
 	}
 }
 

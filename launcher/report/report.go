@@ -350,29 +350,20 @@ func evalRow(score *results.GSM8KScore, source, modelPrefix string) *EvalRow {
 		ThresholdSource: from,
 		Source:          source,
 	}
-	var below []string
-	checked := 0
-	for _, m := range []struct {
-		name string
-		v    *float64
-	}{{"strict-match", score.StrictMatch}, {"flexible-extract", score.FlexibleExtract}} {
-		if m.v == nil {
-			continue
-		}
-		checked++
-		// NaN compares false either way; it fails, as in gsm8k.Thresholds.Check.
-		if !(*m.v >= min) {
-			below = append(below, fmt.Sprintf("%s %s < %s", m.name, score4(m.v), trimFloat(min)))
-		}
-	}
-	ev.Passed = checked > 0 && len(below) == 0
+	var te *gsm8k.ThresholdError
+	err := gsm8k.DefaultThresholds().Check(score, modelPrefix)
+	ev.Passed = err == nil
 	switch {
-	case checked == 0:
-		ev.Verdict = "fail: no score"
-	case len(below) > 0:
+	case err == nil:
+		ev.Verdict = fmt.Sprintf("pass (≥ %s, %s)", trimFloat(min), from)
+	case errors.As(err, &te) && len(te.Failures) > 0:
+		below := make([]string, len(te.Failures))
+		for i, f := range te.Failures {
+			below[i] = fmt.Sprintf("%s %s < %s", strings.TrimPrefix(f.Metric, gsm8k.GatedMetricPrefix), score4(&f.Score), trimFloat(f.Min))
+		}
 		ev.Verdict = fmt.Sprintf("fail: %s (%s)", strings.Join(below, ", "), from)
 	default:
-		ev.Verdict = fmt.Sprintf("pass (≥ %s, %s)", trimFloat(min), from)
+		ev.Verdict = "fail: no score"
 	}
 	return ev
 }

@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +19,7 @@ import (
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/gsm8k"
 	"github.com/slurmbench/slurmbench/launcher/profile"
+	"github.com/slurmbench/slurmbench/results"
 )
 
 // DefaultEvalConcurrency is InferenceX's num_concurrent when nothing sets it.
@@ -67,7 +67,9 @@ type EvalOptions struct {
 
 // EvalResult is what an eval left behind.
 type EvalResult struct {
-	Result        *gsm8k.Result
+	// Score is the results file as every reader reads it: what the gate
+	// checks.
+	Score         *results.GSM8KScore
 	Files         gsm8k.Files
 	ContextLength int
 	MaxTokens     int
@@ -122,15 +124,15 @@ func Eval(ctx context.Context, plan *launcher.Plan, opts EvalOptions) (*EvalResu
 	meta := metaEnv(plan, opts)
 	var err error
 	if plan.Eval.Client == profile.EvalLMEval {
-		er.Result, er.Files, err = runLMEval(ctx, plan, opts, ctxLen, meta)
+		er.Score, er.Files, err = runLMEval(ctx, plan, opts, ctxLen, meta)
 	} else {
-		er.Result, er.Files, err = runNativeEval(ctx, plan, opts, er.MaxTokens, ctxLen, meta)
+		er.Score, er.Files, err = runNativeEval(ctx, plan, opts, er.MaxTokens, ctxLen, meta)
 	}
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintln(orDiscard(opts.Out), scoreLine(er.Result, er.Files.Results))
-	return er, gsm8k.CheckThresholds(er.Result, opts.ModelPrefix)
+	fmt.Fprintln(orDiscard(opts.Out), scoreLine(er.Score, er.Files.Results))
+	return er, gsm8k.CheckThresholds(er.Score, opts.ModelPrefix)
 }
 
 func concurrency(plan *launcher.Plan) int {
@@ -140,7 +142,7 @@ func concurrency(plan *launcher.Plan) int {
 	return DefaultEvalConcurrency
 }
 
-func runNativeEval(ctx context.Context, plan *launcher.Plan, opts EvalOptions, maxTokens, ctxLen int, meta gsm8k.MetaEnv) (*gsm8k.Result, gsm8k.Files, error) {
+func runNativeEval(ctx context.Context, plan *launcher.Plan, opts EvalOptions, maxTokens, ctxLen int, meta gsm8k.MetaEnv) (*results.GSM8KScore, gsm8k.Files, error) {
 	test, train, err := gsm8k.LoadDir(plan.Eval.DataDir)
 	if err != nil {
 		return nil, gsm8k.Files{}, fmt.Errorf("loading gsm8k data: %w", err)
@@ -161,7 +163,8 @@ func runNativeEval(ctx context.Context, plan *launcher.Plan, opts EvalOptions, m
 	if err != nil {
 		return nil, files, fmt.Errorf("writing gsm8k results: %w", err)
 	}
-	return rep.Result(), files, nil
+	score, err := results.ReadGSM8K(files.Results)
+	return score, files, err
 }
 
 // throttledProgress logs "gsm8k: k/n documents" at most once per interval,
@@ -189,7 +192,7 @@ func throttledProgress(log io.Writer, interval time.Duration) func(done, total i
 // runLMEval runs InferenceX's lm-eval invocation (this step runs in the
 // engine container then) and flattens its results*.json and sample*.jsonl
 // into the result directory, as InferenceX stages them.
-func runLMEval(ctx context.Context, plan *launcher.Plan, opts EvalOptions, ctxLen int, meta gsm8k.MetaEnv) (*gsm8k.Result, gsm8k.Files, error) {
+func runLMEval(ctx context.Context, plan *launcher.Plan, opts EvalOptions, ctxLen int, meta gsm8k.MetaEnv) (*results.GSM8KScore, gsm8k.Files, error) {
 	var files gsm8k.Files
 	run := opts.Exec
 	if run == nil {
@@ -240,7 +243,7 @@ func runLMEval(ctx context.Context, plan *launcher.Plan, opts EvalOptions, ctxLe
 			files.Samples = dst
 		}
 	}
-	res, err := gsm8k.ReadResult(files.Results)
+	res, err := results.ReadGSM8K(files.Results)
 	if err != nil {
 		return nil, files, err
 	}
@@ -414,31 +417,17 @@ func hostPort(base string) (string, int, error) {
 
 // scoreLine is the eval's one-line summary, e.g.
 // "gsm8k: strict-match 0.9500 ± 0.0050, flexible-extract 0.9500 ± 0.0050 (n=1319) -> results_....json".
-func scoreLine(res *gsm8k.Result, path string) string {
-	tasks := make([]string, 0, len(res.Results))
-	for task := range res.Results {
-		tasks = append(tasks, task)
-	}
-	sort.Strings(tasks)
-	var parts []string
-	for _, task := range tasks {
-		m := res.Results[task]
-		if m == nil {
+func scoreLine(score *results.GSM8KScore, path string) string {
+	var scores []string
+	for _, f := range score.Filters() {
+		if f.Score == nil {
 			continue
 		}
-		var scores []string
-		for _, f := range gsm8k.Filters() {
-			v, ok := m.Float(gsm8k.MetricKey("exact_match", f))
-			if !ok {
-				continue
-			}
-			s := fmt.Sprintf("%s %.4f", f, v)
-			if se, ok := m.Float(gsm8k.StderrKey("exact_match", f)); ok {
-				s += fmt.Sprintf(" ± %.4f", se)
-			}
-			scores = append(scores, s)
+		s := fmt.Sprintf("%s %.4f", f.Name, *f.Score)
+		if f.Stderr != nil {
+			s += fmt.Sprintf(" ± %.4f", *f.Stderr)
 		}
-		parts = append(parts, fmt.Sprintf("%s: %s (n=%d)", task, strings.Join(scores, ", "), res.NSamples[task].Effective))
+		scores = append(scores, s)
 	}
-	return strings.Join(parts, "; ") + " -> " + filepath.Base(path)
+	return fmt.Sprintf("gsm8k: %s (n=%d) -> %s", strings.Join(scores, ", "), score.Samples, filepath.Base(path))
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/gsm8k"
 	"github.com/slurmbench/slurmbench/launcher/mockengine"
 	"github.com/slurmbench/slurmbench/launcher/profile"
+	"github.com/slurmbench/slurmbench/results"
 )
 
 // evalDocs is how many documents the eval tests score (--limit).
@@ -43,15 +44,14 @@ func nativeEvalPlan(t *testing.T) *launcher.Plan {
 	return plan
 }
 
-func scores(t *testing.T, res *gsm8k.Result) []float64 {
+func scores(t *testing.T, res *results.GSM8KScore) []float64 {
 	t.Helper()
 	var out []float64
-	for _, f := range gsm8k.Filters() {
-		v, ok := res.Results["gsm8k"].Float(gsm8k.MetricKey("exact_match", f))
-		if !ok {
-			t.Fatalf("no %s score in %+v", f, res.Results["gsm8k"])
+	for _, f := range res.Filters() {
+		if f.Score == nil {
+			t.Fatalf("no %s score in %+v", f.Name, res)
 		}
-		out = append(out, v)
+		out = append(out, *f.Score)
 	}
 	return out
 }
@@ -68,19 +68,19 @@ func TestEvalNative(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Eval: %v", err)
 	}
-	if got := scores(t, er.Result); !slices.Equal(got, []float64{0.95, 0.95}) {
+	if got := scores(t, er.Score); !slices.Equal(got, []float64{0.95, 0.95}) {
 		t.Errorf("scores %v, want the answer key's 0.95 on both filters", got)
 	}
 	// ISL 32 + OSL 8 + 256 = 296 tokens of context; 296 ≤ 4096 leaves half for the answer.
 	if er.ContextLength != 296 || er.MaxTokens != 148 {
 		t.Errorf("context length %d, max_tokens %d; want 296 and 148", er.ContextLength, er.MaxTokens)
 	}
-	back, err := gsm8k.ReadResult(er.Files.Results)
+	back, err := results.ReadGSM8K(er.Files.Results)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := scores(t, back); !slices.Equal(got, []float64{0.95, 0.95}) || back.NSamples["gsm8k"].Effective != evalDocs {
-		t.Errorf("written scores %v over %d docs", got, back.NSamples["gsm8k"].Effective)
+	if got := scores(t, back); !slices.Equal(got, []float64{0.95, 0.95}) || back.Samples != evalDocs {
+		t.Errorf("written scores %v over %d docs", got, back.Samples)
 	}
 	if filepath.Dir(er.Files.Results) != plan.Eval.ResultDir || er.Files.Samples == "" {
 		t.Errorf("files %+v, want them in %s", er.Files, plan.Eval.ResultDir)
@@ -218,7 +218,7 @@ func TestEvalLMEvalClient(t *testing.T) {
 			t.Errorf("file %q not staged into %s", f, plan.Eval.ResultDir)
 		}
 	}
-	if got := scores(t, er.Result); !slices.Equal(got, []float64{0.95, 0.95}) {
+	if got := scores(t, er.Score); !slices.Equal(got, []float64{0.95, 0.95}) {
 		t.Errorf("scores %v, want 0.95", got)
 	}
 }
