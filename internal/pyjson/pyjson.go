@@ -9,6 +9,8 @@ import (
 	"bytes"
 	"math"
 	"strconv"
+
+	"github.com/slurmbench/slurmbench/internal/pyfloat"
 )
 
 // Object appends members with json.dump's default separators. The zero
@@ -86,31 +88,13 @@ func AppendFloats(b []byte, v []float64) []byte {
 	return append(b, ']')
 }
 
-// AppendFloat formats f like Python's repr (which json.dump uses): the
-// shortest round-trip digits, ".0" on integral values, and exponent form
-// below 1e-4 or from 1e16 on ("1e-05", "1e+16"). JSON has no NaN or
-// infinity; they are written as 0.
+// AppendFloat appends f as json.dump writes a Python float (pyfloat.JSON).
+// JSON has no NaN or infinity; SA-Bench's writer stores them as 0.
 func AppendFloat(b []byte, f float64) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		f = 0
 	}
-	if f == 0 {
-		if math.Signbit(f) {
-			return append(b, "-0.0"...)
-		}
-		return append(b, "0.0"...)
-	}
-	e := strconv.AppendFloat(nil, f, 'e', -1, 64)
-	exp, _ := strconv.Atoi(string(e[bytes.IndexByte(e, 'e')+1:]))
-	if exp < -4 || exp >= 16 {
-		return append(b, e...)
-	}
-	start := len(b)
-	b = strconv.AppendFloat(b, f, 'f', -1, 64)
-	if bytes.IndexByte(b[start:], '.') < 0 {
-		b = append(b, ".0"...)
-	}
-	return b
+	return append(b, pyfloat.JSON(f)...)
 }
 
 // AppendString quotes s as json.dump does with ensure_ascii: non-ASCII
