@@ -119,8 +119,9 @@ workspace = %s
 // c88ef731's dry-run accepts 451; the other 18 are listed, with the field
 // its schema refuses, in recipe/testdata/srtctl-refused.txt.
 const (
-	corpusRendered = 465
-	srtctlAccepted = 451
+	corpusRendered  = 465
+	srtctlAccepted  = 451
+	overrideConfigs = 31 // the 4 override files' configs (recipe/testdata/srtctl-variants.json)
 )
 
 // corpusOutcome is how one corpus file went: rendered (every config of an
@@ -152,6 +153,9 @@ func renderCorpusFile(t *testing.T, file string, profileFor func(*recipe.Recipe)
 		if err != nil {
 			return err
 		}
+		if r.Variant != "" {
+			out.variants++ // one config of an override file
+		}
 		for _, e := range invariantErrors(plan) {
 			t.Errorf("%s %s: %s", file, opt.Variant, e)
 		}
@@ -174,7 +178,6 @@ func renderCorpusFile(t *testing.T, file string, profileFor func(*recipe.Recipe)
 			if err = build(); err != nil {
 				break
 			}
-			out.variants++
 		}
 	}
 	var se *recipe.SrtctlRefusalError
@@ -290,6 +293,9 @@ func TestCorpusRenders(t *testing.T) {
 	}
 	if srtctlRefused+beyond != len(srtctlList) || len(srtctlList) != len(files)-srtctlAccepted {
 		t.Errorf("%d refused as srtctl refuses them + %d run anyway; srtctl-refused.txt lists %d, srtctl refuses %d", srtctlRefused, beyond, len(srtctlList), len(files)-srtctlAccepted)
+	}
+	if variants != overrideConfigs {
+		t.Errorf("%d override-file configs rendered; srtctl expands the corpus's override files into %d", variants, overrideConfigs)
 	}
 	if rendered+total != srtctlAccepted {
 		t.Errorf("rendered %d + not run yet %d != the %d recipes srtctl accepts", rendered, total, srtctlAccepted)
