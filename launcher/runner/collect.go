@@ -3,13 +3,16 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"time"
 
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher"
+	"github.com/slurmbench/slurmbench/launcher/rundir"
 	"github.com/slurmbench/slurmbench/results"
 )
 
@@ -76,6 +79,7 @@ func Collect(plan *launcher.Plan, o CollectOptions) (*Collected, error) {
 		return c, exitcode.Errorf(exitcode.Collect, "writing the manifest: %w", err)
 	}
 	if o.StageDir != "" {
+		defer recordStaged(plan, o.StageDir, c)
 		extra := append(evalArtifacts(plan), c.Manifest)
 		staged, err := results.Stage(c.Points, results.StageOptions{ResultFilename: name, Dest: o.StageDir, Extra: extra, Overwrite: o.Overwrite})
 		c.Staged = staged
@@ -96,6 +100,17 @@ func Collect(plan *launcher.Plan, o CollectOptions) (*Collected, error) {
 	return c, nil
 }
 
+// recordStaged notes in the run directory where its results were staged,
+// for runs ls and runs show. It is a note: failing to write it does not
+// fail a run whose results are staged.
+func recordStaged(plan *launcher.Plan, dir string, c *Collected) {
+	rec := rundir.Staged{Dir: dir, Files: []string{}, Time: time.Now().UTC()}
+	for _, f := range c.Staged {
+		rec.Files = append(rec.Files, f.Dest)
+	}
+	_ = rundir.WriteStaged(rundir.StagedPath(plan.RunDir), rec)
+}
+
 // CheckStaging checks, before anything is submitted, what Collect will
 // need at the end: every point's staged name can be formed from the result
 // filename, and the stage directory exists (or can be made) and takes files.
@@ -114,8 +129,16 @@ func CheckStaging(plan *launcher.Plan, o CollectOptions) error {
 	if o.StageDir == "" {
 		return nil
 	}
-	if err := os.MkdirAll(o.StageDir, 0o755); err != nil {
-		return fmt.Errorf("--stage-dir (GITHUB_WORKSPACE): %w", err)
+	// The stage directory itself may be made, but not its parents: a
+	// missing parent is more likely a typo than a wish for a new tree.
+	if _, err := os.Stat(o.StageDir); errors.Is(err, fs.ErrNotExist) {
+		parent := filepath.Dir(filepath.Clean(o.StageDir))
+		if _, err := os.Stat(parent); err != nil {
+			return fmt.Errorf("--stage-dir (GITHUB_WORKSPACE) %s: its parent %s does not exist; create it first", o.StageDir, parent)
+		}
+		if err := os.Mkdir(o.StageDir, 0o755); err != nil {
+			return fmt.Errorf("--stage-dir (GITHUB_WORKSPACE): %w", err)
+		}
 	}
 	f, err := os.CreateTemp(o.StageDir, ".slurmbench-check-*")
 	if err != nil {
