@@ -208,8 +208,8 @@ func (b *builder) workerProcess(eng engine, w *workerCtx, name string, nodes []i
 	return proc, nil
 }
 
-// workerEnv is srtctl's worker environment before the engine's own
-// (srt-slurm.md §2.8), later wins: Dynamo's discovery and runtime settings,
+// workerEnv is srtctl's worker environment before the engine's own, in
+// this order, later wins: Dynamo's discovery and runtime settings,
 // the role's environment, then the recipe's, both with {node} templating.
 func (b *builder) workerEnv(w *workerCtx) map[string]string {
 	env := map[string]string{}
@@ -478,7 +478,7 @@ func (b *builder) eval() error {
 	return nil
 }
 
-// health sets the gate as srtctl polls it (srt-slurm.md §4).
+// health sets the gate as srtctl polls it (core/health.py).
 func (b *builder) health() {
 	plan, r, p := b.plan, b.r, b.p
 	h := Health{Node: b.apiNode, Port: portPublicFrontend, MaxAttempts: 180, IntervalSeconds: 10}

@@ -1,4 +1,4 @@
-// Package e2e is issue #6's fault suite: `slurmbench run` as a real
+// Package e2e is the fault suite: `slurmbench run` as a real
 // subprocess against the project's test cluster, with slurmrestd faults,
 // signals in every phase, engine faults, bad input, secrets, concurrent
 // runs and the GitHub Actions contract. Tests only.

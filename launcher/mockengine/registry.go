@@ -41,8 +41,8 @@ type Registration struct {
 
 // Instance is one entry of the frontend's /health "instances" list, in
 // Dynamo's shape (docs/observability/health-checks.md, "Frontend Health
-// Check"). srt-slurm's check_dynamo_health (core/health.py; research notes
-// srt-slurm.md §4 "Health / readiness") counts only entries with
+// Check"). srt-slurm's check_dynamo_health (core/health.py) counts only
+// entries with
 // endpoint == "generate", by component: "prefill" → P; "decode",
 // "tensorrt_llm" or "backend" → D; ready iff P >= n_prefill and D >= n_decode.
 // Like a real Dynamo worker, each registered worker contributes three
