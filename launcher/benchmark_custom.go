@@ -171,6 +171,12 @@ func (b *builder) customBenchmark(bm Benchmark) error {
 	mounts := b.mounts()
 	c.Script, c.ScriptNote = scriptOf(argv, mounts, ws)
 	env := b.benchmarkEnv(true)
+	// It runs in the engine container like the workers (and installs its
+	// own dependencies there): the profile's fixed variables are the
+	// cluster's and win, as they do for the workers.
+	for k, v := range b.p.Env.Set {
+		env[k] = v
+	}
 	c.ResultDir = filepath.Join(plan.Layout.Results, "custom")
 	if d := env["RESULT_DIR"]; d != "" {
 		if host, ok := hostPath(d, mounts); ok {
