@@ -102,6 +102,8 @@ func runsSource(c *cli.Context) (string, runs.JobState, error) {
 			dir = p.Paths.RunsDir
 		}
 		if cfg, err := p.SlurmConfig(); err == nil {
+			// Listing must not wait out retries: one try per job.
+			cfg.Retry.Max, cfg.RequestTimeout = -1, 10*time.Second
 			if client, err := slurm.New(cfg); err == nil {
 				ask = jobStateFrom(client)
 			}
@@ -146,7 +148,9 @@ func runsLsAction(c *cli.Context) error {
 	}
 	for i := range all {
 		if err := all[i].Refresh(c.Context, ask); err != nil {
-			fmt.Fprintf(c.App.ErrWriter, "slurmbench: %v\n", err)
+			// Once slurmrestd fails, the rest is listed from the files.
+			fmt.Fprintf(c.App.ErrWriter, "slurmbench: %v (job states below come from the run directories only)\n", err)
+			ask = nil
 		}
 	}
 	if c.Bool("json") {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
+	"github.com/slurmbench/slurmbench/slurm"
+	"github.com/slurmbench/slurmbench/slurm/slurmtest"
 )
 
 // TestRunsCommands: ls, show and gc over a runs directory holding one ended
@@ -110,5 +112,55 @@ func TestRunStageDirParentMustExist(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Dir(stage)); err == nil {
 		t.Error("the missing parent was created")
+	}
+}
+
+// TestRunsAskSlurm: with a profile, a run without an outcome shows its
+// job's state from slurmrestd, and gc keeps it while the job runs.
+func TestRunsAskSlurm(t *testing.T) {
+	clearRenderEnv(t)
+	fake := slurmtest.NewFake(t, slurmtest.WithLifecycle(slurmtest.Step{State: []string{"RUNNING"}}))
+	t.Setenv("RUNS_TEST_JWT", "tok")
+	client, err := slurm.New(slurm.Config{URL: fake.URL, Token: "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := client.Submit(t.Context(), slurm.JobSpec{Name: "r", Script: "#!/bin/sh\ntrue\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "profile.toml")
+	text := "[slurm]\nrest_url = \"" + fake.URL + "\"\npartition = \"debug\"\ngpus_per_node = 4\ntoken_env = \"RUNS_TEST_JWT\"\n[paths]\nruns_dir = \"runs\"\nsquash_dir = \"squash\"\n"
+	if err := os.WriteFile(prof, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := renderData(t)
+	id := "mock-2p1d-running"
+	plan, errOut, code := runCLI(t, "render", "--json", "-p", filepath.Join(data, "profile.toml"), "-r", filepath.Join(data, "recipes", "mock-2p1d.yaml"), "--run-id", id)
+	if code != 0 {
+		t.Fatalf("render: %s", errOut)
+	}
+	run := filepath.Join(dir, "runs", id)
+	if err := rundir.Create(run); err != nil {
+		t.Fatal(err)
+	}
+	l := rundir.New(run)
+	for _, err := range []error{
+		os.WriteFile(rundir.PlanPath(run), []byte(plan), 0o644),
+		rundir.WriteJournal(l.Journal, rundir.Journal{RunID: id, SubmitKey: "k", JobID: sub.JobID.String()}),
+		rundir.WriteStatus(l.Status, rundir.Status{Phase: rundir.PhaseBenchmark, JobID: sub.JobID.String()}),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, errOut, code := runCLI(t, "runs", "ls", "-p", prof)
+	if code != 0 || !strings.Contains(out, "benchmark (job RUNNING)") {
+		t.Fatalf("runs ls: exit %d\n%s%s", code, out, errOut)
+	}
+	out, _, code = runCLI(t, "runs", "gc", "-p", prof, "--older-than", "0", "--delete")
+	if _, err := os.Stat(run); code != 0 || err != nil || !strings.Contains(out, "keep  "+id) || !strings.Contains(out, "is RUNNING") {
+		t.Fatalf("runs gc removed a running job's run or did not say why: exit %d\n%s", code, out)
 	}
 }
