@@ -18,6 +18,7 @@ import (
 )
 
 const runsWhereHelp = `
+
 The runs are the directories under the profile's paths.runs_dir (--profile,
 or SLURMBENCH_PROFILE), or under --runs-dir. With a profile, slurmrestd is
 asked about jobs whose run directory has no outcome yet; --runs-dir alone
