@@ -47,6 +47,11 @@ type JobSpec struct {
 	// SubmitKey is the marker appended to the comment ("" makes one; see
 	// NewSubmitKey).
 	SubmitKey string
+	// BeforeSend, if set, is called before each attempt leaves, with the
+	// attempt's start: a caller journals it there (the job of an attempt
+	// that dies with the caller can appear until FindSubmitted's bound
+	// from that time). An error stops the submit before that attempt.
+	BeforeSend func(attempt int, start time.Time) error
 }
 
 // DefaultJobEnvironment is sent when JobSpec.Environment is empty.
@@ -207,8 +212,13 @@ func (c *Client) Submit(ctx context.Context, spec JobSpec) (res SubmitResult, er
 				return res, fmt.Errorf("submitting job %q: %w (last error: %w)", spec.Name, err, lastErr)
 			}
 		}
-		res.Attempts++
 		start := time.Now()
+		if spec.BeforeSend != nil {
+			if err := spec.BeforeSend(res.Attempts+1, start); err != nil {
+				return res, fmt.Errorf("submitting job %q: %w", spec.Name, err)
+			}
+		}
+		res.Attempts++
 		var w wireSubmit
 		err := c.do(ctx, request{method: http.MethodPost, root: "slurm", path: "job/submit", body: map[string]any{"job": desc}, once: true}, &w)
 		if err == nil {
@@ -371,12 +381,13 @@ func (c *Client) findSubmitted(ctx context.Context, name, key string, appearBy t
 	return Job{}, false, nil
 }
 
-// FindSubmitted is one lookup of the jobs whose comment carries key (a
-// submit key from SubmitResult or a journal), oldest first.
-func (c *Client) FindSubmitted(ctx context.Context, name, key string) ([]Job, error) {
-	jobs, err := c.ListJobs(ctx, JobFilter{Name: name, CommentContains: key})
-	slices.SortFunc(jobs, func(a, b Job) int { return int(a.ID - b.ID) })
-	return jobs, err
+// FindSubmitted looks for the job a submit attempt that started at sent
+// may have made (its key from SubmitResult or a journal), for as long as it
+// could still appear: until sent + RequestTimeout + SubmitLookupWindow, at
+// least once. found is false when it did not appear; err is set only when
+// no lookup succeeded.
+func (c *Client) FindSubmitted(ctx context.Context, name, key string, sent time.Time) (job Job, found bool, err error) {
+	return c.findSubmitted(ctx, name, key, sent.Add(c.cfg.RequestTimeout+c.cfg.SubmitLookupWindow))
 }
 
 // DropDuplicates is the last guard after a resend: if an earlier,

@@ -186,7 +186,7 @@ func evalURL(c *cli.Context) error {
 // printURLSummary prints the table a run prints (and, in GitHub Actions,
 // writes the same step summary and outputs), then returns err.
 func printURLSummary(c *cli.Context, plan *launcher.Plan, col *runner.Collected, err error) error {
-	sum := summarize(plan, nil, col, err)
+	sum := runner.Summary(plan, &runner.Result{Collected: col}, err)
 	sum.RunDir = plan.Layout.Results
 	fmt.Fprint(c.App.Writer, sum.Text())
 	if report.Enabled(os.Getenv) {

@@ -73,6 +73,9 @@ func submitMock(t *testing.T, env *clustertest.Env, name, recipeText string) *ru
 	if _, err := imp.Import(context.Background(), ref); err != nil {
 		t.Fatal(err)
 	}
+	if err := rundir.Create(plan.RunDir); err != nil {
+		t.Fatal(err)
+	}
 	if err := submit.Prepare(plan, env.Binary); err != nil {
 		t.Fatal(err)
 	}

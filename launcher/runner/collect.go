@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -184,4 +185,41 @@ func StageLogs(plan *launcher.Plan, stageDir string) error {
 		errs = append(errs, fmt.Errorf("bundling logs: %w", err))
 	}
 	return errors.Join(errs...)
+}
+
+// finish ends a run whose job ran, on every path: a duplicate an
+// ambiguous submit may have left is cancelled, the logs are staged, the
+// results collected (partial ones kept and marked) and staged. The first
+// failure decides the error; a signal that arrives while collecting still
+// stages what finished but fails the run.
+func (r *runState) finish(ctx context.Context, runErr error) error {
+	o, plan := r.o, r.plan
+	if r.key != "" && (r.ambiguous || r.res.Adopted) {
+		o.Client.DropDuplicates(context.WithoutCancel(ctx), plan.Slurm.JobName, r.key, r.res.JobID)
+	}
+	if err := StageLogs(plan, o.Stage.StageDir); err != nil {
+		r.progress("staging logs: %v", err)
+	}
+	co := o.Stage
+	srv := o.Client.Server()
+	co.Provenance.SlurmVersion, co.Provenance.SlurmAPIVersion = srv.SlurmRelease, srv.APIVersion
+	co.Provenance.JobID, co.Provenance.Nodes = r.res.JobID.String(), hostsOf(plan)
+	col, err := Collect(plan, co)
+	r.res.Collected = col
+	if runErr == nil {
+		runErr = err
+	}
+	if runErr == nil && ctx.Err() != nil {
+		runErr = exitcode.With(o.Interrupted(), errors.New("interrupted while collecting results (the job had ended)"))
+	}
+	return runErr
+}
+
+// hostsOf are the job's nodes as the driver recorded them.
+func hostsOf(plan *launcher.Plan) []string {
+	st, err := rundir.ReadStatus(plan.Layout.Status)
+	if err != nil {
+		return nil
+	}
+	return st.Hosts
 }
