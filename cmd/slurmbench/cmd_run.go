@@ -207,6 +207,9 @@ func reportRun(c *cli.Context, plan *launcher.Plan, res *runner.Result, runErr e
 // submitted — the job description's sbatch directives, the result filename,
 // the stage directory — so a bad value costs no import and no allocation.
 func checkRunInputs(c *cli.Context, plan *launcher.Plan) error {
+	if err := runner.CheckRunDir(plan); err != nil {
+		return exitcode.With(exitcode.Config, err)
+	}
 	if _, err := submit.JobSpec(plan, nil); err != nil {
 		return exitcode.With(exitcode.Config, fmt.Errorf("profile %s: %w", plan.Profile.Path, err))
 	}

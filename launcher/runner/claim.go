@@ -78,6 +78,15 @@ func claimRunDir(ctx context.Context, plan *launcher.Plan, existing bool) (*clai
 	return c, nil
 }
 
+// CheckRunDir is run's check before anything else happens: the plan's run
+// directory is new, or holds this very plan (a rerun that continues it).
+func CheckRunDir(plan *launcher.Plan) error {
+	if _, err := os.Lstat(plan.RunDir); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return samePlan(plan)
+}
+
 // samePlan accepts an existing run directory only if it holds the plan
 // being run: a rerun of the same run id continues that run, and anything
 // else must not mix with it.
