@@ -30,6 +30,12 @@ FORCE:
 vet:
 	$(GO) vet ./...
 
+# golangci-lint with .golangci.yml, at a pinned version built from the Go
+# module proxy (go run caches the build: only the first run compiles it).
+GOLANGCI_LINT_VERSION ?= v2.15.0
+lint:
+	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run ./...
+
 # Unit tests only: needs nothing but Go and the repo.
 test-unit:
 	$(GO) test -count=1 ./...

@@ -46,7 +46,7 @@ var interpreters = map[string]bool{"bash": true, "sh": true, "python": true, "py
 func SplitCommand(cmd string) ([]string, error) {
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(cmd), "")
 	if err != nil {
-		return nil, fmt.Errorf("not a shell command: %v", err)
+		return nil, fmt.Errorf("not a shell command: %w", err)
 	}
 	if len(f.Stmts) != 1 {
 		return nil, fmt.Errorf("holds %d commands; write one command (put a sequence in a script)", len(f.Stmts))

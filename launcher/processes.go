@@ -461,7 +461,7 @@ func (b *builder) eval() error {
 	// binary (internal/gsm8kdata); a directory given must hold them.
 	if e.Client == profile.EvalNative && e.DataDir != "" {
 		if _, err := os.Stat(filepath.Join(e.DataDir, "test.jsonl")); err != nil {
-			return fmt.Errorf("profile %s: paths.gsm8k: %v (the GSM8K files must be on the shared filesystem the nodes see)", b.p.Path, err)
+			return fmt.Errorf("profile %s: paths.gsm8k: %w (the GSM8K files must be on the shared filesystem the nodes see)", b.p.Path, err)
 		}
 	}
 	plan.Eval = e

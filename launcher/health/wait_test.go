@@ -230,7 +230,7 @@ func TestWaitLeavesAbortValue(t *testing.T) {
 	}
 	died := errors.New("later death")
 	abort <- died
-	if got := <-abort; got != died {
+	if got := <-abort; !errors.Is(got, died) {
 		t.Fatalf("abort channel gave %v", got)
 	}
 }

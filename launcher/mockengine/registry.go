@@ -344,7 +344,7 @@ func (s *Server) advertiseURL() string {
 // interval until ctx ends, then deregisters — unless the engine crashed.
 func (s *Server) registerLoop(ctx context.Context, crashed *atomic.Bool) {
 	reg := Registration{
-		InstanceID: rand.Int64N(1<<62) + 1,
+		InstanceID: rand.Int64N(1<<62) + 1, //nolint:gosec // a mock worker's id, not a secret
 		Component:  s.opts.Mode.component(),
 		Namespace:  s.opts.Namespace,
 		Model:      s.opts.Model,
@@ -386,7 +386,8 @@ func (s *Server) registerLoop(ctx context.Context, crashed *atomic.Bool) {
 	if crashed.Load() {
 		return
 	}
-	dctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	// ctx is done by now: deregistering is part of stopping, bounded on its own.
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
 	if err := post(dctx, client, base+deregisterPath, body); err != nil {
 		s.log.Printf("deregistering from frontend %s: %v", base, err)

@@ -303,7 +303,7 @@ func yamlErrLine(err error) int {
 	}
 	var line int
 	if i := strings.Index(msg, "line "); i >= 0 {
-		fmt.Sscanf(msg[i:], "line %d", &line)
+		_, _ = fmt.Sscanf(msg[i:], "line %d", &line) // no number: line stays 0
 	}
 	return line
 }

@@ -111,7 +111,7 @@ func remove(ctx context.Context, dir string) error {
 		return fmt.Errorf("%s: %w", dir, err)
 	}
 	if lock != nil {
-		defer lock.Release()
+		defer func() { _ = lock.Release() }() // the directory is gone either way
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("removing %s: %w", dir, err)

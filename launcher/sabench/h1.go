@@ -262,7 +262,7 @@ func (cn *h1Conn) compact() bool {
 // runner.fail tells a timeout and a cancellation from a broken connection.
 func ctxErr(ctx context.Context, err error) error {
 	if err != nil && ctx.Err() != nil && (errors.Is(err, syscall.ETIMEDOUT) || isTimeout(err)) {
-		return fmt.Errorf("%w (%v)", ctx.Err(), err)
+		return fmt.Errorf("%w (%w)", ctx.Err(), err)
 	}
 	return err
 }

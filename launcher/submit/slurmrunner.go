@@ -79,12 +79,12 @@ func (r SlurmRunner) Run(ctx context.Context, cmd enroot.Command) error {
 	}
 	job, err := r.Client.Wait(ctx, sub.JobID, slurm.WaitOptions{})
 	if err != nil {
-		_ = r.Client.CancelJob(context.Background(), sub.JobID)
+		_ = r.Client.CancelJob(context.WithoutCancel(ctx), sub.JobID)
 		return fmt.Errorf("import job %d: %w", sub.JobID, err)
 	}
 	if b, rerr := os.ReadFile(out); rerr == nil {
 		if cmd.Stdout != nil {
-			cmd.Stdout.Write(b)
+			_, _ = cmd.Stdout.Write(b) // the import's output, best effort
 		}
 		_ = os.Remove(out)
 	}
