@@ -145,6 +145,11 @@ func TestBenchURLStagesAndRefuses(t *testing.T) {
 	if _, err := os.Stat(staged); err != nil {
 		t.Errorf("not staged under InferenceX's name: %v", err)
 	}
+	for _, name := range []string{"pareto.svg", "pareto.csv"} {
+		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
+			t.Errorf("%s not written beside the results: %v", name, err)
+		}
+	}
 	if strings.Contains(errOut, "warmup:") {
 		t.Errorf("--warmups 0 still warmed up:\n%s", errOut)
 	}

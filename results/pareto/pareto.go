@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -232,4 +233,25 @@ func Save(svgPath, csvPath, title string, curves []Curve) error {
 		}
 	}
 	return nil
+}
+
+// File names of a run's picture and data, beside its results.
+const (
+	SVGName = "pareto.svg"
+	CSVName = "pareto.csv"
+)
+
+// SaveRun writes a run's picture and data (one curve, named name) into dir
+// as SVGName and CSVName and returns their paths and the Mermaid chart for
+// the step summary.
+func SaveRun(dir, name string, points []results.CollectedPoint) (svgPath, csvPath, mermaid string, err error) {
+	c, _ := FromCollected(name, points)
+	curves := []Curve{c}
+	svgPath, csvPath = filepath.Join(dir, SVGName), filepath.Join(dir, CSVName)
+	if err := Save(svgPath, csvPath, name+": tput/GPU vs interactivity", curves); err != nil {
+		return "", "", "", err
+	}
+	var b strings.Builder
+	_ = WriteMermaid(&b, name+": tput/GPU by concurrency", curves)
+	return svgPath, csvPath, b.String(), nil
 }
