@@ -66,12 +66,19 @@ func compareGate(c *cli.Context, base, cand *results.ResultSet, chart string) er
 // writeCompareSummary appends the comparison to the GitHub step summary
 // when running in GitHub Actions.
 func writeCompareSummary(c *cli.Context, markdown string) {
-	if !report.Enabled(os.Getenv) {
+	if report.Enabled(os.Getenv) {
+		appendStepSummary(c, "## slurmbench results compare\n\n"+markdown)
+	}
+}
+
+// appendStepSummary appends markdown ("" adds nothing) to
+// $GITHUB_STEP_SUMMARY; a failure is reported, not fatal.
+func appendStepSummary(c *cli.Context, markdown string) {
+	p := os.Getenv("GITHUB_STEP_SUMMARY")
+	if p == "" || markdown == "" {
 		return
 	}
-	if p := os.Getenv("GITHUB_STEP_SUMMARY"); p != "" {
-		if err := report.AppendSummary(p, "## slurmbench results compare\n\n"+markdown); err != nil {
-			fmt.Fprintf(c.App.ErrWriter, "slurmbench: writing the step summary: %v\n", err)
-		}
+	if err := report.AppendSummary(p, markdown); err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "slurmbench: writing the step summary: %v\n", err)
 	}
 }

@@ -198,6 +198,9 @@ func reportRun(c *cli.Context, plan *launcher.Plan, res *runner.Result, runErr e
 		if err := writeGitHub(sum); err != nil {
 			fmt.Fprintf(stderr, "slurmbench: writing GitHub outputs: %v\n", err)
 		}
+		if res != nil && res.Collected != nil {
+			appendStepSummary(c, res.Collected.ParetoChart)
+		}
 		sum.Annotate(stderr)
 	}
 	return runErr

@@ -15,6 +15,7 @@ import (
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
 	"github.com/slurmbench/slurmbench/results"
+	"github.com/slurmbench/slurmbench/results/pareto"
 )
 
 // CollectOptions say where results go.
@@ -37,6 +38,10 @@ type Collected struct {
 	Missing error
 	// Custom is what a custom benchmark (benchmark.type custom) left.
 	Custom *results.CustomOutput
+	// ParetoChart is the points' Pareto picture as a Mermaid chart for the
+	// step summary ("" without points); its SVG and CSV are in Pareto.
+	ParetoChart string
+	Pareto      []string
 }
 
 // Collect checks every requested point, writes the manifest and stages.
@@ -71,6 +76,9 @@ func Collect(plan *launcher.Plan, o CollectOptions) (*Collected, error) {
 			c.Missing = err
 		}
 	}
+	if err := savePareto(plan, c); err != nil {
+		return c, err
+	}
 	benchmarkProvenance(plan, &o.Provenance)
 	m, err := results.BuildManifest(plan.Layout.Results, o.Provenance)
 	if err != nil {
@@ -81,7 +89,7 @@ func Collect(plan *launcher.Plan, o CollectOptions) (*Collected, error) {
 	}
 	if o.StageDir != "" {
 		defer recordStaged(plan, o.StageDir, c)
-		extra := append(evalArtifacts(plan), c.Manifest)
+		extra := append(append(evalArtifacts(plan), c.Pareto...), c.Manifest)
 		staged, err := results.Stage(c.Points, results.StageOptions{ResultFilename: name, Dest: o.StageDir, Extra: extra, Overwrite: o.Overwrite})
 		c.Staged = staged
 		if err != nil {
@@ -99,6 +107,21 @@ func Collect(plan *launcher.Plan, o CollectOptions) (*Collected, error) {
 		return c, exitcode.With(exitcode.Benchmark, c.Missing)
 	}
 	return c, nil
+}
+
+// savePareto writes the Pareto picture of the collected points (tput/GPU
+// against tok/s per user) beside the results, before the manifest lists
+// them; staging copies them flat with the eval files.
+func savePareto(plan *launcher.Plan, c *Collected) error {
+	if len(c.Points) == 0 {
+		return nil
+	}
+	svg, csv, chart, err := pareto.SaveRun(plan.Layout.Results, plan.Name, c.Points)
+	if err != nil {
+		return exitcode.With(exitcode.Collect, err)
+	}
+	c.Pareto, c.ParetoChart = []string{svg, csv}, chart
+	return nil
 }
 
 // recordStaged notes in the run directory where its results were staged,

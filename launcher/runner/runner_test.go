@@ -19,6 +19,7 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/profile"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
 	"github.com/slurmbench/slurmbench/results"
+	"github.com/slurmbench/slurmbench/results/pareto"
 	"github.com/slurmbench/slurmbench/slurm"
 	"github.com/slurmbench/slurmbench/slurm/slurmtest"
 )
@@ -250,6 +251,16 @@ func TestRunLayers(t *testing.T) {
 				}
 				if got := e.staged(t); len(got) != tc.staged {
 					t.Errorf("staged %v, want %d results", got, tc.staged)
+				}
+				if tc.staged > 0 { // the Pareto picture and its data are staged beside the results
+					for _, name := range []string{pareto.SVGName, pareto.CSVName} {
+						if _, err := os.Stat(filepath.Join(e.stage, name)); err != nil {
+							t.Errorf("%s not staged: %v", name, err)
+						}
+					}
+					if res.Collected == nil || !strings.Contains(res.Collected.ParetoChart, "xychart-beta") {
+						t.Errorf("no Pareto chart for the step summary")
+					}
 				}
 				if tc.code == exitcode.Submit || tc.code == exitcode.Config || tc.code == exitcode.Image {
 					return

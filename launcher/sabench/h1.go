@@ -191,10 +191,10 @@ func (cn *h1Conn) roundTrip(ctx context.Context, req []byte, sr *streamRecorder)
 				}
 			}
 			n, err := rawRead(fd, cn.buf[cn.w:])
-			if err == syscall.EINTR {
+			if errors.Is(err, syscall.EINTR) {
 				continue
 			}
-			if err == syscall.EAGAIN {
+			if errors.Is(err, syscall.EAGAIN) {
 				return false
 			}
 			if err != nil {
