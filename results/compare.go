@@ -3,7 +3,6 @@ package results
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -339,14 +338,7 @@ func (r *ComparisonRow) fill(m metric, base, cand *float64) {
 }
 
 // WriteJSON writes the comparison as indented JSON.
-func (c *Comparison) WriteJSON(w io.Writer) error {
-	b, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
-}
+func (c *Comparison) WriteJSON(w io.Writer) error { return writeIndentedJSON(w, c) }
 
 // WriteMarkdown writes the table (Point, Metric, Baseline, Candidate,
 // Delta %), then one PR-style summary line per point, e.g.

@@ -220,8 +220,11 @@ func (g *GateResult) Err() error {
 
 // WriteJSON writes the gate as indented JSON: numbers and ASCII text only
 // (a negative change is "-", never a typographic minus).
-func (g *GateResult) WriteJSON(w io.Writer) error {
-	b, err := json.MarshalIndent(g, "", "  ")
+func (g *GateResult) WriteJSON(w io.Writer) error { return writeIndentedJSON(w, g) }
+
+// writeIndentedJSON writes v as indented JSON and a newline.
+func writeIndentedJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
