@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
+	"github.com/slurmbench/slurmbench/internal/readlimit"
 )
 
 // ResultSet is every SA-Bench point and gsm8k score found under a directory.
@@ -85,7 +86,7 @@ func LoadResultSet(dir string) (*ResultSet, error) {
 }
 
 func (s *ResultSet) addPoint(path string, p Point) error {
-	data, err := os.ReadFile(path)
+	data, err := readlimit.ReadFile(path, readlimit.Default)
 	if err != nil {
 		return err
 	}
@@ -109,7 +110,7 @@ func (s *ResultSet) addPoint(path string, p Point) error {
 }
 
 func (s *ResultSet) addEval(path string) error {
-	data, err := os.ReadFile(path)
+	data, err := readlimit.ReadFile(path, readlimit.Default)
 	if err != nil {
 		return err
 	}

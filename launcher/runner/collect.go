@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
@@ -191,28 +192,101 @@ func evalArtifacts(plan *launcher.Plan) []string {
 	return out
 }
 
-// StageLogs copies the run's logs to StageDir/LOGS and bundles them as
-// multinode_server_logs.tar.gz there. It runs on every exit path.
-func StageLogs(plan *launcher.Plan, stageDir string) error {
+// LogsDirName is the staged copy of the run's logs; logsOwner, inside it,
+// names the run they are from.
+const (
+	LogsDirName = "LOGS"
+	logsOwner   = ".slurmbench-run"
+)
+
+// logsStaging is how StageLogs may write: into this run's own LOGS/ (an
+// earlier attempt's, the logs grew since), after removing another run's
+// (overwrite), or into a new one.
+type logsStaging struct {
+	dst             string
+	sameRun, remove bool
+}
+
+// checkStageLogs decides where the run's logs go without writing: LOGS/
+// must be new, empty or this run's, so two runs' logs never mix; another
+// run's LOGS/ and bundle are refused like a result file (replaced with
+// overwrite); a symbolic link there is refused always.
+func checkStageLogs(plan *launcher.Plan, stageDir string, overwrite bool) (logsStaging, error) {
+	ls := logsStaging{dst: filepath.Join(stageDir, LogsDirName)}
+	bundle := filepath.Join(stageDir, results.ServerLogsBundleName)
+	st, err := os.Lstat(ls.dst)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return ls, err
+	case !st.IsDir():
+		return ls, fmt.Errorf("refusing to stage logs into %s: not a directory (a symbolic link or a file)", ls.dst)
+	default:
+		owner, _ := os.ReadFile(filepath.Join(ls.dst, logsOwner))
+		ents, err := os.ReadDir(ls.dst)
+		if err != nil {
+			return ls, err
+		}
+		switch {
+		case strings.TrimSpace(string(owner)) == plan.RunID:
+			ls.sameRun = true
+		case len(ents) == 0:
+		case !overwrite:
+			return ls, fmt.Errorf("refusing to stage logs into %s: it holds another run's logs (stage into a clean directory, or pass --overwrite to replace them)", ls.dst)
+		default:
+			ls.remove = true
+		}
+	}
+	if bst, err := os.Lstat(bundle); err == nil {
+		switch {
+		case !bst.Mode().IsRegular():
+			return ls, fmt.Errorf("refusing to write %s: not a regular file", bundle)
+		case !ls.sameRun && !overwrite:
+			return ls, fmt.Errorf("refusing to overwrite %s: another run's logs bundle (stage into a clean directory, or pass --overwrite)", bundle)
+		}
+	}
+	return ls, nil
+}
+
+// StageLogs copies the run's logs to stageDir/LOGS and bundles them as
+// multinode_server_logs.tar.gz there, after checkStageLogs.
+func StageLogs(plan *launcher.Plan, stageDir string, overwrite bool) error {
 	if stageDir == "" {
 		return nil
 	}
 	if _, err := os.Stat(plan.Layout.Logs); err != nil {
 		return nil // nothing ran
 	}
+	ls, err := checkStageLogs(plan, stageDir, overwrite)
+	if err != nil {
+		return err
+	}
+	if ls.remove {
+		if err := os.RemoveAll(ls.dst); err != nil {
+			return fmt.Errorf("replacing %s: %w", ls.dst, err)
+		}
+	}
+	if err := os.MkdirAll(ls.dst, 0o755); err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(filepath.Join(ls.dst, logsOwner), []byte(plan.RunID+"\n"), atomicfile.Options{Overwrite: true}); err != nil {
+		return err
+	}
+	replace := ls.sameRun || overwrite
 	var errs []error
-	if err := results.CopyTree(plan.Layout.Logs, filepath.Join(stageDir, "LOGS"), true); err != nil {
+	if err := results.CopyTree(plan.Layout.Logs, ls.dst, replace); err != nil {
 		errs = append(errs, fmt.Errorf("copying logs: %w", err))
 	}
-	if err := results.BundleDir(plan.Layout.Logs, filepath.Join(stageDir, results.ServerLogsBundleName), results.BundleOptions{Overwrite: true}); err != nil {
+	if err := results.BundleDir(plan.Layout.Logs, filepath.Join(stageDir, results.ServerLogsBundleName), results.BundleOptions{Overwrite: replace}); err != nil {
 		errs = append(errs, fmt.Errorf("bundling logs: %w", err))
 	}
 	return errors.Join(errs...)
 }
 
 // finish ends a run whose job ran, on every path: a duplicate an
-// ambiguous submit may have left is cancelled, the logs are staged, the
-// results collected (partial ones kept and marked) and staged. The first
+// ambiguous submit may have left is cancelled, the results collected
+// (partial ones kept and marked) and, with the logs, staged. Everything
+// that would be refused is checked before anything is staged. The first
 // failure decides the error; a signal that arrives while collecting still
 // stages what finished but fails the run.
 func (r *runState) finish(ctx context.Context, runErr error) error {
@@ -220,17 +294,28 @@ func (r *runState) finish(ctx context.Context, runErr error) error {
 	if r.key != "" && (r.ambiguous || r.res.Adopted) {
 		o.Client.DropDuplicates(context.WithoutCancel(ctx), plan.Slurm.JobName, r.key, r.res.JobID)
 	}
-	if err := StageLogs(plan, o.Stage.StageDir); err != nil {
-		r.progress("staging logs: %v", err)
-	}
 	co := o.Stage
+	var logsErr error
+	if co.StageDir != "" {
+		if _, logsErr = checkStageLogs(plan, co.StageDir, co.Overwrite); logsErr != nil {
+			logsErr = exitcode.Errorf(exitcode.Collect, "staging logs: %w", logsErr)
+			co.StageDir = "" // stage nothing: results would land next to another run's logs
+		}
+	}
 	srv := o.Client.Server()
 	co.Provenance.SlurmVersion, co.Provenance.SlurmAPIVersion = srv.SlurmRelease, srv.APIVersion
 	co.Provenance.JobID, co.Provenance.Nodes = r.res.JobID.String(), hostsOf(plan)
 	col, err := Collect(plan, co)
 	r.res.Collected = col
-	if runErr == nil {
-		runErr = err
+	if co.StageDir != "" && exitcode.Of(err) != exitcode.Collect {
+		if lerr := StageLogs(plan, co.StageDir, co.Overwrite); lerr != nil {
+			logsErr = exitcode.Errorf(exitcode.Collect, "staging logs: %w", lerr)
+		}
+	}
+	for _, e := range []error{logsErr, err} {
+		if runErr == nil {
+			runErr = e
+		}
 	}
 	if runErr == nil && ctx.Err() != nil {
 		runErr = exitcode.With(o.Interrupted(), errors.New("interrupted while collecting results (the job had ended)"))

@@ -484,3 +484,64 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestRunStagesLogsIntoACleanDir: LOGS/ of another run in the stage dir is
+// refused like a result file, before anything is staged (the logs used to
+// be mixed in first and the results refused after); this run's own LOGS/
+// from an earlier attempt is updated; --overwrite replaces another's.
+func TestRunStagesLogsIntoACleanDir(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		owner     string
+		overwrite bool
+		code      exitcode.Code
+		staged    int
+	}{
+		{"another run's logs", "other-run", false, exitcode.Collect, 0},
+		{"another run's logs, overwrite", "other-run", true, exitcode.OK, 2},
+		{"this run's logs from an earlier attempt", "logs", false, exitcode.OK, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t)
+				plan := testPlan(t, e.runs, "logs")
+				old := filepath.Join(e.stage, LogsDirName)
+				if err := os.MkdirAll(old, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				for name, content := range map[string]string{logsOwner: tc.owner + "\n", "old.log": "old"} {
+					if err := os.WriteFile(filepath.Join(old, name), []byte(content), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				var wg sync.WaitGroup
+				wg.Go(func() {
+					fakeDriver(t, e.fake, plan, job{points: testConcs, outcome: &rundir.Outcome{Result: rundir.Succeeded}})
+					_ = os.WriteFile(plan.Layout.DriverLog, []byte("driver\n"), 0o644)
+				})
+				o := e.options(t, plan)
+				o.Stage.Overwrite = tc.overwrite
+				_, err := Run(testCtx(t), o)
+				wg.Wait()
+				if got := exitcode.Of(err); got != tc.code {
+					t.Fatalf("exit %d (%v), want %d", got, err, tc.code)
+				}
+				if got := e.staged(t); len(got) != tc.staged {
+					t.Errorf("staged %v, want %d results", got, tc.staged)
+				}
+				_, oldErr := os.Stat(filepath.Join(old, "old.log"))
+				owner, _ := os.ReadFile(filepath.Join(old, logsOwner))
+				switch {
+				case tc.code != exitcode.OK:
+					if oldErr != nil || strings.TrimSpace(string(owner)) != tc.owner {
+						t.Errorf("the other run's LOGS/ was touched (old.log: %v, owner %q)", oldErr, owner)
+					}
+				case tc.overwrite:
+					if oldErr == nil || strings.TrimSpace(string(owner)) != "logs" {
+						t.Errorf("LOGS/ not replaced (old.log: %v, owner %q)", oldErr, owner)
+					}
+				}
+			})
+		})
+	}
+}
