@@ -132,7 +132,7 @@ type env struct {
 	runs, stage string
 	fake        *slurmtest.Fake
 	client      *slurm.Client
-	progress    *syncBuffer
+	progress    *strings.Builder
 }
 
 func newEnv(t *testing.T, opts ...slurmtest.FakeOption) *env {
@@ -144,7 +144,7 @@ func newEnv(t *testing.T, opts ...slurmtest.FakeOption) *env {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	return &env{runs: filepath.Join(dir, "runs"), stage: filepath.Join(dir, "stage"), fake: fake, client: c, progress: &syncBuffer{}}
+	return &env{runs: filepath.Join(dir, "runs"), stage: filepath.Join(dir, "stage"), fake: fake, client: c, progress: &strings.Builder{}}
 }
 
 func (e *env) options(t *testing.T, plan *launcher.Plan) Options {
@@ -465,24 +465,6 @@ func testCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Hour)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// syncBuffer is a progress writer safe for the runner's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestRunStagesLogsIntoACleanDir: LOGS/ of another run in the stage dir is
