@@ -180,6 +180,10 @@ func (r *runState) submitted() {
 	}
 }
 
+// DuplicateSweep is how often a job that may have a duplicate (see
+// runState.ambiguous) has its submit key swept for others while it runs.
+const DuplicateSweep = 5 * time.Minute
+
 type runState struct {
 	o    Options
 	plan *launcher.Plan
@@ -233,6 +237,15 @@ func (r *runState) follow(ctx context.Context) error {
 	lastHealth, lastBench := "", ""
 	tick := time.NewTicker(o.Poll)
 	defer tick.Stop()
+	// After an ambiguous submit (or an adoption) a job of an earlier
+	// attempt may still appear, later than any bound; sweep for it while
+	// the job runs, so a duplicate never holds nodes for long.
+	var sweep <-chan time.Time
+	if r.key != "" && (r.ambiguous || r.res.Adopted) {
+		t := time.NewTicker(DuplicateSweep)
+		defer t.Stop()
+		sweep = t.C
+	}
 	watch := func() {
 		tail.pump()
 		st, err := rundir.ReadStatus(plan.Layout.Status)
@@ -275,6 +288,8 @@ func (r *runState) follow(ctx context.Context) error {
 			return r.judge()
 		case <-tick.C:
 			watch()
+		case <-sweep:
+			o.Client.DropDuplicates(ctx, plan.Slurm.JobName, r.key, r.res.JobID)
 		case <-ctx.Done():
 			stopWait()
 			layer := o.Interrupted()

@@ -97,7 +97,8 @@ func fakeDriver(t *testing.T, fake *slurmtest.Fake, plan *launcher.Plan, j job) 
 			return
 		}
 	}
-	id := fake.Jobs()[0].ID
+	jobs := fake.Jobs()
+	id := jobs[len(jobs)-1].ID // the newest: the one a resend made
 	l := plan.Layout
 	write := func(path string, v any) {
 		b, _ := json.Marshal(v)
@@ -526,4 +527,51 @@ func TestRunStagesLogsIntoACleanDir(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestRunCancelsALateDuplicate: the first submit's answer is lost and its
+// job stays out of the listing past the lookup bound, so the job is sent
+// again; when the first job shows up after all, the runner cancels it
+// while the second runs — two jobs never run to the end.
+func TestRunCancelsALateDuplicate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		plan := testPlan(t, e.runs, "dup")
+		e.fake.AddFaults(
+			slurmtest.Fault{Method: "POST", Path: "/job/submit", Times: 1, Action: slurmtest.DropAfterForward},
+			slurmtest.Fault{Method: "GET", Path: "/jobs", Action: slurmtest.Respond, Status: 200, Body: `{"jobs":[],"errors":[],"warnings":[]}`},
+		)
+		go func() { time.Sleep(2 * time.Minute); e.fake.ClearFaults() }()
+		hold := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for len(e.fake.Jobs()) < 2 {
+				time.Sleep(time.Second)
+			}
+			fakeDriver(t, e.fake, plan, job{points: testConcs, outcome: &rundir.Outcome{Result: rundir.Succeeded}, hold: hold})
+		})
+		var first int64
+		go func() {
+			for len(e.fake.Jobs()) < 2 {
+				time.Sleep(time.Second)
+			}
+			first = e.fake.Jobs()[0].ID
+			time.Sleep(DuplicateSweep + time.Minute)
+			if got, err := e.client.GetJob(context.Background(), slurm.JobID(first)); err != nil || got.State.Base != slurm.StateCancelled {
+				t.Errorf("the duplicate job %d is %s (%v) while the run goes on, want CANCELLED", first, got.State, err)
+			}
+			close(hold)
+		}()
+		res, err := Run(testCtx(t), e.options(t, plan))
+		wg.Wait()
+		if err != nil {
+			t.Fatalf("run: %v\n%s", err, e.progress)
+		}
+		if jobs := e.fake.Jobs(); len(jobs) != 2 || res.JobID != slurm.JobID(jobs[1].ID) {
+			t.Errorf("jobs %d, followed %d", len(jobs), res.JobID)
+		}
+		if live := e.live(); len(live) != 0 {
+			t.Errorf("live jobs %v", live)
+		}
+	})
 }
