@@ -57,9 +57,17 @@ On SIGINT, SIGTERM or SIGHUP, and on any error after submitting, it cancels
 the job, waits (bounded) until it has stopped, and bundles the logs. A second
 SIGINT stops waiting once the cancel request is sent.
 
+The run directory's submit journal names the job the moment it is known.
+Run again with the same --run-id (a GitHub re-run, after the runner was
+killed) and the same inputs, and run adopts that job instead of submitting
+another: it follows, collects and stages it. Results and LOGS/ are staged
+only where nothing of another run would be overwritten (--overwrite
+replaces), and every destination is checked before anything is written.
+
 Under GitHub Actions (GITHUB_ACTIONS=true) it reads the workflow's variables
 as flag fallbacks, stages into $GITHUB_WORKSPACE, groups its output, writes a
-step summary and the outputs job_id, run_dir and outcome.
+step summary and the outputs job_id, run_dir and outcome (job_id and
+run_dir as soon as the job is known).
 
 ` + exitCodesHelp + `
 
