@@ -57,26 +57,10 @@ func TestRedirectCarriesNoSecret(t *testing.T) {
 	name := uniqueName("e2e-redirect")
 	r := c.prepare(t, runOpts{name: name, restURL: redirector.URL, recipe: mockRecipe{Name: name}.String(),
 		env: []string{"HF_TOKEN=" + hfMarker}})
-	var leaks []string
-	stop, sampled := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(sampled)
-		for {
-			procs, _ := scanProcs(c.Cluster.Token, hfMarker)
-			mu.Lock()
-			leaks = append(leaks, procs...)
-			mu.Unlock()
-			select {
-			case <-stop:
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-	}()
+	stopSampling := sampleProcs(c.Cluster.Token, hfMarker)
 	r.start()
 	code := r.wait(3 * time.Minute)
-	close(stop)
-	<-sampled
+	sampled := stopSampling()
 	if code != 4 {
 		t.Errorf("exit %d, want 4 (submit refused)\n%s", code, r.output())
 	}
@@ -88,7 +72,7 @@ func TestRedirectCarriesNoSecret(t *testing.T) {
 	if len(caught) != 0 {
 		t.Errorf("the other host got %d requests: %q", len(caught), caught)
 	}
-	for _, l := range leaks {
+	for _, l := range sampled.leaks {
 		t.Errorf("secret in a process's argv: %s", l)
 	}
 	if jobs := r.jobs(); len(jobs) != 0 {
