@@ -219,6 +219,7 @@ func (r *runState) follow(ctx context.Context) error {
 		err error
 	}
 	done := make(chan waited, 1)
+	var lastPollError time.Time
 	go func() {
 		job, err := o.Client.Wait(waitCtx, r.res.JobID, slurm.WaitOptions{
 			PollMax: 10 * time.Second,
@@ -228,6 +229,14 @@ func (r *runState) follow(ctx context.Context) error {
 					note = ""
 				}
 				r.progress("job %d %s %s", j.ID, j.State, note)
+			},
+			// A failing slurmrestd is retried for ErrorTime; say so, at
+			// most once a minute, rather than go quiet.
+			OnError: func(err error) {
+				if now := time.Now(); now.Sub(lastPollError) >= time.Minute {
+					lastPollError = now
+					r.progress("polling job %d failed, retrying for up to %s: %v", r.res.JobID, slurm.DefaultPollErrorTime, err)
+				}
 			},
 		})
 		done <- waited{job, err}

@@ -196,9 +196,10 @@ func TestRunLayers(t *testing.T) {
 		setup  func(t *testing.T, e *env, o *Options)
 		code   exitcode.Code
 		staged int
+		says   string // in the progress lines
 	}{
 		{name: "success", job: job{points: testConcs, outcome: succeeded}, code: exitcode.OK, staged: 2},
-		{name: "transient errors while following", job: job{points: testConcs, outcome: succeeded}, code: exitcode.OK, staged: 2,
+		{name: "transient errors while following", job: job{points: testConcs, outcome: succeeded}, code: exitcode.OK, staged: 2, says: "polling job 100 failed, retrying",
 			faults: []slurmtest.Fault{
 				{Method: "GET", Path: "/job/", Skip: 1, Times: 3, Action: slurmtest.Respond, Status: 429},
 				{Method: "GET", Path: "/job/", Skip: 2, Times: 3, Action: slurmtest.Respond, Status: 408},

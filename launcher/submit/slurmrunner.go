@@ -70,7 +70,9 @@ func (r SlurmRunner) Run(ctx context.Context, cmd enroot.Command) error {
 		Partition: r.Partition, Account: r.Account, TimeLimit: tl, Environment: env,
 		WorkDir: r.WorkDir, StdOut: out, StdErr: out, Comment: "slurmbench image import",
 	}
-	sub, err := r.Client.Submit(context.WithoutCancel(ctx), spec)
+	// A signal stops the submit's resends; Submit itself looks for and
+	// cancels a job an interrupted attempt may have made.
+	sub, err := r.Client.Submit(ctx, spec)
 	if err != nil {
 		return fmt.Errorf("submitting the import job: %w", err)
 	}
