@@ -159,6 +159,9 @@ func (r *runState) submit(ctx context.Context, spec slurm.JobSpec) error {
 	}
 	r.key = j.SubmitKey
 	sub, err := r.o.Client.Submit(ctx, spec)
+	if errors.Is(err, slurm.ErrSubmitOutcomeUnknown) {
+		return fmt.Errorf("%w; the key is in %s: `slurmbench run` or `attach --run-id %s` finds the job by it once slurmrestd answers", err, plan.Layout.Journal, plan.RunID)
+	}
 	if err != nil {
 		return err
 	}

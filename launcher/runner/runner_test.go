@@ -576,3 +576,33 @@ func TestRunCancelsALateDuplicate(t *testing.T) {
 		}
 	})
 }
+
+// TestRunAfterAnUnknownSubmitOutcome: the submit's answer is lost and
+// slurmrestd cannot list jobs, so whether the job exists is unknown: exit
+// 4 naming how to find it, the journal keeping the key. Run again once
+// slurmrestd answers: the job is found by its key and adopted.
+func TestRunAfterAnUnknownSubmitOutcome(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		plan := testPlan(t, e.runs, "unknown")
+		e.fake.AddFaults(
+			slurmtest.Fault{Method: "POST", Path: "/job/submit", Times: 1, Action: slurmtest.DropAfterForward},
+			slurmtest.Fault{Method: "GET", Path: "/jobs", Action: slurmtest.Respond, Status: 503},
+		)
+		_, err := Run(testCtx(t), e.options(t, plan))
+		if exitcode.Of(err) != exitcode.Submit || !errors.Is(err, slurm.ErrSubmitOutcomeUnknown) || !strings.Contains(err.Error(), "attach --run-id unknown") {
+			t.Fatalf("err %v, want exit 4: outcome unknown, naming attach --run-id", err)
+		}
+		if j, err := rundir.ReadJournal(plan.Layout.Journal); err != nil || j.SubmitKey == "" || j.JobID != "" {
+			t.Fatalf("journal %+v (%v), want the key and no job id", j, err)
+		}
+		e.fake.ClearFaults()
+		var wg sync.WaitGroup
+		wg.Go(func() { fakeDriver(t, e.fake, plan, job{points: testConcs, outcome: &rundir.Outcome{Result: rundir.Succeeded}}) })
+		res, err := Run(testCtx(t), e.options(t, testPlan(t, e.runs, "unknown")))
+		wg.Wait()
+		if err != nil || !res.Adopted || len(e.fake.Jobs()) != 1 {
+			t.Fatalf("run again: %v, adopted %v, %d jobs; want the one job adopted\n%s", err, res.Adopted, len(e.fake.Jobs()), e.progress)
+		}
+	})
+}
