@@ -598,7 +598,9 @@ func TestRunAfterAnUnknownSubmitOutcome(t *testing.T) {
 		}
 		e.fake.ClearFaults()
 		var wg sync.WaitGroup
-		wg.Go(func() { fakeDriver(t, e.fake, plan, job{points: testConcs, outcome: &rundir.Outcome{Result: rundir.Succeeded}}) })
+		wg.Go(func() {
+			fakeDriver(t, e.fake, plan, job{points: testConcs, outcome: &rundir.Outcome{Result: rundir.Succeeded}})
+		})
 		res, err := Run(testCtx(t), e.options(t, testPlan(t, e.runs, "unknown")))
 		wg.Wait()
 		if err != nil || !res.Adopted || len(e.fake.Jobs()) != 1 {
