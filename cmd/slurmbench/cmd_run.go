@@ -283,14 +283,6 @@ func firstNonEmptyEnv(name, def string) string {
 	return def
 }
 
-func hostsOf(plan *launcher.Plan) []string {
-	st, err := rundir.ReadStatus(plan.Layout.Status)
-	if err != nil {
-		return nil
-	}
-	return st.Hosts
-}
-
 // prefixWriter prefixes each line (the driver log, inside run's output).
 type prefixWriter struct {
 	w      io.Writer

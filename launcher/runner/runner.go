@@ -316,8 +316,10 @@ func (r *runState) follow(ctx context.Context) error {
 
 // cancel cancels the job and waits, bounded, until it has left the running
 // states (unless the user insists).
-func (r *runState) cancel(_ context.Context, why string) {
-	bg := context.Background()
+func (r *runState) cancel(ctx context.Context, why string) {
+	// ctx is done (that is why we cancel): the cancel and the wait for the
+	// job to end are bounded by CancelWait and a second SIGINT instead.
+	bg := context.WithoutCancel(ctx)
 	if err := r.o.Client.CancelJob(bg, r.res.JobID); err != nil {
 		r.progress("cancelling job %d (%s): %v", r.res.JobID, why, err)
 	}
@@ -434,7 +436,7 @@ func (t *logTail) pump() {
 		t.part = b
 		return
 	}
-	t.w.Write(b[:i+1])
+	_, _ = t.w.Write(b[:i+1]) // the driver log echoed to the user, best effort
 	t.part = append([]byte(nil), b[i+1:]...)
 }
 
