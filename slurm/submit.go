@@ -272,11 +272,35 @@ func (c *Client) Submit(ctx context.Context, spec JobSpec) (res SubmitResult, er
 	return res, fmt.Errorf("submitting job %q: giving up after %d attempts: %w", spec.Name, res.Attempts, lastErr)
 }
 
+type hardStopKey struct{}
+
+// WithHardStop marks ctx for Submit: once ctx ends, Submit still looks for
+// (and cancels) a job an interrupted attempt may have made, for as long as
+// it could appear — unless hard is closed (the user insists: a second ^C).
+func WithHardStop(ctx context.Context, hard <-chan struct{}) context.Context {
+	if hard == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, hardStopKey{}, hard)
+}
+
 // cancelSubmitted ends a Submit that returns without a job id after an
 // ambiguous attempt: until appearBy it looks for jobs carrying key and
 // cancels each one, so no job the caller does not know of is left behind.
 // It adds what it did to err.
 func (c *Client) cancelSubmitted(ctx context.Context, name, key string, appearBy time.Time, err error) error {
+	if hard, ok := ctx.Value(hardStopKey{}).(<-chan struct{}); ok {
+		var stop context.CancelFunc
+		ctx, stop = context.WithCancel(ctx)
+		defer stop()
+		go func() {
+			select {
+			case <-hard:
+				stop()
+			case <-ctx.Done():
+			}
+		}()
+	}
 	var cancelled []string
 	var lastErr error
 	looked := false
@@ -310,6 +334,8 @@ func (c *Client) cancelSubmitted(ctx context.Context, name, key string, appearBy
 	switch {
 	case len(cancelled) > 0:
 		return fmt.Errorf("%w; cancelled job %s, made by the failed submit (comment %q)", err, strings.Join(cancelled, ", "), key)
+	case ctx.Err() != nil && time.Now().Before(appearBy):
+		return fmt.Errorf("%w; stopped looking for a job of the failed submit before it could have appeared (comment %q): it may exist", err, key)
 	case !looked:
 		return fmt.Errorf("%w; the job may exist: looking it up by comment %q failed (%w)", err, key, lastErr)
 	case lastErr != nil:

@@ -158,7 +158,7 @@ func (r *runState) submit(ctx context.Context, spec slurm.JobSpec) error {
 		return rundir.WriteJournal(plan.Layout.Journal, j)
 	}
 	r.key = j.SubmitKey
-	sub, err := r.o.Client.Submit(ctx, spec)
+	sub, err := r.o.Client.Submit(slurm.WithHardStop(ctx, r.o.Hard), spec)
 	if errors.Is(err, slurm.ErrSubmitOutcomeUnknown) {
 		return fmt.Errorf("%w; the key is in %s: `slurmbench run` or `attach --run-id %s` finds the job by it once slurmrestd answers", err, plan.Layout.Journal, plan.RunID)
 	}
