@@ -179,11 +179,7 @@ func (im *Importer) Import(ctx context.Context, ref Ref) (res Result, err error)
 	case err != nil:
 		return res, err
 	default:
-		defer func() {
-			if rerr := lock.Release(); rerr != nil {
-				im.opts.Logf("warning: releasing the import lock of %s: %v", ref, rerr)
-			}
-		}()
+		defer lock.Release()
 		im.removeAbandoned(ref)
 	}
 	// Someone else may have finished while we waited.

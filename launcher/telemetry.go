@@ -120,7 +120,11 @@ func (b *builder) telemetry() error {
 	}
 
 	proc := Process{Name: "telemetry_dcgm_exporter", Role: RoleTelemetry, Nodes: t.Nodes, Container: true,
-		Mounts: b.mounts(), Ports: map[string]int{"metrics": t.Port}, Log: b.logPath("telemetry_dcgm_exporter")}
+		Mounts: b.mounts(), Ports: map[string]int{"metrics": t.Port}, Log: b.logPath("telemetry_dcgm_exporter"),
+		Env: map[string]string{}}
+	for k, v := range p.Env.Set {
+		proc.Env[k] = v // the profile's env reaches every step
+	}
 	if w := p.Telemetry.MockWatts; w > 0 {
 		gpus := make([]string, b.gpn)
 		for g := range gpus {

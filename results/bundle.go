@@ -15,7 +15,8 @@ import (
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
 )
 
-// ServerLogsBundleName is the InferenceX name of the multinode logs archive.
+// ServerLogsBundleName is the InferenceX name of the multinode logs archive
+// (inferencex.md §3.4).
 const ServerLogsBundleName = "multinode_server_logs.tar.gz"
 
 // BundleOptions controls BundleDir.

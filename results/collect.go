@@ -4,12 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/slurmbench/slurmbench/internal/readlimit"
 )
 
 // CollectOptions says what a run was asked to measure and where SA-Bench
@@ -173,7 +172,7 @@ func checkPoint(path string, opt CollectOptions) (CollectedPoint, []string) {
 		want.Concurrency = pn.Concurrency
 		reasons = append(reasons, fmt.Sprintf("topology %s, expected %s", strings.TrimPrefix(pn.topology(), "_"), strings.TrimPrefix(want.topology(), "_")))
 	}
-	data, err := readlimit.ReadFile(path, readlimit.Default)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return cp, append(reasons, "unreadable: "+err.Error())
 	}

@@ -49,21 +49,15 @@ runtime = "enroot"
 	return path
 }
 
-// deadURL is an http URL nothing listens on.
-func deadURL(t *testing.T) string {
-	t.Helper()
+func TestDoctorCommand(t *testing.T) {
+	fake := slurmtest.NewFake(t, slurmtest.WithTokens("good"))
+	t.Setenv("DOCTOR_TEST_JWT", "good")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return "http://" + l.Addr().String()
-}
-
-func TestDoctorCommand(t *testing.T) {
-	fake := slurmtest.NewFake(t, slurmtest.WithTokens("good"))
-	t.Setenv("DOCTOR_TEST_JWT", "good")
-	dead := deadURL(t)
+	dead := "http://" + l.Addr().String()
+	l.Close()
 
 	tests := []struct {
 		name      string
@@ -151,7 +145,12 @@ func TestDoctorCommand(t *testing.T) {
 func TestRunPreflightBeforeImport(t *testing.T) {
 	clearRenderEnv(t)
 	t.Setenv("SLURM_JWT", "any")
-	dead := deadURL(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + l.Addr().String()
+	l.Close()
 
 	dir := t.TempDir()
 	for _, d := range []string{"runs", "squash", "models/mock", "stage"} {

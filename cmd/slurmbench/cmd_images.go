@@ -278,7 +278,10 @@ func imagesList(c *cli.Context) error {
 			len(abandoned), dir, strings.Join(abandoned, "\n  "))
 	}
 	if c.Bool("json") {
-		enc := json.NewEncoder(c.App.Writer) // rows is never nil: an empty list is []
+		if rows == nil {
+			rows = []imageListing{}
+		}
+		enc := json.NewEncoder(c.App.Writer)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rows)
 	}

@@ -28,7 +28,9 @@ func mockDCGMCommand() *cli.Command {
 constant --watts, labelled gpu="<index>" and UUID="GPU-<hostname>-<index>" as
 NVIDIA's dcgm-exporter labels them. --stall-after/--stall-for hold every
 request in that period (a wedged exporter), which exercises the power
-package's 3 s sample-gap rule.
+package's 3 s sample-gap rule. --watts, --stall-after and --stall-for can
+also come from SLURMBENCH_MOCK_DCGM_WATTS, _STALL_AFTER and _STALL_FOR (a
+profile's [env] set reaches the exporter step, so a test can stall it).
 
 Examples:
    slurmbench mock-dcgm-exporter --listen 127.0.0.1:9400 --gpus 0,1,2,3 --watts 350
@@ -36,10 +38,10 @@ Examples:
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:9400", Usage: "address to serve on", Destination: &listen},
 			&cli.StringFlag{Name: "gpus", Value: "0,1,2,3", Usage: "comma-separated GPU indices", Destination: &gpus},
-			&cli.Float64Flag{Name: "watts", Value: 300, Usage: "power each GPU reports", Destination: &opt.Watts},
+			&cli.Float64Flag{Name: "watts", Value: 300, Usage: "power each GPU reports", Destination: &opt.Watts, EnvVars: []string{"SLURMBENCH_MOCK_DCGM_WATTS"}},
 			&cli.StringFlag{Name: "hostname", Usage: "used in GPU UUIDs (default: this host's name)", Destination: &hostname},
-			&cli.DurationFlag{Name: "stall-after", Usage: "start stalling this long after start", Destination: &opt.StallAfter},
-			&cli.DurationFlag{Name: "stall-for", Usage: "hold requests this long", Destination: &opt.StallFor},
+			&cli.DurationFlag{Name: "stall-after", Usage: "start stalling this long after start", Destination: &opt.StallAfter, EnvVars: []string{"SLURMBENCH_MOCK_DCGM_STALL_AFTER"}},
+			&cli.DurationFlag{Name: "stall-for", Usage: "hold requests this long", Destination: &opt.StallFor, EnvVars: []string{"SLURMBENCH_MOCK_DCGM_STALL_FOR"}},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -59,7 +61,7 @@ Examples:
 			if opt.Hostname == "" {
 				opt.Hostname, _ = os.Hostname()
 			}
-			ln, err := (&net.ListenConfig{}).Listen(c.Context, "tcp", listen)
+			ln, err := net.Listen("tcp", listen)
 			if err != nil {
 				return fmt.Errorf("listening on %s: %w", listen, err)
 			}

@@ -7,7 +7,6 @@ func commands() []*cli.Command {
 	return []*cli.Command{
 		renderCommand(),
 		doctorCommand(),
-		runsCommand(),
 		runCommand(),
 		attachCommand(),
 		logsCommand(),

@@ -6,7 +6,8 @@ import (
 	"strings"
 )
 
-// Facts of InferenceX's lm-eval invocation (benchmark_lib.sh run_lm_eval).
+// Facts of InferenceX's lm-eval invocation (benchmark_lib.sh run_lm_eval,
+// inferencex.md §5).
 const (
 	// LMEvalCommit is the lm-evaluation-harness commit InferenceX force-installs
 	// over the lm-eval[api] release.

@@ -3,7 +3,6 @@ package mockengine
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -70,7 +69,7 @@ func TestParseCompletionRequest(t *testing.T) {
 				if err == nil {
 					t.Fatalf("want an error, got %+v", r)
 				}
-				if re := (*requestError)(nil); !errors.As(err, &re) {
+				if _, ok := err.(*requestError); !ok {
 					t.Fatalf("error %v is %T, want *requestError (a 400)", err, err)
 				}
 				return

@@ -2,7 +2,6 @@ package power
 
 import (
 	"encoding/json"
-	"errors"
 	"math"
 	"os"
 	"os/exec"
@@ -63,7 +62,7 @@ func runConsumer(t *testing.T, utils, producer, logDir, result string, prefill, 
 		"--expected-producer-sha", "0123abc", "--require-power")
 	out, err := cmd.CombinedOutput()
 	code := 0
-	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
 		t.Fatal(err)

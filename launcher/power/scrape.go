@@ -195,7 +195,9 @@ func parseLabels(s string, labels map[string]string) (string, error) {
 		}
 		labels[name] = v.String()
 		s = strings.TrimLeft(s, " \t")
-		s = strings.TrimPrefix(s, ",")
+		if strings.HasPrefix(s, ",") {
+			s = s[1:]
+		}
 	}
 }
 

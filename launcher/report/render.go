@@ -8,8 +8,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/slurmbench/slurmbench/launcher/diagnose"
 )
 
 // columns are the point table's headings, shared by Markdown and Text.
@@ -44,6 +42,9 @@ func (s Summary) Markdown() string {
 		b.WriteString("_No benchmark points._\n\n")
 	}
 	for _, line := range s.customLines() {
+		b.WriteString("- " + mdText(line) + "\n")
+	}
+	for _, line := range s.powerLines() {
 		b.WriteString("- " + mdText(line) + "\n")
 	}
 
@@ -128,6 +129,9 @@ func (s Summary) Text() string {
 		b.WriteString("no benchmark points\n")
 	}
 	for _, line := range s.customLines() {
+		b.WriteString(textLine(line) + "\n")
+	}
+	for _, line := range s.powerLines() {
 		b.WriteString(textLine(line) + "\n")
 	}
 
@@ -239,7 +243,7 @@ func (s Summary) failed() bool {
 
 // failureLine is class, place and exit code of a failure in one line.
 func (s Summary) failureLine() string {
-	parts := []string{"class " + textLine(firstNonEmpty(s.Class, string(diagnose.Unknown)))}
+	parts := []string{"class " + textLine(firstNonEmpty(s.Class, "unknown"))}
 	if s.Phase != "" {
 		parts = append(parts, "phase "+textLine(s.Phase))
 	}

@@ -2,7 +2,7 @@
 // the run (outcome, per-point figures, gsm8k) rendered as a GitHub step
 // summary section or a terminal table, and the GitHub Actions workflow
 // commands and file appends (GITHUB_OUTPUT, GITHUB_STEP_SUMMARY) that carry
-// it in CI.
+// it in CI (inferencex.md §1.5, §4.5, §5).
 //
 // A Summary holds numbers, names and the classified failure only. It never
 // holds environment values, so secrets passed to the job cannot leak through
@@ -63,6 +63,8 @@ type Summary struct {
 	// a custom benchmark produced.
 	Benchmark *BenchmarkInfo `json:"benchmark,omitempty"`
 	Custom    *CustomRow     `json:"custom,omitempty"`
+	// Power is the run's power package, when it collects one.
+	Power *PowerRow `json:"power,omitempty"`
 
 	// topology and order come from the plan, for rows AddMissing adds.
 	topology results.Point
@@ -153,6 +155,7 @@ func FromRun(plan *launcher.Plan, points []results.CollectedPoint, evalDir strin
 		}
 		s.putRow(row)
 	}
+	s.Power = powerSummary(plan, points)
 	if evalDir != "" {
 		ev, err := ReadEval(evalDir)
 		if err != nil {

@@ -454,7 +454,7 @@ func (r *runner) doNetHTTP(ctx context.Context, body []byte, sr *streamRecorder)
 			}
 			return
 		}
-		if errors.Is(rerr, io.EOF) {
+		if rerr == io.EOF {
 			return
 		}
 		if rerr != nil {

@@ -2,7 +2,6 @@ package sabench
 
 import (
 	"bufio"
-	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -66,7 +65,7 @@ func TestSSELines(t *testing.T) {
 		if p, ok := ssePayload(line); ok {
 			payloads = append(payloads, string(p))
 		}
-		if errors.Is(err, io.EOF) {
+		if err == io.EOF {
 			break
 		}
 		if err != nil {
