@@ -179,7 +179,11 @@ func (im *Importer) Import(ctx context.Context, ref Ref) (res Result, err error)
 	case err != nil:
 		return res, err
 	default:
-		defer lock.Release()
+		defer func() {
+			if rerr := lock.Release(); rerr != nil {
+				im.opts.Logf("warning: releasing the import lock of %s: %v", ref, rerr)
+			}
+		}()
 		im.removeAbandoned(ref)
 	}
 	// Someone else may have finished while we waited.

@@ -81,7 +81,7 @@ func validateSquash(r io.ReaderAt, size int64) error {
 	}
 	blockSize := le.Uint32(sb[offBlockSize:])
 	if blockSize < 4096 || blockSize > 1<<20 || bits.OnesCount32(blockSize) != 1 ||
-		uint32(le.Uint16(sb[offBlockLog:])) != uint32(bits.TrailingZeros32(blockSize)) {
+		uint32(le.Uint16(sb[offBlockLog:])) != uint32(bits.TrailingZeros32(blockSize)) { //nolint:gosec // 0..32
 		return invalid("block size %d with block_log %d", blockSize, le.Uint16(sb[offBlockLog:]))
 	}
 	if c := le.Uint16(sb[offCompression:]); c < 1 || c > 6 {
@@ -101,7 +101,7 @@ func validateSquash(r io.ReaderAt, size int64) error {
 		return invalid("no ids")
 	}
 	var ptr [8]byte
-	if _, err := r.ReadAt(ptr[:], int64(idTable)); err != nil {
+	if _, err := r.ReadAt(ptr[:], int64(idTable)); err != nil { //nolint:gosec // idTable < bytes_used ≤ the file's size, checked above
 		return fmt.Errorf("reading id table: %w", err)
 	}
 	block := le.Uint64(ptr[:])
@@ -109,7 +109,7 @@ func validateSquash(r io.ReaderAt, size int64) error {
 		return invalid("id table points at %d, outside the image", block)
 	}
 	var hdr [2]byte
-	if _, err := r.ReadAt(hdr[:], int64(block)); err != nil {
+	if _, err := r.ReadAt(hdr[:], int64(block)); err != nil { //nolint:gosec // block < idTable, checked above
 		return fmt.Errorf("reading id metadata block: %w", err)
 	}
 	if n := uint64(le.Uint16(hdr[:]) &^ metadataUncompressed); n == 0 || n > metadataMaxSize || block+2+n > idTable {

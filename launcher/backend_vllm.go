@@ -297,7 +297,6 @@ func (e *vllmEngine) serve(w *workerCtx, proc *Process, cfg map[string]recipe.Va
 // (default nixl); a known name expands to its JSON, null/none turn it off,
 // anything else passes through as the JSON it is taken to be.
 func (e *vllmEngine) connector(cfg map[string]recipe.Value) (string, error) {
-	field := "backend.connector"
 	var c string
 	if v, ok := pop(cfg, "connector"); ok {
 		if v.IsNull() {
@@ -305,7 +304,6 @@ func (e *vllmEngine) connector(cfg map[string]recipe.Value) (string, error) {
 		} else {
 			c = v.String()
 		}
-		field = "backend.vllm_config.connector"
 		if c == "" {
 			// A null per-mode connector falls back to the backend's.
 			return e.backendConnector()
@@ -313,7 +311,7 @@ func (e *vllmEngine) connector(cfg map[string]recipe.Value) (string, error) {
 	} else {
 		return e.backendConnector()
 	}
-	return e.expandConnector(field, c)
+	return e.expandConnector("backend.vllm_config.connector", c)
 }
 
 func (e *vllmEngine) backendConnector() (string, error) {

@@ -46,7 +46,7 @@ var interpreters = map[string]bool{"bash": true, "sh": true, "python": true, "py
 func SplitCommand(cmd string) ([]string, error) {
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(cmd), "")
 	if err != nil {
-		return nil, fmt.Errorf("not a shell command: %v", err)
+		return nil, fmt.Errorf("not a shell command: %w", err)
 	}
 	if len(f.Stmts) != 1 {
 		return nil, fmt.Errorf("holds %d commands; write one command (put a sequence in a script)", len(f.Stmts))
@@ -171,6 +171,12 @@ func (b *builder) customBenchmark(bm Benchmark) error {
 	mounts := b.mounts()
 	c.Script, c.ScriptNote = scriptOf(argv, mounts, ws)
 	env := b.benchmarkEnv(true)
+	// It runs in the engine container like the workers (and installs its
+	// own dependencies there): the profile's fixed variables are the
+	// cluster's and win, as they do for the workers.
+	for k, v := range b.p.Env.Set {
+		env[k] = v
+	}
 	c.ResultDir = filepath.Join(plan.Layout.Results, "custom")
 	if d := env["RESULT_DIR"]; d != "" {
 		if host, ok := hostPath(d, mounts); ok {

@@ -218,3 +218,19 @@ func TestTokenizerPicksClient(t *testing.T) {
 		})
 	}
 }
+
+// TestCustomBenchmarkClusterEnv: the profile's fixed variables reach the
+// custom command as they reach the workers, over benchmark.env.
+func TestCustomBenchmarkClusterEnv(t *testing.T) {
+	td := testdataDir(t)
+	p := loadProfile(t, filepath.Join(td, "profiles", "b200.toml"))
+	p.Env.Set = map[string]string{"HTTPS_PROXY": "http://proxy:3128", "MODEL": "cluster"}
+	plan, err := Build(inputs(p, loadRecipe(t, filepath.Join(td, "recipes", "agentic.yaml"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := benchmarkProcess(t, plan).Env
+	if env["HTTPS_PROXY"] != "http://proxy:3128" || env["MODEL"] != "cluster" || env["CONC"] != "64" {
+		t.Errorf("benchmark env %v: want the profile's HTTPS_PROXY and MODEL over benchmark.env, and CONC from it", env)
+	}
+}

@@ -45,8 +45,8 @@ type EvalInputs struct {
 	Client      profile.EvalClient // "" = native
 }
 
-// Fixed ports (srt-slurm.md §3.3), kept so results and logs line up with
-// srtctl's.
+// Fixed ports, srtctl's, so results and logs line up with its runs
+// (docs/plan-format.md).
 const (
 	portPublicFrontend   = 8000
 	portInternalFrontend = 8180
@@ -244,7 +244,7 @@ func (b *builder) dynamo() {
 	}
 	out := Dynamo{Install: install, Hash: d.Hash, Wheel: d.Wheel, Version: d.Version, RequestPlane: d.RequestPlane}
 	if install && d.Hash == "" && d.Wheel == "" && d.Version == "" {
-		out.Version = "0.8.0" // srtctl's default (srt-slurm.md §2.6)
+		out.Version = "0.8.0" // srtctl's default
 	}
 	if d.Hash != "" || d.Wheel != "" {
 		out.Version = ""

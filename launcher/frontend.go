@@ -9,8 +9,8 @@ import (
 	"strings"
 )
 
-// addFrontends places the serving front as srtctl's frontend topology does
-// (srt-slurm.md §2.5): one frontend on the head node at the public port, or,
+// addFrontends places the serving front as srtctl's frontend topology does:
+// one frontend on the head node at the public port, or,
 // with enable_multiple_frontends (the default) and more than one worker
 // node, nginx there in front of routers on the following worker nodes at
 // the internal port. Dynamo frontends and SGLang routers share the layout;

@@ -33,7 +33,7 @@ func mustBuild(t *testing.T, prof, rec string, mod func(*Inputs)) *Plan {
 	return plan
 }
 
-// The acceptance case of issue 2: the corpus's 4P1D c2048 DeepSeek-R1 FP4
+// The acceptance case of render: the corpus's 4P1D c2048 DeepSeek-R1 FP4
 // recipe on the shipped B200 profile.
 func TestCorpus4P1DOnB200Profile(t *testing.T) {
 	path := filepath.Join(corpusRoot(t), "sglang", "dsr1", "b200-fp4", "8k1k", "disagg", "mtp", "8k1k_mtp_4p1d_c2048.yaml")
@@ -67,7 +67,8 @@ func TestCorpus4P1DOnB200Profile(t *testing.T) {
 	}
 }
 
-// TestPlanJSONContract checks the keys issue 2 promises in `render --json`.
+// TestPlanJSONContract checks the keys `render --json` promises
+// (docs/plan-format.md).
 func TestPlanJSONContract(t *testing.T) {
 	plan := mustBuild(t, "b200.toml", "4p1d.yaml", nil)
 	js, err := plan.JSON()

@@ -208,8 +208,8 @@ func (b *builder) workerProcess(eng engine, w *workerCtx, name string, nodes []i
 	return proc, nil
 }
 
-// workerEnv is srtctl's worker environment before the engine's own
-// (srt-slurm.md §2.8), later wins: Dynamo's discovery and runtime settings,
+// workerEnv is srtctl's worker environment before the engine's own, in
+// this order, later wins: Dynamo's discovery and runtime settings,
 // the role's environment, then the recipe's, both with {node} templating.
 func (b *builder) workerEnv(w *workerCtx) map[string]string {
 	env := map[string]string{}
@@ -461,7 +461,7 @@ func (b *builder) eval() error {
 	// binary (internal/gsm8kdata); a directory given must hold them.
 	if e.Client == profile.EvalNative && e.DataDir != "" {
 		if _, err := os.Stat(filepath.Join(e.DataDir, "test.jsonl")); err != nil {
-			return fmt.Errorf("profile %s: paths.gsm8k: %v (the GSM8K files must be on the shared filesystem the nodes see)", b.p.Path, err)
+			return fmt.Errorf("profile %s: paths.gsm8k: %w (the GSM8K files must be on the shared filesystem the nodes see)", b.p.Path, err)
 		}
 	}
 	plan.Eval = e
@@ -478,7 +478,7 @@ func (b *builder) eval() error {
 	return nil
 }
 
-// health sets the gate as srtctl polls it (srt-slurm.md §4).
+// health sets the gate as srtctl polls it (core/health.py).
 func (b *builder) health() {
 	plan, r, p := b.plan, b.r, b.p
 	h := Health{Node: b.apiNode, Port: portPublicFrontend, MaxAttempts: 180, IntervalSeconds: 10}

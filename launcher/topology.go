@@ -46,7 +46,7 @@ type roleSpec struct {
 }
 
 // allocate places endpoints on worker nodes the way srtctl's
-// allocate_endpoints does (srt-slurm.md §3.3): roles in order, workers of at
+// allocate_endpoints does: roles in order, workers of at
 // least a node take whole nodes, smaller ones pack onto the current node,
 // and a new role starts on a fresh node when one is left, so prefill and
 // decode never share a node unless they must, or colocate allows it (vLLM's

@@ -11,7 +11,7 @@ import (
 )
 
 // Parallelism is one side's layout as InferenceX's multinode template
-// exports it (PREFILL_TP, PREFILL_PP_SIZE, ... ; inferencex.md §4.5).
+// exports it (PREFILL_TP, PREFILL_PP_SIZE, ...).
 type Parallelism struct {
 	TP, PP, DCPSize, PCPSize, EP int
 	// DPAttention is passed through as given ("true"/"false"), like the env var.
@@ -45,7 +45,8 @@ type RunInfo struct {
 	PrefillHW, DecodeHW string
 }
 
-// PerGPU holds the per-GPU throughputs of one point (inferencex.md §4.5).
+// PerGPU holds the per-GPU throughputs of one point, as process_result.py
+// computes them.
 type PerGPU struct {
 	PrefillGPUs, DecodeGPUs, TotalGPUs int
 	TputPerGPU                         float64 // total tok/s over all GPUs
@@ -61,7 +62,7 @@ type PerGPU struct {
 //	input_tput_per_gpu  = (total_token_throughput - output_throughput) / PREFILL_GPUS
 //
 // An aggregated point (no _ctx_/_gen_ in its name) counts as PREFILL_GPUS =
-// gpus and DECODE_GPUS = 0, as the workflow sets them (§1.5).
+// gpus and DECODE_GPUS = 0, as the workflow sets them.
 func PerGPUThroughput(p Point, totalTokenThroughput, outputThroughput float64) (PerGPU, error) {
 	if err := p.Validate(); err != nil {
 		return PerGPU{}, err
@@ -143,7 +144,7 @@ func (r *Record) MarshalJSON() ([]byte, error) {
 }
 
 // Aggregate builds the agg_<name>.json record of one multinode point the way
-// InferenceX's utils/process_result.py does (inferencex.md §4.5): the run
+// InferenceX's utils/process_result.py does: the run
 // fields, the topology, the per-GPU throughputs, then for every key of the
 // result in file order
 //

@@ -15,8 +15,7 @@ import (
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
 )
 
-// ServerLogsBundleName is the InferenceX name of the multinode logs archive
-// (inferencex.md §3.4).
+// ServerLogsBundleName is the InferenceX name of the multinode logs archive.
 const ServerLogsBundleName = "multinode_server_logs.tar.gz"
 
 // BundleOptions controls BundleDir.

@@ -4,11 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/slurmbench/slurmbench/internal/readlimit"
 )
 
 // CollectOptions says what a run was asked to measure and where SA-Bench
@@ -172,7 +173,7 @@ func checkPoint(path string, opt CollectOptions) (CollectedPoint, []string) {
 		want.Concurrency = pn.Concurrency
 		reasons = append(reasons, fmt.Sprintf("topology %s, expected %s", strings.TrimPrefix(pn.topology(), "_"), strings.TrimPrefix(want.topology(), "_")))
 	}
-	data, err := os.ReadFile(path)
+	data, err := readlimit.ReadFile(path, readlimit.Default)
 	if err != nil {
 		return cp, append(reasons, "unreadable: "+err.Error())
 	}

@@ -3,7 +3,6 @@ package results
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
+	"github.com/slurmbench/slurmbench/internal/readlimit"
 )
 
 // ResultSet is every SA-Bench point and gsm8k score found under a directory.
@@ -86,7 +86,7 @@ func LoadResultSet(dir string) (*ResultSet, error) {
 }
 
 func (s *ResultSet) addPoint(path string, p Point) error {
-	data, err := os.ReadFile(path)
+	data, err := readlimit.ReadFile(path, readlimit.Default)
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func (s *ResultSet) addPoint(path string, p Point) error {
 }
 
 func (s *ResultSet) addEval(path string) error {
-	data, err := os.ReadFile(path)
+	data, err := readlimit.ReadFile(path, readlimit.Default)
 	if err != nil {
 		return err
 	}
@@ -339,14 +339,7 @@ func (r *ComparisonRow) fill(m metric, base, cand *float64) {
 }
 
 // WriteJSON writes the comparison as indented JSON.
-func (c *Comparison) WriteJSON(w io.Writer) error {
-	b, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
-}
+func (c *Comparison) WriteJSON(w io.Writer) error { return writeIndentedJSON(w, c) }
 
 // WriteMarkdown writes the table (Point, Metric, Baseline, Candidate,
 // Delta %), then one PR-style summary line per point, e.g.

@@ -1,6 +1,6 @@
 // Package results names, checks, aggregates, stages and compares the result
 // files of a benchmark run, so the numbers a lab reads at the end can be
-// trusted (inferencex.md §3, §4.4, §4.5, §5; bugs 16-18, 26).
+// trusted (docs/run-directory.md).
 //
 // After the SA-Bench step, a run's results flow through:
 //

@@ -14,7 +14,7 @@ import (
 // MaxStagedNameLen is the longest staged result name. InferenceX's
 // process_result.py writes power_validation_<name> next to each result
 // (through an atomic ".tmp"), and that name must fit in NAME_MAX = 255 bytes
-// (inferencex.md §3.2, §10 bug 16).
+// (docs/run-directory.md).
 const MaxStagedNameLen = 255 - len("power_validation_") - len(".tmp")
 
 // hashHexLen is how many hex digits of sha256(full name) replace the cut
@@ -48,7 +48,7 @@ func (p Point) Validate() error {
 	if p.PrefillGPUs < 1 || p.DecodeGPUs < 1 {
 		return fmt.Errorf("ctx %d, gen %d: a disaggregated point needs at least one GPU on each side", p.PrefillGPUs, p.DecodeGPUs)
 	}
-	// srt-slurm computes TOTAL as PREFILL + DECODE (inferencex.md §3.2);
+	// srt-slurm computes TOTAL as PREFILL + DECODE;
 	// a name that disagrees with itself would mislabel the per-GPU numbers.
 	if p.PrefillGPUs+p.DecodeGPUs != p.GPUs {
 		return fmt.Errorf("gpus %d is not ctx %d + gen %d", p.GPUs, p.PrefillGPUs, p.DecodeGPUs)
@@ -82,7 +82,7 @@ func ConfigName(inputLen, outputLen int) string {
 }
 
 // RawName is the file name SA-Bench writes for a point in its results
-// directory (srt-slurm sa-bench/bench.sh; inferencex.md §3.2):
+// directory (srt-slurm sa-bench/bench.sh; docs/run-directory.md):
 // results_concurrency_<C>_gpus_<T>[_ctx_<P>_gen_<D>].json.
 func RawName(p Point) (string, error) {
 	if err := p.Validate(); err != nil {
@@ -92,7 +92,7 @@ func RawName(p Point) (string, error) {
 }
 
 // StagedName is the name InferenceX's launchers copy a point's result to
-// (inferencex.md §3.2):
+// (docs/run-directory.md):
 //
 //	<resultFilename>_<config>_conc<C>_gpus_<T>[_ctx_<P>_gen_<D>].json
 //

@@ -14,7 +14,8 @@ var (
 	pAgg  = Point{Concurrency: 64, GPUs: 8}
 )
 
-// The worked example of inferencex.md §3.1 (180 bytes with the fingerprint).
+// A RESULT_FILENAME as InferenceX's workflow computes it (180 bytes with
+// the recipe fingerprint).
 const exampleResultFilename = "dsr1_8k1k_fp4_dynamo-sglang_prefill-tp4-pp1-dcp1-pcp1-ep4-dptrue-nw4_decode-tp8-pp1-dcp1-pcp1-ep8-dptrue-nw1_disagg-true_spec-mtp_conc2048_b200-dgxc-slurm_7_recipe-0123456789abcdef"
 
 func TestRawName(t *testing.T) {
@@ -39,7 +40,7 @@ func TestStagedNameShortIsUpstreamName(t *testing.T) {
 		p          Point
 		want       string
 	}{
-		// Unbounded names are byte-identical to the launchers' (inferencex.md §3.2).
+		// Unbounded names are byte-identical to the launchers'.
 		{"RF", "sa-bench_isl_8192_osl_1024", p4p1d, "RF_sa-bench_isl_8192_osl_1024_conc2048_gpus_24_ctx_16_gen_8.json"},
 		{"RF", "sa-bench_isl_1024_osl_1024", pAgg, "RF_sa-bench_isl_1024_osl_1024_conc64_gpus_8.json"},
 		{"a_conc9_gpus_9", "sa-bench_custom_x", Point{Concurrency: 1, GPUs: 2, PrefillGPUs: 1, DecodeGPUs: 1}, "a_conc9_gpus_9_sa-bench_custom_x_conc1_gpus_2_ctx_1_gen_1.json"},
@@ -104,7 +105,7 @@ func checkBounded(t *testing.T, rf, config string, p Point) string {
 }
 
 // TestStagedNameBoundary walks every full-name length from below the
-// 234-byte bound through 270 bytes (the 242-271-byte names of bug 16), for
+// 234-byte bound through 270 bytes (real runs staged 242-271-byte names), for
 // a disaggregated and an aggregated point.
 func TestStagedNameBoundary(t *testing.T) {
 	config := "sa-bench_isl_8192_osl_1024"
@@ -131,7 +132,7 @@ func TestStagedNameBoundary(t *testing.T) {
 }
 
 func TestStagedNameLongInputs(t *testing.T) {
-	// The research's worked example is 242 bytes staged (inferencex.md §3.2).
+	// That RESULT_FILENAME stages to 242 bytes unbounded.
 	got := checkBounded(t, exampleResultFilename, "sa-bench_isl_8192_osl_1024", p4p1d)
 	if !strings.HasPrefix(got, "dsr1_8k1k_fp4_dynamo-sglang_prefill-tp4") {
 		t.Errorf("bounded example lost its readable prefix: %q", got)
@@ -194,7 +195,7 @@ func TestParseName(t *testing.T) {
 		{name: "results_concurrency_64_gpus_8.json", want: pAgg, wantForm: RawForm},
 		{name: "RF_sa-bench_isl_8192_osl_1024_conc2048_gpus_24_ctx_16_gen_8.json", want: p4p1d, wantForm: StagedForm, wantPrefix: "RF_sa-bench_isl_8192_osl_1024"},
 		{name: "RF_sa-bench_isl_1024_osl_1024_conc64_gpus_8.json", want: pAgg, wantForm: StagedForm, wantPrefix: "RF_sa-bench_isl_1024_osl_1024"},
-		// A stem that itself contains the tail's words cannot shift the numbers (bug 17).
+		// A stem that itself contains the tail's words cannot shift the numbers.
 		{name: "x_conc1_gpus_2_ctx_7_gen_9_y_conc64_gpus_8.json", want: pAgg, wantForm: StagedForm, wantPrefix: "x_conc1_gpus_2_ctx_7_gen_9_y"},
 		// SAD PATH
 		{name: "results_2025-01-01T00-00-00.json", wantErr: "not a result name"},

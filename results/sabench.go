@@ -2,7 +2,7 @@ package results
 
 // SABenchResult is one SA-Bench result file: the JSON benchmark_serving.py writes
 // with --save-result (the field names and order of InferenceX's
-// utils/bench_serving copy, inferencex.md §4.4) plus slurmbench_* fields.
+// utils/bench_serving copy) plus slurmbench_* fields.
 // Downstream tools (process_result.py, srt-slurm's rollup, the results
 // package) read a native result exactly like a Python one.
 //

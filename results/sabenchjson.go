@@ -15,7 +15,7 @@ import (
 	"github.com/slurmbench/slurmbench/internal/pyjson"
 )
 
-// JSON keys of the result file (inferencex.md §4.4).
+// JSON keys of the result file.
 const (
 	keyRequestGoodput       = "request_goodput:" // sic: the InferenceX copy's key
 	keyRequestGoodputSRT    = "request_goodput"  // srt-slurm's copy, read only

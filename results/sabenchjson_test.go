@@ -55,7 +55,7 @@ func TestResultFieldNames(t *testing.T) {
 	valid := false
 	res.Valid, res.InvalidReason = &valid, "total output tokens is 0"
 	data, _ := res.MarshalJSON()
-	// inferencex.md §4.4, in benchmark_serving.py's order, then ours.
+	// benchmark_serving.py's keys in its order, then ours.
 	want := []string{"date", "backend", "model_id", "tokenizer_id", "best_of", "num_prompts",
 		"request_rate", "burstiness", "max_concurrency", "duration", "benchmark_start_time_unix",
 		"benchmark_end_time_unix", "completed", "total_input_tokens", "total_output_tokens",

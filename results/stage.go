@@ -1,11 +1,13 @@
 package results
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
 )
@@ -33,7 +35,11 @@ type StagedFile struct {
 
 // Stage copies each collected point's result into opt.Dest as its
 // StagedName, then the extra artifacts flat, each atomically. Identical
-// files already there are left alone.
+// files already there are left alone. Every copy is checked before any is
+// made, so a refused overwrite stages nothing. Sources must be regular
+// files, not symbolic links (a link in a run directory can point anywhere,
+// and its target would be published); nothing is written through a
+// symbolic link in the stage directory. Either is refused, naming it.
 func Stage(points []CollectedPoint, opt StageOptions) ([]StagedFile, error) {
 	if opt.Dest == "" {
 		return nil, fmt.Errorf("staging results: no destination directory")
@@ -42,70 +48,150 @@ func Stage(points []CollectedPoint, opt StageOptions) ([]StagedFile, error) {
 		return nil, fmt.Errorf("staging results: %w", err)
 	}
 	fopt := atomicfile.Options{Overwrite: opt.Overwrite}
-	var staged []StagedFile
+	var plan []StagedFile
 	taken := map[string]string{} // staged base name → source, to catch two sources on one name
-	claim := func(name, src string) error {
+	add := func(name, src string, p *Point) error {
 		if prev, ok := taken[name]; ok {
 			return fmt.Errorf("staging results: %s and %s would both be staged as %s", prev, src, name)
 		}
 		taken[name] = src
+		plan = append(plan, StagedFile{Source: src, Dest: filepath.Join(opt.Dest, name), Point: p})
 		return nil
 	}
 	for _, cp := range points {
 		name, err := StagedName(opt.ResultFilename, cp.Config, cp.Point)
 		if err != nil {
-			return staged, fmt.Errorf("staging %s: %w", cp.Path, err)
-		}
-		if err := claim(name, cp.Path); err != nil {
-			return staged, err
-		}
-		dst := filepath.Join(opt.Dest, name)
-		if err := atomicfile.CopyFile(cp.Path, dst, fopt); err != nil {
-			return staged, fmt.Errorf("staging results: %w", err)
+			return nil, fmt.Errorf("staging %s: %w", cp.Path, err)
 		}
 		p := cp.Point
-		staged = append(staged, StagedFile{Source: cp.Path, Dest: dst, Point: &p})
+		if err := add(name, cp.Path, &p); err != nil {
+			return nil, err
+		}
 	}
 	for _, src := range opt.Extra {
-		name := filepath.Base(src)
-		if err := claim(name, src); err != nil {
-			return staged, err
+		if err := add(filepath.Base(src), src, nil); err != nil {
+			return nil, err
 		}
-		dst := filepath.Join(opt.Dest, name)
-		if err := atomicfile.CopyFile(src, dst, fopt); err != nil {
+	}
+	for _, f := range plan {
+		if err := checkSource(f.Source); err != nil {
+			return nil, fmt.Errorf("staging results: %w", err)
+		}
+		if err := checkDest(opt.Dest, f.Dest); err != nil {
+			return nil, fmt.Errorf("staging results: %w", err)
+		}
+		if err := atomicfile.Check(f.Source, f.Dest, fopt); err != nil {
+			return nil, fmt.Errorf("staging results: %w", err)
+		}
+	}
+	var staged []StagedFile
+	for _, f := range plan {
+		if err := copyNoFollow(f.Source, f.Dest, fopt); err != nil {
 			return staged, fmt.Errorf("staging results: %w", err)
 		}
-		staged = append(staged, StagedFile{Source: src, Dest: dst})
+		staged = append(staged, f)
 	}
 	return staged, nil
+}
+
+// checkSource refuses a source that is not a regular file: above all a
+// symbolic link, whose target may lie anywhere.
+func checkSource(path string) error {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if st.Mode()&fs.ModeSymlink != 0 {
+		target, _ := os.Readlink(path)
+		return fmt.Errorf("refusing to stage %s: it is a symbolic link (to %s), and only files of the run are staged", path, target)
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("refusing to stage %s: not a regular file", path)
+	}
+	return nil
+}
+
+// checkDest refuses a destination under root reached through a symbolic
+// link: writing through one would put the file wherever the link points.
+func checkDest(root, path string) error {
+	rel, err := filepath.Rel(root, path)
+	if err != nil || !filepath.IsLocal(rel) {
+		return fmt.Errorf("refusing to stage to %s: outside %s", path, root)
+	}
+	p := root
+	for _, part := range strings.Split(filepath.Dir(rel), string(filepath.Separator)) {
+		if part == "." {
+			continue
+		}
+		p = filepath.Join(p, part)
+		st, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			target, _ := os.Readlink(p)
+			return fmt.Errorf("refusing to stage into %s: it is a symbolic link (to %s) in the stage directory", p, target)
+		}
+	}
+	return nil
+}
+
+// copyNoFollow copies the regular file src to dst atomically; a src that
+// became a symbolic link after it was checked is refused by the open.
+func copyNoFollow(src, dst string, opt atomicfile.Options) error {
+	in, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return fmt.Errorf("copying %s: %w", src, err)
+	}
+	defer in.Close()
+	return atomicfile.CopyOpen(in, dst, opt)
 }
 
 // CopyTree copies the directory src to dst, keeping its structure (the
 // launchers' "cp -r logs LOGS", which the power audit resolves paths in).
 // dst itself is the copy's root, so copying twice never nests a LOGS/logs;
 // identical files already there are left alone, different ones are an
-// error naming the path unless overwrite is set. Symlinks are recreated,
-// not followed.
+// error naming the path unless overwrite is set. src is read through an
+// os.Root, so nothing outside it is read; a symbolic link is recreated
+// only if it points inside src, else refused, naming it; nothing is
+// written through a symbolic link under dst.
 func CopyTree(src, dst string, overwrite bool) error {
 	fopt := atomicfile.Options{Overwrite: overwrite}
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+	root, err := os.OpenRoot(src)
+	if err != nil {
+		return fmt.Errorf("copying %s: %w", src, err)
+	}
+	defer root.Close()
+	err = fs.WalkDir(root.FS(), ".", func(rel string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
+		target := filepath.Join(dst, filepath.FromSlash(rel))
+		under := target // the directories leading to it must be real ones
+		if d.IsDir() {
+			under = filepath.Join(target, "x")
+		}
+		if err := checkDest(dst, under); err != nil {
 			return err
 		}
-		target := filepath.Join(dst, rel)
 		switch {
 		case d.IsDir():
+			if st, err := os.Lstat(target); err == nil && !st.IsDir() {
+				return fmt.Errorf("refusing to copy into %s: not a directory", target)
+			}
 			return os.MkdirAll(target, 0o755)
 		case strings.HasPrefix(d.Name(), atomicfile.TempPrefix):
 			return nil
 		case d.Type()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(path)
+			link, err := root.Readlink(rel)
 			if err != nil {
 				return err
+			}
+			if filepath.IsAbs(link) || !filepath.IsLocal(filepath.Join(filepath.Dir(filepath.FromSlash(rel)), link)) {
+				return fmt.Errorf("refusing to copy %s: a symbolic link to %s, outside %s", filepath.Join(src, rel), link, src)
 			}
 			if have, err := os.Readlink(target); err == nil {
 				if have == link {
@@ -118,9 +204,14 @@ func CopyTree(src, dst string, overwrite bool) error {
 					return err
 				}
 			}
-			return os.Symlink(link, target)
+			return os.Symlink(link, target) //nolint:gosec // dst is the caller's own stage directory and checkDest refused links under it just above; src is read through an os.Root
 		case d.Type().IsRegular():
-			return atomicfile.CopyFile(path, target, fopt)
+			in, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			return atomicfile.CopyOpen(in, target, fopt)
 		}
 		return nil // sockets, fifos, devices
 	})

@@ -98,5 +98,5 @@ func jitterBackoff(lo, hi time.Duration, attempt int, resp *http.Response) time.
 		d = hi
 	}
 	half := d / 2
-	return half + rand.N(half+1)
+	return half + rand.N(half+1) //nolint:gosec // retry jitter, not a secret
 }

@@ -47,6 +47,11 @@ type JobSpec struct {
 	// SubmitKey is the marker appended to the comment ("" makes one; see
 	// NewSubmitKey).
 	SubmitKey string
+	// BeforeSend, if set, is called before each attempt leaves, with the
+	// attempt's start: a caller journals it there (the job of an attempt
+	// that dies with the caller can appear until FindSubmitted's bound
+	// from that time). An error stops the submit before that attempt.
+	BeforeSend func(attempt int, start time.Time) error
 }
 
 // DefaultJobEnvironment is sent when JobSpec.Environment is empty.
@@ -207,8 +212,13 @@ func (c *Client) Submit(ctx context.Context, spec JobSpec) (res SubmitResult, er
 				return res, fmt.Errorf("submitting job %q: %w (last error: %w)", spec.Name, err, lastErr)
 			}
 		}
-		res.Attempts++
 		start := time.Now()
+		if spec.BeforeSend != nil {
+			if err := spec.BeforeSend(res.Attempts+1, start); err != nil {
+				return res, fmt.Errorf("submitting job %q: %w", spec.Name, err)
+			}
+		}
+		res.Attempts++
 		var w wireSubmit
 		err := c.do(ctx, request{method: http.MethodPost, root: "slurm", path: "job/submit", body: map[string]any{"job": desc}, once: true}, &w)
 		if err == nil {
@@ -262,11 +272,35 @@ func (c *Client) Submit(ctx context.Context, spec JobSpec) (res SubmitResult, er
 	return res, fmt.Errorf("submitting job %q: giving up after %d attempts: %w", spec.Name, res.Attempts, lastErr)
 }
 
+type hardStopKey struct{}
+
+// WithHardStop marks ctx for Submit: once ctx ends, Submit still looks for
+// (and cancels) a job an interrupted attempt may have made, for as long as
+// it could appear — unless hard is closed (the user insists: a second ^C).
+func WithHardStop(ctx context.Context, hard <-chan struct{}) context.Context {
+	if hard == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, hardStopKey{}, hard)
+}
+
 // cancelSubmitted ends a Submit that returns without a job id after an
 // ambiguous attempt: until appearBy it looks for jobs carrying key and
 // cancels each one, so no job the caller does not know of is left behind.
 // It adds what it did to err.
 func (c *Client) cancelSubmitted(ctx context.Context, name, key string, appearBy time.Time, err error) error {
+	if hard, ok := ctx.Value(hardStopKey{}).(<-chan struct{}); ok {
+		var stop context.CancelFunc
+		ctx, stop = context.WithCancel(ctx)
+		defer stop()
+		go func() {
+			select {
+			case <-hard:
+				stop()
+			case <-ctx.Done():
+			}
+		}()
+	}
 	var cancelled []string
 	var lastErr error
 	looked := false
@@ -300,6 +334,8 @@ func (c *Client) cancelSubmitted(ctx context.Context, name, key string, appearBy
 	switch {
 	case len(cancelled) > 0:
 		return fmt.Errorf("%w; cancelled job %s, made by the failed submit (comment %q)", err, strings.Join(cancelled, ", "), key)
+	case ctx.Err() != nil && time.Now().Before(appearBy):
+		return fmt.Errorf("%w; stopped looking for a job of the failed submit before it could have appeared (comment %q): it may exist", err, key)
 	case !looked:
 		return fmt.Errorf("%w; the job may exist: looking it up by comment %q failed (%w)", err, key, lastErr)
 	case lastErr != nil:
@@ -371,12 +407,13 @@ func (c *Client) findSubmitted(ctx context.Context, name, key string, appearBy t
 	return Job{}, false, nil
 }
 
-// FindSubmitted is one lookup of the jobs whose comment carries key (a
-// submit key from SubmitResult or a journal), oldest first.
-func (c *Client) FindSubmitted(ctx context.Context, name, key string) ([]Job, error) {
-	jobs, err := c.ListJobs(ctx, JobFilter{Name: name, CommentContains: key})
-	slices.SortFunc(jobs, func(a, b Job) int { return int(a.ID - b.ID) })
-	return jobs, err
+// FindSubmitted looks for the job a submit attempt that started at sent
+// may have made (its key from SubmitResult or a journal), for as long as it
+// could still appear: until sent + RequestTimeout + SubmitLookupWindow, at
+// least once. found is false when it did not appear; err is set only when
+// no lookup succeeded.
+func (c *Client) FindSubmitted(ctx context.Context, name, key string, sent time.Time) (job Job, found bool, err error) {
+	return c.findSubmitted(ctx, name, key, sent.Add(c.cfg.RequestTimeout+c.cfg.SubmitLookupWindow))
 }
 
 // DropDuplicates is the last guard after a resend: if an earlier,

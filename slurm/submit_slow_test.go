@@ -149,3 +149,26 @@ func TestSubmitOutcomeUnknownKeepsTheKey(t *testing.T) {
 		}
 	})
 }
+
+// TestSubmitHardStopEndsTheLookup: a second interrupt (hard closed) ends
+// the lookup that follows an interrupted submit at once, saying the job
+// may exist.
+func TestSubmitHardStopEndsTheLookup(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fake := slurmtest.NewFake(t, slurmtest.InProcess(), slurmtest.WithVisibleAfter(50*time.Second))
+		c := newClient(t, slowConfig(fake))
+		fake.AddFaults(slurmtest.Fault{Method: "POST", Path: "/job/submit", Times: 1, Action: slurmtest.DropAfterForward})
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		hard := make(chan struct{})
+		go func() { time.Sleep(10 * time.Second); close(hard) }()
+		start := time.Now()
+		_, err := c.Submit(WithHardStop(ctx, hard), JobSpec{Name: "hard", Script: "#!/bin/sh\n"})
+		if err == nil || !strings.Contains(err.Error(), "may exist") {
+			t.Fatalf("err = %v", err)
+		}
+		if took := time.Since(start); took > 11*time.Second {
+			t.Errorf("returned after %s, want right after the hard stop (10 s)", took)
+		}
+	})
+}

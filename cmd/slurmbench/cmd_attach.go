@@ -6,12 +6,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher/profile"
+	"github.com/slurmbench/slurmbench/launcher/rundir"
 	"github.com/slurmbench/slurmbench/launcher/runner"
 	"github.com/slurmbench/slurmbench/slurm"
 )
@@ -50,37 +52,93 @@ func runOfJob(c *cli.Context) (*slurm.Client, slurm.JobID, string, error) {
 func attachCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "attach",
-		Usage:     "follow a running job again (after the runner restarted), to its end",
-		UsageText: "slurmbench attach --profile FILE JOBID",
-		Description: `Finds the job's run directory (its working directory) through slurmrestd and
-follows it exactly as run does: phases, health wait, benchmark progress, the
-driver's log; an interrupt cancels the job. Exits with run's codes.
+		Usage:     "follow a job submitted earlier (the runner restarted or was killed) to its end, collect and stage",
+		UsageText: "slurmbench attach --profile FILE (JOBID | --run-id ID) [--stage-dir DIR]",
+		Description: `Finds the run directory — the job's working directory through slurmrestd, or
+<runs_dir>/<ID> with --run-id, whose submit journal names the job (found by
+its submit key if the runner died before the answer) — and continues exactly
+as run does after submitting: phases, health wait, benchmark progress, the
+driver's log; an interrupt cancels the job; at the end it judges the job,
+collects and stages the results. Exits with run's codes. Only one run or
+attach follows a run directory at a time.
 
-` + exitCodesHelp,
+slurmbench run --run-id ID does the same for a run directory whose job was
+submitted (a GitHub re-run): it adopts the job instead of submitting again.
+
+` + exitCodesHelp + `
+
+Examples:
+  slurmbench attach -p profiles/b200-dgxc.toml 4242 --stage-dir out/
+  slurmbench attach -p profiles/b200-dgxc.toml --run-id 20260102-030405-ab12`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "profile", Aliases: []string{"p"}, EnvVars: []string{"SLURMBENCH_PROFILE"}, Usage: "cluster profile"},
+			&cli.StringFlag{Name: "run-id", Usage: "the run to attach to, instead of a JOBID"},
+			&cli.StringFlag{Name: "stage-dir", Usage: "stage results, LOGS/ and the logs bundle here", EnvVars: []string{"GITHUB_WORKSPACE"}},
+			&cli.StringFlag{Name: "result-filename", Usage: "InferenceX RESULT_FILENAME for staged names (default: the recipe name)", EnvVars: []string{"RESULT_FILENAME"}},
+			&cli.BoolFlag{Name: "overwrite", Usage: "replace different files already in the stage dir"},
+			&cli.DurationFlag{Name: "cancel-wait", Value: 30 * time.Second, Usage: "how long to wait for a cancelled job to stop"},
 			&cli.BoolFlag{Name: "no-driver-log", Usage: "do not stream the driver's log"},
 		},
-		Action: func(c *cli.Context) error {
-			client, id, dir, err := runOfJob(c)
-			if err != nil {
-				return err
-			}
-			plan, err := runner.ReadPlan(dir)
-			if err != nil {
-				return exitcode.With(exitcode.Config, err)
-			}
-			var log io.Writer = &prefixWriter{w: c.App.ErrWriter, prefix: "  | "}
-			if c.Bool("no-driver-log") {
-				log = io.Discard
-			}
-			res, err := runner.Attach(c.Context, runner.Options{Plan: plan, Client: client, Progress: c.App.ErrWriter, DriverLog: log,
-				Interrupted: interruptedLayer(c.Context), Hard: hardStop(c.Context)}, id)
-			sum := summarize(plan, res, nil, err)
-			fmt.Fprint(c.App.Writer, sum.Text())
-			return err
-		},
+		Action: attachAction,
 	}
+}
+
+func attachAction(c *cli.Context) error {
+	var (
+		client *slurm.Client
+		id     slurm.JobID
+		dir    string
+		err    error
+	)
+	if runID := c.String("run-id"); runID != "" {
+		client, dir, err = runDirOfID(c, runID)
+	} else {
+		client, id, dir, err = runOfJob(c)
+	}
+	if err != nil {
+		return err
+	}
+	plan, err := runner.ReadPlan(dir)
+	if err != nil {
+		return exitcode.With(exitcode.Config, err)
+	}
+	var log io.Writer = &prefixWriter{w: c.App.ErrWriter, prefix: "  | "}
+	if c.Bool("no-driver-log") {
+		log = io.Discard
+	}
+	res, err := runner.Attach(c.Context, runner.Options{
+		Plan: plan, Client: client, Progress: c.App.ErrWriter, DriverLog: log,
+		CancelWait: c.Duration("cancel-wait"), Interrupted: interruptedLayer(c.Context), Hard: hardStop(c.Context),
+		OnSubmitted: func(id slurm.JobID) { earlyOutputs(c.App.ErrWriter, plan, id) },
+		Stage:       stageOptions(c, plan),
+	}, id)
+	return reportRun(c, plan, res, err)
+}
+
+// runDirOfID is --run-id's run directory under the profile's runs_dir.
+func runDirOfID(c *cli.Context, runID string) (*slurm.Client, string, error) {
+	if c.NArg() != 0 {
+		return nil, "", configErrorf("give a JOBID or --run-id, not both")
+	}
+	if runID == "." || runID == ".." || strings.ContainsAny(runID, "/\x00") {
+		return nil, "", configErrorf("--run-id %q: not a run id", runID)
+	}
+	if c.String("profile") == "" {
+		return nil, "", configErrorf("--profile: required (or SLURMBENCH_PROFILE)")
+	}
+	prof, err := profile.Load(c.String("profile"))
+	if err != nil {
+		return nil, "", exitcode.With(exitcode.Config, err)
+	}
+	client, err := newSlurmClient(c.Context, prof)
+	if err != nil {
+		return nil, "", exitcode.With(exitcode.Config, err)
+	}
+	dir := filepath.Join(prof.Paths.RunsDir, runID)
+	if err := rundir.IsRunDir(dir); err != nil {
+		return nil, "", exitcode.With(exitcode.Config, fmt.Errorf("--run-id %q: %w", runID, err))
+	}
+	return client, dir, nil
 }
 
 func logsCommand() *cli.Command {

@@ -52,7 +52,9 @@ endpoint that is already serving, e.g. a deployment you started yourself:
 Each point writes the result file a run writes (benchmark_serving.py's JSON,
 named results_concurrency_<C>_gpus_<T>[_ctx_<P>_gen_<D>].json) into
 <out>/sa-bench_isl_<I>_osl_<O>/, and the end prints the table 'slurmbench run'
-prints. --result-filename NAME also stages InferenceX's names into --out.
+prints and writes the Pareto picture (tput/GPU against output tok/s per user)
+as <out>/pareto.svg and its data as pareto.csv. --result-filename NAME also
+stages InferenceX's names into --out.
 Progress: one line rewritten in place on a terminal (requests done, tok/s,
 p50 TTFT), a plain line every 5 s otherwise. One short request first checks
 the endpoint streams and reports usage; if not, it exits 2 naming what is

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
-	"github.com/slurmbench/slurmbench/internal/shareddata"
 	"github.com/slurmbench/slurmbench/results"
 
 	"github.com/slurmbench/slurmbench/launcher"
@@ -148,21 +147,7 @@ func TestStepCommandErrors(t *testing.T) {
 // The eval gates both filters at the model prefix's threshold: 18 of 20
 // right passes the default 0.90 and fails dsr1's 0.91 (exit 9).
 func TestEvalCommand(t *testing.T) {
-	data := filepath.Dir(shareddata.Path(t, "data", "gsm8k", gsm8k.TestFile))
-	test, _, err := gsm8k.LoadDir(data)
-	if err != nil {
-		t.Fatalf("loading the gsm8k data: %v", err)
-	}
-	const docs = 20
-	entries, err := gsm8k.MakeAnswerKey(test[:docs], 0.9, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := make([]mockengine.AnswerEntry, len(entries))
-	for i, e := range entries {
-		key[i] = mockengine.AnswerEntry{Question: e.Question, Completion: e.Completion}
-	}
-	frontend := mockengine.StartTest(t, mockengine.Options{Model: stepModel, AnswerKey: mockengine.NewAnswerKey(key)})
+	frontend, data := answeringFrontend(t, 20)
 	plan := stepPlan(t)
 	plan.Eval.DataDir, _ = filepath.Abs(data)
 	writePlan(t, plan)

@@ -21,6 +21,7 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/sabench"
 	"github.com/slurmbench/slurmbench/launcher/steps"
 	"github.com/slurmbench/slurmbench/results"
+	"github.com/slurmbench/slurmbench/results/pareto"
 )
 
 // The URL mode of bench and eval: the in-job steps against an endpoint that
@@ -130,6 +131,12 @@ func benchURL(c *cli.Context) error {
 		co.StageDir = plan.Layout.Results
 	}
 	col, colErr := runner.Collect(plan, co)
+	if col != nil && len(col.Points) > 0 {
+		// The Pareto picture and its data beside the results, as a run stages them.
+		if _, _, _, err := pareto.SaveRun(plan.Layout.Results, "bench --url", col.Points); err != nil {
+			colErr = cmp.Or(colErr, exitcode.With(exitcode.Collect, err))
+		}
+	}
 	// The points' own error names more than collection's.
 	return printURLSummary(c, plan, col, urlBenchError(c, cmp.Or(benchErr, colErr)))
 }
@@ -186,7 +193,7 @@ func evalURL(c *cli.Context) error {
 // printURLSummary prints the table a run prints (and, in GitHub Actions,
 // writes the same step summary and outputs), then returns err.
 func printURLSummary(c *cli.Context, plan *launcher.Plan, col *runner.Collected, err error) error {
-	sum := summarize(plan, nil, col, err)
+	sum := runner.Summary(plan, &runner.Result{Collected: col}, err)
 	sum.RunDir = plan.Layout.Results
 	fmt.Fprint(c.App.Writer, sum.Text())
 	if report.Enabled(os.Getenv) {

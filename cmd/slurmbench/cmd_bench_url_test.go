@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/internal/shareddata"
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/gsm8k"
 	"github.com/slurmbench/slurmbench/launcher/mockengine"
@@ -145,6 +146,11 @@ func TestBenchURLStagesAndRefuses(t *testing.T) {
 	if _, err := os.Stat(staged); err != nil {
 		t.Errorf("not staged under InferenceX's name: %v", err)
 	}
+	for _, name := range []string{"pareto.svg", "pareto.csv"} {
+		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
+			t.Errorf("%s not written beside the results: %v", name, err)
+		}
+	}
 	if strings.Contains(errOut, "warmup:") {
 		t.Errorf("--warmups 0 still warmed up:\n%s", errOut)
 	}
@@ -179,20 +185,7 @@ func TestBenchURLStagesAndRefuses(t *testing.T) {
 // TestEvalURL: `eval --url` writes a run's eval files into <out>/eval/ and
 // prints the run's gsm8k line; below the threshold it exits 9.
 func TestEvalURL(t *testing.T) {
-	data := filepath.Join("..", "..", "..", "shared", "data", "gsm8k")
-	test, _, err := gsm8k.LoadDir(data)
-	if err != nil {
-		t.Skipf("gsm8k data not found at %s (the ../shared checkout beside the repository): %v", data, err)
-	}
-	entries, err := gsm8k.MakeAnswerKey(test[:20], 0.9, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := make([]mockengine.AnswerEntry, len(entries))
-	for i, e := range entries {
-		key[i] = mockengine.AnswerEntry{Question: e.Question, Completion: e.Completion}
-	}
-	frontend := mockengine.StartTest(t, mockengine.Options{Model: stepModel, AnswerKey: mockengine.NewAnswerKey(key)})
+	frontend, data := answeringFrontend(t, 20)
 	t.Setenv("MODEL_PREFIX", "")
 	out := t.TempDir()
 	stdout, errOut, code := runStep(t, "eval", "--url", frontend, "--model", stepModel, "--data-dir", data, "--limit", "20", "--out", out)
@@ -216,4 +209,25 @@ func TestEvalURL(t *testing.T) {
 	if code != exitcode.Config || !strings.Contains(errOut, "--data-dir: required") {
 		t.Errorf("exit %d, stderr %q; want %d", code, errOut, exitcode.Config)
 	}
+}
+
+// answeringFrontend starts a mock engine that answers the first docs gsm8k
+// test questions from an answer key (90 % right) and returns its URL and
+// the gsm8k data directory (from ../shared, see shareddata.Path).
+func answeringFrontend(t *testing.T, docs int) (frontend, dataDir string) {
+	t.Helper()
+	data := filepath.Dir(shareddata.Path(t, "data", "gsm8k", gsm8k.TestFile))
+	test, _, err := gsm8k.LoadDir(data)
+	if err != nil {
+		t.Fatalf("loading the gsm8k data: %v", err)
+	}
+	entries, err := gsm8k.MakeAnswerKey(test[:docs], 0.9, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := make([]mockengine.AnswerEntry, len(entries))
+	for i, e := range entries {
+		key[i] = mockengine.AnswerEntry{Question: e.Question, Completion: e.Completion}
+	}
+	return mockengine.StartTest(t, mockengine.Options{Model: stepModel, AnswerKey: mockengine.NewAnswerKey(key)}), data
 }

@@ -49,15 +49,21 @@ runtime = "enroot"
 	return path
 }
 
-func TestDoctorCommand(t *testing.T) {
-	fake := slurmtest.NewFake(t, slurmtest.WithTokens("good"))
-	t.Setenv("DOCTOR_TEST_JWT", "good")
+// deadURL is an http URL nothing listens on.
+func deadURL(t *testing.T) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	dead := "http://" + l.Addr().String()
-	l.Close()
+	defer l.Close()
+	return "http://" + l.Addr().String()
+}
+
+func TestDoctorCommand(t *testing.T) {
+	fake := slurmtest.NewFake(t, slurmtest.WithTokens("good"))
+	t.Setenv("DOCTOR_TEST_JWT", "good")
+	dead := deadURL(t)
 
 	tests := []struct {
 		name      string
@@ -145,12 +151,7 @@ func TestDoctorCommand(t *testing.T) {
 func TestRunPreflightBeforeImport(t *testing.T) {
 	clearRenderEnv(t)
 	t.Setenv("SLURM_JWT", "any")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := "http://" + l.Addr().String()
-	l.Close()
+	dead := deadURL(t)
 
 	dir := t.TempDir()
 	for _, d := range []string{"runs", "squash", "models/mock", "stage"} {

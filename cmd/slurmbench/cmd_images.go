@@ -278,10 +278,7 @@ func imagesList(c *cli.Context) error {
 			len(abandoned), dir, strings.Join(abandoned, "\n  "))
 	}
 	if c.Bool("json") {
-		if rows == nil {
-			rows = []imageListing{}
-		}
-		enc := json.NewEncoder(c.App.Writer)
+		enc := json.NewEncoder(c.App.Writer) // rows is never nil: an empty list is []
 		enc.SetIndent("", "  ")
 		return enc.Encode(rows)
 	}

@@ -61,7 +61,7 @@ Examples:
 			if opt.Hostname == "" {
 				opt.Hostname, _ = os.Hostname()
 			}
-			ln, err := net.Listen("tcp", listen)
+			ln, err := (&net.ListenConfig{}).Listen(c.Context, "tcp", listen)
 			if err != nil {
 				return fmt.Errorf("listening on %s: %w", listen, err)
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -120,13 +121,26 @@ func resultsCompareCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "compare",
 		Usage:     "compare two runs' results point by point",
-		UsageText: "slurmbench results compare [--json] BASELINE CANDIDATE",
+		UsageText: "slurmbench results compare [--json] [--fail-on RULES [--allow-missing]] [--svg FILE] [--csv FILE] BASELINE CANDIDATE",
 		Description: `BASELINE and CANDIDATE are run directories, or any directories holding SA-Bench
 result files (raw or staged names, searched recursively) and lm-eval results*.json.
 Points pair by topology and concurrency; a point on one side only shows N/A.
 Prints a Markdown table (Point, Metric, Baseline, Candidate, Delta %) for tput/GPU,
-out/GPU, median TTFT (s), median TPOT (ms), median E2E (s) and gsm8k.`,
-		Flags:        []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON instead of Markdown"}},
+out/GPU, median TTFT (s), median TPOT (ms), median E2E (s) and gsm8k.
+
+With --fail-on the comparison is a gate: one row per point, each metric
+"baseline → candidate ▲/▼ change", and exit 8 naming every point that breaks
+a rule, or that is missing or invalid on either side (unless --allow-missing):
+
+  slurmbench results compare --fail-on 'tput_per_gpu<-2%,median_ttft>+10%,median_tpot>+5%' \
+    results/testdata/compare/baseline results/testdata/compare/candidate
+
+Metrics: tput_per_gpu, output_tput_per_gpu, median_ttft, median_tpot,
+median_e2el, gsm8k_strict_match, gsm8k_flexible_extract. --json prints the
+gate as JSON (numbers, ASCII minus). --svg and --csv write the Pareto
+picture (tput/GPU against output tok/s per user, one curve per side) and its
+data. In GitHub Actions the table and a Mermaid chart go to the step summary.`,
+		Flags:        append([]cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON instead of Markdown"}}, compareGateFlags()...),
 		OnUsageError: usageAsConfigError,
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 2 {
@@ -140,11 +154,24 @@ out/GPU, median TTFT (s), median TPOT (ms), median E2E (s) and gsm8k.`,
 			if err != nil {
 				return configErrorf("results compare: candidate: %w", err)
 			}
+			chart, err := comparePareto(c, base, cand)
+			if err != nil {
+				return err
+			}
+			if c.IsSet("fail-on") {
+				return compareGate(c, base, cand, chart)
+			}
 			cmp := results.Compare(base, cand)
 			if c.Bool("json") {
 				return cmp.WriteJSON(c.App.Writer)
 			}
-			return cmp.WriteMarkdown(c.App.Writer)
+			var md bytes.Buffer
+			if err := cmp.WriteMarkdown(&md); err != nil {
+				return err
+			}
+			writeCompareSummary(c, md.String()+"\n"+chart)
+			_, err = c.App.Writer.Write(md.Bytes())
+			return err
 		},
 	}
 }

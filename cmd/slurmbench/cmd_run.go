@@ -57,9 +57,17 @@ On SIGINT, SIGTERM or SIGHUP, and on any error after submitting, it cancels
 the job, waits (bounded) until it has stopped, and bundles the logs. A second
 SIGINT stops waiting once the cancel request is sent.
 
+The run directory's submit journal names the job the moment it is known.
+Run again with the same --run-id (a GitHub re-run, after the runner was
+killed) and the same inputs, and run adopts that job instead of submitting
+another: it follows, collects and stages it. Results and LOGS/ are staged
+only where nothing of another run would be overwritten (--overwrite
+replaces), and every destination is checked before anything is written.
+
 Under GitHub Actions (GITHUB_ACTIONS=true) it reads the workflow's variables
 as flag fallbacks, stages into $GITHUB_WORKSPACE, groups its output, writes a
-step summary and the outputs job_id, run_dir and outcome.
+step summary and the outputs job_id, run_dir and outcome (job_id and
+run_dir as soon as the job is known).
 
 ` + exitCodesHelp + `
 
@@ -157,47 +165,49 @@ func runAction(c *cli.Context) error {
 			group = string(phase)
 			report.Group(stderr, "slurmbench: "+string(phase))
 		},
+		OnSubmitted: func(id slurm.JobID) { earlyOutputs(stderr, plan, id) },
+		Stage:       stageOptions(c, plan),
 	}
 	res, runErr := runner.Run(ctx, opts)
 	if gha && group != "" {
 		report.EndGroup(stderr)
 	}
+	return reportRun(c, plan, res, runErr)
+}
 
-	stageDir := c.String("stage-dir")
-	if err := runner.StageLogs(plan, stageDir); err != nil {
-		fmt.Fprintf(stderr, "slurmbench: staging logs: %v\n", err)
+// stageOptions are where run and attach stage results, from their flags.
+func stageOptions(c *cli.Context, plan *launcher.Plan) runner.CollectOptions {
+	return runner.CollectOptions{
+		StageDir: c.String("stage-dir"), ResultFilename: c.String("result-filename"), Overwrite: c.Bool("overwrite"),
+		Provenance: results.Provenance{
+			ImageRef: plan.Image.Ref, RecipeSHA256: plan.Recipe.SHA256, ProfilePath: plan.Profile.Path,
+			SlurmbenchVersion: version, Extra: plan.Recipe.ManifestExtra(),
+		},
 	}
-	var col *runner.Collected
-	if res != nil && res.JobID != 0 {
-		// Collect on every path once a job ran: partial results are kept
-		// (and marked); the first failure decides the exit code.
-		var srv slurm.ServerInfo
-		if client != nil {
-			srv = client.Server()
-		}
-		var colErr error
-		col, colErr = runner.Collect(plan, runner.CollectOptions{
-			StageDir: stageDir, ResultFilename: c.String("result-filename"), Overwrite: c.Bool("overwrite"),
-			Provenance: results.Provenance{
-				ImageRef: plan.Image.Ref, RecipeSHA256: plan.Recipe.SHA256, ProfilePath: plan.Profile.Path,
-				SlurmbenchVersion: version, SlurmVersion: srv.SlurmRelease, SlurmAPIVersion: srv.APIVersion,
-				JobID: res.JobID.String(), Nodes: hostsOf(plan), Extra: plan.Recipe.ManifestExtra(),
-			},
-		})
-		if runErr == nil {
-			runErr = colErr
+}
+
+// earlyOutputs gives the workflow the job id and run directory the moment
+// the job is known, so a step cancelled hard afterwards still names them.
+func earlyOutputs(stderr io.Writer, plan *launcher.Plan, id slurm.JobID) {
+	if p := os.Getenv("GITHUB_OUTPUT"); p != "" && report.Enabled(os.Getenv) {
+		if err := report.AppendOutputs(p, map[string]string{"job_id": id.String(), "run_id": plan.RunID, "run_dir": plan.RunDir}); err != nil {
+			fmt.Fprintf(stderr, "slurmbench: writing GitHub outputs: %v\n", err)
 		}
 	}
-	if runErr == nil && ctx.Err() != nil {
-		// A signal after the job ended, while collecting: the results are
-		// staged, but the step was interrupted and must not pass as a run.
-		runErr = exitcode.With(interrupted(), errors.New("interrupted while collecting results (the job had ended)"))
-	}
-	sum := summarize(plan, res, col, runErr)
+}
+
+// reportRun prints a run's (or attach's) summary, and under GitHub Actions
+// writes the step summary, outputs and annotations.
+func reportRun(c *cli.Context, plan *launcher.Plan, res *runner.Result, runErr error) error {
+	stderr := c.App.ErrWriter
+	sum := runner.Summary(plan, res, runErr)
 	fmt.Fprint(c.App.Writer, sum.Text())
-	if gha {
+	if report.Enabled(os.Getenv) {
 		if err := writeGitHub(sum); err != nil {
 			fmt.Fprintf(stderr, "slurmbench: writing GitHub outputs: %v\n", err)
+		}
+		if res != nil && res.Collected != nil {
+			appendStepSummary(c, res.Collected.ParetoChart)
 		}
 		sum.Annotate(stderr)
 	}
@@ -208,53 +218,14 @@ func runAction(c *cli.Context) error {
 // submitted — the job description's sbatch directives, the result filename,
 // the stage directory — so a bad value costs no import and no allocation.
 func checkRunInputs(c *cli.Context, plan *launcher.Plan) error {
-	if _, err := os.Stat(plan.RunDir); err == nil {
-		return configErrorf("--run-id %q: run directory %s already exists (a rerun must not mix with an old run)", plan.RunID, plan.RunDir)
+	if err := runner.CheckRunDir(plan); err != nil {
+		return exitcode.With(exitcode.Config, err)
 	}
 	if _, err := submit.JobSpec(plan, nil); err != nil {
 		return exitcode.With(exitcode.Config, fmt.Errorf("profile %s: %w", plan.Profile.Path, err))
 	}
 	err := runner.CheckStaging(plan, runner.CollectOptions{StageDir: c.String("stage-dir"), ResultFilename: c.String("result-filename")})
 	return exitcode.With(exitcode.Config, err)
-}
-
-func summarize(plan *launcher.Plan, res *runner.Result, col *runner.Collected, runErr error) report.Summary {
-	var points []results.CollectedPoint
-	if col != nil {
-		points = col.Points
-	}
-	// FromRun fills what it can even when one part is unreadable.
-	sum, _ := report.FromRun(plan, points, plan.Eval.ResultDir)
-	if res != nil {
-		if res.JobID != 0 {
-			sum.JobID = res.JobID.String()
-		}
-		o := res.Outcome
-		sum.Outcome, sum.Class, sum.FirstError = string(o.Result), string(o.Class), o.FirstError
-		sum.Phase, sum.Process = string(o.Phase), o.Process
-	}
-	if col != nil {
-		sum.AddCustom(col.Custom)
-		var ie *results.IncompleteError
-		if errors.As(col.Missing, &ie) {
-			sum.AddIncomplete(ie)
-		}
-	}
-	sum.ExitCode = 0
-	if runErr != nil {
-		sum.Message = runErr.Error()
-		code := exitcode.Of(runErr)
-		sum.ExitCode = int(code)
-		if sum.Outcome == "" || sum.Outcome == report.OutcomeSucceeded {
-			sum.Outcome = report.OutcomeFailed
-			if code == exitcode.Interrupted || code == exitcode.Terminated {
-				sum.Outcome = report.OutcomeInterrupted
-			}
-		}
-	} else {
-		sum.Outcome = report.OutcomeSucceeded
-	}
-	return sum
 }
 
 func writeGitHub(sum report.Summary) error {
@@ -310,14 +281,6 @@ func firstNonEmptyEnv(name, def string) string {
 		return v
 	}
 	return def
-}
-
-func hostsOf(plan *launcher.Plan) []string {
-	st, err := rundir.ReadStatus(plan.Layout.Status)
-	if err != nil {
-		return nil
-	}
-	return st.Hosts
 }
 
 // prefixWriter prefixes each line (the driver log, inside run's output).

@@ -7,6 +7,7 @@ func commands() []*cli.Command {
 	return []*cli.Command{
 		renderCommand(),
 		doctorCommand(),
+		runsCommand(),
 		runCommand(),
 		attachCommand(),
 		logsCommand(),

@@ -70,7 +70,7 @@ func buildRenderBinary(t *testing.T, dir string) string {
 	return path
 }
 
-// TestRenderJSONIndependentOfInvocation is issue 2's path rule: the same
+// TestRenderJSONIndependentOfInvocation is render's path rule: the same
 // plan, byte for byte, whatever the working directory and however the
 // binary and the input files are named.
 func TestRenderJSONIndependentOfInvocation(t *testing.T) {
@@ -228,7 +228,7 @@ func firstDiffLine(a, b []byte) string {
 	return "(one is a prefix of the other)"
 }
 
-// TestRenderCorpus4P1D is issue 2's acceptance case through the CLI.
+// TestRenderCorpus4P1D is render's acceptance case through the CLI.
 func TestRenderCorpus4P1D(t *testing.T) {
 	clearRenderEnv(t)
 	corpus := shareddata.Path(t, "data", "inferencex")
@@ -543,7 +543,7 @@ func TestRenderBadInputs(t *testing.T) {
 		})
 	}
 	if len(cases) < 30 {
-		t.Errorf("%d bad-input cases; issue 2 asks for at least 25 and the brief 30", len(cases))
+		t.Errorf("%d bad-input cases, want at least 30", len(cases))
 	}
 }
 

@@ -139,7 +139,7 @@ func runApp(ctx context.Context, app *cli.App, argv []string, abandon bool) erro
 
 // gracefulStop lists the commands a signal stops normally: a server's
 // SIGTERM is its shutdown, and it exits 0 when it shut down cleanly.
-var gracefulStop = map[string]bool{"mock-engine": true}
+var gracefulStop = map[string]bool{"mock-engine": true, "mock-dcgm-exporter": true}
 
 // signalExitError gives a command that a signal stopped its signal's exit
 // code, keeping its own message when it has one.

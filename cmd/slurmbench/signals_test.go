@@ -99,3 +99,18 @@ func TestSignalsStopBlockedCommands(t *testing.T) {
 		})
 	}
 }
+
+// The runner (run and attach) is told which signal stopped it: SIGTERM
+// and SIGHUP are 143, SIGINT 130.
+func TestInterruptedLayer(t *testing.T) {
+	for _, tt := range []struct {
+		sig  os.Signal
+		want exitcode.Code
+	}{{os.Interrupt, exitcode.Interrupted}, {syscall.SIGTERM, exitcode.Terminated}, {syscall.SIGHUP, exitcode.Terminated}} {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(&signalCause{sig: tt.sig})
+		if got := interruptedLayer(ctx)(); got != tt.want {
+			t.Errorf("%v: %d, want %d", tt.sig, got, tt.want)
+		}
+	}
+}

@@ -60,6 +60,13 @@ func CopyFile(src, dst string, opt Options) error {
 		return fmt.Errorf("copying %s: %w", src, err)
 	}
 	defer in.Close()
+	return CopyOpen(in, dst, opt)
+}
+
+// CopyOpen atomically copies the open regular file in to dst, streaming:
+// for a caller that opened the source its own way (O_NOFOLLOW, an os.Root).
+func CopyOpen(in *os.File, dst string, opt Options) error {
+	src := in.Name()
 	st, err := in.Stat()
 	if err != nil {
 		return fmt.Errorf("copying %s: %w", src, err)
@@ -150,6 +157,33 @@ func publish(tmpName, path string, overwrite bool) error {
 		}
 		return nil
 	}
+}
+
+// Check reports, without writing, whether writing the content of the
+// regular file src to path would fail: path is not a regular file (a
+// symlink, a directory), or holds different content without
+// opt.Overwrite (an *ExistsError). A caller staging many files checks
+// every one before writing any.
+func Check(src, path string, opt Options) error {
+	st, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case !st.Mode().IsRegular():
+		return fmt.Errorf("writing %s: exists and is not a regular file", path)
+	case opt.Overwrite:
+		return nil
+	}
+	same, err := sameContent(src, path)
+	if err != nil {
+		return fmt.Errorf("writing %s: comparing with the existing file: %w", path, err)
+	}
+	if !same {
+		return &ExistsError{Path: path}
+	}
+	return nil
 }
 
 // keepExisting drops the new temp file when path already holds the same

@@ -55,11 +55,11 @@ func Setup(t testing.TB) *Env {
 			return
 		}
 		built = filepath.Join(dir, "slurmbench")
-		cmd := exec.Command("go", "build", "-trimpath", "-o", built, "./cmd/slurmbench")
+		cmd := exec.Command("go", "build", "-trimpath", "-o", built, "./cmd/slurmbench") //nolint:noctx // built once for every test of the process (sync.Once): no one test's context
 		cmd.Dir = repo
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("building slurmbench: %v\n%s", err, out)
+			buildErr = fmt.Errorf("building slurmbench: %w\n%s", err, out)
 			return
 		}
 		src, err := os.ReadFile(filepath.Join(repo, "testdata", "enroot-standin", "enroot"))

@@ -60,7 +60,7 @@ benchmark:
 }
 
 // workflowEnv is benchmark-multinode-tmpl.yml's environment for the point
-// (inferencex.md §1.3), with GitHub's own variables.
+// with GitHub's own variables.
 func workflowEnv(dir, runnerName, resultFilename, concList string) []string {
 	return []string{
 		"GITHUB_ACTIONS=true",
@@ -110,7 +110,7 @@ func (c *cluster) ghaRun(t *testing.T, recipe, runnerName, resultFilename, concL
 	return r
 }
 
-// TestGitHubActions is issue #6's "Done when" for the workflow: the 4P1D
+// TestGitHubActions is the workflow's acceptance: the 4P1D
 // c2048 DeepSeek point's environment, pointed at the mock backend, stages
 // <RESULT_FILENAME>_sa-bench_isl_8192_osl_1024_conc2048_gpus_24_ctx_16_gen_8.json
 // (bounded when RESULT_FILENAME is long), LOGS/ and the logs bundle, writes
@@ -118,7 +118,7 @@ func (c *cluster) ghaRun(t *testing.T, recipe, runnerName, resultFilename, concL
 // fails the step with a named error.
 func TestGitHubActions(t *testing.T) {
 	c := setup(t)
-	// RESULT_FILENAME as the workflow computes it (§3.1), and one with a
+	// RESULT_FILENAME as the workflow computes it, and one with a
 	// full recipe fingerprint, too long for a file name of its own.
 	short := "dsr1_8k1k_fp4_dynamo-sglang"
 	long := "dsr1_8k1k_fp4_dynamo-sglang_prefill-tp4-pp1-dcp1-pcp1-ep4-dptrue-nw4_decode-tp8-pp1-dcp1-pcp1-ep8-dptrue-nw1_b200-dgxc-slurm_7_recipe-" +

@@ -1,4 +1,4 @@
-// Package e2e is issue #6's fault suite: `slurmbench run` as a real
+// Package e2e is the fault suite: `slurmbench run` as a real
 // subprocess against the project's test cluster, with slurmrestd faults,
 // signals in every phase, engine faults, bad input, secrets, concurrent
 // runs and the GitHub Actions contract. Tests only.
@@ -9,7 +9,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -518,18 +517,6 @@ func (c *cluster) proxy(t testing.TB) *slurmtest.FaultProxy {
 
 // submits counts job submissions the proxy saw.
 func submits(p *slurmtest.FaultProxy) int { return p.Count("POST", "/job/submit") }
-
-// readJSON decodes a file into v.
-func readJSON(t testing.TB, path string, v any) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-}
 
 // stagedResults lists the InferenceX-named result files in dir.
 func stagedResults(t testing.TB, dir string) []string {

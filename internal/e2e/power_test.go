@@ -87,7 +87,13 @@ func TestPowerTelemetry(t *testing.T) {
 				End    float64 `json:"benchmark_end_time_unix"`
 				Output int     `json:"total_output_tokens"`
 			}
-			readJSON(t, filepath.Join(r.stage, res), &raw)
+			b, err := os.ReadFile(filepath.Join(r.stage, res))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, &raw); err != nil {
+				t.Fatal(err)
+			}
 			want := mockWatts * 12 * (raw.End - raw.Start) / float64(raw.Output)
 			if got, _ := agg["joules_per_output_token"].(float64); math.Abs(got-want)/want > 0.01 {
 				t.Errorf("%s: J per output token %v, want %v within 1%%", res, got, want)

@@ -50,46 +50,23 @@ func TestSecrets(t *testing.T) {
 
 	// Sample every process's argv (and whether the HF token reached a
 	// process's environment, so the test is not vacuous) while it runs.
-	var mu sync.Mutex
-	var leaks []string
-	hfDelivered, samples := false, 0
-	stop := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		for {
-			procs, delivered := scanProcs(jwtMarker, hfMarker)
-			mu.Lock()
-			leaks = append(leaks, procs...)
-			hfDelivered = hfDelivered || delivered
-			samples++
-			mu.Unlock()
-			select {
-			case <-stop:
-				return
-			case <-time.After(200 * time.Millisecond):
-			}
-		}
-	}()
+	stopSampling := sampleProcs(jwtMarker, hfMarker)
 	r.start()
 	code := r.wait(5 * time.Minute)
-	close(stop)
-	<-sampled
+	sampled := stopSampling()
 	if code != 0 {
 		t.Fatalf("exit %d, want 0\n%s", code, r.output())
 	}
 	if n := countLines(calls); n == 0 {
 		t.Errorf("the token command never ran: the marker token was not refused?")
 	}
-	mu.Lock()
-	t.Logf("%d /proc samples", samples)
-	for _, l := range leaks {
+	t.Logf("%d /proc samples", sampled.samples)
+	for _, l := range sampled.leaks {
 		t.Errorf("secret in a process's argv: %s", l)
 	}
-	if !hfDelivered {
+	if !sampled.hfDelivered {
 		t.Errorf("HF_TOKEN never reached a job process's environment: the passthrough is broken or the test vacuous")
 	}
-	mu.Unlock()
 
 	secrets := map[string]*regexp.Regexp{
 		"SLURM_JWT": regexp.MustCompile(regexp.QuoteMeta(jwtMarker)),
@@ -110,6 +87,46 @@ func TestSecrets(t *testing.T) {
 		if n == 0 {
 			t.Errorf("%s: nothing to scan", root)
 		}
+	}
+}
+
+// procSamples is what sampleProcs saw.
+type procSamples struct {
+	leaks       []string
+	hfDelivered bool
+	samples     int
+}
+
+// sampleProcs scans every process (scanProcs) every 100 ms until the
+// returned stop is called, which returns what was seen.
+func sampleProcs(markers ...string) (stop func() procSamples) {
+	var (
+		mu  sync.Mutex
+		got procSamples
+	)
+	done, sampled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			procs, delivered := scanProcs(markers...)
+			mu.Lock()
+			got.leaks = append(got.leaks, procs...)
+			got.hfDelivered = got.hfDelivered || delivered
+			got.samples++
+			mu.Unlock()
+			select {
+			case <-done:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
+	return func() procSamples {
+		close(done)
+		<-sampled
+		mu.Lock()
+		defer mu.Unlock()
+		return got
 	}
 }
 

@@ -12,42 +12,46 @@ import (
 	"testing"
 )
 
-// TestREADMETable: the README's exit-code table is this package's Table,
-// row for row, so neither can drift from the other.
+// TestREADMETable: the exit-code tables of the README and of
+// docs/exit-codes.md are this package's Table, row for row, so neither can
+// drift from the code.
 func TestREADMETable(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := readmeTable(string(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rows) != len(Table) {
-		t.Errorf("README lists %d exit codes, the table %d", len(rows), len(Table))
-	}
-	for i := 0; i < len(rows) && i < len(Table); i++ {
-		if rows[i] != Table[i] {
-			t.Errorf("row %d: README says %d %q, the table %d %q", i+1, rows[i].Code, rows[i].Layer, Table[i].Code, Table[i].Layer)
+	for _, doc := range []string{"README.md", "docs/exit-codes.md"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := docTable(string(b))
+		if err != nil {
+			t.Fatalf("%s: %v", doc, err)
+		}
+		if len(rows) != len(Table) {
+			t.Errorf("%s lists %d exit codes, the table %d", doc, len(rows), len(Table))
+		}
+		for i := 0; i < len(rows) && i < len(Table); i++ {
+			if rows[i] != Table[i] {
+				t.Errorf("%s row %d: %d %q, the table %d %q", doc, i+1, rows[i].Code, rows[i].Layer, Table[i].Code, Table[i].Layer)
+			}
 		}
 	}
 }
 
-// readmeTable parses the "| code | layer |" table under "## Exit codes".
-func readmeTable(readme string) ([]Entry, error) {
-	_, section, ok := strings.Cut(readme, "\n## Exit codes\n")
+// docTable parses the first "| code | layer |" table of a Markdown file.
+func docTable(doc string) ([]Entry, error) {
+	_, table, ok := strings.Cut(doc, "| code | layer |\n")
 	if !ok {
-		return nil, errors.New(`README.md has no "## Exit codes" section`)
-	}
-	if end := strings.Index(section, "\n## "); end >= 0 {
-		section = section[:end]
+		return nil, errors.New(`no "| code | layer |" table`)
 	}
 	row := regexp.MustCompile(`^\|\s*(\d+)\s*\|\s*(.+?)\s*\|$`)
 	var out []Entry
-	for _, line := range strings.Split(section, "\n") {
-		m := row.FindStringSubmatch(strings.TrimSpace(line))
+	for _, line := range strings.Split(table, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		m := row.FindStringSubmatch(line)
 		if m == nil {
-			continue
+			continue // the |---| line
 		}
 		n, err := strconv.Atoi(m[1])
 		if err != nil {
@@ -56,7 +60,7 @@ func readmeTable(readme string) ([]Entry, error) {
 		out = append(out, Entry{Code(n), m[2]})
 	}
 	if len(out) == 0 {
-		return nil, errors.New("README.md's exit-code section has no table rows")
+		return nil, errors.New("the exit-code table has no rows")
 	}
 	return out, nil
 }

@@ -78,7 +78,7 @@ func Acquire(ctx context.Context, path string, o Options) (*Lock, error) {
 			continue
 		case errors.Is(err, syscall.ENOSYS), errors.Is(err, syscall.EOPNOTSUPP), errors.Is(err, syscall.ENOLCK):
 			f.Close()
-			return nil, fmt.Errorf("%w (%s): %v", ErrUnsupported, path, err)
+			return nil, fmt.Errorf("%w (%s): %w", ErrUnsupported, path, err)
 		case !errors.Is(err, syscall.EWOULDBLOCK):
 			f.Close()
 			return nil, fmt.Errorf("locking %s: %w", path, err)

@@ -1,41 +1,31 @@
 package shareddata
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/slurmbench/slurmbench/internal/tbrecord"
 )
-
-// recorder is a testing.TB that records Skipf and Fatalf instead of
-// stopping the goroutine.
-type recorder struct {
-	testing.TB
-	skipped, failed string
-}
-
-func (r *recorder) Helper()                           {}
-func (r *recorder) Skipf(format string, args ...any)  { r.skipped = fmt.Sprintf(format, args...) }
-func (r *recorder) Fatalf(format string, args ...any) { r.failed = fmt.Sprintf(format, args...) }
 
 func TestPathSkipsOrFails(t *testing.T) {
 	const absent = "no-such-entry-in-shared"
 	t.Setenv(RequireEnv, "")
-	r := &recorder{TB: t}
+	r := &tbrecord.TB{TB: t}
 	p := Path(r, absent)
-	if r.skipped == "" || r.failed != "" || !strings.Contains(r.skipped, absent) {
-		t.Errorf("without %s: skipped %q, failed %q", RequireEnv, r.skipped, r.failed)
+	if r.SkipMsg == "" || r.FatalMsg != "" || !strings.Contains(r.SkipMsg, absent) {
+		t.Errorf("without %s: skipped %q, failed %q", RequireEnv, r.SkipMsg, r.FatalMsg)
 	}
 	if want := filepath.Join("shared", absent); !strings.HasSuffix(p, want) || !filepath.IsAbs(p) {
 		t.Errorf("path %q, want an absolute path ending in %s", p, want)
 	}
 
 	t.Setenv(RequireEnv, "1")
-	r = &recorder{TB: t}
+	r = &tbrecord.TB{TB: t}
 	Path(r, absent)
-	if r.failed == "" || r.skipped != "" || !strings.Contains(r.failed, RequireEnv+"=1") {
-		t.Errorf("with %s=1: skipped %q, failed %q", RequireEnv, r.skipped, r.failed)
+	if r.FatalMsg == "" || r.SkipMsg != "" || !strings.Contains(r.FatalMsg, RequireEnv+"=1") {
+		t.Errorf("with %s=1: skipped %q, failed %q", RequireEnv, r.SkipMsg, r.FatalMsg)
 	}
 }
 
@@ -48,8 +38,8 @@ func TestPathFindsPresentEntry(t *testing.T) {
 	if _, err := os.Stat(shared); err != nil {
 		Missing(t, "%s: %v", shared, err)
 	}
-	r := &recorder{TB: t}
-	if p := Path(r); p != shared || r.skipped != "" || r.failed != "" {
-		t.Errorf("Path() = %q (skipped %q, failed %q), want %s", p, r.skipped, r.failed, shared)
+	r := &tbrecord.TB{TB: t}
+	if p := Path(r); p != shared || r.SkipMsg != "" || r.FatalMsg != "" {
+		t.Errorf("Path() = %q (skipped %q, failed %q), want %s", p, r.SkipMsg, r.FatalMsg, shared)
 	}
 }

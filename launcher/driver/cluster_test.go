@@ -73,6 +73,9 @@ func submitMock(t *testing.T, env *clustertest.Env, name, recipeText string) *ru
 	if _, err := imp.Import(context.Background(), ref); err != nil {
 		t.Fatal(err)
 	}
+	if err := rundir.Create(plan.RunDir); err != nil {
+		t.Fatal(err)
+	}
 	if err := submit.Prepare(plan, env.Binary); err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +157,7 @@ func assertNoLeftovers(t *testing.T, runDir string) {
 	}
 }
 
-// TestClusterMock2P1D is issue #4's acceptance: submitted over REST, the
+// TestClusterMock2P1D is the driver's acceptance on the test cluster: submitted over REST, the
 // driver starts 2 prefill + 1 decode workers and the frontend on the right
 // nodes through the enroot runtime, the gate passes with 2+1 instances, and
 // a streamed completion through the frontend returns what was asked.

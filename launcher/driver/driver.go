@@ -300,7 +300,9 @@ func (d *driver) startStep(ctx context.Context, p launcher.Process) error {
 		}
 	}
 	argv := append([]string{d.opts.Srun}, st.Argv[1:]...)
-	cmd := exec.Command(argv[0], argv[1:]...)
+	// Not CommandContext: a cancelled run stops its steps itself, SIGTERM to
+	// the process group and SIGKILL after StopGrace (stopAll), never a bare kill.
+	cmd := exec.Command(argv[0], argv[1:]...) //nolint:noctx // see above
 	cmd.Env = append(os.Environ(), st.Env...)
 	cmd.Stdout, cmd.Stderr = d.log, d.log
 	// srun gets its own process group, so a terminal's ^C reaches the
@@ -376,7 +378,7 @@ func (d *driver) waitTCP(ctx context.Context, p launcher.Process) error {
 	addr := net.JoinHostPort(d.alloc.IPs[p.Ready.Node], strconv.Itoa(p.Ready.Port))
 	deadline := time.Now().Add(d.opts.ReadyTimeout)
 	for {
-		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		conn, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", addr)
 		if err == nil {
 			conn.Close()
 			d.logf("%s ready at %s", p.Name, addr)

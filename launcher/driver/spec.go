@@ -113,6 +113,7 @@ func runSetup(argv, env []string) error {
 	if err != nil {
 		return err
 	}
+	//nolint:noctx // the exec shim has no context: srun's signal to the step ends its setup too (see above)
 	cmd := exec.Command(prog, argv[1:]...)
 	cmd.Env, cmd.Stdout, cmd.Stderr = env, os.Stdout, os.Stderr
 	if err := cmd.Start(); err != nil {

@@ -12,6 +12,9 @@ import (
 // The exec shim is tested through this test binary: with SLURMBENCH_EXEC_SPEC
 // set, TestMain execs that spec instead of running tests.
 func TestMain(m *testing.M) {
+	if os.Getenv(fakeSrunEnv) == "1" {
+		fakeSrun(os.Args[1:])
+	}
 	if spec := os.Getenv("SLURMBENCH_EXEC_SPEC"); spec != "" {
 		s, err := ReadSpec(spec)
 		if err == nil {

@@ -276,7 +276,7 @@ func (o Options) fetch(ctx context.Context, key, entry string) ([]string, error)
 		}
 		aside := fmt.Sprintf("%s.stale-%d-%d", entry, os.Getpid(), time.Now().UnixNano())
 		if err2 := os.Rename(entry, aside); err2 != nil {
-			return nil, fmt.Errorf("placing the cache entry %s: %w (and moving the old one aside: %v)", entry, err, err2)
+			return nil, fmt.Errorf("placing the cache entry %s: %w (and moving the old one aside: %w)", entry, err, err2)
 		}
 		if err := os.Rename(tmp, entry); err != nil {
 			return nil, fmt.Errorf("placing the cache entry %s: %w", entry, err)

@@ -48,7 +48,11 @@ func (o Options) lock(ctx context.Context, path string, timeout time.Duration, w
 	if waited {
 		o.logf("got %s", path)
 	}
-	return func() { l.Release() }, nil
+	return func() {
+		if err := l.Release(); err != nil {
+			o.logf("releasing %s: %v", path, err)
+		}
+	}, nil
 }
 
 // touchLock checks that the lock file at path can be created or opened

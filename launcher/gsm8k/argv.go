@@ -6,8 +6,7 @@ import (
 	"strings"
 )
 
-// Facts of InferenceX's lm-eval invocation (benchmark_lib.sh run_lm_eval,
-// inferencex.md §5).
+// Facts of InferenceX's lm-eval invocation (benchmark_lib.sh run_lm_eval).
 const (
 	// LMEvalCommit is the lm-evaluation-harness commit InferenceX force-installs
 	// over the lm-eval[api] release.

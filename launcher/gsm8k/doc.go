@@ -5,7 +5,7 @@
 //
 //   - lm-eval in the engine container: LMEvalStep.Argv is InferenceX's
 //     `python3 -m lm_eval --model local-chat-completions --apply_chat_template
-//     ...` command (inferencex.md §5), with MaxOutputTokens and
+//     ...` command, with MaxOutputTokens and
 //     EvalContextLength for its gen_kwargs; InstallArgvs pins the commit.
 //   - natively: Run sends the same requests from Go and scores them the same
 //     way, then Report.Write stores lm-eval's results_<date>.json,

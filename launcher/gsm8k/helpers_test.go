@@ -40,11 +40,6 @@ func golden(t *testing.T, name string, got []byte) {
 	goldenpkg.Assert(t, filepath.Join("testdata", name+".golden"), got)
 }
 
-func around(b []byte, i int) string {
-	lo, hi := max(i-60, 0), min(i+60, len(b))
-	return string(b[lo:hi])
-}
-
 // The built-in splits are the data set's, document for document.
 func TestBuiltInSplits(t *testing.T) {
 	test, train := splits(t)

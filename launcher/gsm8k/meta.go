@@ -9,7 +9,7 @@ import (
 )
 
 // MetaEnv is the meta_env.json InferenceX writes beside lm-eval's results
-// (benchmark_lib.sh _write_lm_eval_meta_json; inferencex.md §5). The
+// (benchmark_lib.sh _write_lm_eval_meta_json). The
 // collector and validate_scores.py read it: infmax_model_prefix picks the
 // threshold, conc and the eval_concs lists check batched runs. Field order
 // and types follow the shell heredoc; isl and osl are strings there.

@@ -24,11 +24,11 @@ type PyRandom struct {
 // Python int seed. Like CPython it seeds with the absolute value, split into
 // 32-bit words, least significant first.
 func NewPyRandom(seed int64) *PyRandom {
-	magnitude := uint64(seed)
+	magnitude := uint64(seed) //nolint:gosec // CPython's bit pattern; negative seeds are handled below
 	if seed < 0 {
-		magnitude = uint64(-(seed + 1)) + 1 // abs without overflow at MinInt64
+		magnitude = uint64(-(seed + 1)) + 1 //nolint:gosec // abs without overflow at MinInt64
 	}
-	key := []uint32{uint32(magnitude)}
+	key := []uint32{uint32(magnitude)} //nolint:gosec // the low 32-bit word, as CPython splits the seed
 	if hi := uint32(magnitude >> 32); hi != 0 {
 		key = append(key, hi)
 	}
@@ -67,7 +67,7 @@ func (r *PyRandom) RandBelow(n int) int {
 	for v >= uint64(n) {
 		v = r.GetRandBits(k)
 	}
-	return int(v)
+	return int(v) //nolint:gosec // v < n, an int
 }
 
 // SampleIndices returns the indices random.sample(population, k) would pick

@@ -48,8 +48,8 @@ func Filters() []string { return []string{FilterStrict, FilterFlexible} }
 
 // InferenceXTask is utils/evals/gsm8k.yaml as InferenceX runs it: the upstream
 // task with a doc_to_text that asks for "#### [number]", five shots from the
-// train split, greedy. The stop list is the one recorded in
-// ../shared/research/inferencex.md §5; later InferenceX revisions append
+// train split, greedy. The stop list is InferenceX's pinned task's; later
+// InferenceX revisions append
 // DeepSeek turn markers, which the four-entry cap mostly drops again.
 func InferenceXTask() Task {
 	t := upstreamBase()

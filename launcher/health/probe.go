@@ -1,5 +1,5 @@
 // Package health is the job driver's health gate: it polls the frontend the
-// way srtctl does (srt-slurm core/health.py; research notes srt-slurm.md §4)
+// way srtctl does (srt-slurm core/health.py)
 // until the expected number of prefill and decode workers are serving, the
 // deadline passes, or a watched process dies.
 //

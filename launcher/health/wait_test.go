@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/slurmbench/slurmbench/launcher/mockengine"
@@ -230,7 +232,7 @@ func TestWaitLeavesAbortValue(t *testing.T) {
 	}
 	died := errors.New("later death")
 	abort <- died
-	if got := <-abort; got != died {
+	if got := <-abort; !errors.Is(got, died) {
 		t.Fatalf("abort channel gave %v", got)
 	}
 }
@@ -301,4 +303,41 @@ func TestWaitMockEngine(t *testing.T) {
 	if !errors.As(err, &de) || de.Last.Prefill != 2 || de.Last.Decode != 1 {
 		t.Errorf("Wait for 2P2D = %v, want a deadline having seen 2P1D", err)
 	}
+}
+
+// roundTrip answers every request in memory (no network, so it runs inside
+// a synctest bubble).
+type roundTrip func(*http.Request) (*http.Response, error)
+
+func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestWaitDeadlineOnFakeClock runs srtctl's own schedule — 180 polls ten
+// seconds apart, half an hour — on synctest's clock: every poll is made,
+// none early, and the deadline comes when the last one has failed.
+func TestWaitDeadlineOnFakeClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var polls []time.Duration
+		start := time.Now()
+		client := &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
+			polls = append(polls, time.Since(start))
+			body := `{"status":"healthy","instances":[{"component":"prefill","endpoint":"generate"}]}`
+			return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader(body)), Header: http.Header{}, Request: r}, nil
+		})}
+		_, err := Wait(t.Context(), WaitOptions{Client: client, BaseURL: "http://frontend:8000", Kind: Dynamo,
+			Expect: Expect{1, 1}, Interval: 10 * time.Second, MaxAttempts: 180})
+		if !errors.Is(err, ErrDeadline) {
+			t.Fatalf("Wait = %v, want ErrDeadline", err)
+		}
+		if len(polls) != 180 {
+			t.Fatalf("%d polls, want 180", len(polls))
+		}
+		for i, at := range polls {
+			if want := time.Duration(i) * 10 * time.Second; at != want {
+				t.Fatalf("poll %d at %s, want %s", i+1, at, want)
+			}
+		}
+		if elapsed := time.Since(start); elapsed < 179*10*time.Second || elapsed > 180*10*time.Second {
+			t.Errorf("deadline after %s, want between the last poll (29m50s) and 30m", elapsed)
+		}
+	})
 }

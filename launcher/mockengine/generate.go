@@ -150,7 +150,7 @@ func (req *genRequest) usage(plans []*choicePlan) usage {
 }
 
 func newID(prefix string) string {
-	return prefix + strconv.FormatUint(rand.Uint64(), 16)
+	return prefix + strconv.FormatUint(rand.Uint64(), 16) //nolint:gosec // a mock response id, not a secret
 }
 
 // chunkEncoder renders SSE chunks by appending bytes: at 2048 streams a

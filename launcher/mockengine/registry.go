@@ -41,8 +41,8 @@ type Registration struct {
 
 // Instance is one entry of the frontend's /health "instances" list, in
 // Dynamo's shape (docs/observability/health-checks.md, "Frontend Health
-// Check"). srt-slurm's check_dynamo_health (core/health.py; research notes
-// srt-slurm.md §4 "Health / readiness") counts only entries with
+// Check"). srt-slurm's check_dynamo_health (core/health.py) counts only
+// entries with
 // endpoint == "generate", by component: "prefill" → P; "decode",
 // "tensorrt_llm" or "backend" → D; ready iff P >= n_prefill and D >= n_decode.
 // Like a real Dynamo worker, each registered worker contributes three
@@ -344,7 +344,7 @@ func (s *Server) advertiseURL() string {
 // interval until ctx ends, then deregisters — unless the engine crashed.
 func (s *Server) registerLoop(ctx context.Context, crashed *atomic.Bool) {
 	reg := Registration{
-		InstanceID: rand.Int64N(1<<62) + 1,
+		InstanceID: rand.Int64N(1<<62) + 1, //nolint:gosec // a mock worker's id, not a secret
 		Component:  s.opts.Mode.component(),
 		Namespace:  s.opts.Namespace,
 		Model:      s.opts.Model,
@@ -386,7 +386,8 @@ func (s *Server) registerLoop(ctx context.Context, crashed *atomic.Bool) {
 	if crashed.Load() {
 		return
 	}
-	dctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	// ctx is done by now: deregistering is part of stopping, bounded on its own.
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
 	if err := post(dctx, client, base+deregisterPath, body); err != nil {
 		s.log.Printf("deregistering from frontend %s: %v", base, err)

@@ -292,9 +292,25 @@ func TestWorkerRetriesUntilFrontendUp(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(ctx, ln) }()
-	defer func() { cancel(); <-done }()
+	stopped := false
+	defer func() {
+		cancel()
+		if !stopped {
+			<-done
+		}
+	}()
+	// Bounded: a frontend that never gets ready fails the test instead of
+	// hanging it.
+	deadline := time.After(10 * time.Second)
 	for !s.Ready() {
-		time.Sleep(time.Millisecond)
+		select {
+		case err := <-done:
+			stopped = true
+			t.Fatalf("the frontend stopped before it was ready: %v", err)
+		case <-deadline:
+			t.Fatal("the frontend is not ready after 10 s")
+		case <-time.After(time.Millisecond):
+		}
 	}
 	waitCounts(t, "http://"+addr, 0, 1)
 }

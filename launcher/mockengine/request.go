@@ -293,7 +293,7 @@ func skipSpace(b []byte, i int) int {
 func countTokenIDs(raw json.RawMessage) (int, error) {
 	var ids []int64
 	if err := json.Unmarshal(raw, &ids); err != nil {
-		return 0, fmt.Errorf("want a list of token ids: %v", err)
+		return 0, fmt.Errorf("want a list of token ids: %w", err)
 	}
 	if len(ids) == 0 {
 		return 0, errors.New("token-id list must not be empty")

@@ -3,6 +3,7 @@ package mockengine
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -69,7 +70,7 @@ func TestParseCompletionRequest(t *testing.T) {
 				if err == nil {
 					t.Fatalf("want an error, got %+v", r)
 				}
-				if _, ok := err.(*requestError); !ok {
+				if re := (*requestError)(nil); !errors.As(err, &re) {
 					t.Fatalf("error %v is %T, want *requestError (a 400)", err, err)
 				}
 				return

@@ -114,7 +114,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if result != nil {
 		_ = hs.Close()
 	} else {
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// ctx is done: the shutdown gets its own bound.
+		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		if err := hs.Shutdown(shutdownCtx); err != nil {
 			_ = hs.Close()
 		}
@@ -131,7 +132,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 // ListenAndServe listens on addr (HOST:PORT) and calls Serve.
 func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
-	ln, err := net.Listen("tcp", addr)
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}

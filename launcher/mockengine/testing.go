@@ -34,7 +34,7 @@ func StartTest(t TB, opts Options) string {
 	if err != nil {
 		t.Fatalf("mockengine.New: %v", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("mockengine: listening: %v", err)
 	}

@@ -2,6 +2,7 @@ package power
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"os/exec"
@@ -62,7 +63,7 @@ func runConsumer(t *testing.T, utils, producer, logDir, result string, prefill, 
 		"--expected-producer-sha", "0123abc", "--require-power")
 	out, err := cmd.CombinedOutput()
 	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else if err != nil {
 		t.Fatal(err)

@@ -195,9 +195,7 @@ func parseLabels(s string, labels map[string]string) (string, error) {
 		}
 		labels[name] = v.String()
 		s = strings.TrimLeft(s, " \t")
-		if strings.HasPrefix(s, ",") {
-			s = s[1:]
-		}
+		s = strings.TrimPrefix(s, ",")
 	}
 }
 

@@ -185,7 +185,7 @@ func (s *Session) run(ctx context.Context) {
 	defer close(s.done)
 	next := time.Now()
 	for {
-		s.collectOnce()
+		s.collectOnce(ctx)
 		next = next.Add(s.set.Interval)
 		wait := time.Until(next)
 		if wait < 0 {
@@ -195,7 +195,7 @@ func (s *Session) run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			s.collectOnce()
+			s.collectOnce(ctx)
 			return
 		case <-t.C:
 		}
@@ -212,7 +212,7 @@ type pollResult struct {
 
 // collectOnce polls every endpoint concurrently under one cycle deadline and
 // appends what settled in time; an endpoint that did not counts as a timeout.
-func (s *Session) collectOnce() {
+func (s *Session) collectOnce(ctx context.Context) {
 	s.mu.Lock()
 	if s.frozen {
 		s.mu.Unlock()
@@ -224,7 +224,9 @@ func (s *Session) collectOnce() {
 	s.mu.Unlock()
 
 	budget := 2*s.set.RequestTimeout + time.Duration(collectCycleGraceSeconds*float64(time.Second))
-	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	// The last cycle runs after ctx is done (it brackets the final
+	// window): each cycle is bounded by its own budget instead.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
 	defer cancel()
 	results := make([]pollResult, len(s.set.Endpoints))
 	var wg sync.WaitGroup

@@ -173,6 +173,13 @@ func TestPreflightProfile(t *testing.T) {
 			}
 			_, p := newEnv(t, fake.URL, tt.edit)
 			r := Run(context.Background(), Options{Profile: p})
+			var names []string
+			for _, c := range r.Checks {
+				names = append(names, strings.Fields(c.Name)[0])
+			}
+			if got := strings.Join(names, ","); got != "slurmrestd,api-version,token,partition,nodes,account,runs-dir,squash-dir,model,image" {
+				t.Errorf("checks %s: every check must be reported once, in order", got)
+			}
 			if got := strings.Join(failedNames(r), ","); got != strings.Join(tt.failed, ",") {
 				var b bytes.Buffer
 				r.WriteText(&b)

@@ -100,7 +100,7 @@ func (r *run) slurmChecks(ctx context.Context) bool {
 
 	part, ok := r.partition(parts)
 	if !ok {
-		return skipRest(4, "no usable partition")
+		return skipRest(3, "no usable partition")
 	}
 	nodes, err := client.ListNodes(ctx)
 	if err != nil {

@@ -96,7 +96,7 @@ func TestUnknownKeyIsNamed(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.want, func(t *testing.T) {
 			// Appending [slurm] twice is a TOML error; merge into the table instead.
-			text := minimal
+			var text string
 			if strings.HasPrefix(tc.extra, "[slurm]\n") || strings.HasPrefix(tc.extra, "[paths]\n") {
 				head, body, _ := strings.Cut(tc.extra, "\n")
 				text = strings.Replace(minimal, head+"\n", head+"\n"+body, 1)

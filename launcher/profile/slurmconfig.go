@@ -18,7 +18,7 @@ func (p *Profile) SlurmConfig() (slurm.Config, error) {
 	s := p.Slurm
 	tokenEnv := s.TokenEnv
 	if tokenEnv == "" {
-		tokenEnv = "SLURM_JWT"
+		tokenEnv = "SLURM_JWT" //nolint:gosec // the name of the variable holding the token, not a token
 	}
 	cfg := slurm.Config{
 		URL:          s.RestURL,

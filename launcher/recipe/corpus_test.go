@@ -105,7 +105,7 @@ func TestCorpusLoads(t *testing.T) {
 				}
 				variants++
 			}
-			if err == ve {
+			if errors.Is(err, ve) {
 				err = nil
 			}
 		}

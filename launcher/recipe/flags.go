@@ -3,7 +3,7 @@ package recipe
 import "sort"
 
 // Flags renders an engine config to CLI flags exactly by srtctl's rule
-// (srt-slurm.md §2.4, _config_to_cli_args): keys sorted, '_' → '-',
+// (_config_to_cli_args): keys sorted, '_' → '-',
 // true → "--flag", false and null → omitted, a list → "--flag" then each
 // item, anything else → "--flag" "value". A mapping is passed as JSON (srtctl
 // passes Python's dict repr, which no engine parses — a deliberate fix).

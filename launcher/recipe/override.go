@@ -5,7 +5,6 @@ import (
 	"path"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -92,18 +91,18 @@ func expandOverrideFile(file string, doc *yaml.Node, selector string) (*variantI
 	}
 
 	// Every config srtctl would submit without a selector, in its order.
-	var all []string
+	var all []variantRef
 	for _, o := range overrides {
-		all = append(all, o.key)
+		all = append(all, variantRef{sel: o.key, sec: o})
 	}
 	for _, z := range zips {
 		for i := 0; i < zipLen[z.key]; i++ {
-			all = append(all, fmt.Sprintf("%s[%d]", z.key, i))
+			all = append(all, variantRef{sel: fmt.Sprintf("%s[%d]", z.key, i), sec: z, zip: true, index: i})
 		}
 	}
-	chosen, err := selectVariants(selector, all, overrides, zips, zipLen)
+	chosen, err := selectVariants(selector, all)
 	if err != nil {
-		return nil, &VariantError{Err: Error{File: file, Line: doc.Line, Msg: err.Error() + "; available: " + available(all)}, Variants: all}
+		return nil, &VariantError{Err: Error{File: file, Line: doc.Line, Msg: err.Error() + "; available: " + available(all)}, Variants: selectors(all)}
 	}
 	if len(chosen) != 1 {
 		what := fmt.Sprintf("is an override file that expands to %d configs", len(chosen))
@@ -111,122 +110,108 @@ func expandOverrideFile(file string, doc *yaml.Node, selector string) (*variantI
 			what = fmt.Sprintf("selector %q matches %d configs", selector, len(chosen))
 		}
 		return nil, &VariantError{Err: Error{File: file, Line: doc.Line,
-			Msg: what + "; a plan is one job: choose one with --variant (or CONFIG_FILE=...yaml:SELECTOR): " + available(chosen)}, Variants: chosen}
+			Msg: what + "; a plan is one job: choose one with --variant (or CONFIG_FILE=...yaml:SELECTOR): " + available(chosen)}, Variants: selectors(chosen)}
 	}
-	v := &variantInfo{selector: chosen[0], origins: map[string]string{}, warnings: warnings}
+	ref := chosen[0]
+	v := &variantInfo{selector: ref.sel, origins: map[string]string{}, warnings: warnings}
 	baseName := "unnamed"
 	if n := mapGet(baseNode, "name"); n != nil && deAlias(n).Kind == yaml.ScalarNode {
 		baseName = deAlias(n).Value
 	}
-	switch m := zipSelector.FindStringSubmatch(chosen[0]); {
-	case chosen[0] == "base":
+	switch {
+	case ref.sec.node == nil: // base
 		v.doc = baseNode
-	case m != nil:
-		idx, _ := strconv.Atoi(m[2])
-		var z section
-		for _, s := range zips {
-			if s.key == m[1] {
-				z = s
-			}
-		}
-		sliced := sliceZip(z.node, idx)
+	case ref.zip:
+		sliced := sliceZip(ref.sec.node, ref.index)
 		// srtctl's submit path merges the deep-merged plain dict back into
 		// the comment-keeping base (comment_aware_merge), so a null in a zip
 		// section does not delete the base's key: the base value stays.
-		v.doc = mergeNodes(baseNode, sliced, chosen[0], "", v.origins, false, &v.warnings, file)
-		if n := mapGet(z.node, "name"); n == nil || deAlias(n).Kind != yaml.SequenceNode {
-			group := strings.TrimPrefix(m[1], "zip_override_")
-			v.doc = setName(v.doc, fmt.Sprintf("%s_%s_%d", baseName, group, idx))
-			v.origins["name"] = chosen[0] + " (generated)"
+		v.doc = mergeNodes(baseNode, sliced, ref.sel, "", v.origins, false, &v.warnings, file)
+		if n := mapGet(ref.sec.node, "name"); n == nil || deAlias(n).Kind != yaml.SequenceNode {
+			group := strings.TrimPrefix(ref.sec.key, "zip_override_")
+			v.doc = setName(v.doc, fmt.Sprintf("%s_%s_%d", baseName, group, ref.index))
+			v.origins["name"] = ref.sel + " (generated)"
 		}
 	default:
-		var o section
-		for _, s := range overrides {
-			if s.key == chosen[0] {
-				o = s
-			}
-		}
-		v.doc = mergeNodes(baseNode, o.node, chosen[0], "", v.origins, true, &v.warnings, file)
-		if mapGet(o.node, "name") == nil {
-			v.doc = setName(v.doc, baseName+"_"+strings.TrimPrefix(o.key, "override_"))
-			v.origins["name"] = chosen[0] + " (generated)"
+		v.doc = mergeNodes(baseNode, ref.sec.node, ref.sel, "", v.origins, true, &v.warnings, file)
+		if mapGet(ref.sec.node, "name") == nil {
+			v.doc = setName(v.doc, baseName+"_"+strings.TrimPrefix(ref.sec.key, "override_"))
+			v.origins["name"] = ref.sel + " (generated)"
 		}
 	}
 	return v, nil
 }
 
+// variantRef is one config of an override file: base (no section), an
+// override_ section, or index of a zip_override_ section.
+type variantRef struct {
+	sel   string // the srtctl selector naming it
+	sec   section
+	zip   bool
+	index int
+}
+
+func selectors(refs []variantRef) []string {
+	out := make([]string, len(refs))
+	for i, r := range refs {
+		out[i] = r.sel
+	}
+	return out
+}
+
 // selectVariants resolves srtctl's selector syntax (cli/submit.py
-// parse_config_arg and core/config.py generate_override_configs).
-func selectVariants(selector string, all []string, overrides, zips []section, zipLen map[string]int) ([]string, error) {
-	has := func(secs []section, key string) bool {
-		for _, s := range secs {
-			if s.key == key {
-				return true
+// parse_config_arg and core/config.py generate_override_configs) against
+// the file's configs.
+func selectVariants(selector string, all []variantRef) ([]variantRef, error) {
+	section := func(key string) []variantRef {
+		var out []variantRef
+		for _, r := range all {
+			if r.sec.key == key {
+				out = append(out, r)
 			}
 		}
-		return false
-	}
-	group := func(key string) []string {
-		var out []string
-		for i := 0; i < zipLen[key]; i++ {
-			out = append(out, fmt.Sprintf("%s[%d]", key, i))
-		}
 		return out
+	}
+	for _, r := range all {
+		if r.sel == selector {
+			return []variantRef{r}, nil
+		}
 	}
 	switch m := zipSelector.FindStringSubmatch(selector); {
 	case selector == "":
 		return all, nil
 	case selector == "base":
-		return []string{"base"}, nil
+		return []variantRef{{sel: "base"}}, nil
 	case m != nil:
-		idx, _ := strconv.Atoi(m[2])
-		if !has(zips, m[1]) {
-			return nil, fmt.Errorf("variant %q: no section %s", selector, m[1])
+		if n := len(section(m[1])); n > 0 {
+			return nil, fmt.Errorf("variant %q: index out of range (%s has %d configs, 0-%d)", selector, m[1], n, n-1)
 		}
-		if idx >= zipLen[m[1]] {
-			return nil, fmt.Errorf("variant %q: index out of range (%s has %d configs, 0-%d)", selector, m[1], zipLen[m[1]], zipLen[m[1]]-1)
-		}
-		return []string{selector}, nil
+		return nil, fmt.Errorf("variant %q: no section %s", selector, m[1])
 	case strings.ContainsAny(selector, "*?"):
-		var out []string
-		keys := make([]string, 0, len(overrides)+len(zips))
-		for _, s := range append(append([]section{}, overrides...), zips...) {
-			keys = append(keys, s.key)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			if ok, _ := path.Match(selector, k); !ok {
-				continue
-			}
-			if strings.HasPrefix(k, "zip_override_") {
-				out = append(out, group(k)...)
-			} else {
-				out = append(out, k)
+		var out []variantRef
+		for _, r := range all {
+			if ok, _ := path.Match(selector, r.sec.key); ok {
+				out = append(out, r)
 			}
 		}
 		if len(out) == 0 {
 			return nil, fmt.Errorf("variant %q matches no section", selector)
 		}
 		return out, nil
-	case strings.HasPrefix(selector, "zip_override_"):
-		if !has(zips, selector) {
-			return nil, fmt.Errorf("variant %q: no such section", selector)
+	case strings.HasPrefix(selector, "zip_override_") || strings.HasPrefix(selector, "override_"):
+		if out := section(selector); len(out) > 0 {
+			return out, nil
 		}
-		return group(selector), nil
-	case strings.HasPrefix(selector, "override_"):
-		if !has(overrides, selector) {
-			return nil, fmt.Errorf("variant %q: no such section", selector)
-		}
-		return []string{selector}, nil
+		return nil, fmt.Errorf("variant %q: no such section", selector)
 	}
 	return nil, fmt.Errorf("variant %q is not base, override_NAME, zip_override_NAME, zip_override_NAME[I] or a glob", selector)
 }
 
-func available(names []string) string {
-	if len(names) == 0 {
+func available(refs []variantRef) string {
+	if len(refs) == 0 {
 		return "(none)"
 	}
-	return strings.Join(names, ", ")
+	return strings.Join(selectors(refs), ", ")
 }
 
 // zipLength is srtctl's _determine_zip_length: every list-valued leaf

@@ -37,7 +37,7 @@ type Recipe struct {
 	Profiling        *Profiling        `yaml:"profiling"`
 	Telemetry        *Telemetry        `yaml:"telemetry"`
 	// EnableConfigDump and Output are parsed and never read by srtctl either
-	// (srt-slurm.md §2.2: "dead"); accepted so corpus recipes load.
+	// (dead fields of its schema); accepted so corpus recipes load.
 	EnableConfigDump *bool `yaml:"enable_config_dump"`
 	Output           *Raw  `yaml:"output"`
 
@@ -64,7 +64,7 @@ type Model struct {
 	StageDir  string `yaml:"stage_dir"`
 }
 
-// Resources is the `resources` block (srt-slurm.md §2.3).
+// Resources is the `resources` block of srtctl's recipe schema.
 type Resources struct {
 	GPUType        string `yaml:"gpu_type"`
 	GPUsPerNode    *int   `yaml:"gpus_per_node"`
@@ -91,7 +91,7 @@ type SlurmOpts struct {
 	TimeLimit string `yaml:"time_limit"`
 }
 
-// Backend is the `backend` block (srt-slurm.md §2.4).
+// Backend is the `backend` block of srtctl's recipe schema.
 type Backend struct {
 	Type           string         `yaml:"type"`
 	PrefillEnv     EnvMap         `yaml:"prefill_environment"`
@@ -135,7 +135,7 @@ type EngineConfigs struct {
 // flags by srtctl's rule (see Flags).
 type EngineConfig map[string]Value
 
-// Frontend is the `frontend` block (srt-slurm.md §2.5).
+// Frontend is the `frontend` block of srtctl's recipe schema.
 type Frontend struct {
 	Type                    string           `yaml:"type"`
 	EnableMultipleFrontends *bool            `yaml:"enable_multiple_frontends"`
@@ -149,7 +149,7 @@ type Frontend struct {
 	DedicatedNode           bool             `yaml:"dedicated_node"`
 }
 
-// Dynamo is the `dynamo` block (srt-slurm.md §2.6).
+// Dynamo is the `dynamo` block of srtctl's recipe schema.
 type Dynamo struct {
 	Install      *bool  `yaml:"install"`
 	Version      string `yaml:"version"`
@@ -161,7 +161,7 @@ type Dynamo struct {
 	CargoPatches *Raw   `yaml:"cargo_patches"`
 }
 
-// Benchmark is the `benchmark` block (srt-slurm.md §2.7).
+// Benchmark is the `benchmark` block of srtctl's recipe schema.
 type Benchmark struct {
 	Type             string        `yaml:"type"`
 	ISL              *int          `yaml:"isl"`
@@ -303,7 +303,7 @@ func yamlErrLine(err error) int {
 	}
 	var line int
 	if i := strings.Index(msg, "line "); i >= 0 {
-		fmt.Sscanf(msg[i:], "line %d", &line)
+		_, _ = fmt.Sscanf(msg[i:], "line %d", &line) // no number: line stays 0
 	}
 	return line
 }

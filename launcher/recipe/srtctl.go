@@ -41,7 +41,7 @@ var srtctlUnknownFields = []struct {
 // warning that srtctl would refuse it. A feature that starts running one of
 // the others adds it here (and the corpus test then expects its recipes to
 // render).
-var beyondSrtctl = map[string]string{
+var beyondSrtctl = map[string]string{ //nolint:gosec // recipe field names and notes, not credentials
 	"benchmark.tokenizer_mode": "slurmbench passes it to the sa-bench client's --tokenizer-mode",
 	"telemetry.provider":       "slurmbench collects DCGM power into the dcgm-power package (docs/power.md); dcgm-power is the only provider",
 }

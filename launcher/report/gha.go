@@ -18,12 +18,12 @@ func Enabled(getenv func(string) string) bool {
 
 // Group starts a collapsible group of log lines in the Actions log.
 func Group(w io.Writer, title string) {
-	io.WriteString(w, "::group::"+escapeData(title)+"\n")
+	_, _ = io.WriteString(w, "::group::"+escapeData(title)+"\n") // best effort, like the log it goes to
 }
 
 // EndGroup ends the group Group started.
 func EndGroup(w io.Writer) {
-	io.WriteString(w, "::endgroup::\n")
+	_, _ = io.WriteString(w, "::endgroup::\n")
 }
 
 // Error writes an error annotation; title may be empty.
@@ -42,7 +42,7 @@ func command(w io.Writer, name, title, msg string) {
 	if title != "" {
 		line += " title=" + escapeProperty(title)
 	}
-	io.WriteString(w, line+"::"+escapeData(msg)+"\n")
+	_, _ = io.WriteString(w, line+"::"+escapeData(msg)+"\n")
 }
 
 // escapeData is @actions/core's escapeData: a message cannot end the

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/slurmbench/slurmbench/launcher/diagnose"
 )
 
 // columns are the point table's headings, shared by Markdown and Text.
@@ -243,7 +245,7 @@ func (s Summary) failed() bool {
 
 // failureLine is class, place and exit code of a failure in one line.
 func (s Summary) failureLine() string {
-	parts := []string{"class " + textLine(firstNonEmpty(s.Class, "unknown"))}
+	parts := []string{"class " + textLine(firstNonEmpty(s.Class, string(diagnose.Unknown)))}
 	if s.Phase != "" {
 		parts = append(parts, "phase "+textLine(s.Phase))
 	}

@@ -2,7 +2,7 @@
 // the run (outcome, per-point figures, gsm8k) rendered as a GitHub step
 // summary section or a terminal table, and the GitHub Actions workflow
 // commands and file appends (GITHUB_OUTPUT, GITHUB_STEP_SUMMARY) that carry
-// it in CI (inferencex.md §1.5, §4.5, §5).
+// it in CI.
 //
 // A Summary holds numbers, names and the classified failure only. It never
 // holds environment values, so secrets passed to the job cannot leak through

@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
+	"github.com/slurmbench/slurmbench/internal/readlimit"
 	"github.com/slurmbench/slurmbench/launcher/diagnose"
 )
 
@@ -134,22 +134,10 @@ type Journal struct {
 	Recovered bool `json:"recovered,omitempty"`
 }
 
-// maxFile bounds what is read of any run-directory file: each is a few KB,
-// and a file that is not one of ours must not be read until memory runs out.
-const maxFile = 16 << 20
-
 func readJSON(path, what string, v any) error {
-	f, err := os.Open(path)
+	b, err := readlimit.ReadFile(path, readlimit.Default)
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", what, err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxFile+1))
-	if err != nil {
-		return fmt.Errorf("reading %s %s: %w", what, path, err)
-	}
-	if len(b) > maxFile {
-		return fmt.Errorf("reading %s %s: larger than %d MiB", what, path, maxFile>>20)
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("decoding %s %s: %w", what, path, err)

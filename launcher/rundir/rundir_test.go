@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slurmbench/slurmbench/internal/readlimit"
 	"github.com/slurmbench/slurmbench/launcher/diagnose"
 )
 
@@ -123,7 +124,7 @@ func TestReadRefusesHugeAndBadFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Truncate(maxFile + 1); err != nil {
+	if err := f.Truncate(readlimit.Default + 1); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()

@@ -23,7 +23,7 @@ const PowerProducerFile = "power-producer-sha.txt"
 // (where srtctl's log directory has them); power/ itself is under the logs,
 // which StageLogs copies whole, and the producer stamp goes to
 // the stage directory.
-func stagePower(plan *launcher.Plan, stageDir string) error {
+func stagePower(plan *launcher.Plan, stageDir string, replace bool) error {
 	t := plan.Telemetry
 	if t == nil || stageDir == "" {
 		return nil
@@ -33,7 +33,7 @@ func stagePower(plan *launcher.Plan, stageDir string) error {
 	if _, err := os.Stat(plan.Benchmark.ResultDir); err == nil {
 		rel, err := filepath.Rel(t.ResultRoot, plan.Benchmark.ResultDir)
 		if err == nil {
-			err = results.CopyTree(plan.Benchmark.ResultDir, filepath.Join(logs, rel), true)
+			err = results.CopyTree(plan.Benchmark.ResultDir, filepath.Join(logs, rel), replace)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("copying the raw results beside LOGS/power: %w", err))

@@ -46,8 +46,12 @@ type Options struct {
 	// Hard is closed when the user insists (a second ^C): stop waiting for
 	// the cancelled job and return as soon as the cancel request is sent.
 	Hard <-chan struct{}
-	// OnSubmitted is told the job id as soon as it exists.
+	// OnSubmitted is told the job id as soon as it is known (submitted,
+	// found by its key, or adopted from the run directory's journal).
 	OnSubmitted func(slurm.JobID)
+	// Stage says where results go once the job ended; Stage.Provenance's
+	// job id, nodes and Slurm versions are filled in here.
+	Stage CollectOptions
 	// OnPhase is told each phase change of the driver.
 	OnPhase func(phase rundir.Phase, st rundir.Status)
 }
@@ -58,6 +62,10 @@ type Result struct {
 	Job     slurm.Job
 	Outcome rundir.Outcome // the driver's, or one written by the runner
 	RunDir  string
+	// Adopted: the job was submitted by an earlier runner of this run id.
+	Adopted bool
+	// Collected is what collection found and staged (nil if no job ran).
+	Collected *Collected
 }
 
 func (o *Options) defaults() {
@@ -78,13 +86,36 @@ func (o *Options) defaults() {
 	}
 }
 
-// Run runs the plan to its end. It returns a *Error for every failure after
-// planning; the job is never left running when Run returns.
+// Run runs the plan to its end: it claims the run directory, imports the
+// image, submits (or adopts the job an earlier runner of the same run id
+// submitted, from the directory's journal), follows the job, then collects
+// and stages. It returns a *Error for every failure after planning; the job
+// is never left running when Run returns.
 func Run(ctx context.Context, o Options) (*Result, error) {
 	o.defaults()
 	plan := o.Plan
 	r := &runState{o: o, plan: plan, res: &Result{RunDir: plan.RunDir}}
-
+	cl, err := claimRunDir(ctx, plan, false)
+	if err != nil {
+		return r.res, exitcode.With(exitcode.Config, err)
+	}
+	defer cl.release()
+	if !cl.fresh {
+		id, found, err := r.adopt(ctx, cl.journal)
+		if err != nil {
+			return r.res, exitcode.With(exitcode.Submit, err)
+		}
+		if found {
+			r.res.JobID, r.res.Adopted = id, true
+			r.key = cl.journal.SubmitKey
+			r.progress("adopted job %d of run %s (submitted by an earlier runner), run dir %s", id, plan.RunID, plan.RunDir)
+			r.submitted()
+			return r.res, r.finish(ctx, r.follow(ctx))
+		}
+	}
+	if err := submit.Prepare(plan, o.Binary); err != nil {
+		return r.res, exitcode.Errorf(exitcode.Submit, "preparing run directory: %w", err)
+	}
 	r.progress("image %s → %s", orLocal(plan.Image.Ref), plan.Image.Squash)
 	if o.Import != nil {
 		if err := o.Import(ctx, plan); err != nil {
@@ -97,9 +128,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if _, err := os.Stat(plan.Image.Squash); plan.Runtime != profile.RuntimeNone && err != nil {
 		return r.res, exitcode.Errorf(exitcode.Image, "image squash file: %v", err)
 	}
-	if err := submit.Prepare(plan, o.Binary); err != nil {
-		return r.res, exitcode.Errorf(exitcode.Submit, "preparing run directory: %w", err)
-	}
 	spec, err := submit.JobSpec(plan, o.JobEnv)
 	if err != nil {
 		return r.res, exitcode.With(exitcode.Config, err)
@@ -107,25 +135,67 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if ctx.Err() != nil {
 		return r.res, exitcode.With(o.Interrupted(), errors.New("interrupted before submitting"))
 	}
-	// The submit itself is not cancelled by a signal: a half-sent submit is
-	// the one case where a job could be made and not known.
-	sub, err := o.Client.Submit(context.WithoutCancel(ctx), spec)
-	if err != nil {
+	if err := r.submit(ctx, spec); err != nil {
+		if ctx.Err() != nil {
+			return r.res, exitcode.With(o.Interrupted(), fmt.Errorf("interrupted while submitting: %w", err))
+		}
 		return r.res, exitcode.With(exitcode.Submit, err)
 	}
-	r.res.JobID = sub.JobID
-	r.progress("submitted job %d (%s), run dir %s", sub.JobID, plan.Slurm.JobName, plan.RunDir)
-	if o.OnSubmitted != nil {
-		o.OnSubmitted(sub.JobID)
-	}
-	return r.res, r.follow(ctx)
+	return r.res, r.finish(ctx, r.follow(ctx))
 }
+
+// submit sends the job, journaling its key and each attempt's time before
+// the request leaves and the job id once known: a runner killed at any
+// point leaves what a later one needs to find the job instead of making a
+// second. A signal stops further attempts; Submit itself cancels a job an
+// interrupted attempt may have made.
+func (r *runState) submit(ctx context.Context, spec slurm.JobSpec) error {
+	plan := r.plan
+	j := rundir.Journal{RunID: plan.RunID, JobName: spec.Name, SubmitKey: slurm.NewSubmitKey()}
+	spec.SubmitKey = j.SubmitKey
+	spec.BeforeSend = func(_ int, start time.Time) error {
+		j.Sending = start.UTC()
+		return rundir.WriteJournal(plan.Layout.Journal, j)
+	}
+	r.key = j.SubmitKey
+	sub, err := r.o.Client.Submit(slurm.WithHardStop(ctx, r.o.Hard), spec)
+	if errors.Is(err, slurm.ErrSubmitOutcomeUnknown) {
+		return fmt.Errorf("%w; the key is in %s: `slurmbench run` or `attach --run-id %s` finds the job by it once slurmrestd answers", err, plan.Layout.Journal, plan.RunID)
+	}
+	if err != nil {
+		return err
+	}
+	r.res.JobID = sub.JobID
+	r.ambiguous = sub.Recovered || sub.Attempts > 1
+	j.JobID, j.Submitted, j.Recovered = sub.JobID.String(), time.Now().UTC(), sub.Recovered
+	if err := rundir.WriteJournal(plan.Layout.Journal, j); err != nil {
+		r.progress("warning: %v", err)
+	}
+	r.progress("submitted job %d (%s), run dir %s", sub.JobID, plan.Slurm.JobName, plan.RunDir)
+	r.submitted()
+	return nil
+}
+
+// submitted tells the caller the job id.
+func (r *runState) submitted() {
+	if r.o.OnSubmitted != nil {
+		r.o.OnSubmitted(r.res.JobID)
+	}
+}
+
+// DuplicateSweep is how often a job that may have a duplicate (see
+// runState.ambiguous) has its submit key swept for others while it runs.
+const DuplicateSweep = 5 * time.Minute
 
 type runState struct {
 	o    Options
 	plan *launcher.Plan
 	res  *Result
 	mu   sync.Mutex
+	// key is the submit key the job was made under; ambiguous is set when
+	// an earlier attempt under it may have made another job.
+	key       string
+	ambiguous bool
 }
 
 func (r *runState) progress(format string, args ...any) {
@@ -152,6 +222,7 @@ func (r *runState) follow(ctx context.Context) error {
 		err error
 	}
 	done := make(chan waited, 1)
+	var lastPollError time.Time
 	go func() {
 		job, err := o.Client.Wait(waitCtx, r.res.JobID, slurm.WaitOptions{
 			PollMax: 10 * time.Second,
@@ -162,6 +233,14 @@ func (r *runState) follow(ctx context.Context) error {
 				}
 				r.progress("job %d %s %s", j.ID, j.State, note)
 			},
+			// A failing slurmrestd is retried for ErrorTime; say so, at
+			// most once a minute, rather than go quiet.
+			OnError: func(err error) {
+				if now := time.Now(); now.Sub(lastPollError) >= time.Minute {
+					lastPollError = now
+					r.progress("polling job %d failed, retrying for up to %s: %v", r.res.JobID, slurm.DefaultPollErrorTime, err)
+				}
+			},
 		})
 		done <- waited{job, err}
 	}()
@@ -170,6 +249,15 @@ func (r *runState) follow(ctx context.Context) error {
 	lastHealth, lastBench := "", ""
 	tick := time.NewTicker(o.Poll)
 	defer tick.Stop()
+	// After an ambiguous submit (or an adoption) a job of an earlier
+	// attempt may still appear, later than any bound; sweep for it while
+	// the job runs, so a duplicate never holds nodes for long.
+	var sweep <-chan time.Time
+	if r.key != "" && (r.ambiguous || r.res.Adopted) {
+		t := time.NewTicker(DuplicateSweep)
+		defer t.Stop()
+		sweep = t.C
+	}
 	watch := func() {
 		tail.pump()
 		st, err := rundir.ReadStatus(plan.Layout.Status)
@@ -212,6 +300,8 @@ func (r *runState) follow(ctx context.Context) error {
 			return r.judge()
 		case <-tick.C:
 			watch()
+		case <-sweep:
+			o.Client.DropDuplicates(ctx, plan.Slurm.JobName, r.key, r.res.JobID)
 		case <-ctx.Done():
 			stopWait()
 			layer := o.Interrupted()
@@ -226,8 +316,10 @@ func (r *runState) follow(ctx context.Context) error {
 
 // cancel cancels the job and waits, bounded, until it has left the running
 // states (unless the user insists).
-func (r *runState) cancel(_ context.Context, why string) {
-	bg := context.Background()
+func (r *runState) cancel(ctx context.Context, why string) {
+	// ctx is done (that is why we cancel): the cancel and the wait for the
+	// job to end are bounded by CancelWait and a second SIGINT instead.
+	bg := context.WithoutCancel(ctx)
 	if err := r.o.Client.CancelJob(bg, r.res.JobID); err != nil {
 		r.progress("cancelling job %d (%s): %v", r.res.JobID, why, err)
 	}
@@ -344,7 +436,7 @@ func (t *logTail) pump() {
 		t.part = b
 		return
 	}
-	t.w.Write(b[:i+1])
+	_, _ = t.w.Write(b[:i+1]) // the driver log echoed to the user, best effort
 	t.part = append([]byte(nil), b[i+1:]...)
 }
 
@@ -359,13 +451,34 @@ func RunDirOf(job slurm.Job) (string, error) {
 	return job.WorkDir, nil
 }
 
-// Attach follows a job submitted earlier (the runner restarted): the same
-// following, cancelling and judging as Run, from its run directory.
+// Attach is run for a job submitted earlier (the runner restarted, was
+// killed, or a workflow re-ran): from o.Plan's run directory it follows
+// the job, cancels it on a signal, judges, collects and stages exactly as
+// Run does. id names the job; 0 takes it from the run directory's submit
+// journal (attach --run-id).
 func Attach(ctx context.Context, o Options, id slurm.JobID) (*Result, error) {
 	o.defaults()
-	r := &runState{o: o, plan: o.Plan, res: &Result{RunDir: o.Plan.RunDir, JobID: id}}
-	r.progress("attached to job %d, run dir %s", id, o.Plan.RunDir)
-	return r.res, r.follow(ctx)
+	plan := o.Plan
+	r := &runState{o: o, plan: plan, res: &Result{RunDir: plan.RunDir, JobID: id, Adopted: true}}
+	cl, err := claimRunDir(ctx, plan, true)
+	if err != nil {
+		return r.res, exitcode.With(exitcode.Config, err)
+	}
+	defer cl.release()
+	r.key = cl.journal.SubmitKey
+	if id == 0 {
+		jid, found, err := r.adopt(ctx, cl.journal)
+		switch {
+		case err != nil:
+			return r.res, exitcode.With(exitcode.Submit, err)
+		case !found:
+			return r.res, exitcode.Errorf(exitcode.Config, "run %s has no job: nothing was submitted from %s (run it with slurmbench run --run-id %s)", plan.RunID, plan.RunDir, plan.RunID)
+		}
+		r.res.JobID = jid
+	}
+	r.progress("attached to job %d, run dir %s", r.res.JobID, plan.RunDir)
+	r.submitted()
+	return r.res, r.finish(ctx, r.follow(ctx))
 }
 
 // ReadPlan reads a run directory's plan.

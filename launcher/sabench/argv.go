@@ -90,7 +90,7 @@ func (p Params) Check() error {
 }
 
 // ContainerArgv is the sa-bench step's command, flag for flag as
-// run_benchmark_serving builds it (inferencex.md §4.1):
+// InferenceX's run_benchmark_serving builds it:
 //
 //	python3 <script> --model M --backend B --base-url URL --dataset-name random
 //	  --random-input-len ISL --random-output-len OSL --random-range-ratio R

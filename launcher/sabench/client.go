@@ -454,7 +454,7 @@ func (r *runner) doNetHTTP(ctx context.Context, body []byte, sr *streamRecorder)
 			}
 			return
 		}
-		if rerr == io.EOF {
+		if errors.Is(rerr, io.EOF) {
 			return
 		}
 		if rerr != nil {

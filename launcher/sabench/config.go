@@ -13,7 +13,7 @@ import (
 	"github.com/slurmbench/slurmbench/results"
 )
 
-// Defaults follow InferenceX's run_benchmark_serving (inferencex.md §4.1).
+// Defaults follow InferenceX's run_benchmark_serving.
 const (
 	DefaultEndpoint = "/v1/completions"
 	// ChatEndpoint is the endpoint of Config.Chat.

@@ -1,5 +1,5 @@
 // Package sabench is the SA-Bench step: the serving benchmark InferenceX
-// runs at every concurrency of a point (inferencex.md §4).
+// runs at every concurrency of a point.
 //
 // Two clients produce the same result file:
 //

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // This file is the client's own HTTP/1.1 streaming transport for plain-HTTP
@@ -189,11 +190,11 @@ func (cn *h1Conn) roundTrip(ctx context.Context, req []byte, sr *streamRecorder)
 					return true
 				}
 			}
-			n, err := syscall.Read(int(fd), cn.buf[cn.w:])
-			if err == syscall.EINTR {
+			n, err := rawRead(fd, cn.buf[cn.w:])
+			if errors.Is(err, syscall.EINTR) {
 				continue
 			}
-			if err == syscall.EAGAIN {
+			if errors.Is(err, syscall.EAGAIN) {
 				return false
 			}
 			if err != nil {
@@ -262,7 +263,7 @@ func (cn *h1Conn) compact() bool {
 // runner.fail tells a timeout and a cancellation from a broken connection.
 func ctxErr(ctx context.Context, err error) error {
 	if err != nil && ctx.Err() != nil && (errors.Is(err, syscall.ETIMEDOUT) || isTimeout(err)) {
-		return fmt.Errorf("%w (%v)", ctx.Err(), err)
+		return fmt.Errorf("%w (%w)", ctx.Err(), err)
 	}
 	return err
 }
@@ -482,4 +483,15 @@ func (p *h1Parser) finishBody() {
 	if len(p.line) > 0 && !p.stopped && !p.sr.done {
 		p.sr.line(bytes.TrimSpace(p.line), time.Now())
 	}
+}
+
+// rawRead reads the non-blocking socket without telling the scheduler:
+// the read never blocks, and syscall.Read's entersyscall wakes the
+// runtime's monitor thread (a futex) on every call — per token.
+func rawRead(fd uintptr, b []byte) (int, error) {
+	n, _, errno := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/slurmbench/slurmbench/results"
 )
 
-// TestAgainstMockEngine is issue 5's acceptance check for the native client:
+// TestAgainstMockEngine is the native client's acceptance check:
 // one point at concurrencies 8x32 against the mock engine (TTFT 50 ms, ITL
 // 10 ms) gives two result files with completed = 80 and 320, every drawn
 // output token counted, median TTFT within 5 ms of 50 ms and median TPOT

@@ -39,7 +39,7 @@ func (r *legacyRand) float64() float64 {
 // uniform on [low, high), by masked rejection sampling on 32-bit draws, as
 // RandomState does for ranges below 2^32. A single-value range draws nothing.
 func (r *legacyRand) randint(low, high int64, out []int64) {
-	rng := uint64(high - 1 - low)
+	rng := uint64(high - 1 - low) //nolint:gosec // high > low: a non-negative range, as numpy computes it
 	switch {
 	case rng == 0:
 		for i := range out {
@@ -54,7 +54,7 @@ func (r *legacyRand) randint(low, high int64, out []int64) {
 		for _, s := range []uint{1, 2, 4, 8, 16, 32} {
 			mask |= mask >> s
 		}
-		m32 := uint32(mask)
+		m32 := uint32(mask) //nolint:gosec // rng < 2^32 in this branch, so is its mask
 		for i := range out {
 			v := r.uint32() & m32
 			for uint64(v) > rng {

@@ -2,6 +2,7 @@ package sabench
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -65,7 +66,7 @@ func TestSSELines(t *testing.T) {
 		if p, ok := ssePayload(line); ok {
 			payloads = append(payloads, string(p))
 		}
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

@@ -222,7 +222,7 @@ func Bench(ctx context.Context, plan *launcher.Plan, opts BenchOptions) ([]Point
 
 // causeSuffix names the signal that cancelled ctx, when it was one.
 func causeSuffix(ctx context.Context) string {
-	if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, ctx.Err()) {
 		return " (" + cause.Error() + ")"
 	}
 	return ""

@@ -305,7 +305,7 @@ func newestLMEvalFiles(root string, since time.Time) ([]string, error) {
 	return append(found, samples...), nil
 }
 
-// evalContextLength mirrors compute_eval_context_length (inferencex.md §5):
+// evalContextLength mirrors InferenceX's compute_eval_context_length:
 // ISL+OSL+256 (else MAX_MODEL_LEN) capped at the model's
 // max_position_embeddings, else MAX_MODEL_LEN, else 16384.
 func evalContextLength(plan *launcher.Plan, opts EvalOptions) int {

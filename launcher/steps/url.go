@@ -50,13 +50,7 @@ type URLBench struct {
 // Plan checks u and returns the plan of its points, every field a
 // benchmark reads filled as the planner fills it for a run.
 func (u URLBench) Plan() (*launcher.Plan, error) {
-	var errs []error
-	if err := checkURL(u.URL); err != nil {
-		errs = append(errs, err)
-	}
-	if u.Model == "" {
-		errs = append(errs, errors.New("--model: required (the served model name)"))
-	}
+	errs := checkEndpoint(u.URL, u.Model)
 	if u.ISL < 1 || u.OSL < 1 {
 		errs = append(errs, fmt.Errorf("--isl %d, --osl %d: both must be at least 1", u.ISL, u.OSL))
 	}
@@ -142,13 +136,7 @@ type URLEval struct {
 
 // Plan checks e and returns the plan of its eval.
 func (e URLEval) Plan() (*launcher.Plan, error) {
-	var errs []error
-	if err := checkURL(e.URL); err != nil {
-		errs = append(errs, err)
-	}
-	if e.Model == "" {
-		errs = append(errs, errors.New("--model: required (the served model name)"))
-	}
+	errs := checkEndpoint(e.URL, e.Model)
 	if e.DataDir == "" {
 		errs = append(errs, errors.New("--data-dir: required (the directory holding gsm8k's test.jsonl and train.jsonl)"))
 	}
@@ -179,6 +167,18 @@ func urlPlan(model, out string) *launcher.Plan {
 		// Only the results of a run's layout: out plays its results/.
 		Layout: rundir.Layout{Results: out, Progress: filepath.Join(out, rundir.ProgressName)},
 	}
+}
+
+// checkEndpoint checks the flags that name the endpoint and its model.
+func checkEndpoint(url, model string) []error {
+	var errs []error
+	if err := checkURL(url); err != nil {
+		errs = append(errs, err)
+	}
+	if model == "" {
+		errs = append(errs, errors.New("--model: required (the served model name)"))
+	}
+	return errs
 }
 
 // checkURL is the one-line refusal of a frontend URL without a scheme or

@@ -70,7 +70,9 @@ func (r SlurmRunner) Run(ctx context.Context, cmd enroot.Command) error {
 		Partition: r.Partition, Account: r.Account, TimeLimit: tl, Environment: env,
 		WorkDir: r.WorkDir, StdOut: out, StdErr: out, Comment: "slurmbench image import",
 	}
-	sub, err := r.Client.Submit(context.WithoutCancel(ctx), spec)
+	// A signal stops the submit's resends; Submit itself looks for and
+	// cancels a job an interrupted attempt may have made.
+	sub, err := r.Client.Submit(ctx, spec)
 	if err != nil {
 		return fmt.Errorf("submitting the import job: %w", err)
 	}
@@ -79,12 +81,12 @@ func (r SlurmRunner) Run(ctx context.Context, cmd enroot.Command) error {
 	}
 	job, err := r.Client.Wait(ctx, sub.JobID, slurm.WaitOptions{})
 	if err != nil {
-		_ = r.Client.CancelJob(context.Background(), sub.JobID)
+		_ = r.Client.CancelJob(context.WithoutCancel(ctx), sub.JobID)
 		return fmt.Errorf("import job %d: %w", sub.JobID, err)
 	}
 	if b, rerr := os.ReadFile(out); rerr == nil {
 		if cmd.Stdout != nil {
-			cmd.Stdout.Write(b)
+			_, _ = cmd.Stdout.Write(b) // the import's output, best effort
 		}
 		_ = os.Remove(out)
 	}

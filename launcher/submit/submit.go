@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -31,12 +32,14 @@ func BatchScript(plan *launcher.Plan) (string, error) {
 	return "#!/bin/sh\n# slurmbench run " + plan.RunID + "\nexec '" + plan.Binary + "' driver --plan '" + plan.PlanFile + "'\n", nil
 }
 
-// Prepare creates the run directory and puts the binary, the plan and the
-// batch script (for the record) into it. It refuses an existing run
-// directory: run ids are unique, and a rerun must not mix with an old one.
+// Prepare fills the run directory (made by rundir.Create) with the binary,
+// the plan and the batch script (for the record). The run directory is the
+// caller's alone (it made it, or holds its lock with this plan in it), so
+// a file left by an earlier runner of the same run, which never submitted,
+// is replaced.
 func Prepare(plan *launcher.Plan, binary string) error {
-	if err := rundir.Create(plan.RunDir); err != nil {
-		return err
+	if _, err := os.Stat(plan.RunDir); err != nil {
+		return fmt.Errorf("run directory: %w", err)
 	}
 	for _, dir := range []string{filepath.Dir(plan.Binary), plan.Layout.Logs, plan.Layout.Results, plan.Layout.Steps} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -55,14 +58,14 @@ func Prepare(plan *launcher.Plan, binary string) error {
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(plan.PlanFile, b, atomicfile.Options{Perm: 0o644}); err != nil {
+	if err := atomicfile.WriteFile(plan.PlanFile, b, atomicfile.Options{Perm: 0o644, Overwrite: true}); err != nil {
 		return fmt.Errorf("writing plan: %w", err)
 	}
 	script, err := BatchScript(plan)
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(rundir.JobScriptPath(plan.RunDir), []byte(script), atomicfile.Options{Perm: 0o755}); err != nil {
+	if err := atomicfile.WriteFile(rundir.JobScriptPath(plan.RunDir), []byte(script), atomicfile.Options{Perm: 0o755, Overwrite: true}); err != nil {
 		return fmt.Errorf("writing batch script: %w", err)
 	}
 	if plan.Owner != "" {
@@ -83,18 +86,26 @@ func copyExecutable(src, dst string) error {
 		return err
 	}
 	defer in.Close()
-	return atomicfile.Write(dst, atomicfile.Options{Perm: 0o755}, func(w io.Writer) error {
+	return atomicfile.Write(dst, atomicfile.Options{Perm: 0o755, Overwrite: true}, func(w io.Writer) error {
 		_, err := io.Copy(w, in)
 		return err
 	})
 }
 
-func chownTree(root string, uid, gid int) error {
-	return filepath.WalkDir(root, func(p string, _ os.DirEntry, err error) error {
+// chownTree changes the owner of everything under dir. It walks through an
+// os.Root, so a directory swapped for a symbolic link during the walk
+// cannot lead it to chown a file outside dir.
+func chownTree(dir string, uid, gid int) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return fs.WalkDir(root.FS(), ".", func(p string, _ fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		return os.Lchown(p, uid, gid)
+		return root.Lchown(p, uid, gid)
 	})
 }
 

@@ -2,6 +2,8 @@ package submit
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -71,5 +73,26 @@ func TestJobSpecKeepsTheSiteCommentFirst(t *testing.T) {
 	}
 	if spec.Comment != `{"reaper":{"exempt":true}} slurmbench:r1` || spec.Nodes != "3" || spec.GPUsPerNode != 8 || spec.WorkDir != p.RunDir {
 		t.Errorf("spec %+v", spec)
+	}
+}
+
+// chownTree walks inside its root: files and directories get the owner,
+// a symbolic link pointing out of the tree is changed itself, not its target.
+func TestChownTreeStaysInside(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "logs", "deep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "logs", "deep", "a.log"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "logs", "out")); err != nil {
+		t.Fatal(err)
+	}
+	if err := chownTree(dir, os.Getuid(), os.Getgid()); err != nil {
+		t.Fatalf("chownTree: %v", err)
+	}
+	if err := chownTree(filepath.Join(dir, "missing"), os.Getuid(), os.Getgid()); err == nil {
+		t.Error("chownTree of a missing directory: no error")
 	}
 }

@@ -191,6 +191,13 @@ func (f *Fake) AddFaults(faults ...Fault) {
 	}
 }
 
+// ClearFaults removes every fault AddFaults installed.
+func (f *Fake) ClearFaults() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.faults = nil
+}
+
 // Transport serves requests in process (see InProcess); it works for a
 // listening fake too.
 func (f *Fake) Transport() http.RoundTripper { return fakeTransport{f} }

@@ -206,7 +206,7 @@ func (p *FaultProxy) serve(w http.ResponseWriter, r *http.Request) {
 		// The server must finish acting even though the client goes away.
 		ctx = context.WithoutCancel(ctx)
 	}
-	resp, body, err := p.forward(ctx, r, in)
+	resp, body, err := p.forward(ctx, r, in) //nolint:bodyclose // forward reads and closes the body
 	if err != nil {
 		http.Error(w, "fault proxy: "+err.Error(), http.StatusBadGateway)
 		return
@@ -240,7 +240,7 @@ func (p *FaultProxy) serve(w http.ResponseWriter, r *http.Request) {
 	p.requests[idx].Delivered, p.requests[idx].Body = true, body
 	p.mu.Unlock()
 	w.WriteHeader(resp.StatusCode)
-	if _, err := w.Write(body); err != nil {
+	if _, err := w.Write(body); err != nil { //nolint:gosec // a test proxy relays the fake server's own answer
 		p.mu.Lock()
 		p.requests[idx].Delivered = false
 		p.mu.Unlock()
@@ -248,12 +248,12 @@ func (p *FaultProxy) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *FaultProxy) forward(ctx context.Context, r *http.Request, in []byte) (*http.Response, []byte, error) {
-	out, err := http.NewRequestWithContext(ctx, r.Method, p.target+r.URL.RequestURI(), bytes.NewReader(in))
+	out, err := http.NewRequestWithContext(ctx, r.Method, p.target+r.URL.RequestURI(), bytes.NewReader(in)) //nolint:gosec // forwards to the target the test configured
 	if err != nil {
 		return nil, nil, err
 	}
 	out.Header = r.Header.Clone()
-	resp, err := p.client.Do(out)
+	resp, err := p.client.Do(out) //nolint:gosec // likewise
 	if err != nil {
 		return nil, nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/slurmbench/slurmbench/internal/shareddata"
+	"github.com/slurmbench/slurmbench/internal/tbrecord"
 )
 
 func TestEmbeddedSamplesMatchRecorded(t *testing.T) {
@@ -155,39 +156,28 @@ func TestProxyActions(t *testing.T) {
 	}
 }
 
-// recorder is a testing.TB that records Skip and Fatal instead of
-// stopping the goroutine.
-type recorder struct {
-	testing.TB
-	skipped, failed string
-}
-
-func (r *recorder) Helper()                           {}
-func (r *recorder) Skipf(format string, args ...any)  { r.skipped = fmt.Sprintf(format, args...) }
-func (r *recorder) Fatalf(format string, args ...any) { r.failed = fmt.Sprintf(format, args...) }
-
 func TestClusterSkipsOrFails(t *testing.T) {
 	for _, k := range []string{"SLURM_REST_URL", "SLURM_JWT", "SLURM_USER", "SLURM_PARTITION"} {
 		t.Setenv(k, "")
 	}
 	t.Setenv("SLURM_USER", "someone")
 	t.Setenv("SLURMBENCH_REQUIRE_CLUSTER", "")
-	r := &recorder{TB: t}
+	r := &tbrecord.TB{TB: t}
 	Cluster(r)
-	if !strings.Contains(r.skipped, "[SLURM_REST_URL SLURM_JWT SLURM_PARTITION] unset") || r.failed != "" {
-		t.Errorf("skipped %q failed %q", r.skipped, r.failed)
+	if !strings.Contains(r.SkipMsg, "[SLURM_REST_URL SLURM_JWT SLURM_PARTITION] unset") || r.FatalMsg != "" {
+		t.Errorf("skipped %q failed %q", r.SkipMsg, r.FatalMsg)
 	}
 	t.Setenv("SLURMBENCH_REQUIRE_CLUSTER", "1")
-	r = &recorder{TB: t}
+	r = &tbrecord.TB{TB: t}
 	Cluster(r)
-	if r.failed == "" || r.skipped != "" || !strings.Contains(r.failed, "SLURMBENCH_REQUIRE_CLUSTER=1") {
-		t.Errorf("skipped %q failed %q", r.skipped, r.failed)
+	if r.FatalMsg == "" || r.SkipMsg != "" || !strings.Contains(r.FatalMsg, "SLURMBENCH_REQUIRE_CLUSTER=1") {
+		t.Errorf("skipped %q failed %q", r.SkipMsg, r.FatalMsg)
 	}
 	for k, v := range map[string]string{"SLURM_REST_URL": "http://x", "SLURM_JWT": "j", "SLURM_PARTITION": "p"} {
 		t.Setenv(k, v)
 	}
-	r = &recorder{TB: t}
-	if env := Cluster(r); env.RestURL != "http://x" || env.User != "someone" || r.failed != "" || r.skipped != "" {
-		t.Errorf("env = %+v, %q %q", env, r.failed, r.skipped)
+	r = &tbrecord.TB{TB: t}
+	if env := Cluster(r); env.RestURL != "http://x" || env.User != "someone" || r.FatalMsg != "" || r.SkipMsg != "" {
+		t.Errorf("env = %+v, %q %q", env, r.FatalMsg, r.SkipMsg)
 	}
 }
