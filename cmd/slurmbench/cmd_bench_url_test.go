@@ -8,12 +8,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/internal/shareddata"
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/gsm8k"
 	"github.com/slurmbench/slurmbench/launcher/mockengine"
+	"github.com/slurmbench/slurmbench/launcher/sabench"
 	"github.com/slurmbench/slurmbench/results"
 )
 
@@ -230,4 +232,34 @@ func answeringFrontend(t *testing.T, docs int) (frontend, dataDir string) {
 		key[i] = mockengine.AnswerEntry{Question: e.Question, Completion: e.Completion}
 	}
 	return mockengine.StartTest(t, mockengine.Options{Model: stepModel, AnswerKey: mockengine.NewAnswerKey(key)}), data
+}
+
+// TestLiveProgress: on a terminal a point's line is rewritten in place
+// (carriage return, clear line) and ends with a newline when the phase
+// ends; elsewhere each snapshot is a plain line.
+func TestLiveProgress(t *testing.T) {
+	pt := launcher.Point{Concurrency: 8}
+	snap := sabench.Progress{Phase: sabench.PhaseBenchmark, Total: 80, Finished: 40, Failed: 1,
+		Tokens: 5000, Elapsed: 2 * time.Second, MedianTTFT: 51200 * time.Microsecond}
+	want := "point 1/2 c8 benchmark: 40/80 done, 1 failed, 2500 tok/s, p50 TTFT 51.2 ms, 2s"
+	if got := progressLine(1, 2, pt, snap); got != want {
+		t.Errorf("progress line %q, want %q", got, want)
+	}
+	var tty, plain strings.Builder
+	onTTY := &liveProgress{w: &tty, tty: true}
+	show := onTTY.point(2)
+	show(1, pt, snap)
+	final := snap
+	final.Finished, final.Final = 80, true
+	show(1, pt, final)
+	if got := tty.String(); !strings.HasPrefix(got, "\r\x1b[K"+want) || !strings.HasSuffix(got, "80/80 done, 1 failed, 2500 tok/s, p50 TTFT 51.2 ms, 2s\n") || strings.Count(got, "\n") != 1 {
+		t.Errorf("terminal output %q", got)
+	}
+	(&liveProgress{w: &plain}).point(2)(1, pt, snap)
+	if plain.String() != want+"\n" {
+		t.Errorf("plain output %q", plain.String())
+	}
+	if isTerminal(&plain) {
+		t.Error("a strings.Builder is not a terminal")
+	}
 }
