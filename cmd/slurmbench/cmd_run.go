@@ -206,8 +206,8 @@ func reportRun(c *cli.Context, plan *launcher.Plan, res *runner.Result, runErr e
 		if err := writeGitHub(sum); err != nil {
 			fmt.Fprintf(stderr, "slurmbench: writing GitHub outputs: %v\n", err)
 		}
-		if res != nil && res.Collected != nil {
-			appendStepSummary(c, res.Collected.ParetoChart)
+		if res != nil && res.Collected != nil && res.Collected.ParetoChart != "" {
+			appendStepSummary(c, "\n#### Throughput per GPU against interactivity (pareto.svg)\n\n"+res.Collected.ParetoChart)
 		}
 		sum.Annotate(stderr)
 	}
