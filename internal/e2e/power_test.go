@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/slurmbench/slurmbench/internal/shareddata"
-	"github.com/slurmbench/slurmbench/launcher/power"
+	"github.com/slurmbench/slurmbench/power"
 )
 
 // telemetryBlock turns on DCGM power telemetry in a mock recipe; the

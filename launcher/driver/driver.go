@@ -23,7 +23,7 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/diagnose"
 	"github.com/slurmbench/slurmbench/launcher/health"
 	"github.com/slurmbench/slurmbench/launcher/hostlist"
-	"github.com/slurmbench/slurmbench/launcher/power"
+	"github.com/slurmbench/slurmbench/power"
 	"github.com/slurmbench/slurmbench/launcher/profile"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
 )

@@ -11,7 +11,7 @@ import (
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/diagnose"
-	"github.com/slurmbench/slurmbench/launcher/power"
+	"github.com/slurmbench/slurmbench/power"
 )
 
 // startTelemetry starts the exporter steps and the collector when the plan

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/slurmbench/slurmbench/launcher"
-	"github.com/slurmbench/slurmbench/launcher/power"
+	"github.com/slurmbench/slurmbench/power"
 	"github.com/slurmbench/slurmbench/results"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
 	"github.com/slurmbench/slurmbench/launcher"
-	"github.com/slurmbench/slurmbench/launcher/power"
+	"github.com/slurmbench/slurmbench/power"
 	"github.com/slurmbench/slurmbench/results"
 )
 

@@ -10,21 +10,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/slurmbench/slurmbench/internal/shareddata"
 )
 
 // inferencexUtils is InferenceX's utils/ beside the repository: the
 // workflow's own consumer of the power package.
 func inferencexUtils(t *testing.T) string {
 	t.Helper()
-	dir, _ := filepath.Abs(filepath.Join("..", "..", "..", "shared", "data", "inferencex", "utils"))
-	if _, err := os.Stat(filepath.Join(dir, "aggregate_power_multinode.py")); err != nil {
-		if os.Getenv("SLURMBENCH_REQUIRE_DATA") == "1" {
-			t.Fatalf("InferenceX utils not at %s: %v", dir, err)
-		}
-		t.Skipf("InferenceX utils not at %s (../shared): %v", dir, err)
-	}
+	dir := shareddata.Path(t, "data", "inferencex", "utils")
 	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("no python3")
+		t.Skip("no python3 to run InferenceX's aggregator")
 	}
 	return dir
 }
