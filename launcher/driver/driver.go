@@ -23,9 +23,9 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/diagnose"
 	"github.com/slurmbench/slurmbench/launcher/health"
 	"github.com/slurmbench/slurmbench/launcher/hostlist"
-	"github.com/slurmbench/slurmbench/power"
 	"github.com/slurmbench/slurmbench/launcher/profile"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
+	"github.com/slurmbench/slurmbench/power"
 )
 
 // Options configure a driver run. Zero values take the defaults noted.
