@@ -138,3 +138,14 @@ func ConvertRunning(windowsDir, reason string) (int, error) {
 	}
 	return n, nil
 }
+
+// IsWindowsDir reports whether dir is a power package's windows/ directory
+// (beside samples.csv): its files are named after result files, and a tool
+// that looks for results by name must pass over them.
+func IsWindowsDir(dir string) bool {
+	if filepath.Base(dir) != WindowsDir {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(filepath.Dir(dir), SamplesFile))
+	return err == nil
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
 	"github.com/slurmbench/slurmbench/internal/readlimit"
+	"github.com/slurmbench/slurmbench/power"
 )
 
 // ResultSet is every SA-Bench point and gsm8k score found under a directory.
@@ -28,6 +29,9 @@ type ResultSet struct {
 	GSM8K map[int]*SetEval
 	// Notes are things a reader of the comparison should know.
 	Notes []string
+	// Energy holds each point's figures from a valid power package beside
+	// the results (LOGS/power), when there is one.
+	Energy map[Point]*power.Energy
 
 	sums map[Point][sha256.Size]byte // of each point's file, to spot a copy
 }
@@ -60,6 +64,9 @@ func LoadResultSet(dir string) (*ResultSet, error) {
 			return err
 		}
 		name := d.Name()
+		if d.IsDir() && power.IsWindowsDir(path) {
+			return fs.SkipDir // window records carry result names but are not results
+		}
 		if !d.Type().IsRegular() || !strings.HasSuffix(name, ".json") || name == ManifestName ||
 			strings.HasPrefix(name, "agg_") || strings.HasPrefix(name, "power_validation_") ||
 			strings.HasPrefix(name, atomicfile.TempPrefix) {
@@ -82,6 +89,7 @@ func LoadResultSet(dir string) (*ResultSet, error) {
 	if len(set.Points) == 0 && len(set.GSM8K) == 0 {
 		return nil, fmt.Errorf("loading results: no SA-Bench or gsm8k result files under %s", dir)
 	}
+	set.loadEnergy()
 	return set, nil
 }
 
@@ -254,6 +262,12 @@ func Compare(baseline, candidate *ResultSet) *Comparison {
 	for _, m := range append(append([]metric{}, pointMetrics...), evalMetrics...) {
 		c.Units[m.key] = m.unit
 	}
+	hasEnergy := len(baseline.Energy) > 0 || len(candidate.Energy) > 0
+	if hasEnergy {
+		for _, m := range energyMetrics {
+			c.Units[m.key] = m.unit
+		}
+	}
 
 	order := unionKeys(baseline.Points, candidate.Points)
 	sort.Slice(order, func(i, j int) bool {
@@ -275,6 +289,21 @@ func Compare(baseline, candidate *ResultSet) *Comparison {
 			row := ComparisonRow{Point: p.Label(), Concurrency: p.Concurrency, GPUs: p.GPUs,
 				PrefillGPUs: p.PrefillGPUs, DecodeGPUs: p.DecodeGPUs}
 			row.fill(m, valueOf(bp, m.pointFn), valueOf(cp, m.pointFn))
+			c.Rows = append(c.Rows, row)
+		}
+		be, ce := baseline.Energy[p], candidate.Energy[p]
+		if be == nil && ce == nil {
+			continue
+		}
+		for _, m := range energyMetrics {
+			fn := func(e *power.Energy) (float64, bool) { return energyValue(e, m.key) }
+			bv, cv := valueOf(be, fn), valueOf(ce, fn)
+			if bv == nil && cv == nil {
+				continue // a role neither side has
+			}
+			row := ComparisonRow{Point: p.Label(), Concurrency: p.Concurrency, GPUs: p.GPUs,
+				PrefillGPUs: p.PrefillGPUs, DecodeGPUs: p.DecodeGPUs}
+			row.fill(m, bv, cv)
 			c.Rows = append(c.Rows, row)
 		}
 	}
@@ -348,8 +377,11 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "Baseline: `%s`  \nCandidate: `%s`  \n", c.Baseline, c.Candidate)
 	b.WriteString("Units: tput/GPU = total tok/s over all GPUs, out/GPU = output tok/s over decode GPUs; " +
-		"TTFT and E2E in s (as agg_*.json), TPOT in ms (as SA-Bench); gsm8k as exact-match accuracy. " +
-		"Delta % = (candidate − baseline) / baseline.\n\n")
+		"TTFT and E2E in s (as agg_*.json), TPOT in ms (as SA-Bench); gsm8k as exact-match accuracy. ")
+	if _, ok := c.Units["joules_per_output_token"]; ok {
+		b.WriteString("Energy in J per output token over the point's window, power as the mean W per GPU of the role (LOGS/power). ")
+	}
+	b.WriteString("Delta % = (candidate − baseline) / baseline.\n\n")
 	b.WriteString("| Point | Metric | Baseline | Candidate | Delta % |\n")
 	b.WriteString("| --- | --- | ---: | ---: | ---: |\n")
 	for _, r := range c.Rows {
