@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"errors"
 	"math"
 	"os"
 	"os/exec"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/internal/shareddata"
 	"github.com/slurmbench/slurmbench/power"
+	"github.com/slurmbench/slurmbench/power/powertest"
 )
 
 // telemetryBlock turns on DCGM power telemetry in a mock recipe; the
@@ -34,7 +34,8 @@ const mockWatts = 350.0
 // aggregator, exactly as process_result.py calls it.
 func TestPowerTelemetry(t *testing.T) {
 	c := setup(t)
-	utils := shareddata.Path(t, "data", "inferencex", "utils")
+	// Skip (or fail under SLURMBENCH_REQUIRE_DATA) before any job runs.
+	shareddata.Path(t, "data", "inferencex", "utils")
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("no python3 for InferenceX's aggregator")
 	}
@@ -66,23 +67,15 @@ func TestPowerTelemetry(t *testing.T) {
 			t.Fatalf("staged results %v", results)
 		}
 		for _, res := range results {
+			run := powertest.Run{Dir: r.stage, BenchResult: res, PrefillGPUs: 8, DecodeGPUs: 4, ProducerSHA: strings.TrimSpace(string(sha))}
 			// As published: only the producer's name is refused.
-			code, _, side := aggregate(t, utils, "srt-slurm.dcgm-power", r.stage, res, strings.TrimSpace(string(sha)))
-			failures, _ := side["failures"].([]any)
-			if code == 0 || len(failures) == 0 {
-				t.Fatalf("%s: the pinned producer accepted slurmbench's name (exit %d)", res, code)
-			}
-			for _, f := range failures {
-				if s, _ := f.(string); !strings.Contains(s, "producer") && !strings.Contains(s, "publication_valid") {
-					t.Errorf("%s: the aggregator found something besides the producer: %s", res, s)
-				}
-			}
+			powertest.RequireOnlyProducerRefused(t, powertest.Aggregate(t, run))
 			// With slurmbench accepted as the producer, energy is published
 			// and equals wattage × GPUs × window / output tokens.
-			code, agg, side := aggregate(t, utils, power.Producer, r.stage, res, strings.TrimSpace(string(sha)))
-			if code != 0 || agg["power_valid"] != 1.0 {
-				t.Fatalf("%s: exit %d power_valid %v reasons %v failures %v", res, code, agg["power_valid"], side["reasons"], side["failures"])
-			}
+			run.Producer = power.Producer
+			o := powertest.Aggregate(t, run)
+			powertest.RequirePublished(t, o)
+			agg := o.Aggregate
 			var raw struct {
 				Start  float64 `json:"benchmark_start_time_unix"`
 				End    float64 `json:"benchmark_end_time_unix"`
@@ -138,49 +131,4 @@ func appendProfile(t *testing.T, path, text string) {
 	if _, err := f.WriteString(text); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// aggregate runs InferenceX's aggregate_power_multinode.py from a copy whose
-// pinned producer name is producer, on a staged result, from the stage
-// directory (LOGS/power, LOGS as the result root), as process_result.py does.
-func aggregate(t *testing.T, utils, producer, stage, result, sha string) (int, map[string]any, map[string]any) {
-	t.Helper()
-	dir := t.TempDir()
-	for _, f := range []string{"aggregate_power.py", "aggregate_power_multinode.py"} {
-		b, err := os.ReadFile(filepath.Join(utils, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := strings.Replace(string(b), `PRODUCER = "srt-slurm.dcgm-power"`, `PRODUCER = "`+producer+`"`, 1)
-		if err := os.WriteFile(filepath.Join(dir, f), []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	agg, side := filepath.Join(dir, "agg.json"), filepath.Join(dir, "validation.json")
-	if err := os.WriteFile(agg, []byte("{}"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("python3", filepath.Join(dir, "aggregate_power_multinode.py"),
-		"--bench-result", result, "--agg-result", agg, "--validation-result", side,
-		"--prefill-gpus", "8", "--decode-gpus", "4", "--expected-producer-sha", sha, "--require-power")
-	cmd.Dir = stage
-	out, err := cmd.CombinedOutput()
-	code := 0
-	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("aggregator on %s (producer %s): exit %d: %s", result, producer, code, out)
-	var a, v map[string]any
-	for p, dst := range map[string]*map[string]any{agg: &a, side: &v} {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(b, dst); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return code, a, v
 }
