@@ -73,9 +73,10 @@ func (b *builder) telemetry() error {
 	r, p, plan := b.r, b.p, b.plan
 	set, on := r.Telemetry.Settings()
 	if !on && p.Telemetry.Enabled && plan.Benchmark.Type == "sa-bench" {
-		set, on = recipe.TelemetrySettings{Provider: "dcgm-power", Required: p.Telemetry.Required,
-			FrequencySeconds: 1, StorageSubdir: "power", StartupTimeoutSeconds: 30, RequestTimeoutSeconds: 2,
-			JoinTimeoutSeconds: 12, ExporterImage: p.Telemetry.ExporterImage, ExporterPort: p.Telemetry.Port}, true
+		// The profile's default is a recipe block with srtctl's defaults.
+		image, port := p.Telemetry.ExporterImage, p.Telemetry.Port
+		set, on = (&recipe.Telemetry{Enabled: true, Required: p.Telemetry.Required,
+			DCGMExporter: &recipe.TelemetryExporter{ContainerImage: &image, Port: &port}}).Settings()
 	}
 	if !on || plan.Benchmark.Type != "sa-bench" {
 		return nil

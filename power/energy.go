@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+
+	"github.com/slurmbench/slurmbench/internal/readlimit"
 )
 
 // Energy is a package's energy over one window, as InferenceX's aggregator
@@ -37,13 +39,13 @@ func WindowEnergy(powerDir string, m *Manifest, concurrency, outputTokens int) (
 	var win *WindowRecord
 	for _, v := range m.WindowValidations {
 		if v.Concurrency == concurrency && v.WindowFile != nil {
-			b, err := readBounded(filepath.Join(powerDir, filepath.FromSlash(*v.WindowFile)), 1<<20)
+			b, err := readlimit.ReadFile(filepath.Join(powerDir, filepath.FromSlash(*v.WindowFile)), 1<<20)
 			if err != nil {
 				return Energy{}, err
 			}
-			w, r := parseWindowBytes(b)
-			if r != "" {
-				return Energy{}, fmt.Errorf("window %s: %s", *v.WindowFile, r)
+			var w WindowRecord
+			if err := json.Unmarshal(b, &w); err != nil {
+				return Energy{}, fmt.Errorf("window %s: %w", *v.WindowFile, err)
 			}
 			win = &w
 		}
@@ -72,14 +74,6 @@ func WindowEnergy(powerDir string, m *Manifest, concurrency, outputTokens int) (
 		e.JoulesPerToken = e.TotalJoules / float64(outputTokens)
 	}
 	return e, nil
-}
-
-func parseWindowBytes(b []byte) (WindowRecord, Reason) {
-	var w WindowRecord
-	if err := json.Unmarshal(b, &w); err != nil {
-		return w, WindowMalformed
-	}
-	return w, ""
 }
 
 // integrate is the trapezoid over [start, end] with interpolated boundaries.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
+	"github.com/slurmbench/slurmbench/internal/readlimit"
 )
 
 // Manifest lifecycle statuses.
@@ -115,7 +116,7 @@ func writeManifest(path string, m *Manifest) error {
 
 // ReadManifest reads a manifest written by this package.
 func ReadManifest(path string) (*Manifest, error) {
-	b, err := readBounded(path, 64<<20)
+	b, err := readlimit.ReadFile(path, 64<<20)
 	if err != nil {
 		return nil, err
 	}

@@ -3,13 +3,14 @@ package power
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/slurmbench/slurmbench/internal/readlimit"
 )
 
 // clock tolerance between a window's wall span and its reported duration.
@@ -184,7 +185,7 @@ func scanWindows(dir, resultRoot string, errs *[]ArtifactError) (map[windowKey]*
 }
 
 func parseWindow(file, rel, resultRoot string) (*parsedWindow, Reason) {
-	b, err := readBounded(file, 1<<20)
+	b, err := readlimit.ReadFile(file, 1<<20)
 	if err != nil {
 		return nil, WindowMalformed
 	}
@@ -270,7 +271,7 @@ func validateOne(e ExpectedWindow, w *parsedWindow, duplicated bool, resultRoot 
 // checkResult requires the result a completed window points at to carry the
 // same start, end and duration, and the wall span to agree with the duration.
 func checkResult(w *parsedWindow, resultRoot string) Reason {
-	b, err := readBounded(filepath.Join(resultRoot, filepath.FromSlash(w.rec.ResultPath)), 256<<20)
+	b, err := readlimit.ReadFile(filepath.Join(resultRoot, filepath.FromSlash(w.rec.ResultPath)), 256<<20)
 	if err != nil {
 		return WindowResultMissing
 	}
@@ -402,21 +403,4 @@ func isJSONNumber(raw json.RawMessage) bool {
 
 func isJSONString(raw json.RawMessage) bool {
 	return strings.HasPrefix(strings.TrimSpace(string(raw)), "\"")
-}
-
-// readBounded reads at most limit bytes of a regular file and refuses more.
-func readBounded(name string, limit int64) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", name, err)
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("reading %s: larger than %d bytes", name, limit)
-	}
-	return b, nil
 }

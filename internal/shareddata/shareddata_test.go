@@ -2,7 +2,9 @@ package shareddata
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -41,5 +43,19 @@ func TestPathFindsPresentEntry(t *testing.T) {
 	r := &tbrecord.TB{TB: t}
 	if p := Path(r); p != shared || r.SkipMsg != "" || r.FatalMsg != "" {
 		t.Errorf("Path() = %q (skipped %q, failed %q), want %s", p, r.SkipMsg, r.FatalMsg, shared)
+	}
+}
+
+// TestBinaryNeverReadsShared: only tests may reach ../shared, so neither
+// this package nor the power aggregator runner is linked into the binary.
+func TestBinaryNeverReadsShared(t *testing.T) {
+	out, err := exec.CommandContext(t.Context(), "go", "list", "-deps", "github.com/slurmbench/slurmbench/cmd/slurmbench").Output()
+	if err != nil {
+		t.Skipf("go list: %v", err)
+	}
+	for _, pkg := range []string{"github.com/slurmbench/slurmbench/internal/shareddata", "github.com/slurmbench/slurmbench/power/powertest"} {
+		if slices.Contains(strings.Fields(string(out)), pkg) {
+			t.Errorf("the slurmbench binary links %s, which reads ../shared", pkg)
+		}
 	}
 }
