@@ -60,6 +60,11 @@ type Plan struct {
 	Layout    rundir.Layout `json:"layout"`
 	// Telemetry is set when the run collects power telemetry.
 	Telemetry *Telemetry `json:"telemetry,omitempty"`
+	// Serve is set by `slurmbench up`: the driver starts the topology,
+	// passes the health gate and then holds it, running the plans that
+	// `run --in` queues, until `slurmbench down` or the time limit. It runs
+	// no benchmark of its own.
+	Serve bool `json:"serve,omitempty"`
 }
 
 // Source identifies an input file.

@@ -68,21 +68,31 @@ type step struct {
 	end   time.Time
 	code  int
 	err   error
+	// done is closed once the step's srun has exited and end, code and err
+	// are set.
+	done chan struct{}
+	// status is the status file of the run that started the step.
+	status *statusFile
+	// stopping is set (under driver.mu) when the driver stops the step: its
+	// exit is then expected and not reported on driver.exited.
+	stopping bool
 }
 
 type driver struct {
-	opts   Options
+	opts Options
+	// plan is the plan being driven: the job's own, or in a held
+	// deployment the queued run being run now; status and start are its.
 	plan   *launcher.Plan
 	alloc  Allocation
 	status *statusFile
-	log    io.Writer
+	log    io.Writer // guarded by logMu
 	logMu  sync.Mutex
 	start  time.Time
 
-	mu      sync.Mutex
-	steps   map[string]*step
-	exited  chan *step
-	stopped bool
+	mu    sync.Mutex
+	steps map[string]*step
+	// exited reports every step that exited unless the driver stopped it.
+	exited chan *step
 
 	// power is the run's power collection, nil when not collecting.
 	power *power.Session
@@ -122,10 +132,18 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		alloc:  Allocation{JobID: opts.JobID, Hosts: hosts, IPs: resolveIPs(hosts, opts.Lookup)},
 		status: &statusFile{path: plan.Layout.Status},
 		steps:  map[string]*step{},
-		exited: make(chan *step, len(plan.Processes)),
+		// Every step reports at most one exit; a held deployment starts
+		// steps for many runs, and a send must never block a step's waiter.
+		exited: make(chan *step, exitedBuffer),
+	}
+	if plan.Serve {
+		return d.serve(ctx), nil
 	}
 	return d.run(ctx), nil
 }
+
+// exitedBuffer bounds the exits reported and not yet read.
+const exitedBuffer = 4096
 
 func (d *driver) logf(format string, args ...any) {
 	d.logMu.Lock()
@@ -150,26 +168,26 @@ func (f *failure) Error() string { return f.msg }
 
 func (d *driver) run(ctx context.Context) Result {
 	plan := d.plan
-	d.status.update(func(s *rundir.Status) {
-		s.Phase, s.JobID, s.Hosts = rundir.PhaseStarting, d.alloc.JobID, d.alloc.Hosts
-		for _, p := range plan.Processes {
-			s.Processes = append(s.Processes, rundir.ProcessStatus{Name: p.Name, Role: string(p.Role), Host: d.alloc.Hosts[p.Nodes[0]], State: "pending", Log: p.Log})
-		}
-	})
+	d.initStatus()
 	d.logf("job %s on %v (%v); plan %s, %d processes", d.alloc.JobID, d.alloc.Hosts, d.alloc.IPs, plan.Name, len(plan.Processes))
 	if err := os.MkdirAll(plan.Layout.Steps, 0o755); err != nil {
 		return d.finish(rundir.PhaseStarting, &failure{class: diagnose.Unknown, msg: err.Error(), code: exitcode.Internal})
 	}
 
 	phase := rundir.PhaseInfra
-	err := d.runPhases(ctx, &phase)
-	// The power package is finalized while every step still runs, so the
-	// last window is bracketed by samples.
+	err := d.runPhases(ctx, &phase, nil)
+	return d.finish(phase, d.failureOf(ctx, err))
+}
+
+// failureOf turns how the phases ended into the run's failure (nil:
+// success). The power package is finalized first, while every step still
+// runs, so the last window is bracketed by samples.
+func (d *driver) failureOf(ctx context.Context, err error) *failure {
 	if tf := d.finishTelemetry(ctx.Err() != nil); tf != nil && err == nil {
 		err = tf
 	}
 	if err == nil {
-		return d.finish(phase, nil)
+		return nil
 	}
 	var f *failure
 	if !errors.As(err, &f) {
@@ -186,7 +204,7 @@ func (d *driver) run(ctx context.Context) Result {
 		// cancellation, not an engine fault.
 		f = &failure{class: diagnose.Cancelled, msg: "cancelled: " + context.Cause(ctx).Error() + " (" + f.msg + ")", code: exitcode.Interrupted}
 	}
-	return d.finish(phase, f)
+	return f
 }
 
 // cancelGrace is how long after a step failure the driver waits to learn
@@ -204,19 +222,46 @@ func cancelledWithin(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-func (d *driver) runPhases(ctx context.Context, phase *rundir.Phase) error {
-	plan := d.plan
-	byRole := func(roles ...launcher.Role) []launcher.Process {
-		var out []launcher.Process
-		for _, p := range plan.Processes {
-			for _, r := range roles {
-				if p.Role == r {
-					out = append(out, p)
-				}
+// byRole lists the plan's processes of the given roles, in plan order.
+func (d *driver) byRole(roles ...launcher.Role) []launcher.Process {
+	var out []launcher.Process
+	for _, p := range d.plan.Processes {
+		for _, r := range roles {
+			if p.Role == r {
+				out = append(out, p)
 			}
 		}
-		return out
 	}
+	return out
+}
+
+// runPhases runs a whole run: the servers, telemetry, the health gate, the
+// benchmark and the eval. phase says how far it got; healthy, if not nil,
+// is set once the health gate passed.
+func (d *driver) runPhases(ctx context.Context, phase *rundir.Phase, healthy *bool) error {
+	if err := d.startServers(ctx, phase); err != nil {
+		return err
+	}
+	if err := d.startTelemetry(ctx); err != nil {
+		return err
+	}
+	*phase = rundir.PhaseHealth
+	d.setPhase(rundir.PhaseHealth)
+	if err := d.healthGate(ctx); err != nil {
+		return err
+	}
+	if healthy != nil {
+		*healthy = true
+	}
+	if err := d.awaitTelemetry(ctx); err != nil {
+		return err
+	}
+	return d.measure(ctx, phase)
+}
+
+// startServers starts infra, workers and routers, in that order.
+func (d *driver) startServers(ctx context.Context, phase *rundir.Phase) error {
+	byRole := d.byRole
 	// Infra first, each checked ready before anything depends on it.
 	*phase = rundir.PhaseInfra
 	if infra := byRole(launcher.RoleInfra); len(infra) > 0 {
@@ -248,17 +293,12 @@ func (d *driver) runPhases(ctx context.Context, phase *rundir.Phase) error {
 			return err
 		}
 	}
-	if err := d.startTelemetry(ctx); err != nil {
-		return err
-	}
-	*phase = rundir.PhaseHealth
-	d.setPhase(rundir.PhaseHealth)
-	if err := d.healthGate(ctx); err != nil {
-		return err
-	}
-	if err := d.awaitTelemetry(ctx); err != nil {
-		return err
-	}
+	return nil
+}
+
+// measure runs the benchmark and the eval against the servers.
+func (d *driver) measure(ctx context.Context, phase *rundir.Phase) error {
+	byRole := d.byRole
 	if p := byRole(launcher.RoleBenchmark); len(p) > 0 {
 		*phase = rundir.PhaseBenchmark
 		d.setPhase(rundir.PhaseBenchmark)
@@ -304,11 +344,13 @@ func (d *driver) startStep(ctx context.Context, p launcher.Process) error {
 	// the process group and SIGKILL after StopGrace (stopAll), never a bare kill.
 	cmd := exec.Command(argv[0], argv[1:]...) //nolint:noctx // see above
 	cmd.Env = append(os.Environ(), st.Env...)
-	cmd.Stdout, cmd.Stderr = d.log, d.log
+	// The job's log, never a queued run's: a server outlives the run that
+	// started it, and srun must not lose its stdout when that run's log closes.
+	cmd.Stdout, cmd.Stderr = d.opts.Log, d.opts.Log
 	// srun gets its own process group, so a terminal's ^C reaches the
 	// driver alone and the driver decides how steps stop.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	s := &step{proc: p, host: d.alloc.Hosts[p.Nodes[0]], cmd: cmd, start: time.Now().UTC()}
+	s := &step{proc: p, host: d.alloc.Hosts[p.Nodes[0]], cmd: cmd, start: time.Now().UTC(), done: make(chan struct{}), status: d.status}
 	// The full srun line is kept beside the spec; the log names the program.
 	_ = os.WriteFile(strings.TrimSuffix(d.plan.Layout.StepSpec(p.Name), ".json")+".srun.json", []byte(quote(argv)+"\n"), 0o644)
 	d.logf("start %s on %s (%s): %s", p.Name, s.host, runtimeOf(d.plan, p), launcher.QuoteArgv(st.Spec.Argv))
@@ -318,31 +360,33 @@ func (d *driver) startStep(ctx context.Context, p launcher.Process) error {
 	d.mu.Lock()
 	d.steps[p.Name] = s
 	d.mu.Unlock()
-	d.setProcess(p.Name, func(ps *rundir.ProcessStatus) { ps.State, ps.Started = "running", &s.start })
+	s.setState(func(ps *rundir.ProcessStatus) { ps.State, ps.Started = "running", &s.start })
 	go func() {
 		err := cmd.Wait()
 		s.end = time.Now().UTC()
 		s.err = err
 		s.code = exitCode(cmd.ProcessState, err)
 		d.mu.Lock()
-		stopped := d.stopped
+		stopped := s.stopping
 		d.mu.Unlock()
 		state := "exited"
 		if stopped {
 			state = "stopped"
 		}
 		code := s.code
-		d.setProcess(p.Name, func(ps *rundir.ProcessStatus) { ps.State, ps.ExitCode, ps.Ended = state, &code, &s.end })
-		if !stopped && p.Role == launcher.RoleTelemetry {
+		s.setState(func(ps *rundir.ProcessStatus) { ps.State, ps.ExitCode, ps.Ended = state, &code, &s.end })
+		close(s.done)
+		switch {
+		case stopped:
+			// The stopper waits on done.
+		case p.Role == launcher.RoleTelemetry:
 			// An exporter is never critical: its exit invalidates the
 			// power package, not the run.
 			d.telemetryExited(s)
-			return
-		}
-		if !stopped {
+		default:
 			d.logf("%s on %s exited with code %d", p.Name, s.host, s.code)
+			d.exited <- s
 		}
-		d.exited <- s
 	}()
 	return nil
 }
@@ -357,8 +401,11 @@ func exitCode(ps *os.ProcessState, err error) int {
 	return ps.ExitCode()
 }
 
-func (d *driver) setProcess(name string, fn func(*rundir.ProcessStatus)) {
-	d.status.update(func(s *rundir.Status) {
+// setState updates the step's line in the status of the run that started
+// it (in a held deployment, a later run may be the one being driven).
+func (s *step) setState(fn func(*rundir.ProcessStatus)) {
+	name := s.proc.Name
+	s.status.update(func(s *rundir.Status) {
 		for i := range s.Processes {
 			if s.Processes[i].Name == name {
 				fn(&s.Processes[i])
@@ -407,7 +454,7 @@ func (d *driver) stepOf(name string) *step {
 // healthGate polls the frontend; any step exiting ends the wait at once.
 func (d *driver) healthGate(ctx context.Context) error {
 	h := d.plan.Health
-	base := "http://" + net.JoinHostPort(d.alloc.IPs[h.Node], strconv.Itoa(h.Port))
+	base := d.endpoint(d.plan)
 	d.status.update(func(s *rundir.Status) { s.FrontendURL = base })
 	abort := make(chan error, 1)
 	var dead *step
@@ -510,14 +557,23 @@ func (d *driver) exitWithin(wait time.Duration) *step {
 	}
 }
 
-// stopAll ends every running step: SIGTERM to srun (which cancels the step
-// and signals its tasks), then SIGKILL after the grace period.
-func (d *driver) stopAll() {
+// stopAll ends every running step.
+func (d *driver) stopAll() { d.stopSteps(func(*step) bool { return true }) }
+
+// stopSteps ends the running steps that which selects: SIGTERM to srun
+// (which cancels the step and signals its tasks), then SIGKILL after the
+// grace period. Their exits are expected and not reported on exited.
+func (d *driver) stopSteps(which func(*step) bool) {
 	d.mu.Lock()
-	d.stopped = true
 	var running []*step
 	for _, s := range d.steps {
-		if s.cmd.ProcessState == nil && s.end.IsZero() {
+		select {
+		case <-s.done:
+			continue
+		default:
+		}
+		if which(s) {
+			s.stopping = true
 			running = append(running, s)
 		}
 	}
@@ -529,26 +585,32 @@ func (d *driver) stopAll() {
 	for _, s := range running {
 		_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	}
-	deadline := time.After(d.opts.StopGrace)
-	left := len(running)
-	for left > 0 {
+	for _, s := range running {
 		select {
-		case <-d.exited:
-			left--
-		case <-deadline:
-			for _, s := range running {
-				if s.end.IsZero() {
-					_ = s.cmd.Process.Signal(syscall.SIGKILL)
-				}
-			}
-			deadline = time.After(d.opts.StopGrace)
+		case <-s.done:
+			continue
+		case <-time.After(d.opts.StopGrace):
 		}
+		for _, s := range running {
+			select {
+			case <-s.done:
+			default:
+				_ = s.cmd.Process.Signal(syscall.SIGKILL)
+			}
+		}
+		<-s.done
 	}
 }
 
 func (d *driver) finish(phase rundir.Phase, f *failure) Result {
 	d.setPhase(rundir.PhaseStopping)
 	d.stopAll()
+	return d.conclude(phase, f)
+}
+
+// conclude writes the outcome of the plan being driven, once its steps are
+// stopped, and sets the final phase.
+func (d *driver) conclude(phase rundir.Phase, f *failure) Result {
 	o := rundir.Outcome{Result: rundir.Succeeded, Phase: phase, JobID: d.alloc.JobID, Started: d.start}
 	res := Result{ExitCode: exitcode.OK}
 	if f != nil {

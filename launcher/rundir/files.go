@@ -32,13 +32,15 @@ const (
 // Status is status.json: what the driver is doing now. The launcher on the
 // login node follows a run by reading it.
 type Status struct {
-	Phase       Phase           `json:"phase"`
-	Updated     time.Time       `json:"updated"`
-	JobID       string          `json:"job_id"`
-	Hosts       []string        `json:"hosts,omitempty"`
-	FrontendURL string          `json:"frontend_url,omitempty"`
-	Health      *HealthStatus   `json:"health,omitempty"`
-	Processes   []ProcessStatus `json:"processes"`
+	Phase       Phase     `json:"phase"`
+	Updated     time.Time `json:"updated"`
+	JobID       string    `json:"job_id"`
+	Hosts       []string  `json:"hosts,omitempty"`
+	FrontendURL string    `json:"frontend_url,omitempty"`
+	// Serving is set in a held deployment's status (slurmbench up).
+	Serving   *Serving        `json:"serving,omitempty"`
+	Health    *HealthStatus   `json:"health,omitempty"`
+	Processes []ProcessStatus `json:"processes"`
 }
 
 // HealthStatus is the gate's last poll.
