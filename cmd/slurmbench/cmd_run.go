@@ -64,6 +64,14 @@ another: it follows, collects and stages it. Results and LOGS/ are staged
 only where nothing of another run would be overwritten (--overwrite
 replaces), and every destination is checked before anything is written.
 
+With --in JOBID it submits nothing: the run is queued on the held
+deployment of that job (slurmbench up), which runs it on its servers when
+the recipe starts the same ones, or stops them and starts the recipe's own
+inside the allocation, refusing (exit 2, naming the numbers) a recipe that
+needs more nodes or GPUs than the allocation has. Runs queued on one
+deployment run one after another, each with its own run directory, names
+and staging; an interrupt stops the run, not the deployment.
+
 Under GitHub Actions (GITHUB_ACTIONS=true) it reads the workflow's variables
 as flag fallbacks, stages into $GITHUB_WORKSPACE, groups its output, writes a
 step summary and the outputs job_id, run_dir and outcome (job_id and
@@ -74,7 +82,8 @@ run_dir as soon as the job is known).
 Examples:
   slurmbench run -p profiles/testcluster.toml -r examples/mock-2p1d.yaml --stage-dir out/
   slurmbench run -p profiles/testcluster.toml -r examples/mock-2p1d.yaml --run-eval true --conc 8
-  CONFIG_FILE=recipes/mock-2p1d.yaml slurmbench run -p profiles/testcluster.toml --recipes-root examples`,
+  CONFIG_FILE=recipes/mock-2p1d.yaml slurmbench run -p profiles/testcluster.toml --recipes-root examples
+  slurmbench run --in 4242 -p profiles/testcluster.toml -r examples/mock-2p1d.yaml --conc 64 --stage-dir out/`,
 		Flags: append(planFlags(),
 			&cli.StringFlag{Name: "stage-dir", Usage: "stage results, LOGS/ and the logs bundle here", EnvVars: []string{"GITHUB_WORKSPACE"}},
 			&cli.StringFlag{Name: "result-filename", Usage: "InferenceX RESULT_FILENAME for staged names (default: the recipe name)", EnvVars: []string{"RESULT_FILENAME"}},
@@ -82,6 +91,7 @@ Examples:
 			&cli.DurationFlag{Name: "cancel-wait", Value: 30 * time.Second, Usage: "how long to wait for a cancelled job to stop"},
 			&cli.BoolFlag{Name: "no-driver-log", Usage: "do not stream the driver's log"},
 			&cli.BoolFlag{Name: "no-preflight", Usage: "skip the checks slurmbench doctor runs (slurmrestd, token, partition, nodes, paths, model, image)"},
+			&cli.StringFlag{Name: "in", Usage: "JOBID of a held deployment (slurmbench up) to run in, instead of submitting a job"},
 			binaryDirFlag(),
 		),
 		Action: runAction,
@@ -141,8 +151,23 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return exitcode.With(exitcode.Config, err)
 	}
-	fmt.Fprintf(stderr, "slurmbench run %s: %d nodes, %d GPUs (%d prefill + %d decode), %d points\n",
-		plan.RunID, plan.Nodes, plan.GPUs.Total, plan.GPUs.Prefill, plan.GPUs.Decode, len(plan.Points))
+	var held *runner.Held
+	if in := c.String("in"); in != "" {
+		h, err := heldOf(c, client, in)
+		if err != nil {
+			return err
+		}
+		if err := plan.Fits(h.Nodes(), h.GPUsPerNode()); err != nil {
+			return configErrorf("--in %s: %v", in, err)
+		}
+		held = &h
+	}
+	where := ""
+	if held != nil {
+		where = fmt.Sprintf(", in held job %d", held.Job.ID)
+	}
+	fmt.Fprintf(stderr, "slurmbench run %s: %d nodes, %d GPUs (%d prefill + %d decode), %d points%s\n",
+		plan.RunID, plan.Nodes, plan.GPUs.Total, plan.GPUs.Prefill, plan.GPUs.Decode, len(plan.Points), where)
 
 	driverLog := io.Writer(&prefixWriter{w: stderr, prefix: "  | "})
 	if c.Bool("no-driver-log") {
@@ -168,7 +193,13 @@ func runAction(c *cli.Context) error {
 		OnSubmitted: func(id slurm.JobID) { earlyOutputs(stderr, plan, id) },
 		Stage:       stageOptions(c, plan),
 	}
-	res, runErr := runner.Run(ctx, opts)
+	var res *runner.Result
+	var runErr error
+	if held != nil {
+		res, runErr = runner.RunIn(ctx, opts, *held)
+	} else {
+		res, runErr = runner.Run(ctx, opts)
+	}
 	if gha && group != "" {
 		report.EndGroup(stderr)
 	}

@@ -9,6 +9,8 @@ func commands() []*cli.Command {
 		doctorCommand(),
 		runsCommand(),
 		runCommand(),
+		upCommand(),
+		downCommand(),
 		attachCommand(),
 		logsCommand(),
 		pingCommand(),

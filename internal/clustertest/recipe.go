@@ -10,17 +10,19 @@ import (
 // mock-engine flags per role; small enough for a 2-core machine. Zero
 // fields take the defaults noted.
 type MockRecipe struct {
-	Name        string
-	Prefill     []string // extra "key: value" lines for the prefill workers' mock_config
-	Decode      []string // the same for the decode worker
-	Attempts    int      // health_check.max_attempts (90)
-	ISL, OSL    int      // 64 / 16
-	Conc        string   // concurrencies ("4")
-	TTFT        string   // every worker's time to first token ("5ms")
-	ITL         string   // the decode worker's inter-token latency ("2ms")
-	PromptsMult int      // benchmark.num_prompts_mult (2)
-	WarmupMult  int      // benchmark.num_warmup_mult (0)
-	Extra       string   // appended to the benchmark block
+	Name string
+	// PrefillWorkers is the number of one-node prefill workers (2).
+	PrefillWorkers int
+	Prefill        []string // extra "key: value" lines for the prefill workers' mock_config
+	Decode         []string // the same for the decode worker
+	Attempts       int      // health_check.max_attempts (90)
+	ISL, OSL       int      // 64 / 16
+	Conc           string   // concurrencies ("4")
+	TTFT           string   // every worker's time to first token ("5ms")
+	ITL            string   // the decode worker's inter-token latency ("2ms")
+	PromptsMult    int      // benchmark.num_prompts_mult (2)
+	WarmupMult     int      // benchmark.num_warmup_mult (0)
+	Extra          string   // appended to the benchmark block
 }
 
 func (m MockRecipe) String() string {
@@ -44,6 +46,9 @@ func (m MockRecipe) String() string {
 	if m.PromptsMult == 0 {
 		m.PromptsMult = 2
 	}
+	if m.PrefillWorkers == 0 {
+		m.PrefillWorkers = 2
+	}
 	block := func(lines []string, itl string) string {
 		var b strings.Builder
 		b.WriteString("      served-model-name: mock/DeepSeek-R1\n      ttft: " + m.TTFT + "\n")
@@ -63,8 +68,8 @@ model:
 resources:
   gpu_type: mock
   gpus_per_node: 4
-  prefill_nodes: 2
-  prefill_workers: 2
+  prefill_nodes: %d
+  prefill_workers: %d
   decode_nodes: 1
   decode_workers: 1
 frontend:
@@ -85,5 +90,5 @@ benchmark:
   concurrencies: "%s"
   num_prompts_mult: %d
   num_warmup_mult: %d
-%s`, m.Name, block(m.Prefill, ""), block(m.Decode, m.ITL), m.Attempts, m.ISL, m.OSL, m.Conc, m.PromptsMult, m.WarmupMult, m.Extra)
+%s`, m.Name, m.PrefillWorkers, m.PrefillWorkers, block(m.Prefill, ""), block(m.Decode, m.ITL), m.Attempts, m.ISL, m.OSL, m.Conc, m.PromptsMult, m.WarmupMult, m.Extra)
 }

@@ -62,6 +62,7 @@ type mockRecipe = clustertest.MockRecipe
 
 // runOpts describe one `slurmbench run`.
 type runOpts struct {
+	command string   // the subcommand ("" = run; up takes no --stage-dir)
 	name    string   // job name (the recipe's name)
 	recipe  string   // recipe text
 	restURL string   // slurmrestd as the run sees it ("" = the cluster's)
@@ -154,13 +155,16 @@ func (c *cluster) baseEnv(token string) []string {
 
 func (r *run) argv() []string {
 	args := []string{"run"}
+	if r.opts.command != "" {
+		args[0] = r.opts.command
+	}
 	if r.recipe != "" {
 		args = append(args, "--recipe", r.recipe)
 	}
 	if r.profile != "" {
 		args = append(args, "--profile", r.profile)
 	}
-	if r.stage != "" {
+	if r.stage != "" && args[0] == "run" {
 		args = append(args, "--stage-dir", r.stage)
 	}
 	return append(args, r.opts.args...)
@@ -263,7 +267,7 @@ func (r *run) output() string {
 }
 
 var (
-	runIDLine     = regexp.MustCompile(`^slurmbench run (\S+): \d+ nodes`)
+	runIDLine     = regexp.MustCompile(`^slurmbench (?:run|up) (\S+): \d+ nodes`)
 	submittedLine = regexp.MustCompile(`submitted job (\d+) \(`)
 )
 

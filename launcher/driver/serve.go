@@ -28,6 +28,8 @@ type held struct {
 	serving *launcher.Plan
 	since   time.Time
 	runs    int
+	// refused are request files that could not be taken: tried once.
+	refused map[string]bool
 }
 
 // serve is a held deployment (plan.Serve, slurmbench up): start the job's
@@ -36,7 +38,7 @@ type held struct {
 // after replacing them with its own — until `slurmbench down` or the job
 // is cancelled (or reaches its time limit).
 func (d *driver) serve(ctx context.Context) Result {
-	h := &held{plan: d.plan, status: d.status}
+	h := &held{plan: d.plan, status: d.status, refused: map[string]bool{}}
 	d.initStatus()
 	d.logf("held deployment: job %s on %v; plan %s, %d nodes", d.alloc.JobID, d.alloc.Hosts, d.plan.Name, len(d.alloc.Hosts))
 	if err := os.MkdirAll(d.plan.Layout.Steps, 0o755); err != nil {
@@ -78,18 +80,27 @@ func (d *driver) serve(ctx context.Context) Result {
 				d.cancelQueue(h, "the held deployment was taken down (slurmbench down) before this run started")
 				return d.finish(rundir.PhaseServing, nil)
 			}
-			queue, err := rundir.PendingRequests(h.plan.RunDir)
-			if err != nil {
-				d.logf("%v", err)
-				continue
+			if path := d.nextRequest(h); path != "" {
+				d.runQueued(ctx, h, path)
+				d.announce(h, "")
 			}
-			if len(queue) == 0 {
-				continue
-			}
-			d.runQueued(ctx, h, queue[0])
-			d.announce(h, "")
 		}
 	}
+}
+
+// nextRequest is the first queued request not refused before ("": none).
+func (d *driver) nextRequest(h *held) string {
+	queue, err := rundir.PendingRequests(h.plan.RunDir)
+	if err != nil {
+		d.logf("%v", err)
+		return ""
+	}
+	for _, q := range queue {
+		if !h.refused[q] {
+			return q
+		}
+	}
+	return ""
 }
 
 // initStatus writes the plan's first status: every process pending.
@@ -156,7 +167,15 @@ func (d *driver) cancelQueue(h *held, why string) {
 func (d *driver) runQueued(ctx context.Context, h *held, path string) {
 	req, err := rundir.TakeRequest(path)
 	if err != nil {
-		d.logf("%v", err)
+		// It stays in the queue (it cannot be moved), refused: its runner
+		// is told, if the request could be read at all.
+		h.refused[path] = true
+		d.logf("refusing a queued run: %v", err)
+		if req.Plan != "" {
+			_ = rundir.WriteOutcome(rundir.New(filepath.Dir(req.Plan)).Outcome, rundir.Outcome{Result: rundir.Failed, Phase: rundir.PhaseQueued,
+				Class: diagnose.Unknown, Message: "the held deployment could not take the run: " + err.Error(), JobID: d.alloc.JobID,
+				Started: time.Now().UTC(), Ended: time.Now().UTC()})
+		}
 		return
 	}
 	h.runs++

@@ -180,7 +180,9 @@ func (r *run) nodes(part slurm.Partition, nodes []slurm.Node) bool {
 	need, what := 1, "a one-node job"
 	gpus := p.Slurm.GPUsPerNode
 	if r.o.Plan != nil {
-		need, what = r.o.Plan.Nodes, "the recipe"
+		// A held deployment (slurmbench up --nodes) may ask for more
+		// nodes than its recipe uses.
+		need, what = max(r.o.Plan.Nodes, r.o.Plan.Slurm.Nodes), "the recipe"
 		gpus = r.o.Plan.Slurm.GPUsPerNode
 	}
 	var inPart, withGPUs, usable, idle int

@@ -54,6 +54,9 @@ type Options struct {
 	Stage CollectOptions
 	// OnPhase is told each phase change of the driver.
 	OnPhase func(phase rundir.Phase, st rundir.Status)
+	// Hold (slurmbench up, a plan.Serve plan): Run returns once the job
+	// serves, leaving it running, and collects nothing.
+	Hold bool
 }
 
 // Result is a finished run.
@@ -66,6 +69,8 @@ type Result struct {
 	Adopted bool
 	// Collected is what collection found and staged (nil if no job ran).
 	Collected *Collected
+	// Serving is a held deployment's state once it serves (Options.Hold).
+	Serving *rundir.Serving
 }
 
 func (o *Options) defaults() {
@@ -110,7 +115,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			r.key = cl.journal.SubmitKey
 			r.progress("adopted job %d of run %s (submitted by an earlier runner), run dir %s", id, plan.RunID, plan.RunDir)
 			r.submitted()
-			return r.res, r.finish(ctx, r.follow(ctx))
+			return r.res, r.end(ctx)
 		}
 	}
 	if err := submit.Prepare(plan, o.Binary); err != nil {
@@ -141,7 +146,19 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		return r.res, exitcode.With(exitcode.Submit, err)
 	}
-	return r.res, r.finish(ctx, r.follow(ctx))
+	return r.res, r.end(ctx)
+}
+
+// end follows the job and, unless it is held, collects and stages.
+func (r *runState) end(ctx context.Context) error {
+	err := r.follow(ctx)
+	if !r.o.Hold {
+		return r.finish(ctx, err)
+	}
+	if err == nil && r.res.Serving == nil {
+		return exitcode.Errorf(exitcode.Queue, "job %d ended %s before it served", r.res.JobID, r.res.Job.Outcome())
+	}
+	return err
 }
 
 // submit sends the job, journaling its key and each attempt's time before
@@ -244,9 +261,7 @@ func (r *runState) follow(ctx context.Context) error {
 		})
 		done <- waited{job, err}
 	}()
-	tail := &logTail{path: plan.Layout.BatchOut, w: o.DriverLog}
-	var lastPhase rundir.Phase
-	lastHealth, lastBench := "", ""
+	w := &watcher{r: r, tail: &logTail{path: plan.Layout.BatchOut, w: o.DriverLog}}
 	tick := time.NewTicker(o.Poll)
 	defer tick.Stop()
 	// After an ambiguous submit (or an adoption) a job of an earlier
@@ -258,48 +273,22 @@ func (r *runState) follow(ctx context.Context) error {
 		defer t.Stop()
 		sweep = t.C
 	}
-	watch := func() {
-		tail.pump()
-		st, err := rundir.ReadStatus(plan.Layout.Status)
-		if err != nil {
-			return
-		}
-		if st.Phase != lastPhase {
-			lastPhase = st.Phase
-			r.progress("phase %s", st.Phase)
-			if o.OnPhase != nil {
-				o.OnPhase(st.Phase, st)
-			}
-		}
-		if h := st.Health; h != nil && st.Phase == rundir.PhaseHealth {
-			line := fmt.Sprintf("health wait: prefill %d/%d, decode %d/%d (poll %d of %d)", h.PrefillSeen, h.PrefillWant, h.DecodeSeen, h.DecodeWant, h.Attempt, h.MaxAttempts)
-			if key := fmt.Sprint(h.PrefillSeen, h.DecodeSeen); key != lastHealth {
-				lastHealth = key
-				r.progress("%s", line)
-			}
-		}
-		if bp, err := rundir.ReadBenchProgress(plan.Layout.Progress); err == nil {
-			line := fmt.Sprintf("benchmark point %d of %d: c%d %s", bp.Point, bp.Of, bp.Concurrency, bp.State)
-			if line != lastBench {
-				lastBench = line
-				r.progress("%s", line)
-			}
-		}
-	}
 	for {
 		select {
-		case w := <-done:
-			watch()
-			tail.pump()
-			if w.err != nil {
+		case wt := <-done:
+			w.watch()
+			if wt.err != nil {
 				// The job's end could not be read; it may still run.
 				r.cancel(ctx, "the job's state could not be read")
-				return exitcode.Errorf(exitcode.Queue, "following job %d: %w", r.res.JobID, w.err)
+				return exitcode.Errorf(exitcode.Queue, "following job %d: %w", r.res.JobID, wt.err)
 			}
-			r.res.Job = w.job
+			r.res.Job = wt.job
 			return r.judge()
 		case <-tick.C:
-			watch()
+			if st, ok := w.watch(); ok && o.Hold && st.Phase == rundir.PhaseServing && st.Serving != nil {
+				r.res.Serving = st.Serving
+				return nil // the job serves on: Run returns, the job stays
+			}
 		case <-sweep:
 			o.Client.DropDuplicates(ctx, plan.Slurm.JobName, r.key, r.res.JobID)
 		case <-ctx.Done():
@@ -307,11 +296,52 @@ func (r *runState) follow(ctx context.Context) error {
 			layer := o.Interrupted()
 			r.progress("interrupted: cancelling job %d", r.res.JobID)
 			r.cancel(ctx, "interrupted")
-			tail.pump()
+			w.tail.pump()
 			r.writeOutcome(rundir.Outcome{Result: rundir.Cancelled, Class: diagnose.Interrupted, Message: "slurmbench run was interrupted; job cancelled"})
 			return exitcode.With(layer, fmt.Errorf("interrupted: job %d cancelled", r.res.JobID))
 		}
 	}
+}
+
+// watcher reports a run directory's progress: the driver's log, phase
+// changes, the health wait and benchmark progress, each once.
+type watcher struct {
+	r                     *runState
+	tail                  *logTail
+	lastPhase             rundir.Phase
+	lastHealth, lastBench string
+}
+
+// watch reports what changed and returns the status read, if any.
+func (w *watcher) watch() (rundir.Status, bool) {
+	r, o, plan := w.r, w.r.o, w.r.plan
+	w.tail.pump()
+	st, err := rundir.ReadStatus(plan.Layout.Status)
+	if err != nil {
+		return st, false
+	}
+	if st.Phase != w.lastPhase {
+		w.lastPhase = st.Phase
+		r.progress("phase %s", st.Phase)
+		if o.OnPhase != nil {
+			o.OnPhase(st.Phase, st)
+		}
+	}
+	if h := st.Health; h != nil && st.Phase == rundir.PhaseHealth {
+		line := fmt.Sprintf("health wait: prefill %d/%d, decode %d/%d (poll %d of %d)", h.PrefillSeen, h.PrefillWant, h.DecodeSeen, h.DecodeWant, h.Attempt, h.MaxAttempts)
+		if key := fmt.Sprint(h.PrefillSeen, h.DecodeSeen); key != w.lastHealth {
+			w.lastHealth = key
+			r.progress("%s", line)
+		}
+	}
+	if bp, err := rundir.ReadBenchProgress(plan.Layout.Progress); err == nil {
+		line := fmt.Sprintf("benchmark point %d of %d: c%d %s", bp.Point, bp.Of, bp.Concurrency, bp.State)
+		if line != w.lastBench {
+			w.lastBench = line
+			r.progress("%s", line)
+		}
+	}
+	return st, true
 }
 
 // cancel cancels the job and waits, bounded, until it has left the running

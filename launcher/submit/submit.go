@@ -46,6 +46,13 @@ func Prepare(plan *launcher.Plan, binary string) error {
 			return fmt.Errorf("creating run directory: %w", err)
 		}
 	}
+	if plan.Serve {
+		// A held deployment's queue is made here, before the run directory
+		// is given to paths.owner, so the job's user can take requests.
+		if err := os.MkdirAll(filepath.Join(rundir.RequestsDir(plan.RunDir), rundir.TakenName), 0o755); err != nil {
+			return fmt.Errorf("creating run directory: %w", err)
+		}
+	}
 	if plan.Benchmark.ResultDir != "" {
 		if err := os.MkdirAll(plan.Benchmark.ResultDir, 0o755); err != nil {
 			return fmt.Errorf("creating run directory: %w", err)

@@ -1,0 +1,76 @@
+package launcher
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestSameServing: two runs of one recipe serve the same thing whatever
+// their run ids, concurrencies or benchmark; a change to a server's
+// program, placement or the health gate is another deployment.
+func TestSameServing(t *testing.T) {
+	base := mustBuild(t, "b200.toml", "1p1d.yaml", nil)
+	tests := []struct {
+		name string
+		mod  func(*Inputs)
+		edit func(*Plan)
+		same bool
+	}{
+		{name: "another run id", mod: func(in *Inputs) { in.RunID = "other-run" }, same: true},
+		{name: "other concurrencies", mod: func(in *Inputs) { in.Concurrencies = []int{1, 2} }, same: true},
+		{name: "a worker's argument", edit: func(p *Plan) {
+			for i := range p.Processes {
+				if p.Processes[i].Role == RoleDecode {
+					p.Processes[i].Argv = append(p.Processes[i].Argv, "--extra")
+				}
+			}
+		}},
+		{name: "a worker's node", edit: func(p *Plan) {
+			for i := range p.Processes {
+				if p.Processes[i].Role == RolePrefill {
+					p.Processes[i].Nodes = []int{7}
+				}
+			}
+		}},
+		{name: "the health gate", edit: func(p *Plan) { p.Health.Decode++ }},
+		{name: "the image", edit: func(p *Plan) { p.Image.Squash += ".other" }},
+		{name: "the benchmark step only", edit: func(p *Plan) {
+			for i := range p.Processes {
+				if p.Processes[i].Role == RoleBenchmark {
+					p.Processes[i].Argv = append(p.Processes[i].Argv, "--more")
+				}
+			}
+		}, same: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			other := mustBuild(t, "b200.toml", "1p1d.yaml", tt.mod)
+			if tt.edit != nil {
+				tt.edit(other)
+			}
+			if got := SameServing(base, other); got != tt.same {
+				t.Errorf("SameServing = %v, want %v", got, tt.same)
+			}
+		})
+	}
+}
+
+// TestFits names both sides and what is short.
+func TestFits(t *testing.T) {
+	p := mustBuild(t, "b200.toml", "1p1d.yaml", nil)
+	if err := p.Fits(p.Nodes, p.GPUsPerNode); err != nil {
+		t.Errorf("a plan does not fit its own size: %v", err)
+	}
+	if err := p.Fits(p.Nodes+3, p.GPUsPerNode*2); err != nil {
+		t.Errorf("a plan does not fit a larger allocation: %v", err)
+	}
+	err := p.Fits(p.Nodes-1, p.GPUsPerNode-2)
+	if err == nil {
+		t.Fatal("a plan fits an allocation short of a node and two GPUs per node")
+	}
+	for _, want := range []string{"needs 2 nodes × 8 GPUs", "the allocation has 1 nodes × 6 GPUs", "short by 1 more node(s) and 2 more GPU(s) per node"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: does not say %q", err, want)
+		}
+	}
+}

@@ -1,0 +1,253 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/launcher"
+	"github.com/slurmbench/slurmbench/launcher/diagnose"
+	"github.com/slurmbench/slurmbench/launcher/profile"
+	"github.com/slurmbench/slurmbench/launcher/rundir"
+	"github.com/slurmbench/slurmbench/launcher/submit"
+	"github.com/slurmbench/slurmbench/slurm"
+)
+
+// Held is a held deployment (slurmbench up) as run --in and down find it.
+type Held struct {
+	Job  slurm.Job
+	Plan *launcher.Plan // the deployment's own plan (Serve set)
+}
+
+// Nodes and GPUsPerNode are the allocation's size.
+func (h Held) Nodes() int       { return h.Plan.Slurm.Nodes }
+func (h Held) GPUsPerNode() int { return h.Plan.Slurm.GPUsPerNode }
+
+// FindHeld looks up job id and reads its plan. Only a running or pending
+// held deployment is accepted; the error says what the job is instead.
+func FindHeld(ctx context.Context, client *slurm.Client, id slurm.JobID) (Held, error) {
+	job, err := client.LookupJob(ctx, id)
+	if err != nil {
+		return Held{}, exitcode.With(exitcode.Slurm, fmt.Errorf("looking up job %d: %w", id, err))
+	}
+	dir, err := RunDirOf(job)
+	if err != nil {
+		return Held{}, exitcode.Errorf(exitcode.Config, "job %d is not a held deployment (start one with slurmbench up): %w", id, err)
+	}
+	plan, err := ReadPlan(dir)
+	if err != nil {
+		return Held{}, exitcode.With(exitcode.Config, err)
+	}
+	if !plan.Serve {
+		return Held{Job: job, Plan: plan}, exitcode.Errorf(exitcode.Config, "job %d is run %s, not a held deployment (start one with slurmbench up)", id, plan.RunID)
+	}
+	return Held{Job: job, Plan: plan}, nil
+}
+
+// heldPoll is how often a run queued on a held deployment checks that the
+// deployment's job still runs.
+const heldPoll = 10 * time.Second
+
+// RunIn runs o.Plan inside held deployment h instead of submitting a job:
+// it claims the run's own directory, imports the image, queues the run on
+// the deployment and follows it there, then collects and stages exactly as
+// Run does. The deployment runs it on its servers when the plan starts the
+// same ones, or replaces them with the plan's. An interrupt stops the run,
+// not the deployment.
+func RunIn(ctx context.Context, o Options, h Held) (*Result, error) {
+	o.defaults()
+	plan := o.Plan
+	r := &runState{o: o, plan: plan, res: &Result{RunDir: plan.RunDir, JobID: h.Job.ID}}
+	if h.Job.Terminal() {
+		return r.res, exitcode.Errorf(exitcode.Config, "held deployment job %d has ended (%s)", h.Job.ID, h.Job.Outcome())
+	}
+	if err := plan.Fits(h.Nodes(), h.GPUsPerNode()); err != nil {
+		return r.res, exitcode.Errorf(exitcode.Config, "run --in %d: %w", h.Job.ID, err)
+	}
+	cl, err := claimRunDir(ctx, plan, false)
+	if err != nil {
+		return r.res, exitcode.With(exitcode.Config, err)
+	}
+	defer cl.release()
+	if !cl.fresh {
+		return r.res, exitcode.Errorf(exitcode.Config, "--run-id %q: run directory %s exists; a run queued on a held deployment takes a fresh run id", plan.RunID, plan.RunDir)
+	}
+	if err := submit.Prepare(plan, o.Binary); err != nil {
+		return r.res, exitcode.Errorf(exitcode.Submit, "preparing run directory: %w", err)
+	}
+	if o.Import != nil {
+		r.progress("image %s → %s", orLocal(plan.Image.Ref), plan.Image.Squash)
+		if err := o.Import(ctx, plan); err != nil {
+			if ctx.Err() != nil {
+				return r.res, exitcode.With(o.Interrupted(), fmt.Errorf("interrupted while importing the image: %w", err))
+			}
+			return r.res, exitcode.With(exitcode.Image, err)
+		}
+	}
+	if _, err := os.Stat(plan.Image.Squash); plan.Runtime != profile.RuntimeNone && err != nil {
+		return r.res, exitcode.Errorf(exitcode.Image, "image squash file: %v", err)
+	}
+	if ctx.Err() != nil {
+		return r.res, exitcode.With(o.Interrupted(), errors.New("interrupted before queueing"))
+	}
+	_ = rundir.WriteStatus(plan.Layout.Status, rundir.Status{Phase: rundir.PhaseQueued, JobID: h.Job.ID.String(), Updated: time.Now().UTC()})
+	if _, err := rundir.QueueRequest(h.Plan.RunDir, rundir.Request{RunID: plan.RunID, Plan: plan.PlanFile}); err != nil {
+		return r.res, exitcode.With(exitcode.Submit, err)
+	}
+	r.progress("queued run %s on held deployment job %d (%s), run dir %s", plan.RunID, h.Job.ID, h.Plan.Name, plan.RunDir)
+	r.submitted()
+	return r.res, r.finish(ctx, r.followQueued(ctx, h))
+}
+
+// followQueued follows a run queued on a held deployment to its outcome,
+// watching the deployment's job meanwhile.
+func (r *runState) followQueued(ctx context.Context, h Held) error {
+	o, plan := r.o, r.plan
+	w := &watcher{r: r, tail: &logTail{path: plan.Layout.BatchOut, w: o.DriverLog}}
+	tick := time.NewTicker(o.Poll)
+	defer tick.Stop()
+	jobTick := time.NewTicker(heldPoll)
+	defer jobTick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			w.watch()
+			if out, err := rundir.ReadOutcome(plan.Layout.Outcome); err == nil {
+				w.watch()
+				return r.judgeQueued(out)
+			}
+		case <-jobTick.C:
+			job, err := o.Client.LookupJob(ctx, h.Job.ID)
+			if err != nil || !job.Terminal() {
+				continue // slurmrestd's hiccups are retried at the next tick
+			}
+			r.res.Job = job
+			w.watch()
+			if out, err := rundir.ReadOutcome(plan.Layout.Outcome); err == nil {
+				return r.judgeQueued(out)
+			}
+			msg := fmt.Sprintf("held deployment job %d ended %s before run %s finished", job.ID, job.Outcome(), plan.RunID)
+			r.writeOutcome(rundir.Outcome{Result: rundir.Failed, Class: diagnose.Allocation, Message: msg})
+			return exitcode.Errorf(exitcode.Queue, "%s", msg)
+		case <-ctx.Done():
+			layer := o.Interrupted()
+			r.progress("interrupted: stopping run %s in held job %d", plan.RunID, h.Job.ID)
+			if err := rundir.RequestCancel(plan.RunDir); err != nil {
+				r.progress("asking the held deployment to stop run %s: %v", plan.RunID, err)
+			}
+			r.awaitQueuedEnd()
+			w.watch()
+			r.writeOutcome(rundir.Outcome{Result: rundir.Cancelled, Class: diagnose.Interrupted, Message: "slurmbench run --in was interrupted; run stopped, the held deployment serves on"})
+			return exitcode.With(layer, fmt.Errorf("interrupted: run %s stopped in held job %d", plan.RunID, h.Job.ID))
+		}
+	}
+}
+
+// awaitQueuedEnd waits, bounded by CancelWait and a second interrupt, for
+// the held deployment to write the cancelled run's outcome.
+func (r *runState) awaitQueuedEnd() {
+	deadline := time.After(r.o.CancelWait)
+	for {
+		if _, err := rundir.ReadOutcome(r.plan.Layout.Outcome); err == nil {
+			return
+		}
+		select {
+		case <-deadline:
+			r.progress("run %s: its end was not confirmed within %s", r.plan.RunID, r.o.CancelWait)
+			return
+		case <-r.o.Hard:
+			return
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// judgeQueued decides a queued run from its outcome alone: the deployment's
+// job goes on, so its state says nothing about the run.
+func (r *runState) judgeQueued(out rundir.Outcome) error {
+	r.res.Outcome = out
+	if out.Result == rundir.Succeeded {
+		return nil
+	}
+	msg := out.Message
+	if out.FirstError != "" {
+		msg += ": " + out.FirstError
+	}
+	layer := layerOf(out.Class)
+	if out.Phase == rundir.PhaseQueued && out.Class != diagnose.Cancelled && out.Class != diagnose.Interrupted {
+		layer = exitcode.Config // refused before it started
+	}
+	return exitcode.With(layer, fmt.Errorf("%s [%s]", msg, out.Class))
+}
+
+// DownOptions configure Down.
+type DownOptions struct {
+	Client *slurm.Client
+	// Wait bounds the wait for the deployment to stop by itself before its
+	// job is cancelled (default 60 s).
+	Wait time.Duration
+	// CancelWait bounds the wait after cancelling (default 30 s).
+	CancelWait time.Duration
+	Progress   io.Writer
+}
+
+// Down ends held deployment h: it asks the driver to stop (it stops the run
+// it is running, ends the queued ones as cancelled and stops every server),
+// waits for the job to end, and cancels the job if it has not ended within
+// Wait (at once while it is still pending). It returns the job's end.
+func Down(ctx context.Context, h Held, o DownOptions) (slurm.Job, error) {
+	if o.Wait == 0 {
+		o.Wait = time.Minute
+	}
+	if o.CancelWait == 0 {
+		o.CancelWait = 30 * time.Second
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	say := func(format string, args ...any) {
+		fmt.Fprintf(o.Progress, "%s %s\n", time.Now().UTC().Format("15:04:05"), fmt.Sprintf(format, args...))
+	}
+	id := h.Job.ID
+	if h.Job.Terminal() {
+		say("job %d has already ended: %s", id, h.Job.Outcome())
+		return h.Job, nil
+	}
+	if err := rundir.RequestDown(h.Plan.RunDir); err != nil {
+		return h.Job, exitcode.Errorf(exitcode.Config, "asking job %d to stop: %w", id, err)
+	}
+	wait := o.Wait
+	if h.Job.State.Base == slurm.StatePending {
+		wait = 0 // no driver runs yet to read the request
+	} else {
+		say("asked held deployment %s (job %d) to stop; waiting up to %s", h.Plan.RunID, id, wait)
+	}
+	if wait > 0 {
+		wctx, cancel := context.WithTimeout(ctx, wait)
+		job, err := o.Client.Wait(wctx, id, slurm.WaitOptions{PollMin: 500 * time.Millisecond, PollMax: 2 * time.Second})
+		cancel()
+		if err == nil {
+			say("job %d ended %s", id, job.Outcome())
+			return job, nil
+		}
+		if ctx.Err() != nil {
+			return h.Job, exitcode.With(exitcode.Interrupted, fmt.Errorf("interrupted while job %d stops (it was asked to; slurmbench cancel %d ends it at once)", id, id))
+		}
+		say("job %d has not ended within %s: cancelling it", id, wait)
+	}
+	if err := o.Client.CancelJob(ctx, id); err != nil {
+		return h.Job, exitcode.With(exitcode.Slurm, fmt.Errorf("cancelling job %d: %w", id, err))
+	}
+	wctx, cancel := context.WithTimeout(ctx, o.CancelWait)
+	defer cancel()
+	job, err := o.Client.Wait(wctx, id, slurm.WaitOptions{PollMin: 250 * time.Millisecond, PollMax: time.Second})
+	if err != nil {
+		return h.Job, exitcode.With(exitcode.Queue, fmt.Errorf("job %d was cancelled but has not ended within %s: %w", id, o.CancelWait, err))
+	}
+	say("job %d ended %s", id, job.Outcome())
+	return job, nil
+}

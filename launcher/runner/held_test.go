@@ -1,0 +1,241 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/launcher"
+	"github.com/slurmbench/slurmbench/launcher/diagnose"
+	"github.com/slurmbench/slurmbench/launcher/rundir"
+	"github.com/slurmbench/slurmbench/launcher/submit"
+	"github.com/slurmbench/slurmbench/slurm"
+	"github.com/slurmbench/slurmbench/slurm/slurmtest"
+)
+
+// heldJob submits a held deployment's job (plan.Serve, nodes nodes) to the
+// fake and finds it as run --in does.
+func heldJob(t *testing.T, e *env, nodes int) Held {
+	t.Helper()
+	plan := testPlan(t, e.runs, "held")
+	plan.Serve, plan.Slurm.Nodes = true, nodes
+	if err := rundir.Create(plan.RunDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := submit.Prepare(plan, e.options(t, plan).Binary); err != nil {
+		t.Fatal(err)
+	}
+	spec, err := submit.JobSpec(plan, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := e.client.Submit(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := FindHeld(context.Background(), e.client, sub.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// queuedRun is what the held driver does with the one run queued on it.
+type queuedRun struct {
+	points  []int
+	outcome rundir.Outcome
+	// endJob ends the held job (as COMPLETED) instead of writing an outcome.
+	endJob bool
+	// waitCancel waits for the run's cancel request, then writes outcome.
+	waitCancel bool
+}
+
+// fakeHeldDriver plays the held deployment's driver for one queued run:
+// it takes the request, writes the run's status, results and outcome.
+func fakeHeldDriver(t *testing.T, e *env, h Held, q queuedRun) {
+	var path string
+	for start := time.Now(); path == ""; time.Sleep(time.Second) {
+		if time.Since(start) > time.Hour {
+			t.Error("fake held driver: nothing was queued")
+			return
+		}
+		queue, _ := rundir.PendingRequests(h.Plan.RunDir)
+		if len(queue) > 0 {
+			path = queue[0]
+		}
+	}
+	req, err := rundir.TakeRequest(path)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	plan, err := launcher.ReadPlan(req.Plan)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	write := func(p string, v any) {
+		b, _ := json.Marshal(v)
+		_ = os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	write(plan.Layout.Status, rundir.Status{Phase: rundir.PhaseBenchmark, JobID: h.Job.ID.String()})
+	time.Sleep(5 * time.Second)
+	if q.endJob {
+		e.fake.SetSteps(int64(h.Job.ID), slurmtest.Step{State: []string{"COMPLETED"}})
+		return
+	}
+	if q.waitCancel {
+		for !rundir.CancelRequested(plan.RunDir) {
+			time.Sleep(time.Second)
+		}
+	}
+	for _, c := range q.points {
+		write(filepath.Join(plan.Benchmark.ResultDir, rawName(t, c)), saBench(c))
+	}
+	q.outcome.JobID = h.Job.ID.String()
+	write(plan.Layout.Outcome, q.outcome)
+}
+
+// TestRunInLayers: each way a run queued on a held deployment ends, with
+// its exit code and staged results; no run submits a job of its own.
+func TestRunInLayers(t *testing.T) {
+	succeeded := rundir.Outcome{Result: rundir.Succeeded}
+	tests := []struct {
+		name      string
+		nodes     int // the held allocation's (default 1)
+		q         queuedRun
+		interrupt bool
+		code      exitcode.Code
+		staged    int
+		says      string
+	}{
+		{name: "success", q: queuedRun{points: testConcs, outcome: succeeded}, code: exitcode.OK, staged: 2},
+		{name: "benchmark point missing", q: queuedRun{points: []int{2}, outcome: succeeded}, code: exitcode.Benchmark, staged: 1},
+		{name: "server died", q: queuedRun{outcome: *failed(diagnose.DiedAfterHealthy)}, code: exitcode.Engine},
+		{name: "refused by the deployment", q: queuedRun{outcome: rundir.Outcome{Result: rundir.Failed, Phase: rundir.PhaseQueued, Message: "refused"}}, code: exitcode.Config},
+		{name: "held job ended", q: queuedRun{endJob: true}, code: exitcode.Queue, says: "ended COMPLETED 0:0 before run r1 finished"},
+		{name: "interrupted", q: queuedRun{waitCancel: true, outcome: rundir.Outcome{Result: rundir.Cancelled, Class: diagnose.Cancelled}},
+			interrupt: true, code: exitcode.Interrupted, says: "stopping run r1 in held job"},
+		{name: "does not fit", nodes: -1, code: exitcode.Config},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t)
+				nodes := 1
+				if tc.nodes != 0 {
+					nodes = tc.nodes
+				}
+				plan := testPlan(t, e.runs, "r1")
+				if nodes < 0 { // the run needs 2 nodes, the allocation has 1
+					nodes, plan.Nodes = 1, 2
+				}
+				h := heldJob(t, e, nodes)
+				ctx, cancel := context.WithCancel(testCtx(t))
+				defer cancel()
+				var wg sync.WaitGroup
+				if tc.code != exitcode.Config || tc.q.outcome.Phase == rundir.PhaseQueued {
+					wg.Go(func() { fakeHeldDriver(t, e, h, tc.q) })
+				}
+				if tc.interrupt {
+					time.AfterFunc(3*time.Second, cancel)
+				}
+				res, err := RunIn(ctx, e.options(t, plan), h)
+				wg.Wait()
+				if got := exitcode.Of(err); got != tc.code {
+					t.Fatalf("exit %d (%v), want %d\n%s", got, err, tc.code, e.progress)
+				}
+				if res.JobID != h.Job.ID {
+					t.Errorf("result names job %d, want the held job %d", res.JobID, h.Job.ID)
+				}
+				if n := len(e.fake.Jobs()); n != 1 {
+					t.Errorf("%d jobs in slurmctld, want the held one alone", n)
+				}
+				if got := e.staged(t); len(got) != tc.staged {
+					t.Errorf("staged %v, want %d results", got, tc.staged)
+				}
+				if tc.says != "" && !strings.Contains(e.progress.String()+fmt.Sprint(err), tc.says) {
+					t.Errorf("neither progress nor the error (%v) says %q:\n%s", err, tc.says, e.progress)
+				}
+				if tc.nodes < 0 {
+					if q, _ := rundir.PendingRequests(h.Plan.RunDir); len(q) != 0 {
+						t.Errorf("a run that does not fit was queued: %v", q)
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestDown: a running deployment stops by itself on the request (no
+// cancel); a pending one is cancelled at once; one that does not stop
+// within Wait is cancelled; a job that is not a held deployment is refused.
+func TestDown(t *testing.T) {
+	tests := []struct {
+		name      string
+		lifecycle slurmtest.Step
+		stops     bool // the fake driver ends the job on the request
+		state     slurm.BaseState
+		says      string
+	}{
+		{"stops on request", slurmtest.Step{State: []string{"RUNNING"}}, true, slurm.StateCompleted, "asked held deployment held (job 100) to stop"},
+		{"pending", slurmtest.Step{State: []string{"PENDING"}}, false, slurm.StateCancelled, "ended CANCELLED"},
+		{"does not stop", slurmtest.Step{State: []string{"RUNNING"}}, false, slurm.StateCancelled, "has not ended within 1m0s: cancelling it"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t, slurmtest.WithLifecycle(tc.lifecycle))
+				h := heldJob(t, e, 1)
+				var wg sync.WaitGroup
+				if tc.stops {
+					wg.Go(func() {
+						for !rundir.DownRequested(h.Plan.RunDir) {
+							time.Sleep(time.Second)
+						}
+						time.Sleep(3 * time.Second)
+						e.fake.SetSteps(int64(h.Job.ID), slurmtest.Step{State: []string{"COMPLETED"}})
+					})
+				}
+				job, err := Down(testCtx(t), h, DownOptions{Client: e.client, Progress: e.progress})
+				wg.Wait()
+				if err != nil {
+					t.Fatalf("Down: %v\n%s", err, e.progress)
+				}
+				if job.State.Base != tc.state || !strings.Contains(e.progress.String(), tc.says) {
+					t.Errorf("Down ended %s, want %s; progress:\n%s(want %q)", job.State, tc.state, e.progress, tc.says)
+				}
+			})
+		})
+	}
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		plan := testPlan(t, e.runs, "plain")
+		if err := rundir.Create(plan.RunDir); err != nil {
+			t.Fatal(err)
+		}
+		if err := submit.Prepare(plan, e.options(t, plan).Binary); err != nil {
+			t.Fatal(err)
+		}
+		spec, _ := submit.JobSpec(plan, nil)
+		sub, err := e.client.Submit(context.Background(), spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = FindHeld(context.Background(), e.client, sub.JobID)
+		if exitcode.Of(err) != exitcode.Config || !strings.Contains(err.Error(), "is run plain, not a held deployment") {
+			t.Errorf("FindHeld of a plain run's job: %v", err)
+		}
+	})
+}
