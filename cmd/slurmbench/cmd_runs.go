@@ -228,8 +228,20 @@ func writeRun(w io.Writer, r runs.Run) error {
 	if r.Nodes > 0 {
 		row("nodes", fmt.Sprint(r.Nodes))
 	}
-	row("job", r.JobID)
+	job := r.JobID
+	if r.InJob {
+		job += " (queued in that held deployment: run --in)"
+	}
+	row("job", job)
 	row("state", runState(r))
+	if h := r.Held; h != nil {
+		row("endpoint", h.Endpoint)
+		row("serving", h.RunID)
+		row("running", h.Running)
+		row("queued", strings.Join(h.Queue, " "))
+		row("runs taken", fmt.Sprint(h.Runs))
+		row("last error", h.LastError)
+	}
 	row("outcome", string(r.Outcome))
 	row("first error", r.FirstError)
 	row("started", fmtStarted(r.Started))

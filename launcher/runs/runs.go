@@ -48,6 +48,12 @@ type Run struct {
 	LastActivity time.Time `json:"last_activity"`
 	// Problems are files that exist but could not be read.
 	Problems []string `json:"problems,omitempty"`
+	// Held is set for a held deployment (slurmbench up) while it holds its
+	// job: what serves, where, and what is queued.
+	Held *rundir.Serving `json:"held,omitempty"`
+	// InJob: the run was queued in the held deployment of job JobID
+	// (run --in) rather than submitted as a job of its own.
+	InJob bool `json:"in_job,omitempty"`
 }
 
 // Load reads the run directory dir. It fails only when dir is not a run
@@ -75,6 +81,7 @@ func Load(dir string) (Run, error) {
 
 	j, err := rundir.ReadJournal(layout.Journal)
 	note(err)
+	submitted := err == nil
 	if err == nil {
 		r.State, r.JobID, r.Active = "submitted", j.JobID, true
 		if !j.Sending.IsZero() {
@@ -84,7 +91,7 @@ func Load(dir string) (Run, error) {
 	st, err := rundir.ReadStatus(layout.Status)
 	note(err)
 	if err == nil {
-		r.State, r.Active = string(st.Phase), true
+		r.State, r.Active, r.Held = string(st.Phase), true, st.Serving
 		if r.JobID == "" {
 			r.JobID = st.JobID
 		}
@@ -92,11 +99,12 @@ func Load(dir string) (Run, error) {
 	o, err := rundir.ReadOutcome(layout.Outcome)
 	note(err)
 	if err == nil {
-		r.State, r.Active, r.Outcome, r.FirstError = "ended", false, o.Result, o.FirstError
+		r.State, r.Active, r.Outcome, r.FirstError, r.Held = "ended", false, o.Result, o.FirstError, nil
 		if r.JobID == "" {
 			r.JobID = o.JobID
 		}
 	}
+	r.InJob = !submitted && r.JobID != ""
 	s, err := rundir.ReadStaged(rundir.StagedPath(dir))
 	note(err)
 	if err == nil {
@@ -146,11 +154,19 @@ func Find(runsDir, id string) (Run, error) {
 	if err != nil {
 		return Run{}, err
 	}
-	var found []Run
+	var found, own []Run
 	for _, r := range all {
 		if r.JobID == id {
 			found = append(found, r)
+			if !r.InJob {
+				own = append(own, r)
+			}
 		}
+	}
+	if len(own) == 1 {
+		// A held deployment's job also names the runs queued in it: the
+		// job id means the run that submitted it.
+		return own[0], nil
 	}
 	switch len(found) {
 	case 1:

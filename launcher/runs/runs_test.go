@@ -244,3 +244,32 @@ func TestParseAge(t *testing.T) {
 		}
 	}
 }
+
+// TestFindHeldDeployment: a held deployment's job id names the deployment
+// (the run that submitted the job), not the runs queued in it; those are
+// marked as run in another run's job, and the deployment shows what serves.
+func TestFindHeldDeployment(t *testing.T) {
+	f := newFixture(t)
+	now := time.Now()
+	job := f.run(t, "held", "running", now)
+	held := f.plan("held")
+	if err := rundir.WriteStatus(held.Layout.Status, rundir.Status{Phase: rundir.PhaseServing, JobID: job,
+		Serving: &rundir.Serving{Endpoint: "http://10.0.0.1:8000", RunID: "held", Queue: []string{"q1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"in-1", "in-2"} {
+		f.run(t, id, "prepared", now)
+		p := f.plan(id)
+		if err := rundir.WriteOutcome(p.Layout.Outcome, rundir.Outcome{Result: rundir.Succeeded, JobID: job}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := Find(f.dir, job)
+	if err != nil || r.ID != "held" || r.InJob || r.Held == nil || r.Held.Endpoint != "http://10.0.0.1:8000" {
+		t.Fatalf("Find(%s) = %+v, %v; want the held deployment with its endpoint", job, r, err)
+	}
+	in, err := Find(f.dir, "in-1")
+	if err != nil || !in.InJob || in.JobID != job {
+		t.Errorf("a queued run: %+v, %v; want it marked as run in job %s", in, err, job)
+	}
+}
