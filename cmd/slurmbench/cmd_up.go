@@ -179,7 +179,7 @@ func downCommand() *cli.Command {
 		Usage:     "end a held deployment (slurmbench up): stop its servers and its job",
 		UsageText: "slurmbench down --profile FILE JOBID [--wait DURATION]",
 		Description: `Asks the held deployment to stop: the run it is running stops, runs still
-queued on it end as cancelled (their 'run --in' exits 130), every server
+queued on it end as cancelled (their 'run --in' exits 5), every server
 stops and the job ends COMPLETED. If the job has not ended within --wait (at
 once while it is still pending) it is cancelled. down refuses a job that is
 not a held deployment (slurmbench cancel ends any job); a job that has

@@ -61,8 +61,9 @@ func (d *driver) serve(ctx context.Context) Result {
 	for {
 		select {
 		case <-ctx.Done():
-			return d.finish(rundir.PhaseServing, &failure{class: diagnose.Cancelled, code: exitcode.Interrupted,
-				msg: "held deployment ended: " + context.Cause(ctx).Error()})
+			msg := "held deployment ended: " + context.Cause(ctx).Error()
+			d.cancelQueue(h, msg+" (cancelled, or its time limit) before this run started")
+			return d.finish(rundir.PhaseServing, &failure{class: diagnose.Cancelled, code: exitcode.Interrupted, msg: msg})
 		case s := <-d.exited:
 			if h.serving == nil {
 				continue // a late exit of a topology already stopped

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
@@ -112,10 +113,13 @@ func (r *runState) followQueued(ctx context.Context, h Held) error {
 	defer tick.Stop()
 	jobTick := time.NewTicker(heldPoll)
 	defer jobTick.Stop()
+	lastQueue := ""
 	for {
 		select {
 		case <-tick.C:
-			w.watch()
+			if st, ok := w.watch(); ok && st.Phase == rundir.PhaseQueued {
+				r.reportQueue(h, &lastQueue)
+			}
 			if out, err := rundir.ReadOutcome(plan.Layout.Outcome); err == nil {
 				w.watch()
 				return r.judgeQueued(out)
@@ -144,6 +148,32 @@ func (r *runState) followQueued(ctx context.Context, h Held) error {
 			r.writeOutcome(rundir.Outcome{Result: rundir.Cancelled, Class: diagnose.Interrupted, Message: "slurmbench run --in was interrupted; run stopped, the held deployment serves on"})
 			return exitcode.With(layer, fmt.Errorf("interrupted: run %s stopped in held job %d", plan.RunID, h.Job.ID))
 		}
+	}
+}
+
+// reportQueue says, when it changed, what the run waits behind.
+func (r *runState) reportQueue(h Held, last *string) {
+	st, err := rundir.ReadStatus(h.Plan.Layout.Status)
+	if err != nil || st.Serving == nil {
+		return
+	}
+	ahead := 0
+	for _, q := range st.Serving.Queue {
+		if strings.HasSuffix(q, "-"+r.plan.RunID+".json") {
+			break
+		}
+		ahead++
+	}
+	line := fmt.Sprintf("waiting in held job %d: %d queued ahead", h.Job.ID, ahead)
+	if st.Serving.Running != "" {
+		line += ", running " + st.Serving.Running
+	}
+	if st.Phase != rundir.PhaseServing && st.Phase != rundir.PhaseIdle {
+		line = fmt.Sprintf("waiting for held job %d to serve (%s)", h.Job.ID, st.Phase)
+	}
+	if line != *last {
+		*last = line
+		r.progress("%s", line)
 	}
 }
 
@@ -178,7 +208,12 @@ func (r *runState) judgeQueued(out rundir.Outcome) error {
 		msg += ": " + out.FirstError
 	}
 	layer := layerOf(out.Class)
-	if out.Phase == rundir.PhaseQueued && out.Class != diagnose.Cancelled && out.Class != diagnose.Interrupted {
+	switch {
+	case out.Class == diagnose.Cancelled || out.Result == rundir.Cancelled:
+		// Not this runner's interrupt (that path does not judge): the
+		// deployment was taken down or its job ended under the run.
+		layer = exitcode.Queue
+	case out.Phase == rundir.PhaseQueued:
 		layer = exitcode.Config // refused before it started
 	}
 	return exitcode.With(layer, fmt.Errorf("%s [%s]", msg, out.Class))

@@ -124,6 +124,8 @@ func TestRunInLayers(t *testing.T) {
 		{name: "benchmark point missing", q: queuedRun{points: []int{2}, outcome: succeeded}, code: exitcode.Benchmark, staged: 1},
 		{name: "server died", q: queuedRun{outcome: *failed(diagnose.DiedAfterHealthy)}, code: exitcode.Engine},
 		{name: "refused by the deployment", q: queuedRun{outcome: rundir.Outcome{Result: rundir.Failed, Phase: rundir.PhaseQueued, Message: "refused"}}, code: exitcode.Config},
+		{name: "deployment taken down", q: queuedRun{outcome: rundir.Outcome{Result: rundir.Cancelled, Class: diagnose.Cancelled, Phase: rundir.PhaseQueued,
+			Message: "the held deployment was taken down (slurmbench down) before this run started"}}, code: exitcode.Queue, says: "taken down"},
 		{name: "held job ended", q: queuedRun{endJob: true}, code: exitcode.Queue, says: "ended COMPLETED 0:0 before run r1 finished"},
 		{name: "interrupted", q: queuedRun{waitCancel: true, outcome: rundir.Outcome{Result: rundir.Cancelled, Class: diagnose.Cancelled}},
 			interrupt: true, code: exitcode.Interrupted, says: "stopping run r1 in held job"},
