@@ -139,6 +139,12 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	var inJob slurm.JobID
+	if in := c.String("in"); in != "" {
+		if inJob, err = slurm.ParseJobID(in); err != nil {
+			return configErrorf("--in %q: %v", in, err)
+		}
+	}
 	if !c.Bool("no-preflight") {
 		if err := runPreflight(ctx, stderr, prof, plan); err != nil {
 			if gha {
@@ -152,13 +158,16 @@ func runAction(c *cli.Context) error {
 		return exitcode.With(exitcode.Config, err)
 	}
 	var held *runner.Held
-	if in := c.String("in"); in != "" {
-		h, err := heldOf(c, client, in)
+	if inJob != 0 {
+		h, err := runner.FindHeld(ctx, client, inJob)
 		if err != nil {
 			return err
 		}
+		if h.Job.Terminal() {
+			return configErrorf("--in %d: the held deployment's job has ended (%s)", inJob, h.Job.Outcome())
+		}
 		if err := plan.Fits(h.Nodes(), h.GPUsPerNode()); err != nil {
-			return configErrorf("--in %s: %v", in, err)
+			return configErrorf("--in %d: %v", inJob, err)
 		}
 		held = &h
 	}

@@ -49,6 +49,7 @@ func badInputs() []badInput {
 		{name: "profile bad bench client", profile: "client = \"native\"=>client = \"aiperf\"", field: "benchmark.client"},
 		{name: "profile TOML syntax", profile: "[slurm]=>[slurm", field: "profile"},
 		{name: "no profile", args: []string{"--profile", ""}, field: "--profile"},
+		{name: "--in not a job id", args: []string{"--in", "4242x"}, field: "--in \"4242x\""},
 		{name: "profile file missing", args: []string{"--profile", "no-such-profile.toml"}, field: "no-such-profile.toml"},
 		{name: "SLURMBENCH_PROFILE missing", noProfile: true, env: []string{"SLURMBENCH_PROFILE=/no/such/profile.toml"}, field: "/no/such/profile.toml"},
 		// Recipe.
