@@ -24,6 +24,7 @@ const requestPoll = time.Second
 type held struct {
 	plan   *launcher.Plan // the job's own plan (slurmbench up)
 	status *statusFile
+	start  time.Time
 	// serving is the plan whose servers run now (nil: none run).
 	serving *launcher.Plan
 	since   time.Time
@@ -38,7 +39,7 @@ type held struct {
 // after replacing them with its own — until `slurmbench down` or the job
 // is cancelled (or reaches its time limit).
 func (d *driver) serve(ctx context.Context) Result {
-	h := &held{plan: d.plan, status: d.status, refused: map[string]bool{}}
+	h := &held{plan: d.plan, status: d.status, start: d.start, refused: map[string]bool{}}
 	d.initStatus()
 	d.logf("held deployment: job %s on %v; plan %s, %d nodes", d.alloc.JobID, d.alloc.Hosts, d.plan.Name, len(d.alloc.Hosts))
 	if err := os.MkdirAll(d.plan.Layout.Steps, 0o755); err != nil {
@@ -217,7 +218,7 @@ func (d *driver) runQueued(ctx context.Context, h *held, path string) {
 		if runLog != nil {
 			runLog.Close()
 		}
-		d.plan, d.status, d.start = h.plan, h.status, time.Now().UTC()
+		d.plan, d.status, d.start = h.plan, h.status, h.start
 	}()
 
 	runCtx, stop := context.WithCancelCause(ctx)
