@@ -5,16 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/diagnose"
-	"github.com/slurmbench/slurmbench/launcher/profile"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
-	"github.com/slurmbench/slurmbench/launcher/submit"
 	"github.com/slurmbench/slurmbench/slurm"
 )
 
@@ -77,20 +74,8 @@ func RunIn(ctx context.Context, o Options, h Held) (*Result, error) {
 	if !cl.fresh {
 		return r.res, exitcode.Errorf(exitcode.Config, "--run-id %q: run directory %s exists; a run queued on a held deployment takes a fresh run id", plan.RunID, plan.RunDir)
 	}
-	if err := submit.Prepare(plan, o.Binary); err != nil {
-		return r.res, exitcode.Errorf(exitcode.Submit, "preparing run directory: %w", err)
-	}
-	if o.Import != nil {
-		r.progress("image %s → %s", orLocal(plan.Image.Ref), plan.Image.Squash)
-		if err := o.Import(ctx, plan); err != nil {
-			if ctx.Err() != nil {
-				return r.res, exitcode.With(o.Interrupted(), fmt.Errorf("interrupted while importing the image: %w", err))
-			}
-			return r.res, exitcode.With(exitcode.Image, err)
-		}
-	}
-	if _, err := os.Stat(plan.Image.Squash); plan.Runtime != profile.RuntimeNone && err != nil {
-		return r.res, exitcode.Errorf(exitcode.Image, "image squash file: %v", err)
+	if err := r.prepare(ctx); err != nil {
+		return r.res, err
 	}
 	if ctx.Err() != nil {
 		return r.res, exitcode.With(o.Interrupted(), errors.New("interrupted before queueing"))

@@ -118,20 +118,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return r.res, r.end(ctx)
 		}
 	}
-	if err := submit.Prepare(plan, o.Binary); err != nil {
-		return r.res, exitcode.Errorf(exitcode.Submit, "preparing run directory: %w", err)
-	}
-	r.progress("image %s → %s", orLocal(plan.Image.Ref), plan.Image.Squash)
-	if o.Import != nil {
-		if err := o.Import(ctx, plan); err != nil {
-			if ctx.Err() != nil {
-				return r.res, exitcode.With(o.Interrupted(), fmt.Errorf("interrupted while importing the image: %w", err))
-			}
-			return r.res, exitcode.With(exitcode.Image, err)
-		}
-	}
-	if _, err := os.Stat(plan.Image.Squash); plan.Runtime != profile.RuntimeNone && err != nil {
-		return r.res, exitcode.Errorf(exitcode.Image, "image squash file: %v", err)
+	if err := r.prepare(ctx); err != nil {
+		return r.res, err
 	}
 	spec, err := submit.JobSpec(plan, o.JobEnv)
 	if err != nil {
@@ -159,6 +147,27 @@ func (r *runState) end(ctx context.Context) error {
 		return exitcode.Errorf(exitcode.Queue, "job %d ended %s before it served", r.res.JobID, r.res.Job.Outcome())
 	}
 	return err
+}
+
+// prepare fills the claimed run directory and makes the image exist.
+func (r *runState) prepare(ctx context.Context) error {
+	o, plan := r.o, r.plan
+	if err := submit.Prepare(plan, o.Binary); err != nil {
+		return exitcode.Errorf(exitcode.Submit, "preparing run directory: %w", err)
+	}
+	r.progress("image %s → %s", orLocal(plan.Image.Ref), plan.Image.Squash)
+	if o.Import != nil {
+		if err := o.Import(ctx, plan); err != nil {
+			if ctx.Err() != nil {
+				return exitcode.With(o.Interrupted(), fmt.Errorf("interrupted while importing the image: %w", err))
+			}
+			return exitcode.With(exitcode.Image, err)
+		}
+	}
+	if _, err := os.Stat(plan.Image.Squash); plan.Runtime != profile.RuntimeNone && err != nil {
+		return exitcode.Errorf(exitcode.Image, "image squash file: %v", err)
+	}
+	return nil
 }
 
 // submit sends the job, journaling its key and each attempt's time before
