@@ -37,7 +37,8 @@ func enableRXStamps(fd uintptr) error {
 // recv reads the non-blocking socket into b and returns when its newest
 // byte arrived: the kernel's stamp, expressed on the monotonic clock as
 // time.Now minus the time the bytes waited, or time.Now when the kernel
-// gave none. The raw syscall does not tell the scheduler: the read never
+// gave none (the first socket to ask turns stamping on in a deferred
+// kernel work item, so its first bytes may come unstamped). The raw syscall does not tell the scheduler: the read never
 // blocks, and syscall.Syscall's entersyscall wakes the runtime's monitor
 // thread (a futex) on every call — per token.
 func (x *h1RX) recv(fd uintptr, b []byte) (int, time.Time, error) {
