@@ -117,9 +117,12 @@ func startBenchEngine(b *testing.B) *benchEngine {
 	return e
 }
 
-// cpuTime is the engine process's user+system time from /proc (Linux).
-func (e *benchEngine) cpuTime() time.Duration {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", e.cmd.Process.Pid))
+// cpuTime is the engine process's user+system time.
+func (e *benchEngine) cpuTime() time.Duration { return procCPU(e.cmd.Process.Pid) }
+
+// procCPU is a process's user+system time from /proc (Linux), 0 elsewhere.
+func procCPU(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}
@@ -161,27 +164,34 @@ func BenchmarkNativeClient(b *testing.B) {
 				if err := results.ValidateSABench(res, cfg.NumPrompts); err != nil {
 					b.Fatal(err)
 				}
-				ttft, _ := res.Metric("ttft")
-				itl, _ := res.Metric("itl")
-				tpot, _ := res.Metric("tpot")
-				b.ReportMetric(res.RequestThroughput, "req/s")
-				b.ReportMetric(res.OutputThroughput, "tok/s")
-				b.ReportMetric(100*cpu.Seconds()/wall.Seconds(), "client_cpu_%")
-				b.ReportMetric(100*srv.Seconds()/wall.Seconds(), "engine_cpu_%")
-				b.ReportMetric(ttft.Median-ms(benchTTFT), "ttft_added_ms")
-				ttft99, _ := ttft.Percentile(99)
-				b.ReportMetric(ttft99-ms(benchTTFT), "p99_ttft_added_ms")
 				// Every request streams its drawn length (ignore_eos); the
 				// warmups repeat the first prompt.
 				streamed := res.TotalOutputTokens + res.WarmupCompleted*res.OutputLens[0]
-				b.ReportMetric(float64(cpu.Microseconds())/float64(streamed), "client_us/token")
-				b.ReportMetric(itl.Mean-ms(benchITL), "itl_added_ms")
-				b.ReportMetric(tpot.Median-ms(benchITL), "tpot_added_ms")
-				p99, _ := itl.Percentile(99)
-				b.ReportMetric(p99-ms(benchITL), "p99_itl_added_ms")
+				reportPoint(b, res, cpu, srv, wall, streamed)
 			}
 		})
 	}
+}
+
+// reportPoint reports one point's figures (see BenchmarkNativeClient):
+// cpu is the client's CPU over wall, srv the engine's, streamed the tokens
+// the client read in that time.
+func reportPoint(b *testing.B, res *results.SABenchResult, cpu, srv, wall time.Duration, streamed int) {
+	ttft, _ := res.Metric("ttft")
+	itl, _ := res.Metric("itl")
+	tpot, _ := res.Metric("tpot")
+	b.ReportMetric(res.RequestThroughput, "req/s")
+	b.ReportMetric(res.OutputThroughput, "tok/s")
+	b.ReportMetric(100*cpu.Seconds()/wall.Seconds(), "client_cpu_%")
+	b.ReportMetric(100*srv.Seconds()/wall.Seconds(), "engine_cpu_%")
+	b.ReportMetric(ttft.Median-ms(benchTTFT), "ttft_added_ms")
+	ttft99, _ := ttft.Percentile(99)
+	b.ReportMetric(ttft99-ms(benchTTFT), "p99_ttft_added_ms")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(streamed), "client_us/token")
+	b.ReportMetric(itl.Mean-ms(benchITL), "itl_added_ms")
+	b.ReportMetric(tpot.Median-ms(benchITL), "tpot_added_ms")
+	p99, _ := itl.Percentile(99)
+	b.ReportMetric(p99-ms(benchITL), "p99_itl_added_ms")
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -13,7 +13,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unsafe"
 )
 
 // This file is the client's own HTTP/1.1 streaming transport for plain-HTTP
@@ -22,8 +21,9 @@ import (
 // bufio) and, like every Go reader, reads until EAGAIN: two read syscalls
 // and a goroutine wake-up per token. Here the socket is read through its
 // syscall.RawConn: one read per wake-up, the bytes decoded in place
-// (chunked framing, SSE lines), the stream's timestamps taken right after
-// the read that brought them. A read that did not fill the buffer drained
+// (chunked framing, SSE lines), the stream's timestamps the arrival of
+// the bytes (the kernel's stamp on Linux, h1_recv_linux.go; elsewhere the
+// moment the read returns). A read that did not fill the buffer drained
 // the socket, so the goroutine parks on the poller without a second read:
 // edge-triggered readiness reports any byte that arrives after it.
 
@@ -112,6 +112,11 @@ func (c *h1Client) get(ctx context.Context) (*h1Conn, error) {
 		nc.Close()
 		return nil, err
 	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = enableRXStamps(fd) }); err != nil || serr != nil {
+		nc.Close()
+		return nil, fmt.Errorf("connection to %s: %w", c.addr, errors.Join(err, serr))
+	}
 	return &h1Conn{nc: tc, rc: rc, buf: make([]byte, h1BufSize), fresh: true}, nil
 }
 
@@ -156,6 +161,7 @@ type h1Conn struct {
 	rc    syscall.RawConn
 	buf   []byte
 	r, w  int
+	rx    h1RX
 	fresh bool // never used for a request before
 }
 
@@ -190,7 +196,7 @@ func (cn *h1Conn) roundTrip(ctx context.Context, req []byte, sr *streamRecorder)
 					return true
 				}
 			}
-			n, err := rawRead(fd, cn.buf[cn.w:])
+			n, now, err := cn.rx.recv(fd, cn.buf[cn.w:])
 			if errors.Is(err, syscall.EINTR) {
 				continue
 			}
@@ -206,7 +212,9 @@ func (cn *h1Conn) roundTrip(ctx context.Context, req []byte, sr *streamRecorder)
 				return true
 			}
 			got = true
-			now := time.Now()
+			if now.Before(sr.start) {
+				now = sr.start // a clock step between the two readings
+			}
 			room := len(cn.buf) - cn.w
 			cn.w += n
 			if !p.feed(cn, now) {
@@ -483,15 +491,4 @@ func (p *h1Parser) finishBody() {
 	if len(p.line) > 0 && !p.stopped && !p.sr.done {
 		p.sr.line(bytes.TrimSpace(p.line), time.Now())
 	}
-}
-
-// rawRead reads the non-blocking socket without telling the scheduler:
-// the read never blocks, and syscall.Read's entersyscall wakes the
-// runtime's monitor thread (a futex) on every call — per token.
-func rawRead(fd uintptr, b []byte) (int, error) {
-	n, _, errno := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-	if errno != 0 {
-		return 0, errno
-	}
-	return int(n), nil
 }

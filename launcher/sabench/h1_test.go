@@ -188,3 +188,24 @@ func TestH1TimeoutAndCancel(t *testing.T) {
 		t.Fatalf("errors %+v, %v; want an interrupted partial result", res.Errors, err)
 	}
 }
+
+// TestH1FeedNoAlloc: decoding a token's HTTP chunk and SSE event and
+// recording it allocates nothing (README, Performance).
+func TestH1FeedNoAlloc(t *testing.T) {
+	frame := []byte(httpChunk(string(mockChunk) + "\n\n"))
+	rec := record{itl: make([]time.Duration, 0, 1024)}
+	sr := streamRecorder{rec: &rec, start: time.Now()}
+	p := h1Parser{sr: &sr, headDone: true, status: 200, framing: bodyChunked}
+	cn := &h1Conn{buf: make([]byte, h1BufSize)}
+	now := time.Now()
+	allocs := testing.AllocsPerRun(500, func() {
+		cn.w = copy(cn.buf, frame)
+		cn.r = 0
+		if !p.feed(cn, now) {
+			t.Fatal(rec.err, p.failed)
+		}
+	})
+	if allocs != 0 || rec.chunks == 0 {
+		t.Errorf("%v allocations per token (%d tokens recorded), want 0", allocs, rec.chunks)
+	}
+}
