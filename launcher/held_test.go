@@ -1,6 +1,9 @@
 package launcher
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -72,5 +75,39 @@ func TestFits(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%v: does not say %q", err, want)
 		}
+	}
+}
+
+// TestSameServingAcrossRuns: for every test recipe, another run of it (a
+// new run id, so a new run directory, and other concurrencies) starts the
+// same servers. At least one recipe's servers name their run directory
+// (config files, logs), so the relative comparison is exercised.
+func TestSameServingAcrossRuns(t *testing.T) {
+	ents, err := os.ReadDir(filepath.Join(testdataDir(t), "recipes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	compared, named := 0, 0
+	for _, e := range ents {
+		for _, prof := range []string{"b200.toml", "gb300.toml", "mock4.toml"} {
+			a, err := buildTestdata(t, prof, e.Name(), nil)
+			if err != nil {
+				continue // the recipe is for another profile
+			}
+			b := mustBuild(t, prof, e.Name(), func(in *Inputs) { in.RunID, in.Concurrencies = "another-run", []int{3} })
+			compared++
+			if !SameServing(a, b) {
+				t.Errorf("%s on %s: another run of the recipe starts other servers", e.Name(), prof)
+			}
+			for _, p := range a.Processes {
+				if IsServer(p.Role) && strings.Contains(strings.Join(p.Argv, " ")+fmt.Sprint(p.Env, p.Files), a.RunDir) {
+					named++
+					break
+				}
+			}
+		}
+	}
+	if compared < 8 || named == 0 {
+		t.Errorf("compared %d recipes, %d with servers naming their run directory; want at least 8 and 1", compared, named)
 	}
 }
