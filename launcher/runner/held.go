@@ -139,21 +139,29 @@ func (r *runState) followQueued(ctx context.Context, h Held) error {
 // reportQueue says, when it changed, what the run waits behind.
 func (r *runState) reportQueue(h Held, last *string) {
 	st, err := rundir.ReadStatus(h.Plan.Layout.Status)
-	if err != nil || st.Serving == nil {
+	if err != nil {
+		// No driver runs yet: the job waits in Slurm's queue.
+		if line := fmt.Sprintf("waiting for held job %d to start", h.Job.ID); line != *last {
+			*last = line
+			r.progress("%s", line)
+		}
 		return
 	}
+	// The queue itself, not the status's copy of it (written only between
+	// runs).
 	ahead := 0
-	for _, q := range st.Serving.Queue {
+	queue, _ := rundir.PendingRequests(h.Plan.RunDir)
+	for _, q := range queue {
 		if strings.HasSuffix(q, "-"+r.plan.RunID+".json") {
 			break
 		}
 		ahead++
 	}
 	line := fmt.Sprintf("waiting in held job %d: %d queued ahead", h.Job.ID, ahead)
-	if st.Serving.Running != "" {
+	if st.Serving != nil && st.Serving.Running != "" {
 		line += ", running " + st.Serving.Running
 	}
-	if st.Phase != rundir.PhaseServing && st.Phase != rundir.PhaseIdle {
+	if st.Serving == nil || st.Phase != rundir.PhaseServing && st.Phase != rundir.PhaseIdle {
 		line = fmt.Sprintf("waiting for held job %d to serve (%s)", h.Job.ID, st.Phase)
 	}
 	if line != *last {

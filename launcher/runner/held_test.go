@@ -241,3 +241,38 @@ func TestDown(t *testing.T) {
 		}
 	})
 }
+
+// TestReportQueue: a queued run says what it waits for — the job to start,
+// the runs ahead of it and the one running — once per change.
+func TestReportQueue(t *testing.T) {
+	runs := t.TempDir()
+	h := Held{Job: slurm.Job{ID: 100}, Plan: testPlan(t, runs, "held")}
+	var progress strings.Builder
+	r := &runState{o: Options{Progress: &progress}, plan: testPlan(t, runs, "mine")}
+	last := ""
+	r.reportQueue(h, &last)
+	if err := os.MkdirAll(h.Plan.RunDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := rundir.WriteStatus(h.Plan.Layout.Status, rundir.Status{Phase: rundir.PhaseServing, Serving: &rundir.Serving{Running: "first"}}); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	for i, id := range []string{"second", "mine"} {
+		if _, err := rundir.QueueRequest(h.Plan.RunDir, rundir.Request{RunID: id, Plan: "/runs/" + id + "/plan.json", Queued: t0.Add(time.Duration(i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.reportQueue(h, &last)
+	r.reportQueue(h, &last) // unchanged: said once
+	want := []string{"waiting for held job 100 to start", "waiting in held job 100: 1 queued ahead, running first"}
+	lines := strings.Split(strings.TrimSpace(progress.String()), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("progress:\n%s\nwant %d lines", progress.String(), len(want))
+	}
+	for i, w := range want {
+		if !strings.HasSuffix(lines[i], w) {
+			t.Errorf("line %d: %q, want it to end %q", i, lines[i], w)
+		}
+	}
+}
