@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +16,8 @@ import (
 	"github.com/slurmbench/slurmbench/enroot"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher"
+	"github.com/slurmbench/slurmbench/launcher/driver"
+	"github.com/slurmbench/slurmbench/launcher/hostlist"
 	"github.com/slurmbench/slurmbench/launcher/profile"
 	"github.com/slurmbench/slurmbench/launcher/report"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
@@ -70,7 +74,11 @@ the recipe starts the same ones, or stops them and starts the recipe's own
 inside the allocation, refusing (exit 2, naming the numbers) a recipe that
 needs more nodes or GPUs than the allocation has. Runs queued on one
 deployment run one after another, each with its own run directory, names
-and staging; an interrupt stops the run, not the deployment.
+and staging; an interrupt stops the run, not the deployment. Run inside an
+allocation of your own (salloc's shell or a batch script, where
+SLURM_JOB_ID is JOBID), --in starts the recipe's topology in it through
+srun, driven from this process, with no slurmrestd needed (the image must
+then be in the squash cache when it is imported for another architecture).
 
 Under GitHub Actions (GITHUB_ACTIONS=true) it reads the workflow's variables
 as flag fallbacks, stages into $GITHUB_WORKSPACE, groups its output, writes a
@@ -83,7 +91,8 @@ Examples:
   slurmbench run -p profiles/testcluster.toml -r examples/mock-2p1d.yaml --stage-dir out/
   slurmbench run -p profiles/testcluster.toml -r examples/mock-2p1d.yaml --run-eval true --conc 8
   CONFIG_FILE=recipes/mock-2p1d.yaml slurmbench run -p profiles/testcluster.toml --recipes-root examples
-  slurmbench run --in 4242 -p profiles/testcluster.toml -r examples/mock-2p1d.yaml --conc 64 --stage-dir out/`,
+  slurmbench run --in 4242 -p profiles/testcluster.toml -r examples/mock-2p1d.yaml --conc 64 --stage-dir out/
+  slurmbench run --in "$SLURM_JOB_ID" -p profiles/testcluster.toml -r examples/mock-2p1d.yaml --stage-dir out/`,
 		Flags: append(planFlags(),
 			&cli.StringFlag{Name: "stage-dir", Usage: "stage results, LOGS/ and the logs bundle here", EnvVars: []string{"GITHUB_WORKSPACE"}},
 			&cli.StringFlag{Name: "result-filename", Usage: "InferenceX RESULT_FILENAME for staged names (default: the recipe name)", EnvVars: []string{"RESULT_FILENAME"}},
@@ -91,7 +100,7 @@ Examples:
 			&cli.DurationFlag{Name: "cancel-wait", Value: 30 * time.Second, Usage: "how long to wait for a cancelled job to stop"},
 			&cli.BoolFlag{Name: "no-driver-log", Usage: "do not stream the driver's log"},
 			&cli.BoolFlag{Name: "no-preflight", Usage: "skip the checks slurmbench doctor runs (slurmrestd, token, partition, nodes, paths, model, image)"},
-			&cli.StringFlag{Name: "in", Usage: "JOBID of a held deployment (slurmbench up) to run in, instead of submitting a job"},
+			&cli.StringFlag{Name: "in", Usage: "JOBID of a held deployment (slurmbench up), or of the allocation this runs inside, to run in instead of submitting a job"},
 			binaryDirFlag(),
 		),
 		Action: runAction,
@@ -145,7 +154,12 @@ func runAction(c *cli.Context) error {
 			return configErrorf("--in %q: %v", in, err)
 		}
 	}
-	if !c.Bool("no-preflight") {
+	// Inside the allocation itself (salloc's shell, a batch script) the run
+	// is driven from here through srun: slurmrestd need not be reachable.
+	inside := inJob != 0 && os.Getenv("SLURM_JOB_ID") == inJob.String()
+	if inside {
+		fmt.Fprintf(stderr, "preflight: skipped inside allocation %d (srun starts the steps, slurmrestd is not asked)\n", inJob)
+	} else if !c.Bool("no-preflight") {
 		if err := runPreflight(ctx, stderr, prof, plan); err != nil {
 			if gha {
 				report.Error(stderr, "slurmbench: preflight", err.Error())
@@ -154,11 +168,27 @@ func runAction(c *cli.Context) error {
 		}
 	}
 	client, err := newSlurmClient(ctx, prof)
-	if err != nil {
+	switch {
+	case err != nil && inside:
+		// Inside the allocation slurmrestd is optional: without it the
+		// image must already be imported and the manifest names no Slurm
+		// version.
+		client = nil
+	case err != nil:
 		return exitcode.With(exitcode.Config, err)
 	}
 	var held *runner.Held
-	if inJob != 0 {
+	var alloc *runner.Allocation
+	if inside {
+		a, err := thisAllocation(inJob, plan)
+		if err != nil {
+			return err
+		}
+		if err := plan.Fits(a.Nodes, a.GPUsPerNode); err != nil {
+			return configErrorf("--in %d: %v", inJob, err)
+		}
+		alloc = &a
+	} else if inJob != 0 {
 		h, err := runner.FindHeld(ctx, client, inJob)
 		if err != nil {
 			return err
@@ -172,8 +202,11 @@ func runAction(c *cli.Context) error {
 		held = &h
 	}
 	where := ""
-	if held != nil {
+	switch {
+	case held != nil:
 		where = fmt.Sprintf(", in held job %d", held.Job.ID)
+	case alloc != nil:
+		where = fmt.Sprintf(", inside allocation %d", alloc.JobID)
 	}
 	fmt.Fprintf(stderr, "slurmbench run %s: %d nodes, %d GPUs (%d prefill + %d decode), %d points%s\n",
 		plan.RunID, plan.Nodes, plan.GPUs.Total, plan.GPUs.Prefill, plan.GPUs.Decode, len(plan.Points), where)
@@ -204,9 +237,12 @@ func runAction(c *cli.Context) error {
 	}
 	var res *runner.Result
 	var runErr error
-	if held != nil {
+	switch {
+	case held != nil:
 		res, runErr = runner.RunIn(ctx, opts, *held)
-	} else {
+	case alloc != nil:
+		res, runErr = runner.RunInAllocation(ctx, opts, *alloc, driveHere(*alloc))
+	default:
 		res, runErr = runner.Run(ctx, opts)
 	}
 	if gha && group != "" {
@@ -290,6 +326,9 @@ func importImage(ctx context.Context, prof *profile.Profile, client *slurm.Clien
 	}
 	opts := enroot.Options{SquashDir: prof.Paths.SquashDir, Enroot: prof.Container.Enroot, Version: version, Output: log,
 		Arch: prof.ImportArch(), Runner: importRunner(prof, client, jobEnv(plan)[:1], log)}
+	if prof.ImportOnCompute() && client == nil {
+		opts.Runner = noImportJob{}
+	}
 	imp, err := enroot.NewImporter(opts)
 	if err != nil {
 		return err
@@ -344,4 +383,44 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 	}
 	_, err := io.WriteString(p.w, sb.String())
 	return len(b), err
+}
+
+// thisAllocation is the allocation this process runs in, from the
+// environment Slurm gives salloc's shell and a batch script. GPUs per node
+// are SLURM_GPUS_ON_NODE's when Slurm set it, else the profile's (whole
+// nodes).
+func thisAllocation(id slurm.JobID, plan *launcher.Plan) (runner.Allocation, error) {
+	nodeList := os.Getenv("SLURM_JOB_NODELIST")
+	hosts, err := hostlist.Expand(nodeList)
+	if err != nil || len(hosts) == 0 {
+		return runner.Allocation{}, configErrorf("--in %d: SLURM_JOB_NODELIST %q names no nodes", id, nodeList)
+	}
+	gpus := plan.Slurm.GPUsPerNode
+	if v := os.Getenv("SLURM_GPUS_ON_NODE"); v != "" {
+		if gpus, err = strconv.Atoi(v); err != nil {
+			return runner.Allocation{}, configErrorf("--in %d: SLURM_GPUS_ON_NODE %q is not a number", id, v)
+		}
+	}
+	if _, err := exec.LookPath("srun"); err != nil {
+		return runner.Allocation{}, configErrorf("--in %d: srun is not on PATH: inside an allocation, the run's steps start with srun", id)
+	}
+	return runner.Allocation{JobID: id, NodeList: nodeList, Nodes: len(hosts), GPUsPerNode: gpus}, nil
+}
+
+// driveHere runs a plan's driver in this process, inside allocation a.
+func driveHere(a runner.Allocation) runner.Drive {
+	return func(ctx context.Context, plan *launcher.Plan, log io.Writer) error {
+		_, err := driver.Run(ctx, driver.Options{PlanFile: plan.PlanFile, JobID: a.JobID.String(), NodeList: a.NodeList, Log: log,
+			ProducerVersion: version, ProducerCommit: commit})
+		return err
+	}
+}
+
+// noImportJob stands for the import job a run without slurmrestd (inside
+// an allocation, no token) cannot submit: a squash already in the cache is
+// used, anything else is an error saying what to do.
+type noImportJob struct{}
+
+func (noImportJob) Run(context.Context, enroot.Command) error {
+	return errors.New("the image is not in the squash cache and importing it for the compute nodes' architecture needs a job, submitted through slurmrestd, which this run cannot reach: import it first (slurmbench images import)")
 }

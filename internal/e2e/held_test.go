@@ -1,15 +1,19 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/slurmbench/slurmbench/internal/clustertest"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
 	"github.com/slurmbench/slurmbench/slurm"
 )
@@ -176,4 +180,83 @@ func resultJSONs(t *testing.T, dir string) []string {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// TestRunInsideAnAllocation: a batch script of the user's own — an
+// allocation slurmbench did not make — runs two recipes with
+// `run --in $SLURM_JOB_ID`: each starts its topology through srun inside
+// the allocation and stages its own results, nothing else is submitted,
+// and a recipe larger than the allocation is refused naming the numbers.
+// Inside the job slurmrestd is not reachable (the node's network has no
+// route to it), so this also shows the mode needs none.
+func TestRunInsideAnAllocation(t *testing.T) {
+	c := setup(t)
+	name := uniqueName("e2e-inside")
+	// Everything the job reads or writes is on the shared filesystem.
+	dir := filepath.Join(c.Root, "inside", name)
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Chmod(dir, 0o777)
+	prof := c.Profile(t, dir, "")
+	recipes := map[string]string{
+		"a.yaml":   mockRecipe{Name: name + "-2p1d", OSL: 32}.String(),
+		"b.yaml":   mockRecipe{Name: name + "-1p1d", PrefillWorkers: 1, OSL: 32, Conc: "4x8"}.String(),
+		"big.yaml": mockRecipe{Name: name + "-big", PrefillWorkers: 4}.String(),
+	}
+	for f, text := range recipes {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The image is imported beforehand, as a login node would have done.
+	if _, errOut, code := c.slurmbench(t, "images", "import", "-p", prof, "slurmbench/mock-engine:e2e"); code != 0 {
+		t.Fatalf("images import: exit %d\n%s", code, errOut)
+	}
+	run := func(recipe, stage string) string {
+		return fmt.Sprintf("%q run --in \"$SLURM_JOB_ID\" -p %q -r %q --stage-dir %q --no-driver-log; echo \"exit $?\"\n",
+			c.Binary, prof, filepath.Join(dir, recipe), filepath.Join(dir, stage))
+	}
+	script := "#!/bin/sh\n" + run("a.yaml", "stage-a") + run("b.yaml", "stage-b") + run("big.yaml", "stage-big")
+	out := filepath.Join(dir, "job.out")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	sub, err := c.api.Submit(ctx, slurm.JobSpec{Name: name, Script: script, Nodes: "3", TasksPerNode: 1, GPUsPerNode: 4,
+		Partition: c.Cluster.Partition, TimeLimit: 10 * time.Minute, Environment: clustertest.JobEnv(),
+		WorkDir: dir, StdOut: out, StdErr: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.api.CancelJob(context.Background(), sub.JobID) }()
+	job, err := c.api.Wait(ctx, sub.JobID, slurm.WaitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, _ := os.ReadFile(out)
+	t.Logf("the allocation's script:\n%s", log)
+	if !job.Success() {
+		t.Fatalf("the allocation's script ended %s\n%s", job.Outcome(), log)
+	}
+	exits := regexp.MustCompile(`(?m)^exit (\d+)$`).FindAllStringSubmatch(string(log), -1)
+	if len(exits) != 3 || exits[0][1] != "0" || exits[1][1] != "0" || exits[2][1] != "2" {
+		t.Fatalf("exit codes %v, want 0, 0 and 2\n%s", exits, log)
+	}
+	for _, want := range []string{"inside allocation " + sub.JobID.String(), "needs 5 nodes × 4 GPUs", "the allocation has 3 nodes × 4 GPUs"} {
+		if !strings.Contains(string(log), want) {
+			t.Errorf("the script's output does not say %q\n%s", want, log)
+		}
+	}
+	for stage, n := range map[string]int{"stage-a": 1, "stage-b": 2} {
+		if got := stagedResults(t, filepath.Join(dir, stage)); len(got) != n {
+			t.Errorf("%s: staged %v, want %d results", stage, got, n)
+		}
+	}
+	for _, n := range []string{name + "-2p1d", name + "-1p1d", name + "-big"} {
+		if jobs := c.jobsNamed(t, n); len(jobs) != 0 {
+			t.Errorf("%d jobs named %s were submitted", len(jobs), n)
+		}
+	}
+	if !t.Failed() {
+		_ = os.RemoveAll(dir)
+	}
 }

@@ -305,8 +305,10 @@ func (r *runState) finish(ctx context.Context, runErr error) error {
 			co.StageDir = "" // stage nothing: results would land next to another run's logs
 		}
 	}
-	srv := o.Client.Server()
-	co.Provenance.SlurmVersion, co.Provenance.SlurmAPIVersion = srv.SlurmRelease, srv.APIVersion
+	if o.Client != nil { // a run inside an allocation may have none
+		srv := o.Client.Server()
+		co.Provenance.SlurmVersion, co.Provenance.SlurmAPIVersion = srv.SlurmRelease, srv.APIVersion
+	}
 	co.Provenance.JobID, co.Provenance.Nodes = r.res.JobID.String(), hostsOf(plan)
 	col, err := Collect(plan, co)
 	r.res.Collected = col

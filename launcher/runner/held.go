@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -34,7 +35,7 @@ func FindHeld(ctx context.Context, client *slurm.Client, id slurm.JobID) (Held, 
 	}
 	dir, err := RunDirOf(job)
 	if err != nil {
-		return Held{}, exitcode.Errorf(exitcode.Config, "job %d is not a held deployment (start one with slurmbench up): %w", id, err)
+		return Held{}, exitcode.Errorf(exitcode.Config, "job %d is not a held deployment (start one with slurmbench up, or run inside the allocation, where SLURM_JOB_ID is %d): %w", id, id, err)
 	}
 	plan, err := ReadPlan(dir)
 	if err != nil {
@@ -278,4 +279,80 @@ func Down(ctx context.Context, h Held, o DownOptions) (slurm.Job, error) {
 	}
 	say("job %d ended %s", id, job.Outcome())
 	return job, nil
+}
+
+// Allocation is a Slurm allocation this process runs inside — salloc's
+// shell, or a batch script — where srun starts steps and slurmrestd is not
+// needed.
+type Allocation struct {
+	JobID       slurm.JobID
+	NodeList    string // SLURM_JOB_NODELIST
+	Nodes       int
+	GPUsPerNode int
+}
+
+// Drive runs a plan's driver in this process, its log to log (the cmd
+// passes driver.Run: the runner does not import the driver).
+type Drive func(ctx context.Context, plan *launcher.Plan, log io.Writer) error
+
+// RunInAllocation runs o.Plan inside allocation a, which this process is
+// part of: it claims the run directory, imports the image, runs the driver
+// here (its steps go to the allocation's nodes through srun), then
+// collects and stages as Run does. An interrupt stops the run's steps; the
+// allocation stays.
+func RunInAllocation(ctx context.Context, o Options, a Allocation, drive Drive) (*Result, error) {
+	o.defaults()
+	plan := o.Plan
+	r := &runState{o: o, plan: plan, res: &Result{RunDir: plan.RunDir, JobID: a.JobID}}
+	if err := plan.Fits(a.Nodes, a.GPUsPerNode); err != nil {
+		return r.res, exitcode.Errorf(exitcode.Config, "run --in %d: %w", a.JobID, err)
+	}
+	cl, err := claimRunDir(ctx, plan, false)
+	if err != nil {
+		return r.res, exitcode.With(exitcode.Config, err)
+	}
+	defer cl.release()
+	if !cl.fresh {
+		return r.res, exitcode.Errorf(exitcode.Config, "--run-id %q: run directory %s exists; a run inside an allocation takes a fresh run id", plan.RunID, plan.RunDir)
+	}
+	if err := r.prepare(ctx); err != nil {
+		return r.res, err
+	}
+	log, err := os.OpenFile(plan.Layout.BatchOut, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return r.res, exitcode.Errorf(exitcode.Internal, "opening the driver's log: %w", err)
+	}
+	defer log.Close()
+	r.progress("running %s inside allocation %d (%d nodes), run dir %s", plan.Name, a.JobID, a.Nodes, plan.RunDir)
+	r.submitted()
+	return r.res, r.finish(ctx, r.followLocal(ctx, drive, log))
+}
+
+// followLocal runs the driver and reports its progress until it ends.
+func (r *runState) followLocal(ctx context.Context, drive Drive, log io.Writer) error {
+	o, plan := r.o, r.plan
+	done := make(chan error, 1)
+	go func() { done <- drive(ctx, plan, log) }()
+	w := &watcher{r: r, tail: &logTail{path: plan.Layout.BatchOut, w: o.DriverLog}}
+	tick := time.NewTicker(o.Poll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			w.watch()
+		case err := <-done:
+			w.watch()
+			out, oerr := rundir.ReadOutcome(plan.Layout.Outcome)
+			switch {
+			case ctx.Err() != nil:
+				r.res.Outcome = out
+				return exitcode.With(o.Interrupted(), fmt.Errorf("interrupted: run %s stopped; the allocation stays", plan.RunID))
+			case err != nil:
+				return exitcode.Errorf(exitcode.Internal, "driver: %w", err)
+			case oerr != nil:
+				return exitcode.Errorf(exitcode.Internal, "the driver left no outcome: %w", oerr)
+			}
+			return r.judgeQueued(out)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/diagnose"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
 	"github.com/slurmbench/slurmbench/launcher/submit"
+	"github.com/slurmbench/slurmbench/results"
 	"github.com/slurmbench/slurmbench/slurm"
 	"github.com/slurmbench/slurmbench/slurm/slurmtest"
 )
@@ -275,4 +277,78 @@ func TestReportQueue(t *testing.T) {
 			t.Errorf("line %d: %q, want it to end %q", i, lines[i], w)
 		}
 	}
+}
+
+// TestRunInAllocation: a run driven in this process inside an allocation
+// is judged on the outcome its driver wrote, collected and staged as a run;
+// an interrupt is the runner's layer; a driver that leaves no outcome is a
+// bug (1); a recipe larger than the allocation is refused before anything
+// is claimed.
+func TestRunInAllocation(t *testing.T) {
+	tests := []struct {
+		name   string
+		nodes  int
+		drive  func(ctx context.Context, plan *launcher.Plan) error
+		cancel bool
+		code   exitcode.Code
+		staged int
+	}{
+		{name: "success", nodes: 1, code: exitcode.OK, staged: 2, drive: func(_ context.Context, plan *launcher.Plan) error {
+			return writeRun(plan, testConcs, rundir.Outcome{Result: rundir.Succeeded})
+		}},
+		{name: "engine died", nodes: 1, code: exitcode.Engine, drive: func(_ context.Context, plan *launcher.Plan) error {
+			return writeRun(plan, nil, *failed(diagnose.DiedAfterHealthy))
+		}},
+		{name: "interrupted", nodes: 1, cancel: true, code: exitcode.Interrupted, drive: func(ctx context.Context, plan *launcher.Plan) error {
+			<-ctx.Done()
+			return writeRun(plan, nil, rundir.Outcome{Result: rundir.Cancelled, Class: diagnose.Cancelled})
+		}},
+		{name: "no outcome", nodes: 1, code: exitcode.Internal, drive: func(context.Context, *launcher.Plan) error { return nil }},
+		{name: "does not fit", nodes: 0, code: exitcode.Config},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t)
+				plan := testPlan(t, e.runs, "r1")
+				ctx, cancel := context.WithCancel(testCtx(t))
+				defer cancel()
+				if tc.cancel {
+					time.AfterFunc(3*time.Second, cancel)
+				}
+				drove := false
+				drive := func(ctx context.Context, p *launcher.Plan, log io.Writer) error {
+					drove = true
+					fmt.Fprintln(log, "driver line")
+					return tc.drive(ctx, p)
+				}
+				a := Allocation{JobID: 77, NodeList: "n1", Nodes: tc.nodes, GPUsPerNode: 4}
+				res, err := RunInAllocation(ctx, e.options(t, plan), a, drive)
+				if got := exitcode.Of(err); got != tc.code {
+					t.Fatalf("exit %d (%v), want %d\n%s", got, err, tc.code, e.progress)
+				}
+				if drove != (tc.code != exitcode.Config) || res.JobID != 77 || len(e.fake.Jobs()) != 0 {
+					t.Errorf("drove %v, job %d, %d jobs submitted", drove, res.JobID, len(e.fake.Jobs()))
+				}
+				if got := e.staged(t); len(got) != tc.staged {
+					t.Errorf("staged %v, want %d results", got, tc.staged)
+				}
+			})
+		})
+	}
+}
+
+// writeRun writes what a driver leaves: results and the outcome.
+func writeRun(plan *launcher.Plan, concs []int, o rundir.Outcome) error {
+	for _, c := range concs {
+		name, _ := results.RawName(results.Point{Concurrency: c, GPUs: 4})
+		b, _ := json.Marshal(saBench(c))
+		if err := os.MkdirAll(plan.Benchmark.ResultDir, 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(plan.Benchmark.ResultDir, name), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return rundir.WriteOutcome(plan.Layout.Outcome, o)
 }
