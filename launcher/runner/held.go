@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/internal/flock"
 	"github.com/slurmbench/slurmbench/launcher"
 	"github.com/slurmbench/slurmbench/launcher/diagnose"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
@@ -318,6 +320,13 @@ func RunInAllocation(ctx context.Context, o Options, a Allocation, drive Drive) 
 	if err := r.prepare(ctx); err != nil {
 		return r.res, err
 	}
+	// Runs in one allocation take turns: two topologies on the same
+	// nodes would fight over GPUs and ports.
+	turn, err := r.allocationTurn(ctx, a)
+	if err != nil {
+		return r.res, err
+	}
+	defer turn.Release()
 	log, err := os.OpenFile(plan.Layout.BatchOut, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return r.res, exitcode.Errorf(exitcode.Internal, "opening the driver's log: %w", err)
@@ -327,6 +336,33 @@ func RunInAllocation(ctx context.Context, o Options, a Allocation, drive Drive) 
 	r.submitted()
 	return r.res, r.finish(ctx, r.followLocal(ctx, drive, log))
 }
+
+// allocationTurn waits for the allocation's lock, held by the run driven
+// in it now (a file beside the run directories); nil where the filesystem
+// has no flock.
+func (r *runState) allocationTurn(ctx context.Context, a Allocation) (*flock.Lock, error) {
+	path := filepath.Join(filepath.Dir(r.plan.RunDir), fmt.Sprintf(".allocation-%d.lock", a.JobID))
+	said := false
+	l, err := flock.Acquire(ctx, path, flock.Options{Timeout: allocationWait, Every: 5 * time.Second, Waiting: func(time.Duration) {
+		if !said {
+			said = true
+			r.progress("waiting for the run driven in allocation %d now to end", a.JobID)
+		}
+	}})
+	switch {
+	case errors.Is(err, flock.ErrUnsupported):
+		return nil, nil
+	case err != nil && ctx.Err() != nil:
+		return nil, exitcode.With(r.o.Interrupted(), fmt.Errorf("interrupted while waiting for allocation %d: %w", a.JobID, err))
+	case err != nil:
+		return nil, exitcode.Errorf(exitcode.Queue, "allocation %d: %w", a.JobID, err)
+	}
+	return l, nil
+}
+
+// allocationWait bounds the wait for another run in the same allocation:
+// longer than any allocation lasts.
+const allocationWait = 30 * 24 * time.Hour
 
 // followLocal runs the driver and reports its progress until it ends.
 func (r *runState) followLocal(ctx context.Context, drive Drive, log io.Writer) error {

@@ -352,3 +352,50 @@ func writeRun(plan *launcher.Plan, concs []int, o rundir.Outcome) error {
 	}
 	return rundir.WriteOutcome(plan.Layout.Outcome, o)
 }
+
+// TestRunsInOneAllocationTakeTurns: a second run driven in the same
+// allocation waits until the first one's driver is done, saying so.
+func TestRunsInOneAllocationTakeTurns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		a := Allocation{JobID: 77, NodeList: "n1", Nodes: 1, GPUsPerNode: 4}
+		release := make(chan struct{})
+		var mu sync.Mutex
+		var order []string
+		drive := func(name string, wait chan struct{}) Drive {
+			return func(_ context.Context, plan *launcher.Plan, _ io.Writer) error {
+				mu.Lock()
+				order = append(order, name+" starts")
+				mu.Unlock()
+				if wait != nil {
+					<-wait
+				}
+				mu.Lock()
+				order = append(order, name+" ends")
+				mu.Unlock()
+				return writeRun(plan, testConcs, rundir.Outcome{Result: rundir.Succeeded})
+			}
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		first, second := testPlan(t, e.runs, "first"), testPlan(t, e.runs, "second")
+		wg.Go(func() { _, errs[0] = RunInAllocation(testCtx(t), e.options(t, first), a, drive("first", release)) })
+		time.Sleep(2 * time.Second)
+		var progress strings.Builder
+		o := e.options(t, second)
+		o.Progress, o.Stage.StageDir = &progress, e.stage+"-second" // LOGS/ holds one run
+		wg.Go(func() { _, errs[1] = RunInAllocation(testCtx(t), o, a, drive("second", nil)) })
+		time.Sleep(10 * time.Second)
+		close(release)
+		wg.Wait()
+		if errs[0] != nil || errs[1] != nil {
+			t.Fatalf("runs: %v, %v", errs[0], errs[1])
+		}
+		if got := strings.Join(order, ", "); got != "first starts, first ends, second starts, second ends" {
+			t.Errorf("order: %s", got)
+		}
+		if !strings.Contains(progress.String(), "waiting for the run driven in allocation 77 now to end") {
+			t.Errorf("the second run did not say it waits:\n%s", progress.String())
+		}
+	})
+}
