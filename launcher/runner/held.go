@@ -326,7 +326,7 @@ func RunInAllocation(ctx context.Context, o Options, a Allocation, drive Drive) 
 	if err != nil {
 		return r.res, err
 	}
-	defer turn.Release()
+	defer func() { _ = turn.Release() }() // closing the lock file drops the lock
 	log, err := os.OpenFile(plan.Layout.BatchOut, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return r.res, exitcode.Errorf(exitcode.Internal, "opening the driver's log: %w", err)
