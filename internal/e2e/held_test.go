@@ -154,10 +154,22 @@ func TestHeldDeployment(t *testing.T) {
 	if !strings.Contains(out, "COMPLETED 0:0") {
 		t.Errorf("down: %s%s; want the job COMPLETED 0:0", out, errOut)
 	}
+	// down returns once squeue no longer lists the job (not even
+	// COMPLETING), so this is checked at once.
+	for _, j := range up.jobs() {
+		if !j.Terminal() || j.State.Has(slurm.FlagCompleting) {
+			t.Errorf("after down: job %d is %s", j.ID, j.State)
+		}
+	}
 	up.assertNoLiveJobs(time.Now().Add(30 * time.Second))
 	for _, r := range []*run{same, other} {
-		if live := processesOf(r.runDir()); len(live) > 0 {
-			t.Errorf("processes of run %s left: %v", r.runDir(), live)
+		deadline := time.Now().Add(30 * time.Second)
+		for live := processesOf(r.runDir()); len(live) > 0; live = processesOf(r.runDir()) {
+			if time.Now().After(deadline) {
+				t.Errorf("processes of run %s left: %v", r.runDir(), live)
+				break
+			}
+			time.Sleep(500 * time.Millisecond)
 		}
 	}
 	if o, err := rundir.ReadOutcome(rundir.New(info.RunDir).Outcome); err != nil || o.Result != rundir.Succeeded {

@@ -260,11 +260,14 @@ func Down(ctx context.Context, h Held, o DownOptions) (slurm.Job, error) {
 	if wait > 0 {
 		wctx, cancel := context.WithTimeout(ctx, wait)
 		job, err := o.Client.Wait(wctx, id, slurm.WaitOptions{PollMin: 500 * time.Millisecond, PollMax: 2 * time.Second})
-		cancel()
 		if err == nil {
+			// Down means nothing of the deployment left, in squeue too.
+			job, _ = completed(wctx, o.Client, job)
+			cancel()
 			say("job %d ended %s", id, job.Outcome())
 			return job, nil
 		}
+		cancel()
 		if ctx.Err() != nil {
 			return h.Job, exitcode.With(exitcode.Interrupted, fmt.Errorf("interrupted while job %d stops (it was asked to; slurmbench cancel %d ends it at once)", id, id))
 		}
@@ -279,6 +282,7 @@ func Down(ctx context.Context, h Held, o DownOptions) (slurm.Job, error) {
 	if err != nil {
 		return h.Job, exitcode.With(exitcode.Queue, fmt.Errorf("job %d was cancelled but has not ended within %s: %w", id, o.CancelWait, err))
 	}
+	job, _ = completed(wctx, o.Client, job)
 	say("job %d ended %s", id, job.Outcome())
 	return job, nil
 }

@@ -209,13 +209,18 @@ func TestDown(t *testing.T) {
 							time.Sleep(time.Second)
 						}
 						time.Sleep(3 * time.Second)
-						e.fake.SetSteps(int64(h.Job.ID), slurmtest.Step{State: []string{"COMPLETED"}})
+						// Slurm reports the end before its processes are gone.
+						e.fake.SetSteps(int64(h.Job.ID), slurmtest.Step{State: []string{"COMPLETED", "COMPLETING"}, Polls: 4},
+							slurmtest.Step{State: []string{"COMPLETED"}})
 					})
 				}
 				job, err := Down(testCtx(t), h, DownOptions{Client: e.client, Progress: e.progress})
 				wg.Wait()
 				if err != nil {
 					t.Fatalf("Down: %v\n%s", err, e.progress)
+				}
+				if job.State.Has(slurm.FlagCompleting) {
+					t.Errorf("Down returned while job was %s: squeue still lists it", job.State)
 				}
 				if job.State.Base != tc.state || !strings.Contains(e.progress.String(), tc.says) {
 					t.Errorf("Down ended %s, want %s; progress:\n%s(want %q)", job.State, tc.state, e.progress, tc.says)

@@ -379,20 +379,30 @@ func (r *runState) cancel(ctx context.Context, why string) {
 	// A cancelled job is CANCELLED at once, while its processes (the
 	// driver writing its outcome and logs) are still being stopped: wait
 	// for COMPLETING to clear before the logs are bundled.
+	job, done := completed(waitCtx, r.o.Client, job)
+	r.res.Job = job
+	if !done {
+		r.progress("job %d: still %s after cancel", job.ID, job.State)
+		return
+	}
+	r.progress("job %d ended %s", job.ID, job.Outcome())
+}
+
+// completed waits, until ctx ends, for an ended job's COMPLETING flag to
+// clear: until then its processes are still being stopped and squeue still
+// lists it. done is false when ctx ended first.
+func completed(ctx context.Context, client *slurm.Client, job slurm.Job) (_ slurm.Job, done bool) {
 	for job.State.Has(slurm.FlagCompleting) {
 		select {
-		case <-waitCtx.Done():
-			r.progress("job %d: still %s after cancel", job.ID, job.State)
-			r.res.Job = job
-			return
+		case <-ctx.Done():
+			return job, false
 		case <-time.After(250 * time.Millisecond):
 		}
-		if j, err := r.o.Client.LookupJob(waitCtx, r.res.JobID); err == nil {
+		if j, err := client.LookupJob(ctx, job.ID); err == nil {
 			job = j
 		}
 	}
-	r.res.Job = job
-	r.progress("job %d ended %s", job.ID, job.Outcome())
+	return job, true
 }
 
 // judge decides a finished job: success needs COMPLETED 0:0 and the
