@@ -1,11 +1,14 @@
-// Package shareddata locates, for tests, the research and data checkout that
-// sits beside the repository (../shared: InferenceX's recipes and configs,
-// srtctl's recorded runs, the gsm8k splits, recorded slurmrestd answers).
+// Package shareddata locates, for tests, the reference checkout some tests
+// compare against: InferenceX's recipes and configs, srtctl's recorded
+// runs, the gsm8k splits, recorded slurmrestd answers. It is not part of
+// this repository; the test runner names it in SLURMBENCH_REFERENCE_DIR
+// (`make test` points it at the directory beside the repository), so this
+// package knows no location of its own.
 //
 // A lone clone has no such checkout, so a test that needs it skips; CI sets
 // SLURMBENCH_REQUIRE_DATA=1, and then a missing checkout fails the test
 // instead of letting it pass without checking anything. Only tests may use
-// this package: nothing the binary does may depend on ../shared.
+// this package: nothing the binary does may depend on the checkout.
 package shareddata
 
 import (
@@ -18,20 +21,22 @@ import (
 // failure.
 const RequireEnv = "SLURMBENCH_REQUIRE_DATA"
 
-// Path returns the absolute path of elem inside ../shared, the directory
-// beside the repository root (the directory holding go.mod above the test's
-// working directory). When that path does not exist the test is skipped, or
-// fails under SLURMBENCH_REQUIRE_DATA=1.
+// DirEnv names the variable holding the reference checkout's absolute path.
+const DirEnv = "SLURMBENCH_REFERENCE_DIR"
+
+// Path returns the absolute path of elem inside the reference checkout.
+// When the checkout is not named or the path does not exist the test is
+// skipped, or fails under SLURMBENCH_REQUIRE_DATA=1.
 func Path(t testing.TB, elem ...string) string {
 	t.Helper()
-	root, err := repoRoot()
-	if err != nil {
-		t.Fatalf("locating the repository root: %v", err)
-		return ""
+	dir := os.Getenv(DirEnv)
+	if dir == "" || !filepath.IsAbs(dir) {
+		Missing(t, "%s=%q names no reference checkout (an absolute path; make test sets it)", DirEnv, dir)
+		return filepath.Join(elem...)
 	}
-	p := filepath.Join(append([]string{filepath.Dir(root), "shared"}, elem...)...)
+	p := filepath.Join(append([]string{dir}, elem...)...)
 	if _, err := os.Stat(p); err != nil {
-		Missing(t, "%s is not present (../shared beside the repository): %v", p, err)
+		Missing(t, "%s is not present (%s=%s): %v", p, DirEnv, dir, err)
 	}
 	return p
 }
@@ -46,23 +51,4 @@ func Missing(t testing.TB, format string, args ...any) {
 		return
 	}
 	t.Skipf(format, args...)
-}
-
-// repoRoot is the nearest directory above the working directory holding
-// go.mod.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", os.ErrNotExist
-		}
-		dir = parent
-	}
 }

@@ -1,6 +1,7 @@
 // Package powertest runs InferenceX's own multinode power aggregator
-// (utils/aggregate_power_multinode.py, from ../shared) on a power package,
-// for tests: the workflow's consumer is the judge of what slurmbench stages.
+// (utils/aggregate_power_multinode.py, from the reference checkout that
+// shareddata locates) on a power package, for tests: the workflow's
+// consumer is the judge of what slurmbench stages.
 package powertest
 
 import (
@@ -52,8 +53,8 @@ func (o Outcome) Failures() []string {
 	return out
 }
 
-// Aggregate runs the aggregator; it skips the test without ../shared's
-// InferenceX utils (failing under SLURMBENCH_REQUIRE_DATA=1) or python3.
+// Aggregate runs the aggregator; it skips the test without the reference
+// checkout's InferenceX utils (failing under SLURMBENCH_REQUIRE_DATA=1) or python3.
 func Aggregate(t testing.TB, r Run) Outcome {
 	t.Helper()
 	utils := shareddata.Path(t, "data", "inferencex", "utils")
