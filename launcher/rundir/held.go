@@ -9,8 +9,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/slurmbench/slurmbench/internal/atomicfile"
 )
 
 // A held deployment (slurmbench up) takes its work through files in its run
@@ -65,8 +63,9 @@ type Request struct {
 	Queued time.Time `json:"queued"`
 }
 
-// Down asks a held deployment to stop.
-type Down struct {
+// Stop is down.json (stop the held deployment) and cancel.json (stop this
+// queued run): when it was asked for.
+type Stop struct {
 	Requested time.Time `json:"requested"`
 }
 
@@ -131,7 +130,7 @@ func TakeRequest(path string) (Request, error) {
 
 // RequestDown asks held deployment root to stop.
 func RequestDown(root string) error {
-	return writeJSON(filepath.Join(root, DownName), "down request", Down{Requested: time.Now().UTC()})
+	return writeJSON(filepath.Join(root, DownName), "down request", Stop{Requested: time.Now().UTC()})
 }
 
 // DownRequested reports whether held deployment root was asked to stop.
@@ -143,7 +142,7 @@ func DownRequested(root string) bool {
 // RequestCancel tells the held deployment running (or about to run) run
 // root that its runner gave up: the run is stopped and not started.
 func RequestCancel(root string) error {
-	return atomicfile.WriteFile(filepath.Join(root, CancelName), []byte("{}\n"), atomicfile.Options{Overwrite: true, Perm: 0o644})
+	return writeJSON(filepath.Join(root, CancelName), "cancel request", Stop{Requested: time.Now().UTC()})
 }
 
 // CancelRequested reports whether run root's runner gave up on it.

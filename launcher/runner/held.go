@@ -66,20 +66,11 @@ func RunIn(ctx context.Context, o Options, h Held) (*Result, error) {
 	if h.Job.Terminal() {
 		return r.res, exitcode.Errorf(exitcode.Config, "held deployment job %d has ended (%s)", h.Job.ID, h.Job.Outcome())
 	}
-	if err := plan.Fits(h.Nodes(), h.GPUsPerNode()); err != nil {
-		return r.res, exitcode.Errorf(exitcode.Config, "run --in %d: %w", h.Job.ID, err)
-	}
-	cl, err := claimRunDir(ctx, plan, false)
+	cl, err := r.prepareIn(ctx, h.Job.ID, h.Nodes(), h.GPUsPerNode())
 	if err != nil {
-		return r.res, exitcode.With(exitcode.Config, err)
-	}
-	defer cl.release()
-	if !cl.fresh {
-		return r.res, exitcode.Errorf(exitcode.Config, "--run-id %q: run directory %s exists; a run queued on a held deployment takes a fresh run id", plan.RunID, plan.RunDir)
-	}
-	if err := r.prepare(ctx); err != nil {
 		return r.res, err
 	}
+	defer cl.release()
 	if ctx.Err() != nil {
 		return r.res, exitcode.With(o.Interrupted(), errors.New("interrupted before queueing"))
 	}
@@ -90,6 +81,29 @@ func RunIn(ctx context.Context, o Options, h Held) (*Result, error) {
 	r.progress("queued run %s on held deployment job %d (%s), run dir %s", plan.RunID, h.Job.ID, h.Plan.Name, plan.RunDir)
 	r.submitted()
 	return r.res, r.finish(ctx, r.followQueued(ctx, h))
+}
+
+// prepareIn readies a run for job id's allocation of nodes × gpusPerNode:
+// the plan must fit, and its run directory is made fresh (a run that
+// submits nothing has no job to adopt), filled and its image imported.
+func (r *runState) prepareIn(ctx context.Context, id slurm.JobID, nodes, gpusPerNode int) (*claim, error) {
+	plan := r.plan
+	if err := plan.Fits(nodes, gpusPerNode); err != nil {
+		return nil, exitcode.Errorf(exitcode.Config, "run --in %d: %w", id, err)
+	}
+	cl, err := claimRunDir(ctx, plan, false)
+	if err != nil {
+		return nil, exitcode.With(exitcode.Config, err)
+	}
+	if !cl.fresh {
+		cl.release()
+		return nil, exitcode.Errorf(exitcode.Config, "--run-id %q: run directory %s exists; a run in job %d takes a fresh run id", plan.RunID, plan.RunDir, id)
+	}
+	if err := r.prepare(ctx); err != nil {
+		cl.release()
+		return nil, err
+	}
+	return cl, nil
 }
 
 // followQueued follows a run queued on a held deployment to its outcome,
@@ -110,7 +124,7 @@ func (r *runState) followQueued(ctx context.Context, h Held) error {
 			}
 			if out, err := rundir.ReadOutcome(plan.Layout.Outcome); err == nil {
 				w.watch()
-				return r.judgeQueued(out)
+				return r.judgeByOutcome(out)
 			}
 		case <-jobTick.C:
 			job, err := o.Client.LookupJob(ctx, h.Job.ID)
@@ -120,7 +134,7 @@ func (r *runState) followQueued(ctx context.Context, h Held) error {
 			r.res.Job = job
 			w.watch()
 			if out, err := rundir.ReadOutcome(plan.Layout.Outcome); err == nil {
-				return r.judgeQueued(out)
+				return r.judgeByOutcome(out)
 			}
 			msg := fmt.Sprintf("held deployment job %d ended %s before run %s finished", job.ID, job.Outcome(), plan.RunID)
 			r.writeOutcome(rundir.Outcome{Result: rundir.Failed, Class: diagnose.Allocation, Message: msg})
@@ -192,9 +206,10 @@ func (r *runState) awaitQueuedEnd() {
 	}
 }
 
-// judgeQueued decides a queued run from its outcome alone: the deployment's
+// judgeByOutcome decides a run in another's job (queued on a held
+// deployment, or driven inside an allocation) from its outcome alone: the
 // job goes on, so its state says nothing about the run.
-func (r *runState) judgeQueued(out rundir.Outcome) error {
+func (r *runState) judgeByOutcome(out rundir.Outcome) error {
 	r.res.Outcome = out
 	if out.Result == rundir.Succeeded {
 		return nil
@@ -310,20 +325,11 @@ func RunInAllocation(ctx context.Context, o Options, a Allocation, drive Drive) 
 	o.defaults()
 	plan := o.Plan
 	r := &runState{o: o, plan: plan, res: &Result{RunDir: plan.RunDir, JobID: a.JobID}}
-	if err := plan.Fits(a.Nodes, a.GPUsPerNode); err != nil {
-		return r.res, exitcode.Errorf(exitcode.Config, "run --in %d: %w", a.JobID, err)
-	}
-	cl, err := claimRunDir(ctx, plan, false)
+	cl, err := r.prepareIn(ctx, a.JobID, a.Nodes, a.GPUsPerNode)
 	if err != nil {
-		return r.res, exitcode.With(exitcode.Config, err)
-	}
-	defer cl.release()
-	if !cl.fresh {
-		return r.res, exitcode.Errorf(exitcode.Config, "--run-id %q: run directory %s exists; a run inside an allocation takes a fresh run id", plan.RunID, plan.RunDir)
-	}
-	if err := r.prepare(ctx); err != nil {
 		return r.res, err
 	}
+	defer cl.release()
 	// Runs in one allocation take turns: two topologies on the same
 	// nodes would fight over GPUs and ports.
 	turn, err := r.allocationTurn(ctx, a)
@@ -392,7 +398,7 @@ func (r *runState) followLocal(ctx context.Context, drive Drive, log io.Writer) 
 			case oerr != nil:
 				return exitcode.Errorf(exitcode.Internal, "the driver left no outcome: %w", oerr)
 			}
-			return r.judgeQueued(out)
+			return r.judgeByOutcome(out)
 		}
 	}
 }
