@@ -157,10 +157,16 @@ func (d *driver) cancelQueue(h *held, why string) {
 			d.logf("%v", err)
 			continue
 		}
-		layout := rundir.New(filepath.Dir(req.Plan))
-		_ = rundir.WriteOutcome(layout.Outcome, rundir.Outcome{Result: rundir.Cancelled, Phase: rundir.PhaseQueued,
-			Class: diagnose.Cancelled, Message: why, JobID: d.alloc.JobID, Started: time.Now().UTC(), Ended: time.Now().UTC()})
+		d.endUnstarted(filepath.Dir(req.Plan), rundir.Cancelled, diagnose.Cancelled, why)
 	}
+}
+
+// endUnstarted writes the outcome of a queued run that never started into
+// its run directory, so its runner stops waiting.
+func (d *driver) endUnstarted(runDir string, result rundir.Result, class diagnose.Class, msg string) {
+	now := time.Now().UTC()
+	_ = rundir.WriteOutcome(rundir.New(runDir).Outcome, rundir.Outcome{Result: result, Phase: rundir.PhaseQueued,
+		Class: class, Message: msg, JobID: d.alloc.JobID, Started: now, Ended: now})
 }
 
 // runQueued takes one queued run and runs it to its outcome, written into
@@ -174,9 +180,7 @@ func (d *driver) runQueued(ctx context.Context, h *held, path string) {
 		h.refused[path] = true
 		d.logf("refusing a queued run: %v", err)
 		if req.Plan != "" {
-			_ = rundir.WriteOutcome(rundir.New(filepath.Dir(req.Plan)).Outcome, rundir.Outcome{Result: rundir.Failed, Phase: rundir.PhaseQueued,
-				Class: diagnose.Unknown, Message: "the held deployment could not take the run: " + err.Error(), JobID: d.alloc.JobID,
-				Started: time.Now().UTC(), Ended: time.Now().UTC()})
+			d.endUnstarted(filepath.Dir(req.Plan), rundir.Failed, diagnose.Unknown, "the held deployment could not take the run: "+err.Error())
 		}
 		return
 	}
@@ -188,16 +192,12 @@ func (d *driver) runQueued(ctx context.Context, h *held, path string) {
 	}
 	if err != nil {
 		d.logf("run %s refused: %v", req.RunID, err)
-		_ = rundir.WriteOutcome(rundir.New(runDir).Outcome, rundir.Outcome{Result: rundir.Failed, Phase: rundir.PhaseQueued,
-			Class: diagnose.Unknown, Message: "the held deployment refused the run: " + err.Error(), JobID: d.alloc.JobID,
-			Started: time.Now().UTC(), Ended: time.Now().UTC()})
+		d.endUnstarted(runDir, rundir.Failed, diagnose.Unknown, "the held deployment refused the run: "+err.Error())
 		return
 	}
 	if rundir.CancelRequested(runDir) {
 		d.logf("run %s was cancelled before it started", req.RunID)
-		_ = rundir.WriteOutcome(plan.Layout.Outcome, rundir.Outcome{Result: rundir.Cancelled, Phase: rundir.PhaseQueued,
-			Class: diagnose.Interrupted, Message: "cancelled by its runner before it started", JobID: d.alloc.JobID,
-			Started: time.Now().UTC(), Ended: time.Now().UTC()})
+		d.endUnstarted(runDir, rundir.Cancelled, diagnose.Interrupted, "cancelled by its runner before it started")
 		return
 	}
 	h.status.update(func(s *rundir.Status) {
