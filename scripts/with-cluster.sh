@@ -9,14 +9,20 @@
 # (set by CI), which makes them fail instead.
 set -uo pipefail
 repo=$(cd -- "$(dirname -- "$0")/.." && pwd -P)
-env_file=${SLURMBENCH_CLUSTER_ENV:-/srv/slurmbench/env}
+if [[ -n ${SLURMBENCH_CLUSTER_INSTANCE:-} ]]; then
+	env_file=${SLURMBENCH_CLUSTER_ENV:-/srv/slurmbench-$SLURMBENCH_CLUSTER_INSTANCE/env}
+	rest_port=$((6820 + 10 * SLURMBENCH_CLUSTER_INSTANCE))
+else
+	env_file=${SLURMBENCH_CLUSTER_ENV:-/srv/slurmbench/env}
+	rest_port=6820
+fi
 started=0
 
 if [[ -n ${SLURM_REST_URL:-} ]]; then
 	echo "with-cluster: using the cluster in the environment ($SLURM_REST_URL)" >&2
 elif [[ $(id -u) == 0 ]]; then
 	was_up=0
-	[[ -s $env_file ]] && (exec 3<>/dev/tcp/127.0.0.1/6820) 2>/dev/null && was_up=1
+	[[ -s $env_file ]] && (exec 3<>/dev/tcp/127.0.0.1/"${SLURMBENCH_CLUSTER_REST_PORT:-$rest_port}") 2>/dev/null && was_up=1
 	t0=$(date +%s)
 	if bash "$repo/testcluster/up.sh" >/dev/null; then
 		echo "with-cluster: test cluster up in $(($(date +%s) - t0)) s" >&2

@@ -7,7 +7,18 @@ TC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$TC_DIR/rootfs.sh"
 
 # ---- knobs (environment) ----------------------------------------------------
-BASE=${SLURMBENCH_CLUSTER_DIR:-/srv/slurmbench}
+# INSTANCE (1-9) lets several test clusters run side by side on one machine
+# (parallel worktrees): it picks their own base directory, subnet, ports and
+# network names. Unset is the one default cluster.
+INSTANCE=${SLURMBENCH_CLUSTER_INSTANCE:-}
+if [[ -n $INSTANCE ]]; then
+	[[ $INSTANCE =~ ^[1-9]$ ]] || { echo "SLURMBENCH_CLUSTER_INSTANCE must be 1-9, got '$INSTANCE'" >&2; exit 1; }
+	_base_default=/srv/slurmbench-$INSTANCE _subnet_default=10.77.$((10 + INSTANCE))
+	_rest_default=$((6820 + 10 * INSTANCE)) CTL_PORT=$((6817 + 10 * INSTANCE))
+else
+	_base_default=/srv/slurmbench _subnet_default=10.77.0 _rest_default=6820 CTL_PORT=6817
+fi
+BASE=${SLURMBENCH_CLUSTER_DIR:-$_base_default}
 CACHE=${SLURMBENCH_CLUSTER_CACHE:-/var/cache/slurmbench-testcluster}
 ENV_FILE=${SLURMBENCH_CLUSTER_ENV:-$BASE/env}
 SHARED=${SLURMBENCH_SHARED_DIR:-$BASE/shared}
@@ -15,9 +26,9 @@ NUM_NODES=${SLURMBENCH_CLUSTER_NUM_NODES:-6}
 GPUS=${SLURMBENCH_CLUSTER_GPUS:-4}
 CPUS=${SLURMBENCH_CLUSTER_CPUS:-8}
 MEM_MB=${SLURMBENCH_CLUSTER_MEM:-16000}
-REST_PORT=${SLURMBENCH_CLUSTER_REST_PORT:-6820}
+REST_PORT=${SLURMBENCH_CLUSTER_REST_PORT:-$_rest_default}
 PARTITION=${SLURMBENCH_CLUSTER_PARTITION:-debug}
-SUBNET=${SLURMBENCH_CLUSTER_SUBNET:-10.77.0}
+SUBNET=${SLURMBENCH_CLUSTER_SUBNET:-$_subnet_default}
 TOKEN_LIFESPAN=${SLURMBENCH_CLUSTER_TOKEN_LIFESPAN:-31536000}
 MIRROR=${SLURMBENCH_CLUSTER_MIRROR:-http://deb.debian.org/debian}
 HOST_HOSTS=${SLURMBENCH_CLUSTER_HOST_HOSTS:-0}
@@ -31,17 +42,18 @@ JOB_UID=1000
 REST_USER=slurmrest
 CTL_NAME=slurmctl
 NODE_PREFIX=node
-NETNS_PREFIX=slurmbench-
-VETH_PREFIX=sbv-
-BRIDGE=slurmbench0
+NETNS_PREFIX=slurmbench$INSTANCE-
+VETH_PREFIX=sbv$INSTANCE-
+BRIDGE=slurmbench${INSTANCE:-0}
+[[ -n $INSTANCE ]] && BRIDGE=slurmbenchi$INSTANCE
 # Canonical path: /proc/PID/root shows it resolved.
 ROOTFS=$(realpath -m "$BASE")/rootfs
 RUN=$BASE/run
 LOG=$BASE/log
 STATE=$RUN/state
 MARKER=.slurmbench-rootfs
-HOSTS_BEGIN='# BEGIN slurmbench-testcluster (managed by testcluster/up.sh)'
-HOSTS_END='# END slurmbench-testcluster'
+HOSTS_BEGIN="# BEGIN slurmbench-testcluster$INSTANCE (managed by testcluster/up.sh)"
+HOSTS_END="# END slurmbench-testcluster$INSTANCE"
 CHROOT_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 log() { printf '[testcluster %s] %s\n' "$(date +%T)" "$*" >&2; }

@@ -157,7 +157,7 @@ NODE_RANGE="${NODE_PREFIX}[1-$NUM_NODES]"
 ClusterName=slurmbench
 SlurmctldHost=$CTL_NAME($(ctl_addr))
 SlurmUser=slurm
-SlurmctldPort=6817
+SlurmctldPort=$CTL_PORT
 SlurmdPort=6818
 # auth/slurm instead of munge; JWT for slurmrestd and scontrol token.
 AuthType=auth/slurm
