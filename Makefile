@@ -7,7 +7,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 BIN     := bin/slurmbench
 # The release layout: one static binary per compute-node architecture side
 # by side, and bin/slurmbench for this machine. run ships the one matching
-# the profile's slurm.compute_arch into each run directory (launcher/arch).
+# the profile's slurm.compute_arch into each run directory (login/arch).
 ARCHES  := amd64 arm64
 HOSTARCH := $(shell $(GO) env GOARCH)
 
@@ -58,8 +58,8 @@ test: build vet fuzz
 # capped too, so the budget is the fuzz time.
 FUZZTIME ?= 20s
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./launcher/recipe
-	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./launcher/profile
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./inputs/recipe
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./inputs/profile
 
 cluster-up:
 	bash testcluster/up.sh

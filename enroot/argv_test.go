@@ -3,13 +3,14 @@ package enroot
 import (
 	"bytes"
 	"fmt"
-	"github.com/slurmbench/slurmbench/internal/golden"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/slurmbench/slurmbench/internal/golden"
 
 	"github.com/slurmbench/slurmbench/enroot/enroottest"
 )

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slurmbench/slurmbench/launcher/mockengine"
+	"github.com/slurmbench/slurmbench/mockengine"
 )
 
 func TestParseScrape(t *testing.T) {

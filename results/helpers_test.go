@@ -2,10 +2,11 @@ package results
 
 import (
 	"encoding/json"
-	goldenpkg "github.com/slurmbench/slurmbench/internal/golden"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	goldenpkg "github.com/slurmbench/slurmbench/internal/golden"
 )
 
 // golden compares got with testdata/<name>, or rewrites it with -update.

@@ -48,14 +48,14 @@ func Stage(points []CollectedPoint, opt StageOptions) ([]StagedFile, error) {
 		return nil, fmt.Errorf("staging results: %w", err)
 	}
 	fopt := atomicfile.Options{Overwrite: opt.Overwrite}
-	var plan []StagedFile
+	var pl []StagedFile
 	taken := map[string]string{} // staged base name → source, to catch two sources on one name
 	add := func(name, src string, p *Point) error {
 		if prev, ok := taken[name]; ok {
 			return fmt.Errorf("staging results: %s and %s would both be staged as %s", prev, src, name)
 		}
 		taken[name] = src
-		plan = append(plan, StagedFile{Source: src, Dest: filepath.Join(opt.Dest, name), Point: p})
+		pl = append(pl, StagedFile{Source: src, Dest: filepath.Join(opt.Dest, name), Point: p})
 		return nil
 	}
 	for _, cp := range points {
@@ -73,7 +73,7 @@ func Stage(points []CollectedPoint, opt StageOptions) ([]StagedFile, error) {
 			return nil, err
 		}
 	}
-	for _, f := range plan {
+	for _, f := range pl {
 		if err := checkSource(f.Source); err != nil {
 			return nil, fmt.Errorf("staging results: %w", err)
 		}
@@ -85,7 +85,7 @@ func Stage(points []CollectedPoint, opt StageOptions) ([]StagedFile, error) {
 		}
 	}
 	var staged []StagedFile
-	for _, f := range plan {
+	for _, f := range pl {
 		if err := copyNoFollow(f.Source, f.Dest, fopt); err != nil {
 			return staged, fmt.Errorf("staging results: %w", err)
 		}

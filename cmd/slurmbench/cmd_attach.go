@@ -11,10 +11,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/slurmbench/slurmbench/inputs/profile"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
-	"github.com/slurmbench/slurmbench/launcher/profile"
-	"github.com/slurmbench/slurmbench/launcher/rundir"
-	"github.com/slurmbench/slurmbench/launcher/runner"
+	"github.com/slurmbench/slurmbench/login/runner"
+	"github.com/slurmbench/slurmbench/rundir"
 	"github.com/slurmbench/slurmbench/slurm"
 )
 
@@ -98,7 +98,7 @@ func attachAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	plan, err := runner.ReadPlan(dir)
+	pl, err := runner.ReadPlan(dir)
 	if err != nil {
 		return exitcode.With(exitcode.Config, err)
 	}
@@ -107,12 +107,12 @@ func attachAction(c *cli.Context) error {
 		log = io.Discard
 	}
 	res, err := runner.Attach(c.Context, runner.Options{
-		Plan: plan, Client: client, Progress: c.App.ErrWriter, DriverLog: log,
+		Plan: pl, Client: client, Progress: c.App.ErrWriter, DriverLog: log,
 		CancelWait: c.Duration("cancel-wait"), Interrupted: interruptedLayer(c.Context), Hard: hardStop(c.Context),
-		OnSubmitted: func(id slurm.JobID) { earlyOutputs(c.App.ErrWriter, plan, id) },
-		Stage:       stageOptions(c, plan),
+		OnSubmitted: func(id slurm.JobID) { earlyOutputs(c.App.ErrWriter, pl, id) },
+		Stage:       stageOptions(c, pl),
 	}, id)
-	return reportRun(c, plan, res, err)
+	return reportRun(c, pl, res, err)
 }
 
 // runDirOfID is --run-id's run directory under the profile's runs_dir.
@@ -159,15 +159,15 @@ func logsCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			plan, err := runner.ReadPlan(dir)
+			pl, err := runner.ReadPlan(dir)
 			if err != nil {
 				return exitcode.With(exitcode.Config, err)
 			}
-			path := plan.Layout.BatchOut
+			path := pl.Layout.BatchOut
 			if name := c.String("process"); name != "" {
 				path = ""
 				var names []string
-				for _, p := range plan.Processes {
+				for _, p := range pl.Processes {
 					names = append(names, p.Name)
 					if p.Name == name {
 						path = p.Log

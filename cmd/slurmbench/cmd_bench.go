@@ -7,11 +7,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/slurmbench/slurmbench/clients/gsm8k"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
-	"github.com/slurmbench/slurmbench/launcher"
-	"github.com/slurmbench/slurmbench/launcher/gsm8k"
-	"github.com/slurmbench/slurmbench/launcher/rundir"
-	"github.com/slurmbench/slurmbench/launcher/steps"
+	"github.com/slurmbench/slurmbench/job/steps"
+	"github.com/slurmbench/slurmbench/plan"
+	"github.com/slurmbench/slurmbench/rundir"
 )
 
 func stepFlags() []cli.Flag {
@@ -24,17 +24,17 @@ func stepFlags() []cli.Flag {
 
 // loadStepPlan checks the flags every step needs and loads the plan. A
 // missing flag is a config error here (urfave's Required would exit 1).
-func loadStepPlan(c *cli.Context) (*launcher.Plan, error) {
+func loadStepPlan(c *cli.Context) (*plan.Plan, error) {
 	for _, name := range []string{"plan", "frontend"} {
 		if c.String(name) == "" {
 			return nil, configErrorf("--%s is required", name)
 		}
 	}
-	plan, err := launcher.ReadPlan(c.String("plan"))
+	pl, err := plan.ReadPlan(c.String("plan"))
 	if err != nil {
 		return nil, exitcode.With(exitcode.Config, err)
 	}
-	return plan, nil
+	return pl, nil
 }
 
 func benchCommand() *cli.Command {
@@ -85,7 +85,7 @@ Exit codes: 0 every point valid; 8 a point invalid or missing (all named);
 				}
 				return benchURL(c)
 			}
-			plan, err := loadStepPlan(c)
+			pl, err := loadStepPlan(c)
 			if err != nil {
 				return err
 			}
@@ -94,14 +94,14 @@ Exit codes: 0 every point valid; 8 a point invalid or missing (all named);
 				Out: c.App.Writer, Log: c.App.ErrWriter,
 				Workspace: c.String("workspace"), Script: c.String("sa-bench-script"),
 			}
-			if err := steps.CheckBench(plan, opts); err != nil {
+			if err := steps.CheckBench(pl, opts); err != nil {
 				return exitcode.With(exitcode.Config, err)
 			}
-			points, err := steps.Bench(c.Context, plan, opts)
+			points, err := steps.Bench(c.Context, pl, opts)
 			if err != nil {
 				return exitcode.With(stepExitCode(c.Context, err, exitcode.Benchmark), err)
 			}
-			fmt.Fprintf(c.App.Writer, "benchmark: %d of %d points valid in %s\n", len(points), len(plan.Points), plan.Benchmark.ResultDir)
+			fmt.Fprintf(c.App.Writer, "benchmark: %d of %d points valid in %s\n", len(points), len(pl.Points), pl.Benchmark.ResultDir)
 			return nil
 		},
 	}
@@ -144,7 +144,7 @@ eval could not finish; 7 the frontend is not reachable; 2 a bad plan or flag;
 				}
 				return evalURL(c)
 			}
-			plan, err := loadStepPlan(c)
+			pl, err := loadStepPlan(c)
 			if err != nil {
 				return err
 			}
@@ -154,10 +154,10 @@ eval could not finish; 7 the frontend is not reachable; 2 a bad plan or flag;
 				Out: c.App.Writer, Log: c.App.ErrWriter,
 				Workspace: c.String("workspace"), InstallLMEval: !c.Bool("skip-install"),
 			}
-			if err := steps.CheckEval(plan, opts); err != nil {
+			if err := steps.CheckEval(pl, opts); err != nil {
 				return exitcode.With(exitcode.Config, err)
 			}
-			_, err = steps.Eval(c.Context, plan, opts)
+			_, err = steps.Eval(c.Context, pl, opts)
 			if err == nil {
 				return nil
 			}

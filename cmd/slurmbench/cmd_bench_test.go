@@ -10,49 +10,49 @@ import (
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/results"
 
-	"github.com/slurmbench/slurmbench/launcher"
-	"github.com/slurmbench/slurmbench/launcher/gsm8k"
-	"github.com/slurmbench/slurmbench/launcher/mockengine"
-	"github.com/slurmbench/slurmbench/launcher/rundir"
+	"github.com/slurmbench/slurmbench/clients/gsm8k"
+	"github.com/slurmbench/slurmbench/mockengine"
+	"github.com/slurmbench/slurmbench/plan"
+	"github.com/slurmbench/slurmbench/rundir"
 )
 
 const stepModel = "mock/DeepSeek-R1"
 
 // stepPlan writes a one-node plan with benchmark points c2 and c4 (ISL 32,
 // OSL 8, no warmup) and a native gsm8k eval, and returns it.
-func stepPlan(t *testing.T) *launcher.Plan {
+func stepPlan(t *testing.T) *plan.Plan {
 	t.Helper()
 	run := t.TempDir()
 	results := filepath.Join(run, "results")
-	gpus := launcher.GPUCount{Agg: 4, Total: 4}
-	plan := &launcher.Plan{
-		Version: launcher.PlanVersion, Name: "cli-steps", RunID: "cli-steps", RunDir: run,
+	gpus := plan.GPUCount{Agg: 4, Total: 4}
+	pl := &plan.Plan{
+		Version: plan.PlanVersion, Name: "cli-steps", RunID: "cli-steps", RunDir: run,
 		PlanFile: filepath.Join(run, "plan.json"), Binary: filepath.Join(run, "bin", "slurmbench"),
 		Mode: "aggregated", Nodes: 1, GPUsPerNode: 4, GPUs: gpus,
-		Model: launcher.Model{Source: "hf:mock/DeepSeek-R1", Path: "mock/DeepSeek-R1", ServedName: stepModel},
-		Benchmark: launcher.Benchmark{Type: "sa-bench", Client: "native", ISL: 32, OSL: 8, RangeRatio: 0.8,
+		Model: plan.Model{Source: "hf:mock/DeepSeek-R1", Path: "mock/DeepSeek-R1", ServedName: stepModel},
+		Benchmark: plan.Benchmark{Type: "sa-bench", Client: "native", ISL: 32, OSL: 8, RangeRatio: 0.8,
 			RequestRate: "inf", PromptsMult: 10, ResultDir: filepath.Join(results, "sa-bench_isl_32_osl_8")},
-		Eval:   launcher.Eval{Enabled: true, Client: "native", Concurrency: 4, ResultDir: filepath.Join(results, "eval")},
+		Eval:   plan.Eval{Enabled: true, Client: "native", Concurrency: 4, ResultDir: filepath.Join(results, "eval")},
 		Layout: rundir.New(run),
 	}
 	for _, c := range []int{2, 4} {
-		name, err := plan.ResultFile(c)
+		name, err := pl.ResultFile(c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		plan.Points = append(plan.Points, launcher.Point{Concurrency: c, NumPrompts: 10 * c, ResultFile: name})
+		pl.Points = append(pl.Points, plan.Point{Concurrency: c, NumPrompts: 10 * c, ResultFile: name})
 	}
-	writePlan(t, plan)
-	return plan
+	writePlan(t, pl)
+	return pl
 }
 
-func writePlan(t *testing.T, plan *launcher.Plan) {
+func writePlan(t *testing.T, pl *plan.Plan) {
 	t.Helper()
-	data, err := json.Marshal(plan)
+	data, err := json.Marshal(pl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(plan.PlanFile, data, 0o644); err != nil {
+	if err := os.WriteFile(pl.PlanFile, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -65,20 +65,20 @@ func runStep(t *testing.T, args ...string) (string, string, exitcode.Code) {
 }
 
 func TestBenchCommand(t *testing.T) {
-	plan := stepPlan(t)
+	pl := stepPlan(t)
 	frontend := mockengine.StartTest(t, mockengine.Options{Model: stepModel})
 	progress := filepath.Join(t.TempDir(), "progress.json")
-	out, errOut, code := runStep(t, "bench", "--plan", plan.PlanFile, "--frontend", frontend, "--progress-file", progress)
+	out, errOut, code := runStep(t, "bench", "--plan", pl.PlanFile, "--frontend", frontend, "--progress-file", progress)
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	for _, want := range []string{"point 1/2: c2 valid: completed 20/20,", "point 2/2: c4 valid: completed 40/40,", "benchmark: 2 of 2 points valid in " + plan.Benchmark.ResultDir} {
+	for _, want := range []string{"point 1/2: c2 valid: completed 20/20,", "point 2/2: c4 valid: completed 40/40,", "benchmark: 2 of 2 points valid in " + pl.Benchmark.ResultDir} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
 	}
-	for _, pt := range plan.Points {
-		res, err := results.ReadSABench(filepath.Join(plan.Benchmark.ResultDir, pt.ResultFile))
+	for _, pt := range pl.Points {
+		res, err := results.ReadSABench(filepath.Join(pl.Benchmark.ResultDir, pt.ResultFile))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,31 +94,31 @@ func TestBenchCommand(t *testing.T) {
 // An engine that dies during the second point: exit 8, the point named, its
 // file kept and marked invalid.
 func TestBenchCommandInvalidPoint(t *testing.T) {
-	plan := stepPlan(t)
+	pl := stepPlan(t)
 	// c2 uses requests 1-20; the engine crashes two requests into c4.
 	frontend := mockengine.StartTest(t, mockengine.Options{Model: stepModel, Faults: mockengine.Faults{ExitAfterRequests: 22}})
-	out, errOut, code := runStep(t, "bench", "--plan", plan.PlanFile, "--frontend", frontend)
+	out, errOut, code := runStep(t, "bench", "--plan", pl.PlanFile, "--frontend", frontend)
 	if code != exitcode.Benchmark || !strings.Contains(errOut, "benchmark: 1 of 2 points failed: c4 (request failure rate") {
 		t.Fatalf("exit %d, stderr %q; want %d naming c4", code, errOut, exitcode.Benchmark)
 	}
 	if !strings.Contains(out, "point 1/2: c2 valid") || !strings.Contains(out, "point 2/2: c4 INVALID") {
 		t.Errorf("stdout:\n%s", out)
 	}
-	res, err := results.ReadSABench(filepath.Join(plan.Benchmark.ResultDir, plan.Points[1].ResultFile))
+	res, err := results.ReadSABench(filepath.Join(pl.Benchmark.ResultDir, pl.Points[1].ResultFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Valid == nil || *res.Valid || res.InvalidReason == "" {
 		t.Errorf("c4 file valid=%v reason %q, want marked invalid", res.Valid, res.InvalidReason)
 	}
-	p, err := rundir.ReadBenchProgress(plan.Layout.Progress)
+	p, err := rundir.ReadBenchProgress(pl.Layout.Progress)
 	if err != nil || p.State != rundir.StateInvalid || len(p.Invalid) != 1 || p.Invalid[0] != 4 {
 		t.Errorf("progress %+v, %v", p, err)
 	}
 }
 
 func TestStepCommandErrors(t *testing.T) {
-	plan := stepPlan(t)
+	pl := stepPlan(t)
 	evalOnly := stepPlan(t)
 	evalOnly.Benchmark.Type, evalOnly.Points = "", nil
 	writePlan(t, evalOnly)
@@ -128,13 +128,13 @@ func TestStepCommandErrors(t *testing.T) {
 		code exitcode.Code
 		want string
 	}{
-		{[]string{"bench", "--plan", plan.PlanFile, "--frontend", dead}, exitcode.Engine, "frontend " + dead + " is not reachable"},
-		{[]string{"eval", "--plan", plan.PlanFile, "--frontend", dead}, exitcode.Engine, "frontend " + dead + " is not reachable"},
+		{[]string{"bench", "--plan", pl.PlanFile, "--frontend", dead}, exitcode.Engine, "frontend " + dead + " is not reachable"},
+		{[]string{"eval", "--plan", pl.PlanFile, "--frontend", dead}, exitcode.Engine, "frontend " + dead + " is not reachable"},
 		{[]string{"bench", "--plan", evalOnly.PlanFile, "--frontend", dead}, exitcode.Config, "no benchmark points"},
 		{[]string{"bench", "--plan", filepath.Join(t.TempDir(), "none.json"), "--frontend", dead}, exitcode.Config, "reading plan"},
-		{[]string{"bench", "--plan", plan.PlanFile}, exitcode.Config, "--frontend is required"},
+		{[]string{"bench", "--plan", pl.PlanFile}, exitcode.Config, "--frontend is required"},
 		{[]string{"eval", "--frontend", dead}, exitcode.Config, "--plan is required"},
-		{[]string{"eval", "--plan", plan.PlanFile, "--frontend", dead, "--limit", "abc"}, exitcode.Config, `invalid value "abc" for flag -limit`},
+		{[]string{"eval", "--plan", pl.PlanFile, "--frontend", dead, "--limit", "abc"}, exitcode.Config, `invalid value "abc" for flag -limit`},
 	}
 	for _, tt := range tests {
 		out, errOut, code := runStep(t, tt.args...)
@@ -148,23 +148,23 @@ func TestStepCommandErrors(t *testing.T) {
 // right passes the default 0.90 and fails dsr1's 0.91 (exit 9).
 func TestEvalCommand(t *testing.T) {
 	frontend, data := answeringFrontend(t, 20)
-	plan := stepPlan(t)
-	plan.Eval.DataDir, _ = filepath.Abs(data)
-	writePlan(t, plan)
+	pl := stepPlan(t)
+	pl.Eval.DataDir, _ = filepath.Abs(data)
+	writePlan(t, pl)
 
 	t.Setenv("MODEL_PREFIX", "")
-	out, errOut, code := runStep(t, "eval", "--plan", plan.PlanFile, "--frontend", frontend, "--limit", "20")
+	out, errOut, code := runStep(t, "eval", "--plan", pl.PlanFile, "--frontend", frontend, "--limit", "20")
 	if code != 0 || !strings.Contains(out, "gsm8k: strict-match 0.9000 ± 0.0688, flexible-extract 0.9000 ± 0.0688 (n=20) -> results_") {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 
 	t.Setenv("MODEL_PREFIX", "dsr1")
-	_, errOut, code = runStep(t, "eval", "--plan", plan.PlanFile, "--frontend", frontend, "--limit", "20")
+	_, errOut, code = runStep(t, "eval", "--plan", pl.PlanFile, "--frontend", frontend, "--limit", "20")
 	want := "slurmbench: eval scores below threshold: gsm8k exact_match,strict-match = 0.9000 (< 0.91 from models.dsr1); gsm8k exact_match,flexible-extract = 0.9000 (< 0.91 from models.dsr1)\n"
 	if code != exitcode.Eval || !strings.HasSuffix(errOut, want) {
 		t.Errorf("exit %d, stderr %q; want %d and %q", code, errOut, exitcode.Eval, want)
 	}
-	meta, err := gsm8k.ReadMetaEnv(filepath.Join(plan.Eval.ResultDir, "meta_env.json"))
+	meta, err := gsm8k.ReadMetaEnv(filepath.Join(pl.Eval.ResultDir, "meta_env.json"))
 	if err != nil || meta.InfmaxModelPrefix != "dsr1" {
 		t.Errorf("meta_env.json prefix %q, %v", meta.InfmaxModelPrefix, err)
 	}

@@ -12,14 +12,14 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/slurmbench/slurmbench/clients/gsm8k"
+	"github.com/slurmbench/slurmbench/clients/sabench"
+	"github.com/slurmbench/slurmbench/inputs/recipe"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
-	"github.com/slurmbench/slurmbench/launcher"
-	"github.com/slurmbench/slurmbench/launcher/gsm8k"
-	"github.com/slurmbench/slurmbench/launcher/recipe"
-	"github.com/slurmbench/slurmbench/launcher/report"
-	"github.com/slurmbench/slurmbench/launcher/runner"
-	"github.com/slurmbench/slurmbench/launcher/sabench"
-	"github.com/slurmbench/slurmbench/launcher/steps"
+	"github.com/slurmbench/slurmbench/job/steps"
+	"github.com/slurmbench/slurmbench/login/report"
+	"github.com/slurmbench/slurmbench/login/runner"
+	"github.com/slurmbench/slurmbench/plan"
 	"github.com/slurmbench/slurmbench/results"
 	"github.com/slurmbench/slurmbench/results/pareto"
 )
@@ -108,37 +108,37 @@ func benchURL(c *cli.Context) error {
 		RequestRate: c.String("req-rate"), RangeRatio: c.Float64("range-ratio"), Out: c.String("out"),
 		GPUs: c.Int("gpus"), PrefillGPUs: c.Int("prefill-gpus"), DecodeGPUs: c.Int("decode-gpus"),
 	}
-	plan, err := u.Plan()
+	pl, err := u.Plan()
 	if err != nil {
 		return exitcode.With(exitcode.Config, err)
 	}
 	name := c.String("result-filename")
-	if err := runner.CheckStaging(plan, runner.CollectOptions{ResultFilename: name}); err != nil {
+	if err := runner.CheckStaging(pl, runner.CollectOptions{ResultFilename: name}); err != nil {
 		return exitcode.With(exitcode.Config, err)
 	}
 	live := newLiveProgress(c.App.ErrWriter)
 	opts := steps.BenchOptions{
 		Frontend: strings.TrimSuffix(u.URL, "/"), Out: c.App.ErrWriter, Log: c.App.ErrWriter,
-		Chat: chat, Probe: true, ProgressInterval: live.interval, Progress: live.point(len(plan.Points)),
+		Chat: chat, Probe: true, ProgressInterval: live.interval, Progress: live.point(len(pl.Points)),
 	}
-	done, benchErr := steps.Bench(c.Context, plan, opts)
+	done, benchErr := steps.Bench(c.Context, pl, opts)
 	live.end()
 	if len(done) == 0 {
 		return urlBenchError(c, benchErr) // refused before the first point: nothing to show
 	}
 	co := runner.CollectOptions{ResultFilename: name, Provenance: results.Provenance{SlurmbenchVersion: version}}
 	if name != "" {
-		co.StageDir = plan.Layout.Results
+		co.StageDir = pl.Layout.Results
 	}
-	col, colErr := runner.Collect(plan, co)
+	col, colErr := runner.Collect(pl, co)
 	if col != nil && len(col.Points) > 0 {
 		// The Pareto picture and its data beside the results, as a run stages them.
-		if _, _, _, err := pareto.SaveRun(plan.Layout.Results, "bench --url", col.Points); err != nil {
+		if _, _, _, err := pareto.SaveRun(pl.Layout.Results, "bench --url", col.Points); err != nil {
 			colErr = cmp.Or(colErr, exitcode.With(exitcode.Collect, err))
 		}
 	}
 	// The points' own error names more than collection's.
-	return printURLSummary(c, plan, col, urlBenchError(c, cmp.Or(benchErr, colErr)))
+	return printURLSummary(c, pl, col, urlBenchError(c, cmp.Or(benchErr, colErr)))
 }
 
 // urlBenchError gives a URL-mode failure its exit code: a probe refusal is
@@ -161,7 +161,7 @@ func urlBenchError(c *cli.Context, err error) error {
 func evalURL(c *cli.Context) error {
 	e := steps.URLEval{URL: c.String("url"), Model: c.String("model"), DataDir: c.String("data-dir"),
 		Concurrency: c.Int("concurrency"), Out: c.String("out")}
-	plan, err := e.Plan()
+	pl, err := e.Plan()
 	if err != nil {
 		return exitcode.With(exitcode.Config, err)
 	}
@@ -171,10 +171,10 @@ func evalURL(c *cli.Context) error {
 		Limit: c.Int("limit"), ContextLength: c.Int("context-length"),
 		Out: c.App.ErrWriter, Log: c.App.ErrWriter, Progress: live.docs(),
 	}
-	if err := steps.CheckEval(plan, opts); err != nil {
+	if err := steps.CheckEval(pl, opts); err != nil {
 		return exitcode.With(exitcode.Config, err)
 	}
-	_, err = steps.Eval(c.Context, plan, opts)
+	_, err = steps.Eval(c.Context, pl, opts)
 	live.end()
 	var below *gsm8k.ThresholdError
 	switch {
@@ -182,19 +182,19 @@ func evalURL(c *cli.Context) error {
 	case errors.As(err, &below):
 		err = exitcode.With(exitcode.Eval, err)
 	default:
-		if _, statErr := os.Stat(plan.Eval.ResultDir); statErr != nil {
+		if _, statErr := os.Stat(pl.Eval.ResultDir); statErr != nil {
 			return exitcode.With(stepExitCode(c.Context, err, exitcode.Eval), err) // nothing to show
 		}
 		err = exitcode.With(stepExitCode(c.Context, err, exitcode.Eval), err)
 	}
-	return printURLSummary(c, plan, nil, err)
+	return printURLSummary(c, pl, nil, err)
 }
 
 // printURLSummary prints the table a run prints (and, in GitHub Actions,
 // writes the same step summary and outputs), then returns err.
-func printURLSummary(c *cli.Context, plan *launcher.Plan, col *runner.Collected, err error) error {
-	sum := runner.Summary(plan, &runner.Result{Collected: col}, err)
-	sum.RunDir = plan.Layout.Results
+func printURLSummary(c *cli.Context, pl *plan.Plan, col *runner.Collected, err error) error {
+	sum := runner.Summary(pl, &runner.Result{Collected: col}, err)
+	sum.RunDir = pl.Layout.Results
 	fmt.Fprint(c.App.Writer, sum.Text())
 	if report.Enabled(os.Getenv) {
 		if gerr := writeGitHub(sum); gerr != nil {
@@ -255,15 +255,15 @@ func (p *liveProgress) end() {
 	}
 }
 
-func (p *liveProgress) point(n int) func(int, launcher.Point, sabench.Progress) {
-	return func(index int, pt launcher.Point, s sabench.Progress) {
+func (p *liveProgress) point(n int) func(int, plan.Point, sabench.Progress) {
+	return func(index int, pt plan.Point, s sabench.Progress) {
 		p.show(progressLine(index, n, pt, s), s.Final)
 	}
 }
 
 // progressLine is one point's state, e.g.
 // "point 1/2 c8 benchmark: 40/80 done, 0 failed, 1234 tok/s, p50 TTFT 51.2 ms, 3s".
-func progressLine(index, n int, pt launcher.Point, s sabench.Progress) string {
+func progressLine(index, n int, pt plan.Point, s sabench.Progress) string {
 	rate := 0.0
 	if sec := s.Elapsed.Seconds(); sec > 0 {
 		rate = float64(s.Tokens) / sec

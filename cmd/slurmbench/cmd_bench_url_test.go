@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slurmbench/slurmbench/clients/gsm8k"
+	"github.com/slurmbench/slurmbench/clients/sabench"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/internal/shareddata"
-	"github.com/slurmbench/slurmbench/launcher"
-	"github.com/slurmbench/slurmbench/launcher/gsm8k"
-	"github.com/slurmbench/slurmbench/launcher/mockengine"
-	"github.com/slurmbench/slurmbench/launcher/sabench"
+	"github.com/slurmbench/slurmbench/mockengine"
+	"github.com/slurmbench/slurmbench/plan"
 	"github.com/slurmbench/slurmbench/results"
 )
 
@@ -31,20 +31,20 @@ func TestBenchURLMatchesRun(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("render: exit %d: %s", code, errOut)
 	}
-	var plan launcher.Plan
-	if err := json.Unmarshal([]byte(out), &plan); err != nil {
+	var pl plan.Plan
+	if err := json.Unmarshal([]byte(out), &pl); err != nil {
 		t.Fatal(err)
 	}
-	served := plan.Model.ServedName
+	served := pl.Model.ServedName
 	frontend := mockengine.StartTest(t, mockengine.Options{Model: served})
 
 	// The run: the plan's in-job step, its results under a temporary run directory.
 	runResults := filepath.Join(t.TempDir(), "results")
-	plan.Layout.Results = runResults
-	plan.Benchmark.ResultDir = filepath.Join(runResults, filepath.Base(plan.Benchmark.ResultDir))
-	plan.PlanFile = filepath.Join(t.TempDir(), "plan.json")
-	writePlan(t, &plan)
-	if _, errOut, code := runStep(t, "bench", "--plan", plan.PlanFile, "--frontend", frontend); code != 0 {
+	pl.Layout.Results = runResults
+	pl.Benchmark.ResultDir = filepath.Join(runResults, filepath.Base(pl.Benchmark.ResultDir))
+	pl.PlanFile = filepath.Join(t.TempDir(), "plan.json")
+	writePlan(t, &pl)
+	if _, errOut, code := runStep(t, "bench", "--plan", pl.PlanFile, "--frontend", frontend); code != 0 {
 		t.Fatalf("bench --plan: exit %d: %s", code, errOut)
 	}
 
@@ -238,7 +238,7 @@ func answeringFrontend(t *testing.T, docs int) (frontend, dataDir string) {
 // (carriage return, clear line) and ends with a newline when the phase
 // ends; elsewhere each snapshot is a plain line.
 func TestLiveProgress(t *testing.T) {
-	pt := launcher.Point{Concurrency: 8}
+	pt := plan.Point{Concurrency: 8}
 	snap := sabench.Progress{Phase: sabench.PhaseBenchmark, Total: 80, Finished: 40, Failed: 1,
 		Tokens: 5000, Elapsed: 2 * time.Second, MedianTTFT: 51200 * time.Microsecond}
 	want := "point 1/2 c8 benchmark: 40/80 done, 1 failed, 2500 tok/s, p50 TTFT 51.2 ms, 2s"

@@ -9,10 +9,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/slurmbench/slurmbench/inputs/profile"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
-	"github.com/slurmbench/slurmbench/launcher"
-	"github.com/slurmbench/slurmbench/launcher/preflight"
-	"github.com/slurmbench/slurmbench/launcher/profile"
+	"github.com/slurmbench/slurmbench/login/preflight"
+	"github.com/slurmbench/slurmbench/plan"
 )
 
 func doctorCommand() *cli.Command {
@@ -62,15 +62,15 @@ func doctorAction(c *cli.Context) error {
 	if err != nil {
 		return exitcode.With(exitcode.Config, err)
 	}
-	var plan *launcher.Plan
+	var pl *plan.Plan
 	if c.String("recipe") != "" || c.String("config-file") != "" || c.String("master") != "" || c.String("key") != "" {
-		if plan, err = planFromFlags(c, ""); err != nil {
+		if pl, err = planFromFlags(c, ""); err != nil {
 			return err
 		}
 	}
 	start := time.Now()
 	rep := preflight.Run(c.Context, preflight.Options{
-		Profile: prof, Plan: plan, Probe: c.Bool("probe"), ProbeTimeout: c.Duration("probe-timeout"), Progress: c.App.ErrWriter,
+		Profile: prof, Plan: pl, Probe: c.Bool("probe"), ProbeTimeout: c.Duration("probe-timeout"), Progress: c.App.ErrWriter,
 	})
 	elapsed := time.Since(start)
 	if c.Bool("json") {
@@ -94,9 +94,9 @@ func doctorAction(c *cli.Context) error {
 // probe), before anything is imported or created. A failure exits 2, or 4
 // (submit) when slurmrestd or the cluster is the problem: run's exit codes
 // are the layers of a run, and 11 is the operator commands'.
-func runPreflight(ctx context.Context, w io.Writer, prof *profile.Profile, plan *launcher.Plan) error {
+func runPreflight(ctx context.Context, w io.Writer, prof *profile.Profile, pl *plan.Plan) error {
 	start := time.Now()
-	rep := preflight.Run(ctx, preflight.Options{Profile: prof, Plan: plan})
+	rep := preflight.Run(ctx, preflight.Options{Profile: prof, Plan: pl})
 	if err := rep.Err(); err != nil {
 		code := rep.ExitCode()
 		if code == exitcode.Slurm {

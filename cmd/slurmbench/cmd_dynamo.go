@@ -8,8 +8,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
-	"github.com/slurmbench/slurmbench/launcher"
-	"github.com/slurmbench/slurmbench/launcher/dynamoinstall"
+	"github.com/slurmbench/slurmbench/job/dynamoinstall"
+	"github.com/slurmbench/slurmbench/plan"
 )
 
 func dynamoInstallCommand() *cli.Command {
@@ -44,7 +44,7 @@ failing step's output.`,
 		},
 		OnUsageError: usageError,
 		Action: func(c *cli.Context) error {
-			d := launcher.Dynamo{Install: true, Version: c.String("version"), Wheel: c.String("wheel"), Hash: c.String("hash"), Cache: c.String("cache")}
+			d := plan.Dynamo{Install: true, Version: c.String("version"), Wheel: c.String("wheel"), Hash: c.String("hash"), Cache: c.String("cache")}
 			n := 0
 			for _, s := range []string{d.Version, d.Wheel, d.Hash} {
 				if s != "" {

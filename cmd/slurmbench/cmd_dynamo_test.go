@@ -6,11 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slurmbench/slurmbench/inputs/profile"
+	"github.com/slurmbench/slurmbench/inputs/recipe"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
-	"github.com/slurmbench/slurmbench/launcher"
-	"github.com/slurmbench/slurmbench/launcher/dynamoinstall/dynamoinstalltest"
-	"github.com/slurmbench/slurmbench/launcher/profile"
-	"github.com/slurmbench/slurmbench/launcher/recipe"
+	"github.com/slurmbench/slurmbench/job/dynamoinstall/dynamoinstalltest"
+	"github.com/slurmbench/slurmbench/plan"
+	"github.com/slurmbench/slurmbench/planner"
 )
 
 // runDynamoInstall runs "slurmbench dynamo-install ..." in-process and
@@ -83,7 +84,7 @@ func TestDynamoInstallCommandErrors(t *testing.T) {
 // TestDynamoInstallPlanStep: the setup step the plan emits for a source
 // build runs as written (with the container's tmp moved for the test).
 func TestDynamoInstallPlanStep(t *testing.T) {
-	td, err := profile.Canonical(filepath.Join("..", "..", "launcher", "testdata"))
+	td, err := profile.Canonical(filepath.Join("..", "..", "planner", "testdata"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,15 +98,15 @@ func TestDynamoInstallPlanStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := launcher.Build(launcher.Inputs{Profile: p, Recipe: r, RunID: "dynamo-step", Binary: "/opt/slurmbench/bin/slurmbench",
-		ResolveImage: func(ref, dir string) (launcher.Image, error) {
-			return launcher.Image{Ref: ref, Squash: filepath.Join(dir, "image.sqsh")}, nil
+	pl, err := planner.Build(planner.Inputs{Profile: p, Recipe: r, RunID: "dynamo-step", Binary: "/opt/slurmbench/bin/slurmbench",
+		ResolveImage: func(ref, dir string) (plan.Image, error) {
+			return plan.Image{Ref: ref, Squash: filepath.Join(dir, "image.sqsh")}, nil
 		}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var step []string
-	for _, proc := range plan.Processes {
+	for _, proc := range pl.Processes {
 		for _, s := range proc.Setup {
 			if len(s) > 1 && s[1] == "dynamo-install" {
 				step = s

@@ -11,8 +11,8 @@ import (
 
 	"github.com/slurmbench/slurmbench/enroot"
 	"github.com/slurmbench/slurmbench/enroot/enroottest"
+	"github.com/slurmbench/slurmbench/inputs/profile"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
-	"github.com/slurmbench/slurmbench/launcher/profile"
 )
 
 // runImages runs "slurmbench images ..." in-process and returns stdout,

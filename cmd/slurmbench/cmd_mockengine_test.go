@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
-	"github.com/slurmbench/slurmbench/launcher/mockengine"
+	"github.com/slurmbench/slurmbench/mockengine"
 )
 
 // The mock engine is tested as a real process: the test binary re-executes

@@ -6,7 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
-	"github.com/slurmbench/slurmbench/launcher/submit"
+	"github.com/slurmbench/slurmbench/login/submit"
 )
 
 func renderCommand() *cli.Command {
@@ -43,27 +43,27 @@ benchmarks/multi_node/srt-slurm-recipes and --master its configs/nvidia-master.y
 			if c.NArg() > 0 {
 				return configErrorf("render takes no arguments, got %q (did you mean --recipe?)", c.Args().First())
 			}
-			plan, err := planFromFlags(c, "")
+			pl, err := planFromFlags(c, "")
 			if err != nil {
 				return err
 			}
 			// The job description run would submit: a directive it cannot
 			// send fails here, as in run, before anything is shown.
-			job, err := submit.JobView(plan)
+			job, err := submit.JobView(pl)
 			if err != nil {
-				return exitcode.Errorf(exitcode.Config, "profile %s: %w", plan.Profile.Path, err)
+				return exitcode.Errorf(exitcode.Config, "profile %s: %w", pl.Profile.Path, err)
 			}
 			if c.Bool("json") {
-				b, err := plan.JSON()
+				b, err := pl.JSON()
 				if err != nil {
 					return err
 				}
 				_, err = c.App.Writer.Write(b)
 				return err
 			}
-			write := plan.WriteHuman
+			write := pl.WriteHuman
 			if c.Bool("brief") {
-				write = plan.WriteBrief
+				write = pl.WriteBrief
 			}
 			if err := write(c.App.Writer); err != nil {
 				return err

@@ -14,17 +14,17 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/enroot"
+	"github.com/slurmbench/slurmbench/inputs/profile"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
-	"github.com/slurmbench/slurmbench/launcher"
-	"github.com/slurmbench/slurmbench/launcher/driver"
-	"github.com/slurmbench/slurmbench/launcher/hostlist"
-	"github.com/slurmbench/slurmbench/launcher/profile"
-	"github.com/slurmbench/slurmbench/launcher/report"
-	"github.com/slurmbench/slurmbench/launcher/rundir"
-	"github.com/slurmbench/slurmbench/launcher/runner"
-	"github.com/slurmbench/slurmbench/launcher/submit"
+	"github.com/slurmbench/slurmbench/job/driver"
+	"github.com/slurmbench/slurmbench/login/report"
+	"github.com/slurmbench/slurmbench/login/runner"
+	"github.com/slurmbench/slurmbench/login/submit"
+	"github.com/slurmbench/slurmbench/plan"
 	"github.com/slurmbench/slurmbench/results"
+	"github.com/slurmbench/slurmbench/rundir"
 	"github.com/slurmbench/slurmbench/slurm"
+	"github.com/slurmbench/slurmbench/slurm/hostlist"
 )
 
 // workflowVars are the benchmark-multinode workflow's non-secret variables
@@ -127,9 +127,9 @@ func runAction(c *cli.Context) error {
 	if c.IsSet("run-id") {
 		runID = c.String("run-id")
 	}
-	plan, err := planFromFlags(c, runID)
+	pl, err := planFromFlags(c, runID)
 	if err == nil {
-		err = checkRunInputs(c, plan)
+		err = checkRunInputs(c, pl)
 	}
 	if gha {
 		report.EndGroup(stderr)
@@ -140,7 +140,7 @@ func runAction(c *cli.Context) error {
 		}
 		return err
 	}
-	prof, err := profile.Load(plan.Profile.Path)
+	prof, err := profile.Load(pl.Profile.Path)
 	if err != nil {
 		return exitcode.With(exitcode.Config, err)
 	}
@@ -160,7 +160,7 @@ func runAction(c *cli.Context) error {
 	if inside {
 		fmt.Fprintf(stderr, "preflight: skipped inside allocation %d (srun starts the steps, slurmrestd is not asked)\n", inJob)
 	} else if !c.Bool("no-preflight") {
-		if err := runPreflight(ctx, stderr, prof, plan); err != nil {
+		if err := runPreflight(ctx, stderr, prof, pl); err != nil {
 			if gha {
 				report.Error(stderr, "slurmbench: preflight", err.Error())
 			}
@@ -180,11 +180,11 @@ func runAction(c *cli.Context) error {
 	var held *runner.Held
 	var alloc *runner.Allocation
 	if inside {
-		a, err := thisAllocation(inJob, plan)
+		a, err := thisAllocation(inJob, pl)
 		if err != nil {
 			return err
 		}
-		if err := plan.Fits(a.Nodes, a.GPUsPerNode); err != nil {
+		if err := pl.Fits(a.Nodes, a.GPUsPerNode); err != nil {
 			return configErrorf("--in %d: %v", inJob, err)
 		}
 		alloc = &a
@@ -196,7 +196,7 @@ func runAction(c *cli.Context) error {
 		if h.Job.Terminal() {
 			return configErrorf("--in %d: the held deployment's job has ended (%s)", inJob, h.Job.Outcome())
 		}
-		if err := plan.Fits(h.Nodes(), h.GPUsPerNode()); err != nil {
+		if err := pl.Fits(h.Nodes(), h.GPUsPerNode()); err != nil {
 			return configErrorf("--in %d: %v", inJob, err)
 		}
 		held = &h
@@ -209,7 +209,7 @@ func runAction(c *cli.Context) error {
 		where = fmt.Sprintf(", inside allocation %d", alloc.JobID)
 	}
 	fmt.Fprintf(stderr, "slurmbench run %s: %d nodes, %d GPUs (%d prefill + %d decode), %d points%s\n",
-		plan.RunID, plan.Nodes, plan.GPUs.Total, plan.GPUs.Prefill, plan.GPUs.Decode, len(plan.Points), where)
+		pl.RunID, pl.Nodes, pl.GPUs.Total, pl.GPUs.Prefill, pl.GPUs.Decode, len(pl.Points), where)
 
 	driverLog := io.Writer(&prefixWriter{w: stderr, prefix: "  | "})
 	if c.Bool("no-driver-log") {
@@ -217,9 +217,9 @@ func runAction(c *cli.Context) error {
 	}
 	group := ""
 	opts := runner.Options{
-		Plan: plan, Binary: bin, Client: client,
-		Import:   func(ctx context.Context, p *launcher.Plan) error { return importImage(ctx, prof, client, p, stderr) },
-		JobEnv:   jobEnv(plan),
+		Plan: pl, Binary: bin, Client: client,
+		Import:   func(ctx context.Context, p *plan.Plan) error { return importImage(ctx, prof, client, p, stderr) },
+		JobEnv:   jobEnv(pl),
 		Progress: stderr, DriverLog: driverLog,
 		CancelWait: c.Duration("cancel-wait"), Interrupted: interrupted, Hard: hardStop(ctx),
 		OnPhase: func(phase rundir.Phase, _ rundir.Status) {
@@ -232,8 +232,8 @@ func runAction(c *cli.Context) error {
 			group = string(phase)
 			report.Group(stderr, "slurmbench: "+string(phase))
 		},
-		OnSubmitted: func(id slurm.JobID) { earlyOutputs(stderr, plan, id) },
-		Stage:       stageOptions(c, plan),
+		OnSubmitted: func(id slurm.JobID) { earlyOutputs(stderr, pl, id) },
+		Stage:       stageOptions(c, pl),
 	}
 	var res *runner.Result
 	var runErr error
@@ -248,25 +248,25 @@ func runAction(c *cli.Context) error {
 	if gha && group != "" {
 		report.EndGroup(stderr)
 	}
-	return reportRun(c, plan, res, runErr)
+	return reportRun(c, pl, res, runErr)
 }
 
 // stageOptions are where run and attach stage results, from their flags.
-func stageOptions(c *cli.Context, plan *launcher.Plan) runner.CollectOptions {
+func stageOptions(c *cli.Context, pl *plan.Plan) runner.CollectOptions {
 	return runner.CollectOptions{
 		StageDir: c.String("stage-dir"), ResultFilename: c.String("result-filename"), Overwrite: c.Bool("overwrite"),
 		Provenance: results.Provenance{
-			ImageRef: plan.Image.Ref, RecipeSHA256: plan.Recipe.SHA256, ProfilePath: plan.Profile.Path,
-			SlurmbenchVersion: version, Extra: plan.Recipe.ManifestExtra(),
+			ImageRef: pl.Image.Ref, RecipeSHA256: pl.Recipe.SHA256, ProfilePath: pl.Profile.Path,
+			SlurmbenchVersion: version, Extra: pl.Recipe.ManifestExtra(),
 		},
 	}
 }
 
 // earlyOutputs gives the workflow the job id and run directory the moment
 // the job is known, so a step cancelled hard afterwards still names them.
-func earlyOutputs(stderr io.Writer, plan *launcher.Plan, id slurm.JobID) {
+func earlyOutputs(stderr io.Writer, pl *plan.Plan, id slurm.JobID) {
 	if p := os.Getenv("GITHUB_OUTPUT"); p != "" && report.Enabled(os.Getenv) {
-		if err := report.AppendOutputs(p, map[string]string{"job_id": id.String(), "run_id": plan.RunID, "run_dir": plan.RunDir}); err != nil {
+		if err := report.AppendOutputs(p, map[string]string{"job_id": id.String(), "run_id": pl.RunID, "run_dir": pl.RunDir}); err != nil {
 			fmt.Fprintf(stderr, "slurmbench: writing GitHub outputs: %v\n", err)
 		}
 	}
@@ -274,9 +274,9 @@ func earlyOutputs(stderr io.Writer, plan *launcher.Plan, id slurm.JobID) {
 
 // reportRun prints a run's (or attach's) summary, and under GitHub Actions
 // writes the step summary, outputs and annotations.
-func reportRun(c *cli.Context, plan *launcher.Plan, res *runner.Result, runErr error) error {
+func reportRun(c *cli.Context, pl *plan.Plan, res *runner.Result, runErr error) error {
 	stderr := c.App.ErrWriter
-	sum := runner.Summary(plan, res, runErr)
+	sum := runner.Summary(pl, res, runErr)
 	fmt.Fprint(c.App.Writer, sum.Text())
 	if report.Enabled(os.Getenv) {
 		if err := writeGitHub(sum); err != nil {
@@ -293,14 +293,14 @@ func reportRun(c *cli.Context, plan *launcher.Plan, res *runner.Result, runErr e
 // checkRunInputs checks what is only used after the job ran or while it is
 // submitted — the job description's sbatch directives, the result filename,
 // the stage directory — so a bad value costs no import and no allocation.
-func checkRunInputs(c *cli.Context, plan *launcher.Plan) error {
-	if err := runner.CheckRunDir(plan); err != nil {
+func checkRunInputs(c *cli.Context, pl *plan.Plan) error {
+	if err := runner.CheckRunDir(pl); err != nil {
 		return exitcode.With(exitcode.Config, err)
 	}
-	if _, err := submit.JobSpec(plan, nil); err != nil {
-		return exitcode.With(exitcode.Config, fmt.Errorf("profile %s: %w", plan.Profile.Path, err))
+	if _, err := submit.JobSpec(pl, nil); err != nil {
+		return exitcode.With(exitcode.Config, fmt.Errorf("profile %s: %w", pl.Profile.Path, err))
 	}
-	err := runner.CheckStaging(plan, runner.CollectOptions{StageDir: c.String("stage-dir"), ResultFilename: c.String("result-filename")})
+	err := runner.CheckStaging(pl, runner.CollectOptions{StageDir: c.String("stage-dir"), ResultFilename: c.String("result-filename")})
 	return exitcode.With(exitcode.Config, err)
 }
 
@@ -316,16 +316,16 @@ func writeGitHub(sum report.Summary) error {
 }
 
 // importImage makes the plan's squash file exist, importing under a lock.
-func importImage(ctx context.Context, prof *profile.Profile, client *slurm.Client, plan *launcher.Plan, log io.Writer) error {
-	if plan.Image.Ref == "" || plan.Runtime == profile.RuntimeNone {
+func importImage(ctx context.Context, prof *profile.Profile, client *slurm.Client, pl *plan.Plan, log io.Writer) error {
+	if pl.Image.Ref == "" || pl.Runtime == profile.RuntimeNone {
 		return nil
 	}
-	ref, err := enroot.ParseRef(plan.Image.Ref)
+	ref, err := enroot.ParseRef(pl.Image.Ref)
 	if err != nil {
 		return err
 	}
 	opts := enroot.Options{SquashDir: prof.Paths.SquashDir, Enroot: prof.Container.Enroot, Version: version, Output: log,
-		Arch: prof.ImportArch(), Runner: importRunner(prof, client, jobEnv(plan)[:1], log)}
+		Arch: prof.ImportArch(), Runner: importRunner(prof, client, jobEnv(pl)[:1], log)}
 	if prof.ImportOnCompute() && client == nil {
 		opts.Runner = noImportJob{}
 	}
@@ -343,10 +343,10 @@ func importImage(ctx context.Context, prof *profile.Profile, client *slurm.Clien
 
 // jobEnv is the job's environment: a PATH, the profile's passthrough
 // variables (values travel here, never in argv), and the workflow's own.
-func jobEnv(plan *launcher.Plan) []string {
+func jobEnv(pl *plan.Plan) []string {
 	env := []string{"PATH=" + firstNonEmptyEnv("SLURMBENCH_JOB_PATH", slurm.DefaultJobEnvironment[0][len("PATH="):])}
 	seen := map[string]bool{"PATH": true}
-	for _, n := range append(append([]string{}, plan.EnvPassthrough...), workflowVars...) {
+	for _, n := range append(append([]string{}, pl.EnvPassthrough...), workflowVars...) {
 		if v, ok := os.LookupEnv(n); ok && !seen[n] {
 			env = append(env, n+"="+v)
 			seen[n] = true
@@ -389,13 +389,13 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 // environment Slurm gives salloc's shell and a batch script. GPUs per node
 // are SLURM_GPUS_ON_NODE's when Slurm set it, else the profile's (whole
 // nodes).
-func thisAllocation(id slurm.JobID, plan *launcher.Plan) (runner.Allocation, error) {
+func thisAllocation(id slurm.JobID, pl *plan.Plan) (runner.Allocation, error) {
 	nodeList := os.Getenv("SLURM_JOB_NODELIST")
 	hosts, err := hostlist.Expand(nodeList)
 	if err != nil || len(hosts) == 0 {
 		return runner.Allocation{}, configErrorf("--in %d: SLURM_JOB_NODELIST %q names no nodes", id, nodeList)
 	}
-	gpus := plan.Slurm.GPUsPerNode
+	gpus := pl.Slurm.GPUsPerNode
 	if v := os.Getenv("SLURM_GPUS_ON_NODE"); v != "" {
 		if gpus, err = strconv.Atoi(v); err != nil {
 			return runner.Allocation{}, configErrorf("--in %d: SLURM_GPUS_ON_NODE %q is not a number", id, v)
@@ -409,8 +409,8 @@ func thisAllocation(id slurm.JobID, plan *launcher.Plan) (runner.Allocation, err
 
 // driveHere runs a plan's driver in this process, inside allocation a.
 func driveHere(a runner.Allocation) runner.Drive {
-	return func(ctx context.Context, plan *launcher.Plan, log io.Writer) error {
-		_, err := driver.Run(ctx, driver.Options{PlanFile: plan.PlanFile, JobID: a.JobID.String(), NodeList: a.NodeList, Log: log,
+	return func(ctx context.Context, pl *plan.Plan, log io.Writer) error {
+		_, err := driver.Run(ctx, driver.Options{PlanFile: pl.PlanFile, JobID: a.JobID.String(), NodeList: a.NodeList, Log: log,
 			ProducerVersion: version, ProducerCommit: commit})
 		return err
 	}

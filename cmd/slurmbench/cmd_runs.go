@@ -11,9 +11,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/slurmbench/slurmbench/inputs/profile"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
-	"github.com/slurmbench/slurmbench/launcher/profile"
-	"github.com/slurmbench/slurmbench/launcher/runs"
+	"github.com/slurmbench/slurmbench/login/runs"
 	"github.com/slurmbench/slurmbench/slurm"
 )
 

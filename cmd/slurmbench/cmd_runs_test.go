@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
-	"github.com/slurmbench/slurmbench/launcher/rundir"
+	"github.com/slurmbench/slurmbench/rundir"
 	"github.com/slurmbench/slurmbench/slurm"
 	"github.com/slurmbench/slurmbench/slurm/slurmtest"
 )
@@ -21,7 +21,7 @@ func TestRunsCommands(t *testing.T) {
 	data := renderData(t)
 	runsDir := t.TempDir()
 	id := "mock-2p1d-20261202T201500Z-abcdef"
-	plan, errOut, code := runCLI(t, "render", "--json", "-p", filepath.Join(data, "profile.toml"), "-r", filepath.Join(data, "recipes", "mock-2p1d.yaml"), "--run-id", id)
+	pl, errOut, code := runCLI(t, "render", "--json", "-p", filepath.Join(data, "profile.toml"), "-r", filepath.Join(data, "recipes", "mock-2p1d.yaml"), "--run-id", id)
 	if code != 0 {
 		t.Fatalf("render: exit %d %s", code, errOut)
 	}
@@ -29,7 +29,7 @@ func TestRunsCommands(t *testing.T) {
 	if err := rundir.Create(dir); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(rundir.PlanPath(dir), []byte(plan), 0o644); err != nil {
+	if err := os.WriteFile(rundir.PlanPath(dir), []byte(pl), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	l := rundir.New(dir)
@@ -137,7 +137,7 @@ func TestRunsAskSlurm(t *testing.T) {
 	}
 	data := renderData(t)
 	id := "mock-2p1d-running"
-	plan, errOut, code := runCLI(t, "render", "--json", "-p", filepath.Join(data, "profile.toml"), "-r", filepath.Join(data, "recipes", "mock-2p1d.yaml"), "--run-id", id)
+	pl, errOut, code := runCLI(t, "render", "--json", "-p", filepath.Join(data, "profile.toml"), "-r", filepath.Join(data, "recipes", "mock-2p1d.yaml"), "--run-id", id)
 	if code != 0 {
 		t.Fatalf("render: %s", errOut)
 	}
@@ -147,7 +147,7 @@ func TestRunsAskSlurm(t *testing.T) {
 	}
 	l := rundir.New(run)
 	for _, err := range []error{
-		os.WriteFile(rundir.PlanPath(run), []byte(plan), 0o644),
+		os.WriteFile(rundir.PlanPath(run), []byte(pl), 0o644),
 		rundir.WriteJournal(l.Journal, rundir.Journal{RunID: id, SubmitKey: "k", JobID: sub.JobID.String()}),
 		rundir.WriteStatus(l.Status, rundir.Status{Phase: rundir.PhaseBenchmark, JobID: sub.JobID.String()}),
 	} {

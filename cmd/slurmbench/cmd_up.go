@@ -10,11 +10,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/slurmbench/slurmbench/inputs/profile"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
-	"github.com/slurmbench/slurmbench/launcher"
-	"github.com/slurmbench/slurmbench/launcher/profile"
-	"github.com/slurmbench/slurmbench/launcher/report"
-	"github.com/slurmbench/slurmbench/launcher/runner"
+	"github.com/slurmbench/slurmbench/login/report"
+	"github.com/slurmbench/slurmbench/login/runner"
+	"github.com/slurmbench/slurmbench/plan"
 	"github.com/slurmbench/slurmbench/slurm"
 )
 
@@ -59,7 +59,7 @@ Examples:
 }
 
 // upPlan is the plan up submits: the recipe's, held, on nodes nodes.
-func upPlan(c *cli.Context) (*launcher.Plan, error) {
+func upPlan(c *cli.Context) (*plan.Plan, error) {
 	if c.NArg() > 0 {
 		return nil, configErrorf("up takes no arguments, got %q (did you mean --recipe?)", c.Args().First())
 	}
@@ -67,29 +67,29 @@ func upPlan(c *cli.Context) (*launcher.Plan, error) {
 	if c.IsSet("run-id") {
 		runID = c.String("run-id")
 	}
-	plan, err := planFromFlags(c, runID)
+	pl, err := planFromFlags(c, runID)
 	if err != nil {
 		return nil, err
 	}
-	plan.Serve = true
+	pl.Serve = true
 	if c.IsSet("nodes") {
 		n := c.Int("nodes")
-		if err := plan.Fits(n, plan.Slurm.GPUsPerNode); err != nil {
+		if err := pl.Fits(n, pl.Slurm.GPUsPerNode); err != nil {
 			return nil, configErrorf("--nodes %d: %v", n, err)
 		}
-		plan.Slurm.Nodes = n
+		pl.Slurm.Nodes = n
 	}
 	if c.IsSet("time-limit") {
 		d := c.Duration("time-limit")
 		if d < time.Minute {
 			return nil, configErrorf("--time-limit %s: at least one minute", d)
 		}
-		plan.Slurm.TimeLimitMinutes = int((d + time.Minute - 1) / time.Minute)
+		pl.Slurm.TimeLimitMinutes = int((d + time.Minute - 1) / time.Minute)
 	}
-	if err := checkRunInputs(c, plan); err != nil {
+	if err := checkRunInputs(c, pl); err != nil {
 		return nil, err
 	}
-	return plan, nil
+	return pl, nil
 }
 
 // upInfo is what up prints of a serving deployment.
@@ -106,11 +106,11 @@ type upInfo struct {
 func upAction(c *cli.Context) error {
 	stderr := c.App.ErrWriter
 	ctx := c.Context
-	plan, err := upPlan(c)
+	pl, err := upPlan(c)
 	if err != nil {
 		return err
 	}
-	prof, err := profile.Load(plan.Profile.Path)
+	prof, err := profile.Load(pl.Profile.Path)
 	if err != nil {
 		return exitcode.With(exitcode.Config, err)
 	}
@@ -119,7 +119,7 @@ func upAction(c *cli.Context) error {
 		return err
 	}
 	if !c.Bool("no-preflight") {
-		if err := runPreflight(ctx, stderr, prof, plan); err != nil {
+		if err := runPreflight(ctx, stderr, prof, pl); err != nil {
 			return err
 		}
 	}
@@ -128,18 +128,18 @@ func upAction(c *cli.Context) error {
 		return exitcode.With(exitcode.Config, err)
 	}
 	fmt.Fprintf(stderr, "slurmbench up %s: %d nodes held (%s uses %d), %d GPUs\n",
-		plan.RunID, plan.Slurm.Nodes, plan.Name, plan.Nodes, plan.GPUs.Total)
+		pl.RunID, pl.Slurm.Nodes, pl.Name, pl.Nodes, pl.GPUs.Total)
 	driverLog := io.Writer(&prefixWriter{w: stderr, prefix: "  | "})
 	if c.Bool("no-driver-log") {
 		driverLog = io.Discard
 	}
 	res, err := runner.Run(ctx, runner.Options{
-		Plan: plan, Binary: bin, Client: client, Hold: true,
-		Import:   func(ctx context.Context, p *launcher.Plan) error { return importImage(ctx, prof, client, p, stderr) },
-		JobEnv:   jobEnv(plan),
+		Plan: pl, Binary: bin, Client: client, Hold: true,
+		Import:   func(ctx context.Context, p *plan.Plan) error { return importImage(ctx, prof, client, p, stderr) },
+		JobEnv:   jobEnv(pl),
 		Progress: stderr, DriverLog: driverLog,
 		CancelWait: c.Duration("cancel-wait"), Interrupted: interruptedLayer(ctx), Hard: hardStop(ctx),
-		OnSubmitted: func(id slurm.JobID) { earlyOutputs(stderr, plan, id) },
+		OnSubmitted: func(id slurm.JobID) { earlyOutputs(stderr, pl, id) },
 	})
 	if err != nil {
 		if res != nil && res.Outcome.Message != "" {
@@ -150,8 +150,8 @@ func upAction(c *cli.Context) error {
 		}
 		return err
 	}
-	info := upInfo{JobID: res.JobID.String(), RunID: plan.RunID, RunDir: plan.RunDir, Endpoint: res.Serving.Endpoint,
-		Model: plan.Model.ServedName, Nodes: plan.Slurm.Nodes, Profile: plan.Profile.Path}
+	info := upInfo{JobID: res.JobID.String(), RunID: pl.RunID, RunDir: pl.RunDir, Endpoint: res.Serving.Endpoint,
+		Model: pl.Model.ServedName, Nodes: pl.Slurm.Nodes, Profile: pl.Profile.Path}
 	if p := os.Getenv("GITHUB_OUTPUT"); p != "" && report.Enabled(os.Getenv) {
 		if err := report.AppendOutputs(p, map[string]string{"job_id": info.JobID, "endpoint": info.Endpoint, "run_dir": info.RunDir}); err != nil {
 			fmt.Fprintf(stderr, "slurmbench: writing GitHub outputs: %v\n", err)
@@ -163,12 +163,12 @@ func upAction(c *cli.Context) error {
 		return enc.Encode(info)
 	}
 	w := c.App.Writer
-	fmt.Fprintf(w, "held deployment: job %s serves %s\n", info.JobID, plan.Name)
+	fmt.Fprintf(w, "held deployment: job %s serves %s\n", info.JobID, pl.Name)
 	fmt.Fprintf(w, "  endpoint  %s  (model %s)\n", info.Endpoint, info.Model)
 	fmt.Fprintf(w, "  run dir   %s\n", info.RunDir)
-	fmt.Fprintf(w, "  held      until slurmbench down or the job's time limit (%d min)\n", plan.Slurm.TimeLimitMinutes)
-	fmt.Fprintf(w, "\n  slurmbench bench --url %s --model %s --isl %d --osl %d --conc 8x32\n", info.Endpoint, info.Model, plan.Benchmark.ISL, plan.Benchmark.OSL)
-	fmt.Fprintf(w, "  slurmbench run --in %s -p %s -r %s\n", info.JobID, info.Profile, plan.Recipe.Path)
+	fmt.Fprintf(w, "  held      until slurmbench down or the job's time limit (%d min)\n", pl.Slurm.TimeLimitMinutes)
+	fmt.Fprintf(w, "\n  slurmbench bench --url %s --model %s --isl %d --osl %d --conc 8x32\n", info.Endpoint, info.Model, pl.Benchmark.ISL, pl.Benchmark.OSL)
+	fmt.Fprintf(w, "  slurmbench run --in %s -p %s -r %s\n", info.JobID, info.Profile, pl.Recipe.Path)
 	fmt.Fprintf(w, "  slurmbench down -p %s %s\n", info.Profile, info.JobID)
 	return nil
 }

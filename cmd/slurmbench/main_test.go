@@ -14,7 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
-	"github.com/slurmbench/slurmbench/launcher"
+	"github.com/slurmbench/slurmbench/plan"
 	"github.com/slurmbench/slurmbench/slurm"
 	"github.com/slurmbench/slurmbench/slurm/slurmtest"
 )
@@ -114,19 +114,19 @@ func TestCLIForgives(t *testing.T) {
 func TestFlagsAfterArguments(t *testing.T) {
 	fake := slurmtest.NewFake(t, slurmtest.WithLifecycle(slurmtest.Step{State: []string{"COMPLETED"}}))
 	slurmEnv(t, fake.URL, "tok")
-	plan := stepPlan(t)
-	plan.Processes = append(plan.Processes, launcher.Process{Name: "decode_w0", Role: launcher.RoleDecode, Nodes: []int{0},
-		Argv: []string{"true"}, Log: filepath.Join(plan.Layout.Logs, "decode_w0.out")})
-	writePlan(t, plan)
-	if err := os.MkdirAll(plan.Layout.Logs, 0o755); err != nil {
+	pl := stepPlan(t)
+	pl.Processes = append(pl.Processes, plan.Process{Name: "decode_w0", Role: plan.RoleDecode, Nodes: []int{0},
+		Argv: []string{"true"}, Log: filepath.Join(pl.Layout.Logs, "decode_w0.out")})
+	writePlan(t, pl)
+	if err := os.MkdirAll(pl.Layout.Logs, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeTestFile(t, plan.Processes[0].Log, "decode worker 0 says hello\n")
+	writeTestFile(t, pl.Processes[0].Log, "decode worker 0 says hello\n")
 	c, err := newSlurmClientFromEnv()
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub, err := c.Submit(t.Context(), slurm.JobSpec{Name: "st", Script: "#!/bin/sh\ntrue\n", WorkDir: plan.RunDir})
+	sub, err := c.Submit(t.Context(), slurm.JobSpec{Name: "st", Script: "#!/bin/sh\ntrue\n", WorkDir: pl.RunDir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,11 +13,12 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/enroot"
+	"github.com/slurmbench/slurmbench/inputs/master"
+	"github.com/slurmbench/slurmbench/inputs/profile"
+	"github.com/slurmbench/slurmbench/inputs/recipe"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
-	"github.com/slurmbench/slurmbench/launcher"
-	"github.com/slurmbench/slurmbench/launcher/master"
-	"github.com/slurmbench/slurmbench/launcher/profile"
-	"github.com/slurmbench/slurmbench/launcher/recipe"
+	"github.com/slurmbench/slurmbench/plan"
+	"github.com/slurmbench/slurmbench/planner"
 )
 
 // planFlags are shared by render and run. Env-var fallbacks are the names
@@ -50,15 +51,15 @@ func planFlags() []cli.Flag {
 
 // planFromFlags computes the plan. Every error is a config error: nothing
 // has been submitted yet.
-func planFromFlags(c *cli.Context, runID string) (*launcher.Plan, error) {
-	plan, err := buildPlan(c, runID)
+func planFromFlags(c *cli.Context, runID string) (*plan.Plan, error) {
+	pl, err := buildPlan(c, runID)
 	if err != nil {
 		return nil, exitcode.With(exitcode.Config, err)
 	}
-	return plan, nil
+	return pl, nil
 }
 
-func buildPlan(c *cli.Context, runID string) (*launcher.Plan, error) {
+func buildPlan(c *cli.Context, runID string) (*plan.Plan, error) {
 	if c.String("profile") == "" {
 		return nil, errors.New("--profile: required (or SLURMBENCH_PROFILE)")
 	}
@@ -66,7 +67,7 @@ func buildPlan(c *cli.Context, runID string) (*launcher.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := launcher.Inputs{Profile: prof, ResolveImage: resolveImage}
+	in := planner.Inputs{Profile: prof, ResolveImage: resolveImage}
 
 	configFile := c.String("config-file")
 	if c.String("master") != "" || c.String("key") != "" {
@@ -171,14 +172,14 @@ func buildPlan(c *cli.Context, runID string) (*launcher.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan, err := launcher.Build(in)
+	pl, err := planner.Build(in)
 	if err != nil {
 		return nil, err
 	}
 	if jobName != "" {
-		plan.Slurm.JobName = jobName
+		pl.Slurm.JobName = jobName
 	}
-	return plan, nil
+	return pl, nil
 }
 
 // recipeLocation finds the recipe from --recipe, or CONFIG_FILE against the
@@ -266,15 +267,15 @@ func boolFlag(c *cli.Context, name, env string) (bool, error) {
 	return false, fmt.Errorf("--%s (%s): %q is not true or false", name, env, c.String(name))
 }
 
-func resolveImage(ref, squashDir string) (launcher.Image, error) {
+func resolveImage(ref, squashDir string) (plan.Image, error) {
 	r, err := enroot.ParseRef(ref)
 	if err != nil {
-		return launcher.Image{}, err
+		return plan.Image{}, err
 	}
 	if r.IsLocal() {
-		return launcher.Image{Squash: r.Path}, nil
+		return plan.Image{Squash: r.Path}, nil
 	}
-	return launcher.Image{Ref: r.String(), EnrootURI: r.EnrootURI(), Squash: filepath.Join(squashDir, r.SquashName())}, nil
+	return plan.Image{Ref: r.String(), EnrootURI: r.EnrootURI(), Squash: filepath.Join(squashDir, r.SquashName())}, nil
 }
 
 // selfPath is the running binary, absolute and symlink-free, whatever path

@@ -50,7 +50,7 @@ func TestRenderOverrideVariant(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", args, code, stderr)
 		}
-		var plan struct {
+		var pl struct {
 			Name   string
 			Recipe struct {
 				Variant string
@@ -58,12 +58,12 @@ func TestRenderOverrideVariant(t *testing.T) {
 			}
 			Benchmark struct{ OSL int }
 		}
-		if err := json.Unmarshal([]byte(out), &plan); err != nil {
+		if err := json.Unmarshal([]byte(out), &pl); err != nil {
 			t.Fatal(err)
 		}
-		if plan.Name != "osl-b" || plan.Benchmark.OSL != 256 || plan.Recipe.Variant != "zip_override_osl[1]" ||
-			plan.Recipe.Origins["benchmark.osl"] != "zip_override_osl[1]" {
-			t.Errorf("%v: plan %+v", args, plan)
+		if pl.Name != "osl-b" || pl.Benchmark.OSL != 256 || pl.Recipe.Variant != "zip_override_osl[1]" ||
+			pl.Recipe.Origins["benchmark.osl"] != "zip_override_osl[1]" {
+			t.Errorf("%v: plan %+v", args, pl)
 		}
 	}
 	out, stderr, code := runRender(t, "--profile", prof, "--recipe", ov, "--variant", "override_fast")
@@ -99,14 +99,14 @@ func TestRenderAllowDuplicateKeys(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "warning: ") || !strings.Contains(stderr, "the last wins as in srtctl") {
 		t.Fatalf("--allow-duplicate-keys: exit %d, stderr %q", code, stderr)
 	}
-	var plan struct {
+	var pl struct {
 		Recipe    struct{ Warnings []string }
 		Benchmark struct{ OSL int }
 	}
-	if err := json.Unmarshal([]byte(out), &plan); err != nil {
+	if err := json.Unmarshal([]byte(out), &pl); err != nil {
 		t.Fatal(err)
 	}
-	if plan.Benchmark.OSL != 64 || len(plan.Recipe.Warnings) != 1 || !strings.Contains(plan.Recipe.Warnings[0], "benchmark.osl") {
-		t.Errorf("plan: %+v", plan)
+	if pl.Benchmark.OSL != 64 || len(pl.Recipe.Warnings) != 1 || !strings.Contains(pl.Recipe.Warnings[0], "benchmark.osl") {
+		t.Errorf("plan: %+v", pl)
 	}
 }

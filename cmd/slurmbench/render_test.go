@@ -144,7 +144,7 @@ func TestRenderJSONIndependentOfInvocation(t *testing.T) {
 			}
 		}
 	}
-	var plan struct {
+	var pln struct {
 		RunDir string `json:"run_dir"`
 		Nodes  int    `json:"nodes"`
 		Image  struct {
@@ -163,7 +163,7 @@ func TestRenderJSONIndependentOfInvocation(t *testing.T) {
 			Mounts []string `json:"mounts"`
 		} `json:"processes"`
 	}
-	if err := json.Unmarshal(first, &plan); err != nil {
+	if err := json.Unmarshal(first, &pln); err != nil {
 		t.Fatal(err)
 	}
 	// Relative settings resolved against the profile's directory.
@@ -174,8 +174,8 @@ func TestRenderJSONIndependentOfInvocation(t *testing.T) {
 		"recipe.path":  recipe,
 		"profile.path": profile,
 	}
-	got := map[string]string{"run_dir": plan.RunDir, "image.squash": plan.Image.Squash, "model.source": plan.Model.Source,
-		"recipe.path": plan.Recipe.Path, "profile.path": plan.Profile.Path}
+	got := map[string]string{"run_dir": pln.RunDir, "image.squash": pln.Image.Squash, "model.source": pln.Model.Source,
+		"recipe.path": pln.Recipe.Path, "profile.path": pln.Profile.Path}
 	for k, w := range want {
 		if k == "image.squash" {
 			// The squash name is enroot's rule; only its directory is ours.
@@ -188,8 +188,8 @@ func TestRenderJSONIndependentOfInvocation(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, got[k], w)
 		}
 	}
-	if plan.Nodes != 3 || len(plan.Processes) == 0 || !contains(plan.Processes[0].Mounts, filepath.Join(data, "cache")+":/cache:ro") {
-		t.Errorf("nodes %d, mounts %v", plan.Nodes, plan.Processes)
+	if pln.Nodes != 3 || len(pln.Processes) == 0 || !contains(pln.Processes[0].Mounts, filepath.Join(data, "cache")+":/cache:ro") {
+		t.Errorf("nodes %d, mounts %v", pln.Nodes, pln.Processes)
 	}
 }
 
@@ -240,7 +240,7 @@ func TestRenderCorpus4P1D(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", name, code, stderr)
 		}
-		var plan struct {
+		var pln struct {
 			Nodes int `json:"nodes"`
 			GPUs  struct {
 				Prefill, Decode, Total int
@@ -253,17 +253,17 @@ func TestRenderCorpus4P1D(t *testing.T) {
 				Ref string `json:"ref"`
 			} `json:"image"`
 		}
-		if err := json.Unmarshal([]byte(out), &plan); err != nil {
+		if err := json.Unmarshal([]byte(out), &pln); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if plan.Nodes != 3 || plan.GPUs.Prefill != 16 || plan.GPUs.Decode != 8 || plan.GPUs.Total != 24 {
-			t.Errorf("%s: nodes %d gpus %+v, want 3 nodes, 16 + 8 = 24 GPUs", name, plan.Nodes, plan.GPUs)
+		if pln.Nodes != 3 || pln.GPUs.Prefill != 16 || pln.GPUs.Decode != 8 || pln.GPUs.Total != 24 {
+			t.Errorf("%s: nodes %d gpus %+v, want 3 nodes, 16 + 8 = 24 GPUs", name, pln.Nodes, pln.GPUs)
 		}
-		if len(plan.Points) != 1 || plan.Points[0].ResultFile != "results_concurrency_2048_gpus_24_ctx_16_gen_8.json" {
-			t.Errorf("%s: points %+v", name, plan.Points)
+		if len(pln.Points) != 1 || pln.Points[0].ResultFile != "results_concurrency_2048_gpus_24_ctx_16_gen_8.json" {
+			t.Errorf("%s: points %+v", name, pln.Points)
 		}
-		if plan.Image.Ref != "lmsysorg/sglang:v0.5.12.post1" {
-			t.Errorf("%s: image %q", name, plan.Image.Ref)
+		if pln.Image.Ref != "lmsysorg/sglang:v0.5.12.post1" {
+			t.Errorf("%s: image %q", name, pln.Image.Ref)
 		}
 	}
 	check("--recipe", "--recipe", filepath.Join(recipes, "sglang/dsr1/b200-fp4/8k1k/disagg/mtp/8k1k_mtp_4p1d_c2048.yaml"))

@@ -184,18 +184,18 @@ func nonLeaderRegistrations(t *testing.T, c *cluster, r *run) []string {
 	if err != nil {
 		t.Fatalf("render: %v", err)
 	}
-	var plan struct {
+	var pl struct {
 		Processes []struct {
 			Name string   `json:"name"`
 			Rank int      `json:"rank"`
 			Argv []string `json:"argv"`
 		} `json:"processes"`
 	}
-	if err := json.Unmarshal(out, &plan); err != nil {
+	if err := json.Unmarshal(out, &pl); err != nil {
 		t.Fatal(err)
 	}
 	var bad []string
-	for _, p := range plan.Processes {
+	for _, p := range pl.Processes {
 		if p.Rank > 0 && slices.Contains(p.Argv, "--frontend") {
 			bad = append(bad, p.Name)
 		}

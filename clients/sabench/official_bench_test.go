@@ -1,0 +1,137 @@
+package sabench
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slurmbench/slurmbench/results"
+)
+
+// The official client, for BenchmarkOfficialClient: srt-slurm's copy of
+// benchmark_serving.py from the research checkout beside the repository
+// (SABENCH_OFFICIAL_SCRIPT overrides), run by SABENCH_PYTHON (default
+// python3 on PATH). A user's clone has neither: the benchmark skips.
+const officialScript = "../../../shared/research/srt-slurm-src/src/srtctl/benchmarks/scripts/sa-bench/benchmark_serving.py"
+
+// officialModules are what the script imports beyond the standard library
+// and the stand-ins of testdata/pyshim (transformers, datasets,
+// huggingface_hub; Debian packages none of them).
+var officialModules = []string{"aiohttp", "numpy", "pandas", "tqdm", "PIL"}
+
+// BenchmarkOfficialClient runs benchmark_serving.py against the same mock
+// engine and points as BenchmarkNativeClient and reports the same figures,
+// for a side-by-side run:
+//
+//	go test -run '^$' -bench 'NativeClient|OfficialClient' -benchtime 1x -cpu 1 ./clients/sabench
+//
+// Its own tokens and CPU are counted over the measured requests only
+// (between the script's "Starting main benchmark run" and its result
+// table; the script has no warmup phase beyond one test request). The
+// script opens a connection per request (its default), and its tokenizer is
+// testdata/pyshim's stand-in (token i is the word "t<i>"; the mock engine
+// needs no real vocabulary). It is not a timed test: it only reports.
+func BenchmarkOfficialClient(b *testing.B) {
+	script, python := officialClient(b)
+	shim := b.TempDir()
+	if err := os.CopyFS(shim, os.DirFS("testdata/pyshim")); err != nil {
+		b.Fatalf("copying the tokenizer stand-in: %v", err)
+	}
+	engine := startBenchEngine(b)
+	for _, conc := range benchLevels() {
+		b.Run(fmt.Sprintf("c%d", conc), func(b *testing.B) {
+			for b.Loop() {
+				runOfficial(b, python, script, shim, engine, conc)
+			}
+		})
+	}
+}
+
+// officialClient finds the script and an interpreter with its modules, or
+// skips the benchmark saying what is missing.
+func officialClient(b *testing.B) (script, python string) {
+	b.Helper()
+	script = officialScript
+	if s := os.Getenv("SABENCH_OFFICIAL_SCRIPT"); s != "" {
+		script = s
+	}
+	script, err := filepath.Abs(script)
+	if err == nil {
+		_, err = os.Stat(script)
+	}
+	if err != nil {
+		b.Skipf("benchmark_serving.py not found (%v): set SABENCH_OFFICIAL_SCRIPT to compare with the official client", err)
+	}
+	python = os.Getenv("SABENCH_PYTHON")
+	if python == "" {
+		python = "python3"
+	}
+	if python, err = exec.LookPath(python); err != nil {
+		b.Skipf("no Python for the official client (%v): set SABENCH_PYTHON", err)
+	}
+	probe := exec.Command(python, "-c", "import "+strings.Join(officialModules, ", "))
+	if out, err := probe.CombinedOutput(); err != nil {
+		b.Skipf("%s cannot import the official client's modules (%s): %v: %s", python, strings.Join(officialModules, ", "), err, strings.TrimSpace(string(out)))
+	}
+	return script, python
+}
+
+// runOfficial runs one point (10·C requests at concurrency C) and reports it.
+func runOfficial(b *testing.B, python, script, shim string, engine *benchEngine, conc int) {
+	b.Helper()
+	dir := b.TempDir()
+	const name = "result.json"
+	cmd := exec.Command(python, script,
+		"--model", benchModel, "--backend", DefaultContainerBackend, "--base-url", engine.url,
+		"--dataset-name", "random",
+		"--random-input-len", strconv.Itoa(benchISL), "--random-output-len", strconv.Itoa(benchOSL),
+		"--random-range-ratio", strconv.FormatFloat(DefaultRangeRatio, 'f', -1, 64),
+		"--num-prompts", strconv.Itoa(PromptsPerConcurrency*conc), "--max-concurrency", strconv.Itoa(conc),
+		"--request-rate", "inf", "--ignore-eos", "--disable-tqdm",
+		"--save-result", "--result-dir", dir, "--result-filename", name,
+		"--percentile-metrics", strings.Join(results.MetricNames, ","))
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+shim, "PYTHONUNBUFFERED=1", "PYTHONDONTWRITEBYTECODE=1")
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("starting %s: %v", script, err)
+	}
+	// The measured phase is between these two lines of its output.
+	var cpu0, srv0, cpu, srv time.Duration
+	var t0 time.Time
+	var wall time.Duration
+	var tail []string
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		line := sc.Text()
+		tail = append(tail[max(len(tail)-20, 0):], line)
+		switch {
+		case strings.Contains(line, "Starting main benchmark run"):
+			cpu0, srv0, t0 = procCPU(cmd.Process.Pid), engine.cpuTime(), time.Now()
+		case strings.Contains(line, "Serving Benchmark Result") && !t0.IsZero():
+			wall = time.Since(t0)
+			cpu, srv = procCPU(cmd.Process.Pid)-cpu0, engine.cpuTime()-srv0
+		}
+	}
+	if err := cmd.Wait(); err != nil || wall == 0 {
+		b.Fatalf("%s at c%d: %v\n%s", filepath.Base(script), conc, errors.Join(err, sc.Err()), strings.Join(tail, "\n"))
+	}
+	res, err := results.ReadSABench(filepath.Join(dir, name))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if res.Completed != PromptsPerConcurrency*conc {
+		b.Fatalf("official client at c%d completed %d of %d requests", conc, res.Completed, PromptsPerConcurrency*conc)
+	}
+	reportPoint(b, res, cpu, srv, wall, res.TotalOutputTokens)
+}

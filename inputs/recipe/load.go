@@ -1,0 +1,369 @@
+package recipe
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/slurmbench/slurmbench/inputs/profile"
+)
+
+// MaxInputBytes bounds a recipe read (profile.MaxInputBytes).
+const MaxInputBytes = profile.MaxInputBytes
+
+// maxExpandedNodes bounds what YAML aliases may expand to. The corpus's
+// largest recipe has a few thousand nodes; a "billion laughs" document has
+// billions once its aliases are followed.
+const maxExpandedNodes = 200_000
+
+// Options change how a recipe file is read.
+type Options struct {
+	// AllowDuplicateKeys reproduces srtctl (PyYAML): a key set twice with
+	// different values keeps the last one, with a warning, instead of
+	// refusing the recipe.
+	AllowDuplicateKeys bool
+	// Variant selects one config of an override file (base: +
+	// override_*/zip_override_*), in srtctl's selector syntax: "base",
+	// "override_NAME", "zip_override_NAME[I]", or a glob or group name that
+	// matches exactly one config.
+	Variant string
+}
+
+// Load reads and strictly decodes the recipe at path (already absolute).
+func Load(path string) (*Recipe, error) {
+	return LoadContext(context.Background(), path, Options{})
+}
+
+// LoadContext is Load with options; ctx interrupts a read that blocks (a
+// FIFO nobody writes to).
+func LoadContext(ctx context.Context, path string, opt Options) (*Recipe, error) {
+	data, err := profile.ReadInput(ctx, path, MaxInputBytes)
+	if err != nil {
+		return nil, fmt.Errorf("reading recipe: %w", err)
+	}
+	return ParseWith(path, data, opt)
+}
+
+// Parse decodes recipe bytes; path is used in errors.
+func Parse(path string, data []byte) (*Recipe, error) { return ParseWith(path, data, Options{}) }
+
+// ParseWith decodes recipe bytes with options.
+func ParseWith(path string, data []byte, opt Options) (*Recipe, error) {
+	if len(data) > MaxInputBytes {
+		return nil, &Error{File: path, Msg: fmt.Sprintf("%d bytes is more than the %d MiB a recipe may have", len(data), MaxInputBytes>>20)}
+	}
+	doc, err := parseDocument(path, data)
+	if err != nil {
+		return nil, err
+	}
+	var warnings []string
+	if err := resolveDuplicateKeys(path, doc, "", opt.AllowDuplicateKeys, &warnings); err != nil {
+		return nil, err
+	}
+	var variant *variantInfo
+	if isOverrideFile(doc) {
+		if variant, err = expandOverrideFile(path, doc, opt.Variant); err != nil {
+			return nil, err
+		}
+		doc = variant.doc
+		warnings = append(warnings, variant.warnings...)
+	} else if opt.Variant != "" {
+		// srtctl only warns and plans the file; a selector that selects
+		// nothing is more likely a wrong file, so it is refused.
+		return nil, &VariantError{Err: Error{File: path, Line: doc.Line, Field: "base",
+			Msg: fmt.Sprintf("variant %q given, but this is a plain recipe, not an override file (no base:)", opt.Variant)}}
+	}
+	if err := refuseSweep(path, doc); err != nil {
+		return nil, err
+	}
+	if err := checkKnownKeys(path, doc, reflect.TypeOf(Recipe{}), ""); err != nil {
+		return nil, err
+	}
+	var r Recipe
+	if err := doc.Decode(&r); err != nil {
+		line := yamlErrLine(err)
+		return nil, &Error{File: path, Line: line, Field: fieldAtLine(doc, line), Msg: cleanYAMLErr(err)}
+	}
+	r.Path = path
+	r.SHA256 = sha256Hex(data)
+	r.Warnings = warnings
+	if variant != nil {
+		r.Variant, r.Origins = variant.selector, variant.origins
+	}
+	r.lines = map[string]int{}
+	indexLines(doc, "", r.lines)
+	if err := r.validate(); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// parseDocument parses exactly one YAML document holding a mapping, with
+// aliases that expand to a bounded size.
+func parseDocument(path string, data []byte) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var root yaml.Node
+	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &Error{File: path, Msg: "empty recipe"}
+		}
+		return nil, &Error{File: path, Line: yamlErrLine(err), Msg: cleanYAMLErr(err)}
+	}
+	var second yaml.Node
+	switch err := dec.Decode(&second); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		return nil, &Error{File: path, Line: yamlErrLine(err), Msg: "after the first document: " + cleanYAMLErr(err)}
+	default:
+		line := second.Line
+		if len(second.Content) > 0 {
+			line = second.Content[0].Line
+		}
+		return nil, &Error{File: path, Line: line, Msg: "a second YAML document ('---'): a recipe is one document; srtctl would silently ignore everything after the first"}
+	}
+	if len(root.Content) == 0 {
+		return nil, &Error{File: path, Msg: "empty recipe"}
+	}
+	doc := root.Content[0]
+	if doc.Kind != yaml.MappingNode {
+		return nil, &Error{File: path, Line: doc.Line, Msg: "a recipe must be a YAML mapping"}
+	}
+	if n := expandedSize(doc, map[*yaml.Node]int{}, map[*yaml.Node]bool{}); n > maxExpandedNodes {
+		return nil, &Error{File: path, Line: doc.Line, Msg: fmt.Sprintf("YAML aliases expand to more than %d nodes (an alias bomb?)", maxExpandedNodes)}
+	}
+	return doc, nil
+}
+
+// expandedSize counts n's nodes with every alias followed, saturating just
+// above the limit; memo keeps shared anchors from being walked twice.
+func expandedSize(n *yaml.Node, memo map[*yaml.Node]int, active map[*yaml.Node]bool) int {
+	if s, ok := memo[n]; ok {
+		return s
+	}
+	if active[n] {
+		return maxExpandedNodes + 1 // a cycle would expand forever
+	}
+	active[n] = true
+	defer delete(active, n)
+	size := 1
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		size += expandedSize(n.Alias, memo, active)
+	}
+	for _, c := range n.Content {
+		size += expandedSize(c, memo, active)
+		if size > maxExpandedNodes {
+			size = maxExpandedNodes + 1
+			break
+		}
+	}
+	memo[n] = size
+	return size
+}
+
+// DuplicateKeyError is a key set twice in one mapping with different
+// values. PyYAML (srtctl) keeps the last silently; slurmbench refuses unless
+// Options.AllowDuplicateKeys.
+type DuplicateKeyError struct {
+	Err                     Error
+	FirstLine               int
+	FirstValue, SecondValue string
+}
+
+func (e *DuplicateKeyError) Error() string { return e.Err.Error() }
+
+// resolveDuplicateKeys removes every earlier occurrence of a key set twice
+// in one mapping, so the last wins as in PyYAML, after deciding whether
+// that is allowed: identical values are (a warning), different ones only
+// with allow (a warning), else a *DuplicateKeyError naming both.
+func resolveDuplicateKeys(path string, n *yaml.Node, prefix string, allow bool, warnings *[]string) error {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		for _, c := range n.Content {
+			if err := resolveDuplicateKeys(path, c, prefix+"[]", allow, warnings); err != nil {
+				return err
+			}
+		}
+		return nil
+	case yaml.MappingNode:
+	default:
+		return nil
+	}
+	last := map[string]int{} // key → index of its last occurrence
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i]; k.Value != "<<" {
+			last[k.Value] = i
+		}
+	}
+	kept := n.Content[:0:0]
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		field := joinField(prefix, k.Value)
+		if j := last[k.Value]; k.Value != "<<" && j != i {
+			lk, lv := n.Content[j], n.Content[j+1]
+			first, second := Value{v}.String(), Value{lv}.String()
+			switch {
+			case first == second:
+				*warnings = append(*warnings, fmt.Sprintf("%s:%d: %s: set twice to the same value %s (lines %d and %d)", path, lk.Line, field, clip(second), k.Line, lk.Line))
+			case allow:
+				*warnings = append(*warnings, fmt.Sprintf("%s:%d: %s: set twice, %s (line %d) then %s (line %d); the last wins as in srtctl (--allow-duplicate-keys)", path, lk.Line, field, clip(first), k.Line, clip(second), lk.Line))
+			default:
+				return &DuplicateKeyError{
+					Err: Error{File: path, Line: lk.Line, Field: joinField(prefix, lk.Value),
+						Msg: fmt.Sprintf("set twice with different values: %s (line %d) then %s (line %d); srtctl silently keeps the last — fix the recipe, or pass --allow-duplicate-keys to do the same", clip(first), k.Line, clip(second), lk.Line)},
+					FirstLine: k.Line, FirstValue: first, SecondValue: second,
+				}
+			}
+			continue // the later occurrence is kept
+		}
+		if err := resolveDuplicateKeys(path, v, field, allow, warnings); err != nil {
+			return err
+		}
+		kept = append(kept, k, v)
+	}
+	n.Content = kept
+	return nil
+}
+
+func clip(s string) string {
+	if len(s) > 80 {
+		s = s[:77] + "..."
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+func joinField(prefix, key string) string {
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
+}
+
+// refuseSweep rejects srtctl's job-level sweeps by name, before strict
+// decoding would call the key unknown.
+func refuseSweep(path string, doc *yaml.Node) error {
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		if k := doc.Content[i]; k.Value == "sweep" {
+			return &UnsupportedError{Error{File: path, Line: k.Line, Field: "sweep",
+				Msg: "job-level sweeps are " + ErrUnsupported.Error() + "; render one point per recipe"}}
+		}
+	}
+	return nil
+}
+
+var unmarshalerType = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
+
+// checkKnownKeys refuses a key that no field of t reads, with its file,
+// line and dotted path. (The decoder's own strict mode works on bytes
+// only; recipes are decoded from a node tree after duplicates and override
+// variants are resolved.)
+func checkKnownKeys(path string, n *yaml.Node, t reflect.Type, field string) error {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			return nil // the decoder reports the wrong type
+		}
+		fields, open := yamlFields(t)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Value == "<<" {
+				for _, m := range mergeSources(v) {
+					if err := checkKnownKeys(path, m, t, field); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			ft, ok := fields[k.Value]
+			if !ok {
+				if open {
+					continue
+				}
+				return &Error{File: path, Line: k.Line, Field: joinField(field, k.Value),
+					Msg: fmt.Sprintf("unknown key %q (in %s)", k.Value, blockName(t.String()))}
+			}
+			if err := checkKnownKeys(path, v, ft, joinField(field, k.Value)); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if err := checkKnownKeys(path, n.Content[i+1], t.Elem(), joinField(field, n.Content[i].Value)); err != nil {
+					return err
+				}
+			}
+		}
+	case reflect.Slice:
+		if n.Kind == yaml.SequenceNode {
+			for _, c := range n.Content {
+				if err := checkKnownKeys(path, c, t.Elem(), field); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func mergeSources(v *yaml.Node) []*yaml.Node {
+	for v.Kind == yaml.AliasNode && v.Alias != nil {
+		v = v.Alias
+	}
+	if v.Kind == yaml.SequenceNode {
+		return v.Content
+	}
+	return []*yaml.Node{v}
+}
+
+// yamlFields maps the YAML keys a struct reads to their types; open is true
+// when an inline map or node catches every other key.
+func yamlFields(t reflect.Type) (fields map[string]reflect.Type, open bool) {
+	fields = map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("yaml")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if strings.Contains(","+opts+",", ",inline,") {
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct && !reflect.PointerTo(ft).Implements(unmarshalerType) {
+				inner, innerOpen := yamlFields(ft)
+				for k, v := range inner {
+					fields[k] = v
+				}
+				open = open || innerOpen
+			} else {
+				open = true
+			}
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		fields[name] = f.Type
+	}
+	return fields, open
+}

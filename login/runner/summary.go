@@ -1,0 +1,56 @@
+package runner
+
+import (
+	"errors"
+
+	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/login/report"
+	"github.com/slurmbench/slurmbench/plan"
+	"github.com/slurmbench/slurmbench/results"
+)
+
+// Summary is what a run (or attach) reports: the terminal summary, the
+// GitHub step summary and outputs. It fills what it can even when part of
+// the run is unreadable.
+func Summary(pl *plan.Plan, res *Result, runErr error) report.Summary {
+	var col *Collected
+	if res != nil {
+		col = res.Collected
+	}
+	var points []results.CollectedPoint
+	if col != nil {
+		points = col.Points
+	}
+	sum, _ := report.FromRun(pl, points, pl.Eval.ResultDir)
+	if res != nil {
+		if res.JobID != 0 {
+			sum.JobID = res.JobID.String()
+		}
+		if o := res.Outcome; o.Result != "" {
+			sum.Outcome, sum.Class, sum.FirstError = string(o.Result), string(o.Class), o.FirstError
+			sum.Phase, sum.Process = string(o.Phase), o.Process
+		}
+	}
+	if col != nil {
+		sum.AddCustom(col.Custom)
+		var ie *results.IncompleteError
+		if errors.As(col.Missing, &ie) {
+			sum.AddIncomplete(ie)
+		}
+	}
+	sum.ExitCode = 0
+	if runErr == nil {
+		sum.Outcome = report.OutcomeSucceeded
+		return sum
+	}
+	sum.Message = runErr.Error()
+	code := exitcode.Of(runErr)
+	sum.ExitCode = int(code)
+	if sum.Outcome == "" || sum.Outcome == report.OutcomeSucceeded {
+		sum.Outcome = report.OutcomeFailed
+		if code == exitcode.Interrupted || code == exitcode.Terminated {
+			sum.Outcome = report.OutcomeInterrupted
+		}
+	}
+	return sum
+}

@@ -1,0 +1,50 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+)
+
+// Installing Dynamo into a stock engine container, once per cache entry
+// instead of once per container (srtctl pip-installs from PyPI, or unpacks
+// its source build, in every worker and frontend container of every job).
+//
+// The plan gives a process that needs Dynamo one setup step,
+//
+//	<run>/bin/slurmbench dynamo-install --cache DIR --version V | --wheel V | --hash H
+//
+// run inside its container; package job/dynamoinstall is that step
+// (cache key, fetch and install commands). This file only checks the
+// source and puts the step, the cache mount and srtctl's environment into
+// the plan.
+
+var (
+	dynamoVersionRe = regexp.MustCompile(`^[0-9][0-9A-Za-z.+!_-]*$`)
+	dynamoHashRe    = regexp.MustCompile(`^[0-9a-f]{7,40}$`)
+)
+
+// Source is what d installs: "version" (a release), "wheel" (an exact
+// build, pre-releases included) or "hash" (a source commit), and its ref;
+// a hash wins over a wheel, a wheel over a version. The ref is checked to
+// be safe as a path element and a pip requirement.
+func (d Dynamo) Source() (kind, ref string, err error) {
+	switch {
+	case d.Hash != "":
+		if !dynamoHashRe.MatchString(d.Hash) {
+			return "", "", fmt.Errorf("dynamo.hash %q is not a hex commit id", d.Hash)
+		}
+		return "hash", d.Hash, nil
+	case d.Wheel != "":
+		if !dynamoVersionRe.MatchString(d.Wheel) {
+			return "", "", fmt.Errorf("dynamo.wheel %q is not a version", d.Wheel)
+		}
+		return "wheel", d.Wheel, nil
+	case d.Version != "":
+		if !dynamoVersionRe.MatchString(d.Version) {
+			return "", "", fmt.Errorf("dynamo.version %q is not a version", d.Version)
+		}
+		return "version", d.Version, nil
+	}
+	return "", "", errors.New("dynamo: nothing to install (no version, wheel or hash)")
+}
