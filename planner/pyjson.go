@@ -5,9 +5,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 
 	"github.com/slurmbench/slurmbench/internal/pyfloat"
+	"github.com/slurmbench/slurmbench/internal/pyjson"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -156,37 +156,8 @@ func (e *pyJSON) value(n *yaml.Node, depth int) error {
 	return fmt.Errorf("cannot render YAML node kind %d", n.Kind)
 }
 
-// str quotes s as json.dumps does with ensure_ascii: non-ASCII as \uXXXX
-// (UTF-16 surrogate pairs above the BMP).
-func (e *pyJSON) str(s string) {
-	e.b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"':
-			e.b.WriteString(`\"`)
-		case r == '\\':
-			e.b.WriteString(`\\`)
-		case r == '\n':
-			e.b.WriteString(`\n`)
-		case r == '\r':
-			e.b.WriteString(`\r`)
-		case r == '\t':
-			e.b.WriteString(`\t`)
-		case r == '\b':
-			e.b.WriteString(`\b`)
-		case r == '\f':
-			e.b.WriteString(`\f`)
-		case r < 0x20 || r > 0x7f && r <= 0xffff:
-			fmt.Fprintf(&e.b, `\u%04x`, r)
-		case r > 0xffff:
-			hi, lo := utf16.EncodeRune(r)
-			fmt.Fprintf(&e.b, `\u%04x\u%04x`, hi, lo)
-		default:
-			e.b.WriteRune(r)
-		}
-	}
-	e.b.WriteByte('"')
-}
+// str quotes s as json.dumps does with ensure_ascii.
+func (e *pyJSON) str(s string) { e.b.Write(pyjson.AppendString(nil, s)) }
 
 // yaml11Bools are the plain words PyYAML reads as booleans beyond
 // true/false.

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/slurmbench/slurmbench/internal/pyfloat"
+	"github.com/slurmbench/slurmbench/internal/pyjson"
 )
 
 // PyFloat is a float64 that marshals like Python's repr(float): shortest
@@ -39,38 +40,8 @@ func (f *PyFloat) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// pyJSONString quotes s as json.dumps(..., ensure_ascii=False) does: only
-// '"', '\\' and control characters below 0x20 are escaped.
-func pyJSONString(b *strings.Builder, s string) {
-	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		default:
-			if r < 0x20 {
-				b.WriteString(`\u00`)
-				b.WriteByte("0123456789abcdef"[r>>4])
-				b.WriteByte("0123456789abcdef"[r&0xf])
-			} else {
-				b.WriteRune(r)
-			}
-		}
-	}
-	b.WriteByte('"')
-}
+// pyJSONString quotes s as json.dumps(..., ensure_ascii=False) does.
+func pyJSONString(b *strings.Builder, s string) { b.Write(pyjson.AppendStringUnicode(nil, s)) }
 
 // ChatPrompt is the prompt string lm-eval logs and hashes for a chat request:
 // json.dumps(messages, ensure_ascii=False) with Python's default separators.

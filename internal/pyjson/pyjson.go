@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"math"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/slurmbench/slurmbench/internal/pyfloat"
 )
@@ -97,9 +98,17 @@ func AppendFloat(b []byte, f float64) []byte {
 	return append(b, pyfloat.JSON(f)...)
 }
 
-// AppendString quotes s as json.dump does with ensure_ascii: non-ASCII
-// as \uXXXX (surrogate pairs above the BMP), control characters escaped.
-func AppendString(b []byte, s string) []byte {
+// AppendString quotes s as json.dumps does with ensure_ascii (its
+// default): everything outside ' '..'~' escaped, DEL included, non-ASCII as
+// \uXXXX with surrogate pairs above the BMP.
+func AppendString(b []byte, s string) []byte { return appendString(b, s, true) }
+
+// AppendStringUnicode quotes s as json.dumps(..., ensure_ascii=False) does:
+// only '"', '\\' and control characters below 0x20 are escaped; DEL and
+// non-ASCII pass through as UTF-8.
+func AppendStringUnicode(b []byte, s string) []byte { return appendString(b, s, false) }
+
+func appendString(b []byte, s string, ascii bool) []byte {
 	const hex = "0123456789abcdef"
 	u4 := func(b []byte, r rune) []byte {
 		return append(b, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
@@ -123,8 +132,8 @@ func AppendString(b []byte, s string) []byte {
 			b = append(b, '\\', 'f')
 		case r < 0x20:
 			b = u4(b, r)
-		case r < 0x7f: // json.dump escapes everything outside ' '..'~', DEL included
-			b = append(b, byte(r))
+		case r < 0x7f || !ascii:
+			b = utf8.AppendRune(b, r)
 		case r <= 0xffff:
 			b = u4(b, r)
 		default:

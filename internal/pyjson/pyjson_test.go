@@ -1,7 +1,13 @@
 package pyjson
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"math"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 )
 
@@ -36,5 +42,43 @@ func TestToJSON(t *testing.T) {
 	want := `{"a": null, "b": [null, null], "c": "NaN Infinity", "d": "\"NaN"}`
 	if got := string(ToJSON([]byte(in))); got != want {
 		t.Errorf("ToJSON = %s, want %s", got, want)
+	}
+}
+
+// TestQuoteAgainstPython holds both quoting modes to Python's own json.dumps
+// over strings with every class of character it treats apart: quotes and
+// backslash, the short escapes, other controls, DEL, Latin-1, the BMP,
+// astral planes and the surrogate-pair boundary.
+func TestQuoteAgainstPython(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not found: the Python comparison needs it")
+	}
+	inputs := []string{"", "plain", "a\"b\\c", "\n\r\t\b\f", "\x00\x01\x1f", " ~\x7f\u0080", "é€",
+		"\uffff\U00010000😀\U0010ffff", "</script>&'", "mixed \x7f é \U0001F600 \x1b"}
+	for _, ascii := range []bool{true, false} {
+		in, _ := json.Marshal(inputs)
+		script := fmt.Sprintf("import json,sys\nfor s in json.loads(sys.stdin.read()): print(json.dumps(s, ensure_ascii=%s))",
+			map[bool]string{true: "True", false: "False"}[ascii])
+		cmd := exec.Command(py, "-c", script)
+		cmd.Stdin = bytes.NewReader(in)
+		cmd.Env = append(os.Environ(), "PYTHONIOENCODING=utf-8")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("python3: %v", err)
+		}
+		want := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+		if len(want) != len(inputs) {
+			t.Fatalf("python printed %d lines for %d inputs", len(want), len(inputs))
+		}
+		for i, s := range inputs {
+			quote := AppendString
+			if !ascii {
+				quote = AppendStringUnicode
+			}
+			if got := string(quote(nil, s)); got != want[i] {
+				t.Errorf("ensure_ascii=%v %q: got %s, Python %s", ascii, s, got, want[i])
+			}
+		}
 	}
 }
