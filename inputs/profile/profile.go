@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/slurmbench/slurmbench/internal/readlimit"
 )
 
 // Profile is one cluster's settings. Field docs name the TOML keys.
@@ -117,6 +118,10 @@ type Infra struct {
 	Etcd       string `toml:"etcd"`        // absolute path, or "" for etcd in the container
 }
 
+// MaxInputBytes bounds every recipe and profile read: real ones are a few
+// KiB, and `render -r /dev/zero` must fail fast instead of filling memory.
+const MaxInputBytes = readlimit.Default
+
 // Load reads, resolves and validates the profile at path.
 func Load(path string) (*Profile, error) { return LoadContext(context.Background(), path) }
 
@@ -127,7 +132,7 @@ func LoadContext(ctx context.Context, path string) (*Profile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("profile: %w", err)
 	}
-	data, err := ReadInput(ctx, abs, MaxInputBytes)
+	data, err := readlimit.ReadFileContext(ctx, abs, MaxInputBytes)
 	if err != nil {
 		return nil, fmt.Errorf("profile: %w", err)
 	}

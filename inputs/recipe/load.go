@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/slurmbench/slurmbench/inputs/profile"
+	"github.com/slurmbench/slurmbench/internal/readlimit"
 )
 
 // MaxInputBytes bounds a recipe read (profile.MaxInputBytes).
@@ -43,7 +44,7 @@ func Load(path string) (*Recipe, error) {
 // LoadContext is Load with options; ctx interrupts a read that blocks (a
 // FIFO nobody writes to).
 func LoadContext(ctx context.Context, path string, opt Options) (*Recipe, error) {
-	data, err := profile.ReadInput(ctx, path, MaxInputBytes)
+	data, err := readlimit.ReadFileContext(ctx, path, MaxInputBytes)
 	if err != nil {
 		return nil, fmt.Errorf("reading recipe: %w", err)
 	}
