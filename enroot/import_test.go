@@ -492,7 +492,8 @@ func TestLockTimeoutNamesImageAndLock(t *testing.T) {
 			t.Errorf("error %q does not name %q", err, want)
 		}
 	}
-	if elapsed := time.Since(start); elapsed > 5*time.Second || res.LockWait < 300*time.Millisecond {
+	// Tolerant bound: 300 ms is the timeout; without one the wait is endless.
+	if elapsed := time.Since(start); elapsed > time.Minute || res.LockWait < 300*time.Millisecond {
 		t.Errorf("gave up after %s (lock wait %s)", elapsed, res.LockWait)
 	}
 	if f.imports(t) != 0 {
@@ -508,7 +509,8 @@ func TestLockWaitFollowsContext(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	_, err := im.Import(ctx, f.ref)
-	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 5*time.Second {
+	// Tolerant bound: the lock timeout is an hour, the context 200 ms.
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > time.Minute {
 		t.Fatalf("err = %v after %s", err, time.Since(start))
 	}
 }
@@ -523,7 +525,8 @@ func TestCancelledImportStopsEnrootAndCleansUp(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
-	if elapsed := time.Since(start); elapsed > 10*time.Second {
+	// Tolerant bound: the stand-in import takes 60 s unless stopped.
+	if elapsed := time.Since(start); elapsed > 30*time.Second {
 		t.Errorf("cancel took %s", elapsed)
 	}
 	calls := f.calls(t)

@@ -157,13 +157,14 @@ func TestWaitContextCancel(t *testing.T) {
 	res, _ := c.Submit(ctxT(t), JobSpec{Name: "c", Script: "#!/bin/sh\n"})
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	start := time.Now()
+	// The fake job runs forever: Wait returns only through the context
+	// (a hang is the test binary's timeout, not a clock ceiling here).
 	j, err := c.Wait(ctx, res.JobID, WaitOptions{PollMin: 10 * time.Millisecond})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v", err)
 	}
-	if time.Since(start) > 2*time.Second || j.State.Base != StateRunning {
-		t.Errorf("returned after %s with %s", time.Since(start), j.State)
+	if j.State.Base != StateRunning {
+		t.Errorf("returned with %s, want the last state seen (RUNNING)", j.State)
 	}
 }
 

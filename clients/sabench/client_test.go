@@ -191,8 +191,8 @@ func TestFailedRequests(t *testing.T) {
 }
 
 func TestCancelReturnsPartialResult(t *testing.T) {
-	// Streams take ~10 s; the run is cancelled after the first tokens.
-	f := &fakeEngine{ttft: 10 * time.Millisecond, itl: 300 * time.Millisecond}
+	// Streams take ~100 s; the run is cancelled after the first tokens.
+	f := &fakeEngine{ttft: 10 * time.Millisecond, itl: 3 * time.Second}
 	cfg := testConfig(f.start(t), 4, 8)
 	cfg.WarmupPrompts = -1
 	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
@@ -202,7 +202,8 @@ func TestCancelReturnsPartialResult(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Run error = %v, want the context's", err)
 	}
-	if took := time.Since(began); took > 3*time.Second {
+	// Tolerant bound: a run that waited for its streams would take ~100 s.
+	if took := time.Since(began); took > 30*time.Second {
 		t.Errorf("cancelled run took %s", took)
 	}
 	if res == nil || !res.Partial {

@@ -12,14 +12,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slurmbench/slurmbench/internal/shareddata"
 	"github.com/slurmbench/slurmbench/results"
 )
 
 // The official client, for BenchmarkOfficialClient: srt-slurm's copy of
-// benchmark_serving.py from the research checkout beside the repository
-// (SABENCH_OFFICIAL_SCRIPT overrides), run by SABENCH_PYTHON (default
+// benchmark_serving.py from the reference checkout (internal/shareddata;
+// SABENCH_OFFICIAL_SCRIPT overrides), run by SABENCH_PYTHON (default
 // python3 on PATH). A user's clone has neither: the benchmark skips.
-const officialScript = "../../../shared/research/srt-slurm-src/src/srtctl/benchmarks/scripts/sa-bench/benchmark_serving.py"
+var officialScript = []string{"research", "srt-slurm-src", "src", "srtctl", "benchmarks", "scripts", "sa-bench", "benchmark_serving.py"}
 
 // officialModules are what the script imports beyond the standard library
 // and the stand-ins of testdata/pyshim (transformers, datasets,
@@ -58,9 +59,10 @@ func BenchmarkOfficialClient(b *testing.B) {
 // skips the benchmark saying what is missing.
 func officialClient(b *testing.B) (script, python string) {
 	b.Helper()
-	script = officialScript
 	if s := os.Getenv("SABENCH_OFFICIAL_SCRIPT"); s != "" {
 		script = s
+	} else {
+		script = shareddata.Path(b, officialScript...)
 	}
 	script, err := filepath.Abs(script)
 	if err == nil {

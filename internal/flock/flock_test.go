@@ -44,7 +44,9 @@ func TestContextEndsTheWait(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	_, err = Acquire(ctx, path, Options{Timeout: time.Hour})
-	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 2*time.Second {
+	// Tolerant bound: the lock's own timeout is an hour; the context's is
+	// 100 ms. Only a wait that ignored the context comes near a minute.
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > time.Minute {
 		t.Fatalf("got %v after %s", err, time.Since(start))
 	}
 }

@@ -29,29 +29,50 @@ func countingDynamo(t *testing.T, components ...string) (url string, polls *atom
 	return srv.URL, polls
 }
 
+// inMemory is a client whose requests h answers in the calling goroutine:
+// no sockets, so a test runs it inside a synctest bubble, where a poll's
+// timeout is synctest's clock and not the load of the machine.
+func inMemory(h http.HandlerFunc) *http.Client {
+	return &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
+		rec := httptest.NewRecorder()
+		h(rec, r)
+		if err := r.Context().Err(); err != nil {
+			return nil, err
+		}
+		return rec.Result(), nil
+	})}
+}
+
 func TestWaitReady(t *testing.T) {
-	url, polls := countingDynamo(t, "prefill", "decode", "prefill")
-	var attempts []string
-	s, err := Wait(context.Background(), WaitOptions{
-		BaseURL: url, Kind: Dynamo, Expect: Expect{2, 1},
-		Interval: 10 * time.Millisecond, MaxAttempts: 50,
-		OnPoll: func(attempt int, s Seen, err error) {
-			attempts = append(attempts, fmt.Sprintf("%d:%dP%dD:%v", attempt, s.Prefill, s.Decode, err))
-		},
+	synctest.Test(t, func(t *testing.T) {
+		components := []string{"prefill", "decode", "prefill"}
+		var polls atomic.Int32
+		client := inMemory(func(w http.ResponseWriter, r *http.Request) {
+			n := int(polls.Add(1)) - 1
+			fmt.Fprint(w, dynamoBody("healthy", components[:min(n, len(components))]...))
+		})
+		var attempts []string
+		s, err := Wait(t.Context(), WaitOptions{
+			Client: client, BaseURL: "http://frontend:8000", Kind: Dynamo, Expect: Expect{2, 1},
+			Interval: 10 * time.Millisecond, MaxAttempts: 50,
+			OnPoll: func(attempt int, s Seen, err error) {
+				attempts = append(attempts, fmt.Sprintf("%d:%dP%dD:%v", attempt, s.Prefill, s.Decode, err))
+			},
+		})
+		if err != nil {
+			t.Fatalf("Wait: %v", err)
+		}
+		if s.Prefill != 2 || s.Decode != 1 {
+			t.Errorf("Wait = %+v, want 2 prefill + 1 decode", s)
+		}
+		want := "1:0P0D:<nil> 2:1P0D:<nil> 3:1P1D:<nil> 4:2P1D:<nil>"
+		if got := strings.Join(attempts, " "); got != want {
+			t.Errorf("polls = %s, want %s", got, want)
+		}
+		if got := polls.Load(); got != 4 {
+			t.Errorf("server saw %d polls, want 4", got)
+		}
 	})
-	if err != nil {
-		t.Fatalf("Wait: %v", err)
-	}
-	if s.Prefill != 2 || s.Decode != 1 {
-		t.Errorf("Wait = %+v, want 2 prefill + 1 decode", s)
-	}
-	want := "1:0P0D:<nil> 2:1P0D:<nil> 3:1P1D:<nil> 4:2P1D:<nil>"
-	if got := strings.Join(attempts, " "); got != want {
-		t.Errorf("polls = %s, want %s", got, want)
-	}
-	if got := polls.Load(); got != 4 {
-		t.Errorf("server saw %d polls, want 4", got)
-	}
 }
 
 func TestWaitModelsReportsExpected(t *testing.T) {
@@ -111,68 +132,66 @@ func TestWaitDeadline(t *testing.T) {
 // the last failure, and a hanging frontend is cut off by the interval, not
 // by the 5 s request timeout.
 func TestWaitDeadlineLastErr(t *testing.T) {
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
+	synctest.Test(t, func(t *testing.T) {
+		client := inMemory(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+		start := time.Now()
+		_, err := Wait(t.Context(), WaitOptions{
+			Client: client, BaseURL: "http://frontend:8000", Kind: Dynamo, Expect: Expect{1, 1},
+			Interval: 30 * time.Millisecond, MaxAttempts: 3,
+		})
+		var de *DeadlineError
+		if !errors.As(err, &de) {
+			t.Fatalf("Wait error = %v, want *DeadlineError", err)
 		}
-	}))
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { close(release) })
-	start := time.Now()
-	_, err := Wait(context.Background(), WaitOptions{
-		BaseURL: srv.URL, Kind: Dynamo, Expect: Expect{1, 1},
-		Interval: 30 * time.Millisecond, MaxAttempts: 3,
+		if !errors.Is(de.LastErr, context.DeadlineExceeded) {
+			t.Errorf("LastErr = %v, want the poll's timeout", de.LastErr)
+		}
+		if !strings.Contains(err.Error(), "last error: health check:") {
+			t.Errorf("error %q does not carry the last poll's error", err)
+		}
+		// 3 × 5 s if the request timeout ignored the interval; 90 ms if not
+		// (synctest's clock: exact).
+		if elapsed := time.Since(start); elapsed != 90*time.Millisecond {
+			t.Errorf("Wait took %s, want 90ms: polls outlived their interval", elapsed)
+		}
 	})
-	var de *DeadlineError
-	if !errors.As(err, &de) {
-		t.Fatalf("Wait error = %v, want *DeadlineError", err)
-	}
-	if !errors.Is(de.LastErr, context.DeadlineExceeded) {
-		t.Errorf("LastErr = %v, want the poll's timeout", de.LastErr)
-	}
-	if !strings.Contains(err.Error(), "last error: health check:") {
-		t.Errorf("error %q does not carry the last poll's error", err)
-	}
-	// 3 × 5 s if the request timeout ignored the interval; 90 ms if not.
-	if elapsed := time.Since(start); elapsed > 3*time.Second {
-		t.Errorf("Wait took %s: polls outlived their interval", elapsed)
-	}
 }
 
 // TestWaitAbortDuringPoll: a process dies while a poll hangs; Wait returns
 // the process's error at once instead of waiting out the poll.
 func TestWaitAbortDuringPoll(t *testing.T) {
-	inPoll := make(chan struct{}, 1)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case inPoll <- struct{}{}:
-		default:
+	synctest.Test(t, func(t *testing.T) {
+		inPoll := make(chan struct{}, 1)
+		client := inMemory(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case inPoll <- struct{}{}:
+			default:
+			}
+			<-r.Context().Done() // hang until the client gives up
+		})
+		abort := make(chan error, 1)
+		died := errors.New("process prefill-0 exited with code 1")
+		go func() {
+			<-inPoll
+			abort <- died
+		}()
+		start := time.Now()
+		_, err := Wait(t.Context(), WaitOptions{
+			Client: client, BaseURL: "http://frontend:8000", Kind: Dynamo, Expect: Expect{1, 1},
+			Interval: time.Minute, MaxAttempts: 10, RequestTimeout: time.Minute, Abort: abort,
+		})
+		if !errors.Is(err, ErrAborted) || !errors.Is(err, died) {
+			t.Fatalf("Wait error = %v, want ErrAborted wrapping %v", err, died)
 		}
-		<-r.Context().Done() // hang until the client gives up
-	}))
-	t.Cleanup(srv.Close)
-	abort := make(chan error, 1)
-	died := errors.New("process prefill-0 exited with code 1")
-	go func() {
-		<-inPoll
-		abort <- died
-	}()
-	start := time.Now()
-	_, err := Wait(context.Background(), WaitOptions{
-		BaseURL: srv.URL, Kind: Dynamo, Expect: Expect{1, 1},
-		Interval: time.Minute, MaxAttempts: 10, RequestTimeout: time.Minute, Abort: abort,
+		if !strings.Contains(err.Error(), "prefill-0 exited with code 1") {
+			t.Errorf("error %q does not name the dead process", err)
+		}
+		// The poll hangs for its minute unless the abort cuts it: on
+		// synctest's clock the abort arrives with no time passed.
+		if elapsed := time.Since(start); elapsed != 0 {
+			t.Errorf("abort took %s, want at once", elapsed)
+		}
 	})
-	if !errors.Is(err, ErrAborted) || !errors.Is(err, died) {
-		t.Fatalf("Wait error = %v, want ErrAborted wrapping %v", err, died)
-	}
-	if !strings.Contains(err.Error(), "prefill-0 exited with code 1") {
-		t.Errorf("error %q does not name the dead process", err)
-	}
-	if elapsed := time.Since(start); elapsed > 5*time.Second {
-		t.Errorf("abort took %s", elapsed)
-	}
 }
 
 // TestWaitAbortBetweenPolls: a process dies while Wait sleeps between polls.
