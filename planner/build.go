@@ -70,8 +70,8 @@ func Build(in Inputs) (*plan.Plan, error) {
 	if p == nil || r == nil {
 		return nil, errors.New("plan: profile and recipe are required")
 	}
-	if err := recipe.CheckName(in.RunID); err != nil {
-		return nil, fmt.Errorf("run id: %w", err)
+	if err := rundir.CheckID(in.RunID); err != nil {
+		return nil, err
 	}
 	if in.Workspace != "" && !filepath.IsAbs(in.Workspace) {
 		return nil, fmt.Errorf("workspace %q is not absolute", in.Workspace)
@@ -103,7 +103,10 @@ func (b *builder) fail(field, format string, args ...any) error {
 
 func (b *builder) build() (*plan.Plan, error) {
 	p, r := b.p, b.r
-	runDir := filepath.Join(p.Paths.RunsDir, b.in.RunID)
+	runDir, err := rundir.Path(p.Paths.RunsDir, b.in.RunID)
+	if err != nil {
+		return nil, err
+	}
 	pl := &plan.Plan{
 		Version:  plan.PlanVersion,
 		Name:     r.Name,

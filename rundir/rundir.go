@@ -6,7 +6,7 @@
 // progress file, and every reader (run, attach, logs, runs ls) goes through
 // this package instead of naming files itself.
 //
-//	<root>/plan.json             the plan (launcher.Plan)
+//	<root>/plan.json             the plan (plan.Plan)
 //	<root>/bin/slurmbench        the binary the job runs
 //	<root>/job.sh                the batch script, for the record
 //	<root>/submit.json           the submit journal (Journal)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -120,8 +119,8 @@ func runDirOfID(c *cli.Context, runID string) (*slurm.Client, string, error) {
 	if c.NArg() != 0 {
 		return nil, "", configErrorf("give a JOBID or --run-id, not both")
 	}
-	if runID == "." || runID == ".." || strings.ContainsAny(runID, "/\x00") {
-		return nil, "", configErrorf("--run-id %q: not a run id", runID)
+	if err := rundir.CheckID(runID); err != nil {
+		return nil, "", configErrorf("--run-id %q: not a run id (%v)", runID, err)
 	}
 	if c.String("profile") == "" {
 		return nil, "", configErrorf("--profile: required (or SLURMBENCH_PROFILE)")
@@ -134,8 +133,11 @@ func runDirOfID(c *cli.Context, runID string) (*slurm.Client, string, error) {
 	if err != nil {
 		return nil, "", exitcode.With(exitcode.Config, err)
 	}
-	dir := filepath.Join(prof.Paths.RunsDir, runID)
-	if err := rundir.IsRunDir(dir); err != nil {
+	dir, err := rundir.Path(prof.Paths.RunsDir, runID)
+	if err == nil {
+		err = rundir.IsRunDir(dir)
+	}
+	if err != nil {
 		return nil, "", exitcode.With(exitcode.Config, fmt.Errorf("--run-id %q: %w", runID, err))
 	}
 	return client, dir, nil

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/plan"
 	"github.com/slurmbench/slurmbench/planner"
+	"github.com/slurmbench/slurmbench/rundir"
 )
 
 // planFlags are shared by render and run. Env-var fallbacks are the names
@@ -165,7 +165,7 @@ func buildPlan(c *cli.Context, runID string) (*plan.Plan, error) {
 	case "":
 		runID = rec.Name + "-dryrun"
 	case autoRunID:
-		runID = newRunID(rec.Name)
+		runID = rundir.NewID(rec.Name, time.Now())
 	}
 	in.RunID = runID
 	in.Binary, err = selfPath()
@@ -290,16 +290,3 @@ func selfPath() (string, error) {
 
 // autoRunID asks buildPlan for a fresh, unique run id.
 const autoRunID = "\x00auto"
-
-// newRunID is <name>-<UTC time>-<random>: unique across runs of the same
-// recipe at once, sortable by time, and a valid directory and job name.
-func newRunID(name string) string {
-	var b [3]byte
-	_, _ = rand.Read(b[:])
-	id := fmt.Sprintf("%s-%s-%x", name, time.Now().UTC().Format("20060102T150405Z"), b)
-	if len(id) > 128 {
-		id = id[len(id)-128:]
-		id = strings.TrimLeft(id, ".-")
-	}
-	return id
-}

@@ -144,11 +144,10 @@ func List(runsDir string) ([]Run, error) {
 // Find loads the run id (a directory name under runsDir) or, failing
 // that, the one run whose job id is id.
 func Find(runsDir, id string) (Run, error) {
-	if id == "" || strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
-		return Run{}, fmt.Errorf("%q is not a run id", id)
-	}
-	if r, err := Load(filepath.Join(runsDir, id)); err == nil {
-		return r, nil
+	if dir, err := rundir.Path(runsDir, id); err == nil {
+		if r, err := Load(dir); err == nil {
+			return r, nil
+		}
 	}
 	all, err := List(runsDir)
 	if err != nil {
