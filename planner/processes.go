@@ -382,22 +382,18 @@ func (b *builder) benchmark() error {
 	if bm.OSL <= 0 {
 		return b.fail("benchmark.osl", "required (or OSL)")
 	}
-	concs := r.Benchmark.Concurrencies.Values
+	concs, field := r.Benchmark.Concurrencies.Values, "benchmark.concurrencies"
 	if len(in.Concurrencies) > 0 {
-		concs = in.Concurrencies
+		concs, field = in.Concurrencies, "--conc (CONC_LIST)"
 	}
 	if len(concs) == 0 {
 		return b.fail("benchmark.concurrencies", "no concurrency to run (set it in the recipe, or --conc / CONC_LIST)")
 	}
-	seen := map[int]bool{}
-	for _, c := range concs {
-		if c <= 0 {
-			return fmt.Errorf("concurrency %d: must be positive", c)
+	if field != "benchmark.concurrencies" {
+		// The recipe's list was checked when it was read.
+		if err := recipe.CheckConcurrencies(concs); err != nil {
+			return fmt.Errorf("%s: %w", field, err)
 		}
-		if seen[c] {
-			return fmt.Errorf("concurrency %d: listed twice", c)
-		}
-		seen[c] = true
 	}
 	bm.RangeRatio = 0.8
 	if v := r.Benchmark.RandomRangeRatio; v != nil {

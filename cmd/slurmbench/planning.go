@@ -109,16 +109,10 @@ func buildPlan(c *cli.Context, runID string) (*plan.Plan, error) {
 		fmt.Fprintf(c.App.ErrWriter, "slurmbench: --job-name (RUNNER_NAME) %q: using %q as the Slurm job name\n", c.String("job-name"), jobName)
 	}
 	if s := c.String("conc"); s != "" {
+		// Parsed here, checked once by the planner with the recipe's.
 		concs, err := recipe.ParseConcurrencies(s)
 		if err != nil {
 			return nil, fmt.Errorf("--conc (CONC_LIST): %w", err)
-		}
-		seen := map[int]bool{}
-		for _, n := range concs {
-			if n <= 0 || seen[n] {
-				return nil, fmt.Errorf("--conc (CONC_LIST): %q: each concurrency must be positive and listed once", s)
-			}
-			seen[n] = true
 		}
 		in.Concurrencies = concs
 	}

@@ -106,11 +106,8 @@ func (r *Recipe) validate() error {
 	if b.Concurrencies.err != "" {
 		add("benchmark.concurrencies", "%s", b.Concurrencies.err)
 	}
-	for _, c := range b.Concurrencies.Values {
-		if c <= 0 {
-			add("benchmark.concurrencies", "must be positive, got %d", c)
-			break
-		}
+	if err := CheckConcurrencies(b.Concurrencies.Values); err != nil {
+		add("benchmark.concurrencies", "%v", err)
 	}
 	if b.Concurrencies.Set && b.Concurrencies.err == "" && len(b.Concurrencies.Values) == 0 {
 		add("benchmark.concurrencies", "empty list")

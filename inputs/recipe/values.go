@@ -232,7 +232,25 @@ func (c *Concurrencies) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// ParseConcurrencies parses "16x32x64", "16 32 64", "16,32" or "16".
+// CheckConcurrencies is the one rule a list of concurrencies is held to,
+// wherever it came from (the recipe, --conc, CONC_LIST): each positive,
+// none listed twice.
+func CheckConcurrencies(concs []int) error {
+	seen := map[int]bool{}
+	for _, c := range concs {
+		if c <= 0 {
+			return fmt.Errorf("concurrency %d: must be positive", c)
+		}
+		if seen[c] {
+			return fmt.Errorf("concurrency %d: listed twice", c)
+		}
+		seen[c] = true
+	}
+	return nil
+}
+
+// ParseConcurrencies parses "16x32x64", "16 32 64", "16,32" or "16"; the
+// planner checks the list (CheckConcurrencies).
 func ParseConcurrencies(s string) ([]int, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
