@@ -1,0 +1,141 @@
+// Package layout holds the test that keeps the repository's folders
+// honest: they show the flow recipe + profile -> plan -> login-node runner
+// -> job driver -> results (docs/architecture.md), and imports may only run
+// along it.
+package layout
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/slurmbench/slurmbench/"
+
+// rules: a package under the first prefix imports no package under any of
+// the others. Prefixes are module-relative and match whole path elements.
+var rules = []struct {
+	from   string
+	not    []string
+	reason string
+}{
+	{"job", []string{"login", "cmd", "planner"}, "code in the allocation never reaches back to the login node's runner, nor plans"},
+	{"login", []string{"job", "cmd"}, "the login node submits and follows; the driver runs only in the job"},
+	{"plan", []string{"planner", "login", "job", "clients", "mockengine", "cmd"}, "the plan is the bottom: every stage reads it"},
+	{"inputs", []string{"plan", "planner", "login", "job", "clients", "cmd"}, "readers of recipes and profiles know nothing of what is made of them"},
+	{"planner", []string{"login", "job", "clients", "cmd"}, "planning is pure: recipe + profile -> plan"},
+	{"clients", []string{"login", "job", "planner", "cmd"}, "the benchmark clients run anywhere (bench --url, the job)"},
+	{"", []string{"cmd"}, "cmd only parses flags: nothing imports it"},
+}
+
+func under(path, prefix string) bool {
+	return prefix == "" || path == prefix || strings.HasPrefix(path, prefix+"/")
+}
+
+// violations lists "pkg imports dep: reason" for every import against rules.
+func violations(imports map[string][]string) []string {
+	var out []string
+	for pkg, deps := range imports {
+		for _, r := range rules {
+			if !under(pkg, r.from) {
+				continue
+			}
+			for _, dep := range deps {
+				for _, not := range r.not {
+					if under(dep, not) && !under(pkg, not) {
+						out = append(out, pkg+" imports "+dep+": "+r.reason)
+					}
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// moduleImports reads the non-test Go files of the repository and returns,
+// per package directory, the module packages it imports.
+func moduleImports(t *testing.T, root string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		pkg := filepath.ToSlash(rel)
+		for _, is := range f.Imports {
+			p, _ := strconv.Unquote(is.Path.Value)
+			if strings.HasPrefix(p, module) {
+				out[pkg] = append(out[pkg], strings.TrimPrefix(p, module))
+			}
+		}
+		if _, ok := out[pkg]; !ok {
+			out[pkg] = nil
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestImportsRunAlongTheFlow(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("module root not found: %v", err)
+	}
+	imports := moduleImports(t, root)
+	for _, must := range []string{"plan", "planner", "login/runner", "job/driver", "cmd/slurmbench"} {
+		if _, ok := imports[must]; !ok {
+			t.Errorf("package %s not found: the layout this test guards has changed", must)
+		}
+	}
+	for _, v := range violations(imports) {
+		t.Error(v)
+	}
+}
+
+// TestViolationsAreFound holds the rules themselves: each forbidden edge
+// is reported, an allowed one is not.
+func TestViolationsAreFound(t *testing.T) {
+	got := violations(map[string][]string{
+		"job/driver":     {"login/runner", "plan", "rundir"},
+		"login/runner":   {"job/steps", "planner"},
+		"plan":           {"planner", "inputs/profile"},
+		"inputs/recipe":  {"plan"},
+		"results":        {"cmd/slurmbench"},
+		"cmd/slurmbench": {"login/runner", "job/driver"},
+	})
+	want := []string{
+		"inputs/recipe imports plan: readers of recipes and profiles know nothing of what is made of them",
+		"job/driver imports login/runner: code in the allocation never reaches back to the login node's runner, nor plans",
+		"login/runner imports job/steps: the login node submits and follows; the driver runs only in the job",
+		"plan imports planner: the plan is the bottom: every stage reads it",
+		"results imports cmd/slurmbench: cmd only parses flags: nothing imports it",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
