@@ -47,6 +47,9 @@ const (
 	EvalFailed Class = "eval_failed"
 	// Cancelled: the job was cancelled (scancel, time limit, a signal).
 	Cancelled Class = "cancelled"
+	// PrepareFailed: a step that runs before the workers (the model
+	// pre-download) failed or outlasted its limit.
+	PrepareFailed Class = "prepare_failed"
 	// PowerTelemetry: required power telemetry could not start or is not
 	// publishable (docs/power.md).
 	PowerTelemetry Class = "power_telemetry"
@@ -75,6 +78,7 @@ var hints = map[Class]string{
 	ExitedBeforeHealthy: "the process exited before the frontend was healthy without a known error: read its exit code and log tail",
 	DiedAfterHealthy:    "a process died after the health gate passed: read its log tail (a crash under load, or killed by the OOM killer)",
 	BenchmarkInvalid:    "the benchmark result cannot be used (failed requests or missing metrics): read the benchmark log, then the engine logs",
+	PrepareFailed:       "the model pre-download before the workers failed: read logs/model_download.log (HF_TOKEN for a gated model, network or proxy access from the node, HF_HOME's mount in profile [container] mounts)",
 	PowerTelemetry:      "the DCGM exporters did not report every GPU or stalled: read logs/telemetry_*.out and power/manifest.json reason_codes, or set telemetry.required: false",
 	Unknown:             "no known error pattern: read the first error line and the log tail",
 }

@@ -8,11 +8,12 @@ import (
 )
 
 // IsServer reports whether a process of role r serves the model (infra,
-// workers, routers): what a held deployment keeps between runs. Benchmark,
-// eval and telemetry steps belong to one run.
+// the steps that prepare the workers, workers, routers): what a held
+// deployment keeps between runs. Benchmark, eval and telemetry steps
+// belong to one run.
 func IsServer(r Role) bool {
 	switch r {
-	case RoleInfra, RolePrefill, RoleDecode, RoleAgg, RoleFrontend, RoleNginx:
+	case RoleInfra, RolePrepare, RolePrefill, RoleDecode, RoleAgg, RoleFrontend, RoleNginx:
 		return true
 	}
 	return false

@@ -113,6 +113,10 @@ type Model struct {
 	Path       string `json:"path"`        // what engines are given: "/model" or the HF id
 	ServedName string `json:"served_name"` // --served-model-name, also the benchmark's model
 	Precision  string `json:"precision,omitempty"`
+	// Staged is the node-local copy model.stage_dir asks for
+	// (<stage_dir>/<model directory name>), filled on every worker node
+	// before the workers start; "" when the model is not staged.
+	Staged string `json:"staged,omitempty"`
 }
 
 // Slurm is the job request.
@@ -134,7 +138,10 @@ type Slurm struct {
 type Role string
 
 const (
-	RoleInfra     Role = "infra"
+	RoleInfra Role = "infra"
+	// RolePrepare runs to its exit after infra and before any worker
+	// starts (srtctl's pre-worker steps: the model pre-download).
+	RolePrepare   Role = "prepare"
 	RolePrefill   Role = "prefill"
 	RoleDecode    Role = "decode"
 	RoleAgg       Role = "agg"
@@ -185,6 +192,9 @@ type Process struct {
 	// Ready is how the driver knows this process serves (before starting
 	// what depends on it); empty when only the health gate matters.
 	Ready *Probe `json:"ready,omitempty"`
+	// After names processes whose Ready probe must pass before this one
+	// starts (TRT-LLM's sequential_node_start batches).
+	After []string `json:"after,omitempty"`
 }
 
 // SrunOptions are per-step srun settings.
@@ -264,6 +274,9 @@ type Dynamo struct {
 	Hash         string `json:"hash,omitempty"`
 	Wheel        string `json:"wheel,omitempty"`
 	RequestPlane string `json:"request_plane,omitempty"`
+	// EventPlane is DYN_EVENT_PLANE for workers and Dynamo frontends; ""
+	// leaves Dynamo's default.
+	EventPlane string `json:"event_plane,omitempty"`
 	// Cache is the wheel cache on the shared filesystem the install step
 	// fills once per key and installs from (profile paths.wheel_cache, else
 	// <runs_dir>/.dynamo-wheels).

@@ -89,7 +89,7 @@ func (p *Plan) WriteHuman(w io.Writer) error {
 			ew.printf("    unset %s\n", strings.Join(proc.Unset, " "))
 		}
 		for _, k := range sortedKeys(proc.Env) {
-			if _, ok := shared[k]; ok && isWorker(proc.Role) {
+			if _, ok := shared[k]; ok && IsWorker(proc.Role) {
 				continue
 			}
 			ew.printf("    env   %s=%s\n", k, proc.Env[k])
@@ -163,7 +163,7 @@ func (p *Plan) WriteBrief(w io.Writer) error {
 	return ew.err
 }
 
-func isWorker(r Role) bool { return r == RolePrefill || r == RoleDecode || r == RoleAgg }
+func IsWorker(r Role) bool { return r == RolePrefill || r == RoleDecode || r == RoleAgg }
 
 // workerSharedEnv is the environment every worker process has with the
 // same value, when there are two workers or more: printed once, it leaves
@@ -172,7 +172,7 @@ func (p *Plan) workerSharedEnv() map[string]string {
 	var shared map[string]string
 	workers := 0
 	for _, proc := range p.Processes {
-		if !isWorker(proc.Role) {
+		if !IsWorker(proc.Role) {
 			continue
 		}
 		workers++

@@ -92,6 +92,23 @@ func (p *Plan) Validate() error {
 			}
 		}
 	}
+	// A worker waits only for earlier workers that have an HTTP probe, so
+	// the driver's start order exists and every wait can end.
+	seen := map[string]Process{}
+	for _, proc := range p.Processes {
+		for _, a := range proc.After {
+			q, ok := seen[a]
+			switch {
+			case !IsWorker(proc.Role):
+				add("process %q: only workers wait for others (after %q)", proc.Name, a)
+			case !ok || !IsWorker(q.Role):
+				add("process %q: waits for %q, which is no earlier worker", proc.Name, a)
+			case q.Ready == nil || q.Ready.Path == "":
+				add("process %q: waits for %q, which has no HTTP readiness probe", proc.Name, a)
+			}
+		}
+		seen[proc.Name] = proc
+	}
 	for _, pt := range p.Points {
 		if pt.Concurrency <= 0 || pt.NumPrompts <= 0 {
 			add("point concurrency %d: %d prompts", pt.Concurrency, pt.NumPrompts)

@@ -42,8 +42,10 @@ func (e *sglangEngine) worker(w *workerCtx, proc *plan.Process) error {
 		"--nccl-port", strconv.Itoa(portNCCLBase + w.sysPort - portSystemBase)}
 	if w.ep.role != plan.RoleAgg {
 		argv = append(argv, "--disaggregation-mode", w.mode())
-		// Every prefill leader gets its own bootstrap port: SGLang's default
-		// (8998) collides between workers sharing a node.
+		// Every node of a prefill worker gets the worker's bootstrap port:
+		// SGLang's default (8998) collides between workers sharing a node,
+		// and a follower node on the default would register its ranks with
+		// a bootstrap server that is not its worker's.
 		if w.bootstrap != 0 {
 			argv = append(argv, "--disaggregation-bootstrap-port", strconv.Itoa(w.bootstrap))
 		}
@@ -59,6 +61,7 @@ func (e *sglangEngine) worker(w *workerCtx, proc *plan.Process) error {
 	}
 	kvPort := portKVEventsBase + e.kvEvents
 	e.kvEvents++
+	w.kvEvents = kvPort
 	kv, err := b.kvEventsFlag(w, kvPort, sglangKVEventsDefaults)
 	if err != nil {
 		return err

@@ -20,7 +20,12 @@ import (
 // trtllmEngine runs TensorRT-LLM: python3 -m dynamo.trtllm under
 // trtllm-llmapi-launch, one MPI srun per endpoint with a task per GPU, the
 // engine config as a YAML file (srtctl's backends/trtllm.py).
-type trtllmEngine struct{ b *builder }
+type trtllmEngine struct {
+	b *builder
+	// nodeProcs counts the node processes srtctl's generic layout made
+	// before this endpoint: each took a KV-events port.
+	nodeProcs int
+}
 
 func (e *trtllmEngine) perEndpoint() bool    { return true }
 func (e *trtllmEngine) visibleDevices() bool { return true }
@@ -28,6 +33,10 @@ func (e *trtllmEngine) visibleDevices() bool { return true }
 func (e *trtllmEngine) worker(w *workerCtx, proc *plan.Process) error {
 	b := e.b
 	mode := w.srtctlMode()
+	// The leader's KV-events port in srtctl's layout (unused by the
+	// engine; KVBM's leader ports derive from it).
+	w.kvEvents = portKVEventsBase + e.nodeProcs
+	e.nodeProcs += len(w.ep.nodes)
 	if err := e.checkParallelism(w, b.engineConfig(w.ep.role)); err != nil {
 		return err
 	}
@@ -50,7 +59,7 @@ func (e *trtllmEngine) worker(w *workerCtx, proc *plan.Process) error {
 		argv = append(argv, "numactl", "-m", "0,1")
 	}
 	argv = append(argv, "trtllm-llmapi-launch", "python3", "-m", "dynamo.trtllm",
-		"--model-path", b.plan.Model.Path, "--served-model-name", b.plan.Model.ServedName)
+		"--model-path", b.workerModelArg(), "--served-model-name", b.plan.Model.ServedName)
 	if w.ep.role != plan.RoleAgg {
 		argv = append(argv, "--disaggregation-mode", mode)
 	}

@@ -44,9 +44,14 @@ func newVLLMEngine(b *builder) *vllmEngine {
 
 func (e *vllmEngine) perEndpoint() bool { return false }
 
-// visibleDevices: vLLM is given its GPUs as --device-ids (srtctl sets no
-// CUDA_VISIBLE_DEVICES for it).
-func (e *vllmEngine) visibleDevices() bool { return false }
+// visibleDevices: vLLM is given its GPUs as --device-ids and no
+// CUDA_VISIBLE_DEVICES, unless backend.set_cuda_visible_devices asks for
+// the mask instead (for vLLM builds without --device-ids; srtctl's
+// should_set_cuda_visible_devices).
+func (e *vllmEngine) visibleDevices() bool {
+	v := e.b.r.Backend.SetCUDAVisibleDevices
+	return v != nil && *v
+}
 
 func (e *vllmEngine) nextDPRPC(node int) int {
 	p := portVLLMDPRPCBase + e.dpRPC[node]
@@ -147,16 +152,22 @@ func (e *vllmEngine) worker(w *workerCtx, proc *plan.Process) error {
 	}
 	key := fmt.Sprintf("%s/%d", w.ep.role, w.ep.index)
 	ep := e.endpoints[key]
-	hybrid := s.dataParallel && !s.spans && !s.perGPU
+	// `vllm serve` lays every endpoint out as srtctl's generic
+	// endpoints_to_processes does, data parallel or not: one KV-event and
+	// one NIXL port per node process from the global counters (node k of
+	// an endpoint gets base + k), no DP RPC port of srtctl's.
+	serve := b.frontendType() == "vllm"
+	dataParallel := s.dataParallel && !serve
+	hybrid := dataParallel && !s.spans && !s.perGPU
 	if ep == nil {
 		ep = &vllmEP{}
 		e.endpoints[key] = ep
-		if s.dataParallel && (!s.spans || s.perGPU) {
+		if dataParallel && (!s.spans || s.perGPU) {
 			ep.dpRPC = e.nextDPRPC(w.leader)
 			// vLLM binds base + DP rank: one block for the endpoint.
 			ep.nixl = e.nixl
 			e.nixl += s.dp
-		} else if s.dataParallel {
+		} else if dataParallel {
 			// A replica spanning nodes gets no port of its own in srtctl:
 			// the recipe's data-parallel-rpc-port, else vLLM's default.
 			ep.dpRPC = portVLLMDPRPCBase
@@ -179,6 +190,7 @@ func (e *vllmEngine) worker(w *workerCtx, proc *plan.Process) error {
 	// srtctl's private get_open_port() base, from the process's system port.
 	scan := portVLLMScanBase + portVLLMScanStride*(w.sysPort-portSystemBase)
 
+	w.kvEvents = kvEvents
 	proc.Env["DYN_VLLM_KV_EVENT_PORT"] = strconv.Itoa(kvEvents)
 	proc.Env["VLLM_NIXL_SIDE_CHANNEL_PORT"] = strconv.Itoa(nixl)
 	proc.Env["VLLM_NIXL_SIDE_CHANNEL_HOST"] = placeholderIP(w.node)
@@ -195,9 +207,12 @@ func (e *vllmEngine) worker(w *workerCtx, proc *plan.Process) error {
 		// Each DP rank binds the endpoint's base + its rank.
 		proc.Ports["nixl"] = nixl + w.rank
 	}
-	if s.dataParallel && w.rank == 0 {
+	if dataParallel && w.rank == 0 {
 		proc.Ports["dp_rpc"] = ep.dpRPC
 	}
+	// srtctl allocates a bootstrap port for vLLM prefill processes but
+	// never passes it: vLLM binds none.
+	delete(proc.Ports, "bootstrap")
 	b.mooncakeWorkerEnv(proc, w, true)
 
 	devices := proc.GPUs
@@ -223,7 +238,9 @@ func (e *vllmEngine) worker(w *workerCtx, proc *plan.Process) error {
 	if conn != "" {
 		argv = append(argv, "--kv-transfer-config", conn)
 	}
-	argv = append(argv, "--device-ids", plan.JoinInts(devices))
+	if !e.visibleDevices() {
+		argv = append(argv, "--device-ids", plan.JoinInts(devices))
+	}
 	switch {
 	case s.perGPU:
 		pop(cfg, "data-parallel-rpc-port")
@@ -289,7 +306,9 @@ func (e *vllmEngine) serve(w *workerCtx, proc *plan.Process, cfg map[string]reci
 			pop(cfg, "api-server-count") // headless ranks run no API server
 		}
 	}
-	argv = append(argv, "--device-ids", plan.JoinInts(devices))
+	if !e.visibleDevices() {
+		argv = append(argv, "--device-ids", plan.JoinInts(devices))
+	}
 	proc.Argv = append(argv, recipe.Flags(cfg)...)
 	return nil
 }

@@ -265,7 +265,7 @@ func (b *builder) benchmarkEnv(custom bool) map[string]string {
 			}
 		}
 	}
-	for k, v := range b.recipeEnv(node) {
+	for k, v := range b.recipeEnv() {
 		env[k] = v
 	}
 	if custom {

@@ -90,7 +90,13 @@ type builder struct {
 	plan *plan.Plan
 	gpn  int
 	// sysPort is srtctl's global DYN_SYSTEM_PORT counter.
-	sysPort             int
+	sysPort int
+	// firstWorkerNode is the first of the worker nodes, which follow a
+	// dedicated infra node.
+	firstWorkerNode int
+	// leaderKVEvents is each endpoint's leader's KV-events port, by
+	// "role/index" (kvbmEnv).
+	leaderKVEvents      map[string]int
 	infraNode, headNode int
 	// apiNode serves the public endpoint (nginx, or the single frontend
 	// where frontend.orchestrator_placement puts it).
@@ -179,6 +185,9 @@ func (b *builder) model() error {
 		}
 		m.Path = id
 	}
+	if err := b.stageDir(&m); err != nil {
+		return err
+	}
 	m.ServedName = servedModelName(r)
 	if m.ServedName == "" {
 		// The host directory's name, as srtctl does (not "/model"'s).
@@ -247,7 +256,7 @@ func (b *builder) dynamo() {
 	if b.r.Backend.Type == "mock" || b.frontendType() != "dynamo" && b.r.Backend.Type != "trtllm" {
 		install = false
 	}
-	out := plan.Dynamo{Install: install, Hash: d.Hash, Wheel: d.Wheel, Version: d.Version, RequestPlane: d.RequestPlane}
+	out := plan.Dynamo{Install: install, Hash: d.Hash, Wheel: d.Wheel, Version: d.Version, RequestPlane: d.RequestPlane, EventPlane: d.EventPlane}
 	if install && d.Hash == "" && d.Wheel == "" && d.Version == "" {
 		out.Version = "0.8.0" // srtctl's default
 	}
@@ -396,6 +405,7 @@ func (b *builder) topology() error {
 	if err := b.checkIdleNodes(workers, eps); err != nil {
 		return err
 	}
+	b.firstWorkerNode = first
 	head := workers[0]
 	infra := head
 	if first == 1 {
@@ -409,6 +419,8 @@ func (b *builder) topology() error {
 		return err
 	}
 	b.addMooncake(infra)
+	b.addModelDownload(workers[0])
+	b.addStageModel(workers)
 	if err := b.addWorkers(eps); err != nil {
 		return err
 	}
@@ -445,6 +457,12 @@ func (b *builder) mounts() []string {
 	m := []string{pl.RunDir + ":" + pl.RunDir, pl.Layout.Logs + ":/logs"}
 	if !strings.HasPrefix(pl.Model.Source, "hf:") {
 		m = append(m, pl.Model.Source+":/model:ro")
+	}
+	if pl.Model.Staged != "" {
+		// The node-local root (stage_dir's parent, which exists on the
+		// nodes) at its own path, so the staged copy is where the host has it.
+		root := filepath.Dir(filepath.Dir(pl.Model.Staged))
+		m = append(m, root+":"+root)
 	}
 	if ws := b.workspace(); ws != "" {
 		// srtctl mounts $INFMAX_WORKSPACE here in every container; the

@@ -91,10 +91,15 @@ func (b *builder) addDynamoFrontend(i, node, port int) {
 		"DYN_REQUEST_PLANE":              b.plan.Dynamo.RequestPlane,
 		"DYN_SKIP_SGLANG_LOG_FORMATTING": "1",
 	}
-	for k, v := range b.recipeEnv(node) {
+	if ep := b.plan.Dynamo.EventPlane; ep != "" {
+		env["DYN_EVENT_PLANE"] = ep
+	}
+	// The recipe's and the frontend's environment as written: srtctl
+	// formats {node} and {node_id} for workers only.
+	for k, v := range b.recipeEnv() {
 		env[k] = v
 	}
-	for k, v := range templated(b.r.Frontend.Env, node) {
+	for k, v := range b.r.Frontend.Env.Strings() {
 		env[k] = v
 	}
 	for k, v := range b.p.Env.Set {
@@ -144,10 +149,9 @@ func (b *builder) addRouter(i, node, port int) {
 	}
 	argv = append(argv, "--host", "0.0.0.0", "--port", strconv.Itoa(port))
 	argv = append(argv, b.frontendArgs()...)
-	env := b.recipeEnv(node)
-	for k, v := range templated(b.r.Frontend.Env, node) {
-		env[k] = v
-	}
+	// srtctl's router gets frontend.env alone, as written: not the
+	// recipe's environment, which Dynamo frontends and workers get.
+	env := b.r.Frontend.Env.Strings()
 	for k, v := range b.p.Env.Set {
 		env[k] = v
 	}

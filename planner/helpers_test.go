@@ -136,10 +136,14 @@ func invariantErrors(pl *plan.Plan) []string {
 			}
 			if pl.Backend == "vllm" {
 				// vLLM takes its GPUs as --device-ids and no CUDA_VISIBLE_DEVICES
-				// (srt-slurm #253: a mask breaks DeepGEMM MegaMoE).
-				_, masked := proc.Env["CUDA_VISIBLE_DEVICES"]
-				if i := indexOf(proc.Argv, "--device-ids"); masked || i < 0 || proc.Argv[i+1] != plan.JoinInts(gpus) {
-					bad("%s: --device-ids in %q (mask %v) does not match GPUs %v", proc.Name, proc.Argv, masked, gpus)
+				// (srt-slurm #253: a mask breaks DeepGEMM MegaMoE), or, with
+				// backend.set_cuda_visible_devices, the mask alone on part of
+				// a node and nothing on a whole one.
+				cvd, masked := proc.Env["CUDA_VISIBLE_DEVICES"]
+				i := indexOf(proc.Argv, "--device-ids")
+				partial := len(gpus) < gpn
+				if i >= 0 && (masked || proc.Argv[i+1] != plan.JoinInts(gpus)) || i < 0 && (partial && cvd != plan.JoinInts(gpus) || !partial && masked) {
+					bad("%s: --device-ids in %q (mask %q) does not match GPUs %v", proc.Name, proc.Argv, cvd, gpus)
 				}
 			} else if cvd, ok := proc.Env["CUDA_VISIBLE_DEVICES"]; ok != (len(proc.GPUs) > 0) || ok && cvd != plan.JoinInts(proc.GPUs) {
 				bad("%s: CUDA_VISIBLE_DEVICES %q (set %v) does not match GPUs %v", proc.Name, cvd, ok, proc.GPUs)

@@ -186,6 +186,11 @@ var deliberate = []deliberateDiff{
 	}, "the recipe writes {job_id} in an environment value (a per-job directory); srtctl formats only {node} and {node_id} there and passes {job_id} literally, so every job shares one directory; slurmbench fills in the job id"},
 	{"file", "nginx.conf", func(d parityDiff) bool { return d.ours != "" && nginxDirectives(d.srtctl) == nginxDirectives(d.ours) },
 		"the same nginx directives (upstream servers, listen port, session-affinity hash, body limit, timeouts, keepalive) from slurmbench's own template; only comments, blank lines and the order of the events and http blocks differ from srtctl's nginx.conf.j2"},
+	{"process", modelDownloadName, func(d parityDiff) bool { return d.srtctl != "" && d.srtctl == d.ours },
+		"srtctl formats HF_HOME and the model id, shell-quoted, into its `bash -c` string; slurmbench runs the same command from a fixed script (logs/model_download.sh) with the two as its arguments: compared with them filled in as srtctl quotes them, the command is srtctl's word for word"},
+	{"program", "", func(d parityDiff) bool {
+		return strings.HasPrefix(d.proc, "stage_model_") && d.srtctl == strings.Replace(d.ours, "bash /logs/stage_model.sh ", "bash /srtctl-runtime/stage_model.sh ", 1)
+	}, "srtctl runs its runtime_scripts/stage_model.sh from its checkout mounted at /srtctl-runtime; slurmbench carries the same script verbatim (planner/srtctlscripts) and writes it into the logs directory, with the same arguments"},
 	{"process", "infra", func(d parityDiff) bool { return d.srtctl == "setup_head.py" && d.ours == "nats-server+etcd" },
 		"srtctl starts NATS and etcd from one python3 /tmp/setup_head.py step; slurmbench runs each as its own step with its own readiness probe (same flags, NATS max_payload in a config file as setup_head.py writes it), from the profile's binaries or the image's"},
 }
@@ -256,6 +261,15 @@ func compareWithSrtctl(t *testing.T, run srtctlRun, pl *plan.Plan) ([]parityDiff
 			diffs = append(diffs, compareInfra(ref, pl, used, fill)...)
 			continue
 		}
+		if ref.name == modelDownloadName {
+			names = append(names, ref.name)
+			diffs = append(diffs, compareModelDownload(call.Argv[len(call.Argv)-1], ref, pl, used, fill)...)
+			continue
+		}
+		if m := refStageName.FindStringSubmatch(ref.name); m != nil {
+			// srtctl names the staging step by host, slurmbench by index.
+			ref.name = stageModelName(index[m[1]])
+		}
 		label, match := refLabel(ref)
 		i := findPlanProcess(pl, match, ref.name, ref.nodes, used)
 		names = append(names, label)
@@ -289,6 +303,7 @@ var (
 	refWorkerName   = regexp.MustCompile(`^(node\d+)_(prefill|decode|agg)_w(\d+)$`)
 	refFrontendName = regexp.MustCompile(`^(node\d+)_(?:frontend|router)_(\d+)$`)
 	refNginxName    = regexp.MustCompile(`^(node\d+)_nginx$`)
+	refStageName    = regexp.MustCompile(`^stage_model_(node\d+)$`)
 )
 
 type procMatch struct {
@@ -467,6 +482,54 @@ func compareInfra(ref refProc, pl *plan.Plan, used map[int]bool, fill func(strin
 	}
 	return diffs
 }
+
+// compareModelDownload checks srtctl's model pre-download against the
+// plan's step of that name on the same node: srun options, environment,
+// and the command, srtctl's `bash -c` text against the plan's script line
+// with its arguments filled in as srtctl's shlex.quote writes them.
+func compareModelDownload(text string, ref refProc, pl *plan.Plan, used map[int]bool, fill func(string) string) []parityDiff {
+	i := findPlanProcess(pl, procMatch{role: "unknown"}, ref.name, ref.nodes, used)
+	if i < 0 {
+		return []parityDiff{{proc: ref.name, kind: "process", key: "missing", srtctl: text}}
+	}
+	used[i] = true
+	p := pl.Processes[i]
+	// Everything but the command, as for any process.
+	ref.argv, p.Argv, p.Setup = nil, nil, nil
+	diffs := compareProcess(ref.name, ref, pl, p, fill)
+	return append(diffs, parityDiff{proc: ref.name, kind: "process", key: modelDownloadName, srtctl: text, ours: modelDownloadCommand(pl.Processes[i])})
+}
+
+// modelDownloadCommand is the model_download step's script line with $1
+// and $2 replaced by its arguments, shell-quoted as Python's shlex.quote
+// does; "" when the step is not `bash /logs/<its script> HF_HOME ID`.
+func modelDownloadCommand(p plan.Process) string {
+	if len(p.Argv) != 4 || p.Argv[0] != "bash" || !strings.HasPrefix(p.Argv[1], "/logs/") {
+		return ""
+	}
+	var script string
+	for path, content := range p.Files {
+		if filepath.Base(path) == filepath.Base(p.Argv[1]) {
+			script = content
+		}
+	}
+	lines := strings.Split(strings.TrimRight(script, "\n"), "\n")
+	line := lines[len(lines)-1]
+	return strings.NewReplacer(`"$1"`, pyShlexQuote(p.Argv[2]), `"$2"`, pyShlexQuote(p.Argv[3])).Replace(line)
+}
+
+// pyShlexQuote is Python's shlex.quote.
+func pyShlexQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	if !shlexUnsafe.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
+}
+
+var shlexUnsafe = regexp.MustCompile(`[^\w@%+=:,./-]`)
 
 // cmdLine is a command split into its program (the words before the first
 // --flag) and its flags with their values, in order.

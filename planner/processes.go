@@ -57,18 +57,23 @@ func (b *builder) engine() (engine, error) {
 }
 
 // workerCtx is one node process of an endpoint (srtctl's Process), or the
-// leader's for an MPI launch, with srtctl's ports: HTTP 6100+32·k and
-// bootstrap 7200+k per node for leaders, DYN_SYSTEM_PORT from one global
-// counter.
+// leader's for an MPI launch, with srtctl's ports: HTTP 6100+32·k per node
+// for leaders, bootstrap 7200+k per leader node for prefill endpoints,
+// DYN_SYSTEM_PORT from one global counter.
 type workerCtx struct {
 	ep                 endpoint
 	rank, node, leader int
-	// httpPort is 0 on followers (srtctl passes --port 0 there);
-	// bootstrap is set on prefill leaders only.
+	// httpPort is 0 on followers (srtctl passes --port 0 there).
+	// bootstrap is the prefill endpoint's, on every node process of it
+	// (srtctl's endpoints_to_processes allocates it once per endpoint and
+	// gives it to each), on the leader only for per-GPU DP ranks.
 	httpPort, bootstrap, sysPort int
 	// gpus is the process's own GPU when it runs one GPU of the endpoint
 	// (a per-GPU DP rank); nil = the endpoint's slice.
 	gpus []int
+	// kvEvents is the KV-events port srtctl allocates the process (the
+	// engine sets it), whether or not the engine publishes there.
+	kvEvents int
 }
 
 func (w *workerCtx) mode() string {
@@ -145,10 +150,10 @@ func (b *builder) addWorkers(eps []endpoint) error {
 			if perGPU {
 				break
 			}
-			w := &workerCtx{ep: ep, rank: rank, node: node, leader: leader, sysPort: b.sysPort}
+			w := &workerCtx{ep: ep, rank: rank, node: node, leader: leader, sysPort: b.sysPort, bootstrap: bootstrap}
 			b.sysPort++
 			if rank == 0 {
-				w.httpPort, w.bootstrap = httpPort, bootstrap
+				w.httpPort = httpPort
 			}
 			ranks = append(ranks, w)
 		}
@@ -172,7 +177,7 @@ func (b *builder) addWorkers(eps []endpoint) error {
 			b.add(proc)
 		}
 	}
-	return nil
+	return b.sequentialStart()
 }
 
 func (b *builder) workerProcess(eng engine, w *workerCtx, name string, nodes []int) (plan.Process, error) {
@@ -186,7 +191,7 @@ func (b *builder) workerProcess(eng engine, w *workerCtx, name string, nodes []i
 	proc := plan.Process{
 		Name: name, Role: w.ep.role, Worker: w.ep.index, Rank: w.rank, Nodes: nodes,
 		GPUs: w.gpuSlice(b.gpn), Ports: ports, Container: true, Mounts: b.engineMounts(),
-		Env: b.workerEnv(w), Log: b.logPath(name), Critical: true,
+		Env: b.workerEnv(w, !eng.perEndpoint()), Log: b.logPath(name), Critical: true,
 		Srun: plan.SrunOptions{Extra: b.srunExtra()},
 	}
 	if s := w.gpuSlice(b.gpn); s != nil && eng.visibleDevices() {
@@ -195,6 +200,7 @@ func (b *builder) workerProcess(eng engine, w *workerCtx, name string, nodes []i
 	if err := eng.worker(w, &proc); err != nil {
 		return plan.Process{}, err
 	}
+	b.kvbmEnv(w, &proc)
 	if b.backendType() != "mock" {
 		proc.Setup = b.setupSteps(b.frontendType() == "dynamo")
 		if b.plan.Dynamo.Install {
@@ -212,8 +218,11 @@ func (b *builder) workerProcess(eng engine, w *workerCtx, name string, nodes []i
 
 // workerEnv is srtctl's worker environment before the engine's own, in
 // this order, later wins: Dynamo's discovery and runtime settings,
-// the role's environment, then the recipe's, both with {node} templating.
-func (b *builder) workerEnv(w *workerCtx) map[string]string {
+// the role's environment, then the recipe's. A launch per node fills in
+// {node} and {node_id} in both (srtctl's start_worker); an MPI launch
+// over the endpoint's nodes passes them as written (start_endpoint_worker
+// formats nothing).
+func (b *builder) workerEnv(w *workerCtx, perNode bool) map[string]string {
 	env := map[string]string{}
 	if b.backendType() != "mock" {
 		env["HEAD_NODE_IP"] = placeholderIP(b.headNode)
@@ -224,13 +233,20 @@ func (b *builder) workerEnv(w *workerCtx) map[string]string {
 		env["DYN_SYSTEM_PORT"] = strconv.Itoa(w.sysPort)
 		env["DYN_REQUEST_PLANE"] = b.plan.Dynamo.RequestPlane
 		env["DYN_SKIP_SGLANG_LOG_FORMATTING"] = "1"
+		if ep := b.plan.Dynamo.EventPlane; ep != "" {
+			env["DYN_EVENT_PLANE"] = ep
+		}
 		env["DYN_LOG"] = "info,dynamo_runtime::pipeline::network::ingress::push_handler=warn"
 	}
-	for k, v := range templated(b.roleEnv(w.ep.role), w.node) {
-		env[k] = v
+	fill := func(v string) string { return v }
+	if perNode {
+		fill = func(v string) string { return b.templated(v, w.node) }
 	}
-	for k, v := range b.recipeEnv(w.node) {
-		env[k] = v
+	for k, v := range b.roleEnv(w.ep.role).Strings() {
+		env[k] = fill(v)
+	}
+	for k, v := range b.recipeEnv() {
+		env[k] = fill(v)
 	}
 	return env
 }
@@ -246,25 +262,28 @@ func (b *builder) roleEnv(role plan.Role) recipe.EnvMap {
 }
 
 // recipeEnv is the recipe's top-level environment as srtctl's runtime
-// holds it: templated for node, plus the variables a dynamo.wheel install
-// derives (srtctl exports them to every worker and Dynamo frontend).
-func (b *builder) recipeEnv(node int) map[string]string {
-	env := templated(b.r.Env, node)
-	for k, v := range dynamoWheelEnv(b.plan.Dynamo) {
+// holds it, as written: the variables a dynamo.wheel install derives
+// (srtctl exports them to every worker and Dynamo frontend), then the
+// recipe's. Only a per-node worker launch templates it (workerEnv);
+// frontends and the benchmark get it as written.
+func (b *builder) recipeEnv() map[string]string {
+	env := dynamoWheelEnv(b.plan.Dynamo)
+	if env == nil {
+		env = map[string]string{}
+	}
+	for k, v := range b.r.Env.Strings() {
 		env[k] = v
 	}
 	return env
 }
 
-// templated substitutes srtctl's {node} and {node_id} in env values.
-func templated(m recipe.EnvMap, node int) map[string]string {
-	out := make(map[string]string, len(m))
-	for k, v := range m.Strings() {
-		v = strings.ReplaceAll(v, "{node}", placeholderHost(node))
-		v = strings.ReplaceAll(v, "{node_id}", strconv.Itoa(node))
-		out[k] = v
-	}
-	return out
+// templated substitutes srtctl's {node} (the node's hostname) and
+// {node_id} (its index among the job's worker nodes, not counting a
+// dedicated infra node before them: srtctl's nodes.worker.index) in an
+// environment value of a worker started on node.
+func (b *builder) templated(v string, node int) string {
+	v = strings.ReplaceAll(v, "{node}", placeholderHost(node))
+	return strings.ReplaceAll(v, "{node_id}", strconv.Itoa(node-b.firstWorkerNode))
 }
 
 // engineConfig is the role's engine config (a copy the caller may edit).

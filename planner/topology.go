@@ -120,6 +120,7 @@ func (b *builder) checkBackendFields() error {
 		{"backend.allow_prefill_decode_colocation", be.AllowPDColoc != nil},
 		{"backend.allow_prefill_decode_colocation_across_nodes", be.AllowPDColocX != nil},
 		{"backend.dp_launch_mode", be.DPLaunchMode != ""},
+		{"backend.set_cuda_visible_devices", be.SetCUDAVisibleDevices != nil},
 	}
 	for _, f := range vllmOnly {
 		if f.set && bt != "vllm" {

@@ -19,6 +19,7 @@ type Phase string
 const (
 	PhaseStarting  Phase = "starting"
 	PhaseInfra     Phase = "infra"
+	PhasePrepare   Phase = "prepare" // steps that run to their end before the workers
 	PhaseWorkers   Phase = "workers"
 	PhaseFrontend  Phase = "frontend"
 	PhaseHealth    Phase = "health"

@@ -110,6 +110,9 @@ type Backend struct {
 	AllowPDColocX  *bool          `yaml:"allow_prefill_decode_colocation_across_nodes"`
 	SequentialNode *int           `yaml:"sequential_node_start"`
 	NUMABind       *bool          `yaml:"numa_memory_bind"`
+	// SetCUDAVisibleDevices (vllm) masks a worker's GPUs with
+	// CUDA_VISIBLE_DEVICES instead of passing --device-ids.
+	SetCUDAVisibleDevices *bool `yaml:"set_cuda_visible_devices"`
 }
 
 // MooncakeKV is backend.mooncake_kv_store: a mooncake_master on the infra

@@ -369,9 +369,7 @@ func TestInvalidValuesNameField(t *testing.T) {
 func TestUnsupportedNamesField(t *testing.T) {
 	cases := []struct{ name, old, new, field string }{
 		{"mocker", "  type: sglang\n", "  type: mocker\n", "backend.type"},
-		{"stage dir", "  precision: fp4\n", "  precision: fp4\n  stage_dir: /local\n", "model.stage_dir"},
 		{"het jobs", "  decode_workers: 1\n", "  decode_workers: 1\n  het_jobs: true\n", "resources.het_jobs"},
-		{"sequential start", "  type: sglang\n", "  type: sglang\n  sequential_node_start: 2\n", "backend.sequential_node_start"},
 		{"mmlu", "  type: sa-bench\n", "  type: mmlu\n", "benchmark.type"},
 		{"profiling", "benchmark:\n", "profiling:\n  type: nsys\nbenchmark:\n", "profiling.type"},
 		{"dedicated frontend node", "benchmark:\n", "frontend:\n  dedicated_node: true\nbenchmark:\n", "frontend.dedicated_node"},

@@ -101,6 +101,11 @@ func (r *Recipe) validate() error {
 	default:
 		add("dynamo.request_plane", "%q is not one of tcp, nats, http", r.Dynamo.RequestPlane)
 	}
+	switch r.Dynamo.EventPlane {
+	case "", "nats", "zmq":
+	default:
+		add("dynamo.event_plane", "%q is not one of nats, zmq", r.Dynamo.EventPlane)
+	}
 
 	b := r.Benchmark
 	if b.Concurrencies.err != "" {
@@ -186,18 +191,12 @@ func (r *Recipe) checkSupported() error {
 		return r.unsupported("backend.type", "srt-slurm's \"mocker\" backend (use type: mock, slurmbench's mock engine)")
 	case r.Frontend.Type == "trtllm_serve":
 		return r.unsupported("frontend.type", "frontend type \"trtllm_serve\"")
-	case r.Model.StageDir != "":
-		return r.unsupported("model.stage_dir", "staging the model to node-local disk")
 	case r.Resources.HetJobs != nil && *r.Resources.HetJobs:
 		return r.unsupported("resources.het_jobs", "heterogeneous jobs")
-	case r.Backend.SequentialNode != nil:
-		return r.unsupported("backend.sequential_node_start", "sequential TRT-LLM node start")
 	case r.Dynamo.TopOfTree:
 		return r.unsupported("dynamo.top_of_tree", "installing Dynamo from a live clone")
 	case r.Dynamo.CargoPatches != nil:
 		return r.unsupported("dynamo.cargo_patches", "patched Dynamo source builds")
-	case r.Dynamo.EventPlane != "":
-		return r.unsupported("dynamo.event_plane", "a Dynamo event plane")
 	case r.Frontend.DedicatedNode:
 		return r.unsupported("frontend.dedicated_node", "a dedicated frontend node")
 	case r.Benchmark.Type != "" && r.Benchmark.Type != "sa-bench" && r.Benchmark.Type != "gsm8k" && r.Benchmark.Type != "manual" && r.Benchmark.Type != "custom":

@@ -46,7 +46,10 @@ type Options struct {
 	StopGrace time.Duration
 	// ReadyTimeout bounds the wait for infra ports (default 300 s, srtctl's).
 	ReadyTimeout time.Duration
-	HTTPClient   *http.Client
+	// PrepareTimeout bounds each step that runs before the workers, the
+	// model pre-download (default 1 h, srtctl's).
+	PrepareTimeout time.Duration
+	HTTPClient     *http.Client
 	// ProducerVersion and ProducerCommit identify this binary in the power
 	// package's manifest.
 	ProducerVersion, ProducerCommit string
@@ -112,6 +115,9 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	}
 	if opts.ReadyTimeout == 0 {
 		opts.ReadyTimeout = 300 * time.Second
+	}
+	if opts.PrepareTimeout == 0 {
+		opts.PrepareTimeout = time.Hour
 	}
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{Transport: &http.Transport{Proxy: nil}}
@@ -259,7 +265,8 @@ func (d *driver) runPhases(ctx context.Context, phase *rundir.Phase, healthy *bo
 	return d.measure(ctx, phase)
 }
 
-// startServers starts infra, workers and routers, in that order.
+// startServers starts infra, runs the prepare steps to their end, then
+// starts workers and routers, in that order.
 func (d *driver) startServers(ctx context.Context, phase *rundir.Phase) error {
 	byRole := d.byRole
 	// Infra first, each checked ready before anything depends on it.
@@ -279,12 +286,13 @@ func (d *driver) startServers(ctx context.Context, phase *rundir.Phase) error {
 			}
 		}
 	}
+	if err := d.runPrepare(ctx, phase); err != nil {
+		return err
+	}
 	*phase = rundir.PhaseWorkers
 	d.setPhase(rundir.PhaseWorkers)
-	for _, p := range byRole(plan.RolePrefill, plan.RoleDecode, plan.RoleAgg) {
-		if err := d.startStep(ctx, p); err != nil {
-			return err
-		}
+	if err := d.startWorkers(ctx); err != nil {
+		return err
 	}
 	*phase = rundir.PhaseFrontend
 	d.setPhase(rundir.PhaseFrontend)
