@@ -26,6 +26,9 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(overrideFile), "zip_override_sweep[1]")
 	f.Add([]byte("a: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b]\n"), "")
 	f.Add([]byte(base+"---\nname: x\n"), "")
+	f.Add([]byte(v2Base+v2RolesText+"services:\n  - {name: etcd, type: etcd, placement: {node: dedicated}}\n"), "")
+	f.Add([]byte(v2Base+"engine: {type: vllm}\nroles:\n  prefill: {nodes: 1, workers: 1, env: &e {A: b}}\n  decode: {nodes: colocate, workers: 1, env: {<<: *e}}\n"), "")
+	f.Add([]byte("schema: 2\nbase:\n  name: x\nzip_override_a:\n  roles: {agg: {workers: [1, 2]}}\n"), "zip_override_a[1]")
 	f.Fuzz(func(t *testing.T, data []byte, variant string) {
 		for _, opt := range []Options{{Variant: variant}, {Variant: variant, AllowDuplicateKeys: true}} {
 			r, err := ParseWith("/fuzz/r.yaml", data, opt)
@@ -40,7 +43,8 @@ func FuzzParse(f *testing.F) {
 			var se *SrtctlRefusalError
 			var de *DuplicateKeyError
 			var ve *VariantError
-			if !errors.As(err, &e) && !errors.As(err, &ue) && !errors.As(err, &se) && !errors.As(err, &de) && !errors.As(err, &ve) {
+			var sce *SchemaError
+			if !errors.As(err, &e) && !errors.As(err, &ue) && !errors.As(err, &se) && !errors.As(err, &de) && !errors.As(err, &ve) && !errors.As(err, &sce) {
 				t.Fatalf("untyped error %T: %v", err, err)
 			}
 		}
