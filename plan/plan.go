@@ -81,6 +81,9 @@ type Source struct {
 	// Warnings are what loading accepted but a user should know, e.g. a key
 	// set twice and kept last by --allow-duplicate-keys.
 	Warnings []string `json:"warnings,omitempty"`
+	// Overrides are the --set/--unset edits applied to the recipe before
+	// it was read, in order, as the flags that gave them.
+	Overrides []string `json:"overrides,omitempty"`
 	// Telemetry is the telemetry block the recipe enables, as requested;
 	// Plan.Telemetry says what the run collects.
 	Telemetry *recipe.TelemetrySettings `json:"telemetry_requested,omitempty"`

@@ -33,6 +33,9 @@ type Options struct {
 	// "override_NAME", "zip_override_NAME[I]", or a glob or group name that
 	// matches exactly one config.
 	Variant string
+	// Overrides are --set/--unset edits, applied in order to the document
+	// before override-file expansion and decoding (ApplyOverrides).
+	Overrides []Override
 }
 
 // Load reads and strictly decodes the recipe at path (already absolute).
@@ -65,6 +68,10 @@ func ParseWith(path string, data []byte, opt Options) (*Recipe, error) {
 	var warnings []string
 	if err := resolveDuplicateKeys(path, doc, "", opt.AllowDuplicateKeys, &warnings); err != nil {
 		return nil, err
+	}
+	applied, err := ApplyOverrides(doc, opt.Overrides)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	var variant *variantInfo
 	var schema int
@@ -120,6 +127,7 @@ func ParseWith(path string, data []byte, opt Options) (*Recipe, error) {
 	r.Path = path
 	r.SHA256 = sha256Hex(data)
 	r.Warnings = warnings
+	r.Overrides = applied
 	if variant != nil {
 		r.Variant, r.Origins = variant.selector, variant.origins
 	}

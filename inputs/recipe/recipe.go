@@ -64,6 +64,8 @@ type Recipe struct {
 	// recipe. Origins maps each dotted field the variant set to its section.
 	Variant string            `yaml:"-"`
 	Origins map[string]string `yaml:"-"`
+	// Overrides are the --set/--unset edits applied, as the flags.
+	Overrides []string `yaml:"-"`
 	// lines maps a dotted field path to its line, for errors about values.
 	lines map[string]int
 	// spelling maps an internal (v1) dotted field a schema-2 document set
