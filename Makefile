@@ -59,6 +59,7 @@ test: build vet fuzz
 FUZZTIME ?= 20s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./inputs/recipe
+	$(GO) test -run '^$$' -fuzz '^FuzzMigrate$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./inputs/recipe
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./inputs/profile
 
 cluster-up:

@@ -22,6 +22,9 @@ import (
 var (
 	dynamoVersionRe = regexp.MustCompile(`^[0-9][0-9A-Za-z.+!_-]*$`)
 	dynamoHashRe    = regexp.MustCompile(`^[0-9a-f]{7,40}$`)
+	// dynamoGitRe is a repository URL git clone takes as one operand: a
+	// scheme, no white space, never an option.
+	dynamoGitRe = regexp.MustCompile(`^(https|ssh|git)://[^\s]+$`)
 )
 
 // Source is what d installs: "version" (a release), "wheel" (an exact
@@ -33,6 +36,9 @@ func (d Dynamo) Source() (kind, ref string, err error) {
 	case d.Hash != "":
 		if !dynamoHashRe.MatchString(d.Hash) {
 			return "", "", fmt.Errorf("dynamo.hash %q is not a hex commit id", d.Hash)
+		}
+		if d.Git != "" && !dynamoGitRe.MatchString(d.Git) {
+			return "", "", fmt.Errorf("dynamo git repository %q is not an https://, ssh:// or git:// URL", d.Git)
 		}
 		return "hash", d.Hash, nil
 	case d.Wheel != "":

@@ -75,9 +75,15 @@ type Source struct {
 	// maps each field that config's section set to the section.
 	Variant string            `json:"variant,omitempty"`
 	Origins map[string]string `json:"origins,omitempty"`
+	// Schema is the recipe layout read: 1 (srt-slurm c88ef731) or 2
+	// (srt-slurm 2.x, normalized into the same fields); 0 for a profile.
+	Schema int `json:"schema,omitempty"`
 	// Warnings are what loading accepted but a user should know, e.g. a key
 	// set twice and kept last by --allow-duplicate-keys.
 	Warnings []string `json:"warnings,omitempty"`
+	// Overrides are the --set/--unset edits applied to the recipe before
+	// it was read, in order, as the flags that gave them.
+	Overrides []string `json:"overrides,omitempty"`
 	// Telemetry is the telemetry block the recipe enables, as requested;
 	// Plan.Telemetry says what the run collects.
 	Telemetry *recipe.TelemetrySettings `json:"telemetry_requested,omitempty"`
@@ -281,6 +287,9 @@ type Dynamo struct {
 	// fills once per key and installs from (profile paths.wheel_cache, else
 	// <runs_dir>/.dynamo-wheels).
 	Cache string `json:"cache,omitempty"`
+	// Git is the repository a Hash build clones when it is not upstream
+	// (schema 2's dynamo.source.git); "" is github.com/ai-dynamo/dynamo.
+	Git string `json:"git,omitempty"`
 }
 
 // ResultPoint is the results.Point the result file of concurrency conc

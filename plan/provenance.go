@@ -6,7 +6,7 @@ import (
 )
 
 // writeProvenance prints the recipe's variant, the fields its override
-// section set, loading warnings, and telemetry the recipe requests that
+// section set, the --set/--unset edits, loading warnings, and telemetry the recipe requests that
 // this plan does not collect (Plan.Telemetry unset).
 func (p *Plan) writeProvenance(ew *errWriter) {
 	if p.Recipe.Variant != "" {
@@ -19,6 +19,9 @@ func (p *Plan) writeProvenance(ew *errWriter) {
 		for _, f := range fields {
 			ew.printf("           %s ← %s\n", f, p.Recipe.Origins[f])
 		}
+	}
+	for _, o := range p.Recipe.Overrides {
+		ew.printf("  override %s\n", o)
 	}
 	for _, w := range p.Recipe.Warnings {
 		ew.printf("  warning  %s\n", w)
@@ -34,12 +37,16 @@ func (p *Plan) writeProvenance(ew *errWriter) {
 }
 
 // ManifestExtra is what a results manifest keeps of how the recipe was
-// read: the override-file config and every loading warning (e.g. keys kept
-// last by --allow-duplicate-keys); nil when there is nothing to say.
+// read: the override-file config, the --set/--unset edits and every loading
+// warning (e.g. keys kept last by --allow-duplicate-keys); nil when there is
+// nothing to say.
 func (s Source) ManifestExtra() map[string]string {
 	out := map[string]string{}
 	if s.Variant != "" {
 		out["recipe_variant"] = s.Variant
+	}
+	if len(s.Overrides) > 0 {
+		out["recipe_overrides"] = strings.Join(s.Overrides, "\n")
 	}
 	if len(s.Warnings) > 0 {
 		out["recipe_warnings"] = strings.Join(s.Warnings, "\n")

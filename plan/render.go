@@ -27,7 +27,7 @@ func (p *Plan) JSON() ([]byte, error) {
 func (p *Plan) WriteHuman(w io.Writer) error {
 	ew := &errWriter{w: w}
 	ew.printf("Plan %s (run %s)\n", p.Name, p.RunID)
-	ew.printf("  recipe   %s\n  profile  %s\n  run dir  %s\n", p.Recipe.Path, p.Profile.Path, p.RunDir)
+	ew.printf("  recipe   %s (schema %d)\n  profile  %s\n  run dir  %s\n", p.Recipe.Path, p.Recipe.Schema, p.Profile.Path, p.RunDir)
 	ew.printf("  mode     %s, backend %s, frontend %s\n", p.Mode, p.Backend, p.Frontend)
 	ew.printf("  nodes    %d × %d GPUs; GPUs prefill %d, decode %d, agg %d, total %d\n",
 		p.Nodes, p.GPUsPerNode, p.GPUs.Prefill, p.GPUs.Decode, p.GPUs.Agg, p.GPUs.Total)

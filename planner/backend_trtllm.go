@@ -64,6 +64,12 @@ func (e *trtllmEngine) worker(w *workerCtx, proc *plan.Process) error {
 		argv = append(argv, "--disaggregation-mode", mode)
 	}
 	proc.Argv = append(argv, "--extra-engine-args", "/logs/"+name, "--request-plane", b.plan.Dynamo.RequestPlane)
+	if pm := b.r.Backend.PublishMetrics; pm != nil && *pm {
+		// Schema 2's engine.publish_metrics: engine metrics without KV-cache
+		// events (srtctl 2.x's TRTLLMBackend). Unset keeps c88ef731's
+		// command, so a schema-2 recipe plans as its schema-1 equivalent.
+		proc.Argv = append(proc.Argv, "--publish-metrics")
+	}
 
 	// srtctl's MPI launch sets no DYN_REQUEST_PLANE (the flag carries it)
 	// unless the recipe does.

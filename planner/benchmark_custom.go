@@ -175,8 +175,18 @@ func (b *builder) customBenchmark(bm plan.Benchmark) error {
 		return err
 	}
 	pl.Benchmark = bm
-	b.add(plan.Process{Name: "benchmark", Role: plan.RoleBenchmark, Nodes: []int{node}, Container: true, Mounts: mounts,
-		Env: env, Argv: argv, Log: b.logPath("benchmark"), Critical: true, Srun: plan.SrunOptions{Extra: b.srunExtra()}})
+	proc := plan.Process{Name: "benchmark", Role: plan.RoleBenchmark, Nodes: []int{node}, Container: true, Mounts: mounts,
+		Env: env, Argv: argv, Log: b.logPath("benchmark"), Critical: true, Srun: plan.SrunOptions{Extra: b.srunExtra()}}
+	// srtctl's CustomBenchmarkRunner.get_container_image: the recipe's
+	// benchmark.container_image, else the job's image.
+	if ci := b.r.Benchmark.ContainerImage; ci != "" {
+		image, err := b.p.ContainerRef(ci)
+		if err != nil {
+			return b.fail("benchmark.container_image", "%v", err)
+		}
+		proc.Image = image
+	}
+	b.add(proc)
 	return nil
 }
 
@@ -230,8 +240,12 @@ func hostPath(p string, mounts []string) (string, bool) {
 }
 
 // benchmarkNode is where the client runs: benchmark.client_placement, as
-// srtctl's placed_node resolves it.
+// srtctl's placed_node resolves it; "head" is the reserved node when
+// benchmark.client_dedicated_node asks for one (srtctl's nodes.bench).
 func (b *builder) benchmarkNode() (int, error) {
+	if p := b.r.Benchmark.ClientPlacement; p == "" || p == "head" {
+		return b.benchNode, nil
+	}
 	return b.placedNode(b.r.Benchmark.ClientPlacement, "benchmark.client_placement")
 }
 

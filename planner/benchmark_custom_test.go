@@ -236,3 +236,25 @@ func TestCustomBenchmarkClusterEnv(t *testing.T) {
 		t.Errorf("benchmark env %v: want the profile's HTTPS_PROXY and MODEL over benchmark.env, and CONC from it", env)
 	}
 }
+
+// TestCustomBenchmarkImage: benchmark.container_image is the image the
+// custom client runs in (srtctl's CustomBenchmarkRunner.get_container_image),
+// resolved through the profile's [containers] like every image; unset, the
+// client runs in the job's image.
+func TestCustomBenchmarkImage(t *testing.T) {
+	pl, err := customPlan(t, "b200.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := benchmarkProcess(t, pl); p.Image != "" {
+		t.Errorf("no container_image: client image %q, want the job's", p.Image)
+	}
+	pl, err = customPlan(t, "b200.toml", "client_placement: last_decode", "client_placement: last_decode\n  container_image: docker.io/rocm/sgl-dev:bench-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, pl)
+	if p := benchmarkProcess(t, pl); p.Image != "docker.io/rocm/sgl-dev:bench-1" || !p.Container {
+		t.Errorf("client image %q (container %v)", p.Image, p.Container)
+	}
+}

@@ -101,6 +101,9 @@ type builder struct {
 	// apiNode serves the public endpoint (nginx, or the single frontend
 	// where frontend.orchestrator_placement puts it).
 	apiNode int
+	// benchNode is the node a client placed at "head" runs on: the head
+	// node, or the node benchmark.client_dedicated_node reserves.
+	benchNode int
 }
 
 func (b *builder) fail(field, format string, args ...any) error {
@@ -197,9 +200,14 @@ func (b *builder) model() error {
 	return nil
 }
 
-// servedModelName is srtctl's rule: served-model-name from any mode's
-// engine config, else the model path's base name (filled by the caller).
+// servedModelName is srtctl's rule: the engine's served_model_name
+// (schema 2's engine-wide knob, srtctl 2.x backend.get_served_model_name),
+// else served-model-name from any mode's engine config, else the model
+// path's base name (filled by the caller).
 func servedModelName(r *recipe.Recipe) string {
+	if r.Backend.ServedModelName != "" {
+		return r.Backend.ServedModelName
+	}
 	for _, cfgs := range []*recipe.EngineConfigs{r.Backend.SGLangConfig, r.Backend.VLLMConfig, r.Backend.TRTLLMConfig, r.Backend.MockConfig} {
 		if cfgs == nil {
 			continue
@@ -257,6 +265,9 @@ func (b *builder) dynamo() {
 		install = false
 	}
 	out := plan.Dynamo{Install: install, Hash: d.Hash, Wheel: d.Wheel, Version: d.Version, RequestPlane: d.RequestPlane, EventPlane: d.EventPlane}
+	if s := d.Source; s != nil && d.Hash != "" && s.Git != recipe.DefaultDynamoGit {
+		out.Git = s.Git
+	}
 	if install && d.Hash == "" && d.Wheel == "" && d.Version == "" {
 		out.Version = "0.8.0" // srtctl's default
 	}
@@ -387,12 +398,23 @@ func (b *builder) topology() error {
 		workerNodeCount = an
 		pl.GPUs = plan.GPUCount{Agg: aw * ga, Total: aw * ga}
 	}
-	// A dedicated infra (NATS/etcd) node comes first; workers follow.
+	// Dedicated nodes (srtctl's RuntimeContext node reservation, with
+	// benchmark.colocate_with_frontend's default: every dedicated role
+	// shares one reserved node). A dedicated infra (NATS/etcd) node comes
+	// first and workers follow; a dedicated client node is the last node,
+	// never the first (where the batch script runs), and then infra, if
+	// dedicated too, shares it.
+	infraDedicated := r.Infra.EtcdNATSDedicatedNode && b.needsInfra()
+	clientDedicated := r.Benchmark.ClientDedicatedNode
 	first := 0
-	if r.Infra.EtcdNATSDedicatedNode && b.needsInfra() {
+	if infraDedicated && !clientDedicated {
 		first = 1
 	}
-	pl.Nodes = workerNodeCount + first
+	reserved := 0
+	if infraDedicated || clientDedicated {
+		reserved = 1
+	}
+	pl.Nodes = workerNodeCount + reserved
 	pl.Slurm.Nodes = pl.Nodes
 	workers := make([]int, workerNodeCount)
 	for i := range workers {
@@ -407,11 +429,17 @@ func (b *builder) topology() error {
 	}
 	b.firstWorkerNode = first
 	head := workers[0]
-	infra := head
-	if first == 1 {
+	infra, bench := head, head
+	switch {
+	case clientDedicated:
+		bench = pl.Nodes - 1
+		if infraDedicated {
+			infra = bench
+		}
+	case infraDedicated:
 		infra = 0
 	}
-	b.infraNode, b.headNode, b.apiNode = infra, head, head
+	b.infraNode, b.headNode, b.apiNode, b.benchNode = infra, head, head, bench
 	if b.needsInfra() {
 		b.addInfra(infra)
 	}

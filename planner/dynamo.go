@@ -31,7 +31,11 @@ func dynamoInstallArgv(binary string, d plan.Dynamo) ([]string, error) {
 	if !filepath.IsAbs(d.Cache) {
 		return nil, fmt.Errorf("dynamo wheel cache %q is not absolute", d.Cache)
 	}
-	return []string{binary, "dynamo-install", "--cache", d.Cache, "--" + kind, ref}, nil
+	argv := []string{binary, "dynamo-install", "--cache", d.Cache, "--" + kind, ref}
+	if d.Git != "" {
+		argv = append(argv, "--git", d.Git)
+	}
+	return argv, nil
 }
 
 // dynamoWheelEnv is what srtctl exports for a dynamo.wheel install

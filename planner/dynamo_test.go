@@ -72,3 +72,25 @@ func readTestdata(t *testing.T, elem ...string) []byte {
 	}
 	return b
 }
+
+// TestDynamoFork: schema 2's dynamo.source.git names the repository a
+// source build clones; the plan carries it to the install step, and the
+// upstream repository spelled out is the default.
+func TestDynamoFork(t *testing.T) {
+	text := strings.Replace(trtllmRecipeV2, "dynamo: {source: {pypi: 1.3.0}}", "dynamo: {source: {git: https://github.com/someone/dynamo.git, rev: 39d2a68abcd}}", 1)
+	pl := buildText(t, "gb300.toml", text)
+	if pl.Dynamo.Hash != "39d2a68abcd" || pl.Dynamo.Git != "https://github.com/someone/dynamo.git" {
+		t.Fatalf("dynamo %+v", pl.Dynamo)
+	}
+	argv, err := dynamoInstallArgv("/bin/slurmbench", pl.Dynamo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(argv[len(argv)-4:], " "); got != "--hash 39d2a68abcd --git https://github.com/someone/dynamo.git" {
+		t.Errorf("install argv %q", argv)
+	}
+	up := buildText(t, "gb300.toml", strings.Replace(text, "someone", "ai-dynamo", 1))
+	if up.Dynamo.Git != "" || up.Dynamo.Hash != "39d2a68abcd" {
+		t.Errorf("upstream spelled out: %+v", up.Dynamo)
+	}
+}

@@ -337,6 +337,16 @@ func TestNginx(t *testing.T) {
 	if !strings.Contains(conf, "map $http_x_correlation_id $frontend_hash_key") || !strings.Contains(conf, "hash $frontend_hash_key consistent;") {
 		t.Errorf("affinity nginx.conf:\n%s", conf)
 	}
+	if n := strings.Count(conf, "keepalive_timeout 600s;"); n != 2 {
+		t.Errorf("default keepalive_timeout 600s set %d times, want client and upstream:\n%s", n, conf)
+	}
+	// frontend.nginx_keepalive_timeout sets both, as srtctl's nginx.conf.j2.
+	text = strings.Replace(string(readTestdata(t, "recipes", "4p1d.yaml")), "frontend:\n", "frontend:\n  nginx_keepalive_timeout: 1h30m\n", 1)
+	pl = buildText(t, "b200.toml", text)
+	conf = procNamed(t, pl, "nginx").Files[filepath.Join(pl.Layout.Logs, "nginx.conf")]
+	if n := strings.Count(conf, "keepalive_timeout 1h30m;"); n != 2 || strings.Contains(conf, "600s") {
+		t.Errorf("keepalive 1h30m set %d times:\n%s", n, conf)
+	}
 }
 
 // TestFrontendArgs: router flags keep the recipe's order and spelling,
@@ -385,5 +395,50 @@ benchmark: {type: sa-bench, isl: 1024, osl: 1024, concurrencies: [8]}
 	}
 	if got := strings.Join(procNamed(t, pl, "agg_w1").Argv, " "); strings.Contains(got, "disaggregation") || !strings.Contains(got, "sglang.launch_server") {
 		t.Errorf("agg worker: %s", got)
+	}
+}
+
+// trtllmRecipeV2 is trtllmRecipe in schema 2.
+const trtllmRecipeV2 = `schema: 2
+name: trt
+model: {path: qwen3.5-fp4, container: dynamo-sglang}
+resources: {gpu_type: gb300, gpus_per_node: 4}
+frontend: {type: dynamo, enable_multiple_frontends: false}
+dynamo: {source: {pypi: 1.3.0}}
+srun_options: {mem: "0"}
+engine: trtllm
+roles:
+  prefill:
+    nodes: 1
+    workers: 1
+    gpus: 2
+    env: {TLLM_LOG_LEVEL: INFO}
+    args: {tensor_parallel_size: 2, kv_cache_config: {free_gpu_memory_fraction: 0.9, dtype: fp8}}
+  decode:
+    nodes: 2
+    workers: 1
+    args: {tensor_parallel_size: 8, cuda_graph_config: {batch_sizes: [1, 2, 4]}}
+benchmark: {type: sa-bench, isl: 1024, osl: 1024, concurrencies: [8]}
+`
+
+// TestTRTLLMSchema2: the schema-2 spelling of a TRT-LLM recipe plans the
+// same processes as schema 1; engine.publish_metrics: true adds srtctl
+// 2.x's --publish-metrics.
+func TestTRTLLMSchema2(t *testing.T) {
+	v1, v2 := buildText(t, "gb300.toml", trtllmRecipe), buildText(t, "gb300.toml", trtllmRecipeV2)
+	if len(v1.Processes) != len(v2.Processes) {
+		t.Fatalf("%d processes from schema 1, %d from schema 2", len(v1.Processes), len(v2.Processes))
+	}
+	for i, p := range v1.Processes {
+		q := v2.Processes[i]
+		if p.Name != q.Name || !reflect.DeepEqual(p.Argv, q.Argv) || !reflect.DeepEqual(p.Nodes, q.Nodes) || !reflect.DeepEqual(p.Files, q.Files) || !reflect.DeepEqual(p.Srun, q.Srun) {
+			t.Errorf("%s differs:\n v1 %q %v\n v2 %q %v", p.Name, p.Argv, p.Nodes, q.Argv, q.Nodes)
+		}
+	}
+	on := buildText(t, "gb300.toml", strings.Replace(trtllmRecipeV2, "engine: trtllm", "engine: {type: trtllm, publish_metrics: true}", 1))
+	for _, name := range []string{"prefill_w0", "decode_w0"} {
+		if argv := procNamed(t, on, name).Argv; argv[len(argv)-1] != "--publish-metrics" {
+			t.Errorf("%s argv %q lacks --publish-metrics", name, argv)
+		}
 	}
 }

@@ -212,7 +212,8 @@ func (b *builder) addNginx(head int, routers []int) error {
 	if r.Frontend.NginxSessionAffinity && !headerNameRe.MatchString(header) {
 		return b.fail("frontend.nginx_session_affinity_header", "%q is not an HTTP header name", header)
 	}
-	conf := nginxConf(routers, portInternalFrontend, portPublicFrontend, r.Frontend.NginxSessionAffinity, header)
+	conf := nginxConf(routers, portInternalFrontend, portPublicFrontend, r.Frontend.NginxSessionAffinity, header,
+		plan.FirstNonEmpty(r.Frontend.NginxKeepaliveTimeout, "600s"))
 	b.add(plan.Process{Name: "nginx", Role: plan.RoleNginx, Nodes: []int{head}, Container: true, Image: image,
 		Mounts: b.mounts(), Argv: []string{"nginx", "-c", "/logs/nginx.conf", "-g", "daemon off;"},
 		Files: map[string]string{filepath.Join(b.plan.Layout.Logs, "nginx.conf"): conf},
@@ -224,13 +225,14 @@ func (b *builder) addNginx(head int, routers []int) error {
 // nginxConf is srtctl's nginx.conf: round-robin (or, with session
 // affinity, consistent hashing of the session header) over the routers,
 // bodies up to 45 MB (the Dynamo frontend's own limit), long proxy
-// timeouts for streaming and kept-alive upstream connections. Router
-// addresses are {ip:N} placeholders the driver fills.
-func nginxConf(routers []int, routerPort, listen int, affinity bool, header string) string {
+// timeouts for streaming and kept-alive upstream connections, idle for
+// keepalive (frontend.nginx_keepalive_timeout, default 600s) on both sides.
+// Router addresses are {ip:N} placeholders the driver fills.
+func nginxConf(routers []int, routerPort, listen int, affinity bool, header, keepalive string) string {
 	var s strings.Builder
 	s.WriteString("# Rendered by slurmbench from srt-slurm's nginx.conf.j2.\n")
 	s.WriteString("worker_processes auto;\n\nevents {\n    worker_connections 65535;\n    multi_accept on;\n    use epoll;\n}\n\n")
-	s.WriteString("http {\n    client_max_body_size 45m;\n    access_log off;\n    keepalive_timeout 600s;\n")
+	fmt.Fprintf(&s, "http {\n    client_max_body_size 45m;\n    access_log off;\n    keepalive_timeout %s;\n", keepalive)
 	if affinity {
 		v := "$http_" + strings.ReplaceAll(strings.ToLower(header), "-", "_")
 		fmt.Fprintf(&s, "\n    # One session stays on one frontend; requests without the header spread.\n")
@@ -243,7 +245,7 @@ func nginxConf(routers []int, routerPort, listen int, affinity bool, header stri
 	for _, n := range routers {
 		fmt.Fprintf(&s, "        server %s:%d;\n", placeholderIP(n), routerPort)
 	}
-	s.WriteString("        keepalive 512;\n        keepalive_timeout 600s;\n    }\n\n")
+	fmt.Fprintf(&s, "        keepalive 512;\n        keepalive_timeout %s;\n    }\n\n", keepalive)
 	fmt.Fprintf(&s, "    server {\n        listen %d;\n\n        location / {\n", listen)
 	s.WriteString("            proxy_pass http://backend_servers;\n            proxy_http_version 1.1;\n")
 	s.WriteString("            proxy_set_header Connection \"\";\n            proxy_buffering off;\n")

@@ -14,7 +14,7 @@ import (
 	"github.com/slurmbench/slurmbench/inputs/profile"
 )
 
-// TestSrtctlParity compares every worker, frontend, nginx and infra process
+// testSrtctlParity (TestSrtctlParity) compares every worker, frontend, nginx and infra process
 // srtctl launched for the reference recipes (../shared/data/srtctl-reference:
 // each srun's flags and its `bash -c` string: the exported environment, the
 // preamble and the final command) with slurmbench's planned process for the
@@ -24,8 +24,8 @@ import (
 // design (container images and mounts, log files) are not compared.
 //
 // Every recording is compared: a recipe slurmbench refuses fails the test.
-func TestSrtctlParity(t *testing.T) {
-	cases := srtctlCases(t)
+func testSrtctlParity(t *testing.T, migrated bool) {
+	cases := srtctlCasesForm(t, migrated)
 	sum := paritySummary{byReason: map[string]int{}}
 	for _, c := range cases {
 		pl := c.Plan

@@ -169,6 +169,29 @@ func TestServedModelName(t *testing.T) {
 	}
 }
 
+// TestServedModelNameEngineKnob: schema 2's engine.served_model_name
+// (srtctl 2.x's engine-wide knob) names the model for every worker, the
+// frontend and the benchmark, over the model directory's name.
+func TestServedModelNameEngineKnob(t *testing.T) {
+	td := testdataDir(t)
+	r := loadRecipe(t, filepath.Join(td, "recipes", "tp16-decode.yaml"))
+	r.Backend.ServedModelName = "moonshotai/kimi-k2.5"
+	pl, err := Build(inputs(loadProfile(t, filepath.Join(td, "profiles", "b200.toml")), r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.Model.ServedName != "moonshotai/kimi-k2.5" {
+		t.Errorf("served name %q", pl.Model.ServedName)
+	}
+	for _, proc := range pl.Processes {
+		if proc.Role == plan.RolePrefill || proc.Role == plan.RoleDecode {
+			if i := indexOf(proc.Argv, "--served-model-name"); i < 0 || proc.Argv[i+1] != "moonshotai/kimi-k2.5" {
+				t.Errorf("%s argv %q", proc.Name, proc.Argv)
+			}
+		}
+	}
+}
+
 func indexOf(xs []string, x string) int {
 	for i, y := range xs {
 		if y == x {

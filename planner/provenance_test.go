@@ -46,6 +46,10 @@ func TestRecipeProvenance(t *testing.T) {
 	if extra := pl.Recipe.ManifestExtra(); !strings.Contains(extra["recipe_warnings"], "benchmark.osl") || extra["recipe_variant"] != "" {
 		t.Errorf("manifest extra %v", extra)
 	}
+	edited := plan.Source{Overrides: []string{"--set health_check.max_attempts=720", "--unset benchmark.req_rate"}}
+	if got := edited.ManifestExtra()["recipe_overrides"]; got != "--set health_check.max_attempts=720\n--unset benchmark.req_rate" {
+		t.Errorf("manifest recipe_overrides %q", got)
+	}
 	if (plan.Source{}).ManifestExtra() != nil {
 		t.Error("a plain recipe adds to the manifest")
 	}

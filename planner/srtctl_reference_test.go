@@ -61,7 +61,11 @@ type srtctlCase struct {
 // srtctlCases loads every recipe of ../shared/data/srtctl-reference with
 // srtctl's record and slurmbench's plan on a profile with srtctl's settings
 // (model aliases under /models, gpus_per_node from the recipe).
-func srtctlCases(t *testing.T) []srtctlCase {
+func srtctlCases(t *testing.T) []srtctlCase { return srtctlCasesForm(t, false) }
+
+// srtctlCasesForm is srtctlCases with each recipe read as written (schema
+// 1) or, migrated, in its schema-2 form (migratedRecipe).
+func srtctlCasesForm(t *testing.T, migrated bool) []srtctlCase {
 	t.Helper()
 	refDir := shareddata.Path(t, "data", "srtctl-reference")
 	var rels []string
@@ -77,7 +81,7 @@ func srtctlCases(t *testing.T) []srtctlCase {
 	var cases []srtctlCase
 	for _, rel := range rels {
 		c := srtctlCase{Rel: rel}
-		r, err := recipe.Load(filepath.Join(root, rel))
+		r, err := loadRecipeForm(t, filepath.Join(root, rel), migrated)
 		switch {
 		case err == nil:
 			loaded[rel] = r

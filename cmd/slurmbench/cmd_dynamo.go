@@ -38,13 +38,17 @@ failing step's output.`,
 			&cli.StringFlag{Name: "version", Usage: "install the Dynamo release `V` (ai-dynamo and ai-dynamo-runtime)"},
 			&cli.StringFlag{Name: "wheel", Usage: "install the exact Dynamo build `V`, pre-releases included"},
 			&cli.StringFlag{Name: "hash", Usage: "build and install Dynamo from source commit `H`"},
+			&cli.StringFlag{Name: "git", Usage: "with --hash: the repository `URL` to build from (default github.com/ai-dynamo/dynamo)"},
 			&cli.StringFlag{Name: "tmp", Value: dynamoinstall.DefaultTmp, Usage: "the container's scratch `DIR` (build tree; a source install's editable tree)"},
 			&cli.DurationFlag{Name: "lock-timeout", Value: dynamoinstall.DefaultLockTimeout, Usage: "give up waiting for another node's fetch after this long"},
 			&cli.DurationFlag{Name: "progress-every", Value: dynamoinstall.DefaultProgressEvery, Usage: "while waiting for a lock, say so this often"},
 		},
 		OnUsageError: usageError,
 		Action: func(c *cli.Context) error {
-			d := plan.Dynamo{Install: true, Version: c.String("version"), Wheel: c.String("wheel"), Hash: c.String("hash"), Cache: c.String("cache")}
+			d := plan.Dynamo{Install: true, Version: c.String("version"), Wheel: c.String("wheel"), Hash: c.String("hash"), Git: c.String("git"), Cache: c.String("cache")}
+			if d.Git != "" && d.Hash == "" {
+				return configErrorf("--git builds from source: it needs --hash")
+			}
 			n := 0
 			for _, s := range []string{d.Version, d.Wheel, d.Hash} {
 				if s != "" {

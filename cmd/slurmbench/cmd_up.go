@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -168,9 +169,20 @@ func upAction(c *cli.Context) error {
 	fmt.Fprintf(w, "  run dir   %s\n", info.RunDir)
 	fmt.Fprintf(w, "  held      until slurmbench down or the job's time limit (%d min)\n", pl.Slurm.TimeLimitMinutes)
 	fmt.Fprintf(w, "\n  slurmbench bench --url %s --model %s --isl %d --osl %d --conc 8x32\n", info.Endpoint, info.Model, pl.Benchmark.ISL, pl.Benchmark.OSL)
-	fmt.Fprintf(w, "  slurmbench run --in %s -p %s -r %s\n", info.JobID, info.Profile, pl.Recipe.Path)
+	fmt.Fprintf(w, "  %s\n", runInHint(info, pl))
 	fmt.Fprintf(w, "  slurmbench down -p %s %s\n", info.Profile, info.JobID)
 	return nil
+}
+
+// runInHint is the run --in command for a held deployment, with the
+// recipe's --set/--unset edits: without them run --in plans another recipe.
+func runInHint(info upInfo, pl *plan.Plan) string {
+	argv := []string{"slurmbench", "run", "--in", info.JobID, "-p", info.Profile, "-r", pl.Recipe.Path}
+	for _, o := range pl.Recipe.Overrides {
+		flag, arg, _ := strings.Cut(o, " ")
+		argv = append(argv, flag, arg)
+	}
+	return plan.QuoteArgv(argv)
 }
 
 func downCommand() *cli.Command {

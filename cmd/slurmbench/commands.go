@@ -6,6 +6,7 @@ import "github.com/urfave/cli/v2"
 func commands() []*cli.Command {
 	return []*cli.Command{
 		renderCommand(),
+		migrateCommand(),
 		doctorCommand(),
 		runsCommand(),
 		runCommand(),

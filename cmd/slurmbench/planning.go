@@ -24,7 +24,7 @@ import (
 // planFlags are shared by render and run. Env-var fallbacks are the names
 // InferenceX's benchmark-multinode workflow already exports.
 func planFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "profile", Aliases: []string{"p"}, Usage: "cluster profile (TOML)", EnvVars: []string{"SLURMBENCH_PROFILE"}},
 		&cli.StringFlag{Name: "recipe", Aliases: []string{"r"}, Usage: "recipe (srt-slurm YAML); or CONFIG_FILE=recipes/... resolved against --recipes-root"},
 		&cli.StringFlag{Name: "config-file", Usage: "InferenceX CONFIG_FILE (recipes/...yaml[:selector])", EnvVars: []string{"CONFIG_FILE"}},
@@ -46,7 +46,7 @@ func planFlags() []cli.Flag {
 		&cli.StringFlag{Name: "run-id", Usage: "run directory name under paths.runs_dir (render default: <name>-dryrun)"},
 		&cli.StringFlag{Name: "variant", Usage: "the config of an override file (base: + override_*/zip_override_*) to plan, in srtctl's selector syntax: base, override_NAME, zip_override_NAME[I] (also RECIPE:SELECTOR or CONFIG_FILE=...yaml:SELECTOR)"},
 		&cli.BoolFlag{Name: "allow-duplicate-keys", Usage: "accept a recipe that sets a key twice with different values, keeping the last as srtctl does (warned, and recorded in the plan)"},
-	}
+	}, overrideFlags()...)
 }
 
 // planFromFlags computes the plan. Every error is a config error: nothing
@@ -95,7 +95,7 @@ func buildPlan(c *cli.Context, runID string) (*plan.Plan, error) {
 		}
 		selector = v
 	}
-	rec, err := recipe.LoadContext(c.Context, recipePath, recipe.Options{AllowDuplicateKeys: c.Bool("allow-duplicate-keys"), Variant: selector})
+	rec, err := recipe.LoadContext(c.Context, recipePath, recipe.Options{AllowDuplicateKeys: c.Bool("allow-duplicate-keys"), Variant: selector, Overrides: overridesOf(c)})
 	if err != nil {
 		return nil, err
 	}

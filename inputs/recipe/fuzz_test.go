@@ -26,6 +26,9 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(overrideFile), "zip_override_sweep[1]")
 	f.Add([]byte("a: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b]\n"), "")
 	f.Add([]byte(base+"---\nname: x\n"), "")
+	f.Add([]byte(v2Base+v2RolesText+"services:\n  - {name: etcd, type: etcd, placement: {node: dedicated}}\n"), "")
+	f.Add([]byte(v2Base+"engine: {type: vllm}\nroles:\n  prefill: {nodes: 1, workers: 1, env: &e {A: b}}\n  decode: {nodes: colocate, workers: 1, env: {<<: *e}}\n"), "")
+	f.Add([]byte("schema: 2\nbase:\n  name: x\nzip_override_a:\n  roles: {agg: {workers: [1, 2]}}\n"), "zip_override_a[1]")
 	f.Fuzz(func(t *testing.T, data []byte, variant string) {
 		for _, opt := range []Options{{Variant: variant}, {Variant: variant, AllowDuplicateKeys: true}} {
 			r, err := ParseWith("/fuzz/r.yaml", data, opt)
@@ -40,9 +43,48 @@ func FuzzParse(f *testing.F) {
 			var se *SrtctlRefusalError
 			var de *DuplicateKeyError
 			var ve *VariantError
-			if !errors.As(err, &e) && !errors.As(err, &ue) && !errors.As(err, &se) && !errors.As(err, &de) && !errors.As(err, &ve) {
+			var sce *SchemaError
+			if !errors.As(err, &e) && !errors.As(err, &ue) && !errors.As(err, &se) && !errors.As(err, &de) && !errors.As(err, &ve) && !errors.As(err, &sce) {
 				t.Fatalf("untyped error %T: %v", err, err)
 			}
+		}
+	})
+}
+
+// FuzzMigrate: any bytes, with a --set, either migrate into a document that
+// parses, declares schema: 2 first and is refused as already migrated when
+// migrated again, or give a typed error — never a panic or an untyped
+// error. Seeded from the migration's golden inputs.
+func FuzzMigrate(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "migrate", "*.v1.yaml"))
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data, "health_check.max_attempts=5")
+	}
+	f.Add([]byte(base), "resources.prefill_nodes=2")
+	f.Add([]byte(overrideFile), "benchmark.concurrencies=[1, 2]")
+	f.Fuzz(func(t *testing.T, data []byte, set string) {
+		opt := MigrateOptions{AllowDuplicateKeys: true}
+		if o, err := ParseSet(set); err == nil {
+			opt.Overrides = []Override{o}
+		}
+		res, err := Migrate("/fuzz/r.yaml", data, opt)
+		if err != nil {
+			var e *Error
+			var oe *OverrideError
+			var de *DuplicateKeyError
+			var ae *AlreadySchema2Error
+			var ne *NotRecipeError
+			if !errors.As(err, &e) && !errors.As(err, &oe) && !errors.As(err, &de) && !errors.As(err, &ae) && !errors.As(err, &ne) {
+				t.Fatalf("untyped error %T: %v", err, err)
+			}
+			return
+		}
+		if _, err := Migrate("/fuzz/r.yaml", res.Text, MigrateOptions{AllowDuplicateKeys: true}); !errors.Is(err, ErrAlreadySchema2) {
+			t.Fatalf("the migration does not read back as schema 2: %v\n%s", err, res.Text)
 		}
 	})
 }

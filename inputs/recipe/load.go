@@ -34,6 +34,9 @@ type Options struct {
 	// "override_NAME", "zip_override_NAME[I]", or a glob or group name that
 	// matches exactly one config.
 	Variant string
+	// Overrides are --set/--unset edits, applied in order to the document
+	// before override-file expansion and decoding (ApplyOverrides).
+	Overrides []Override
 }
 
 // Load reads and strictly decodes the recipe at path (already absolute).
@@ -67,8 +70,16 @@ func ParseWith(path string, data []byte, opt Options) (*Recipe, error) {
 	if err := resolveDuplicateKeys(path, doc, "", opt.AllowDuplicateKeys, &warnings); err != nil {
 		return nil, err
 	}
+	applied, err := ApplyOverrides(doc, opt.Overrides)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	var variant *variantInfo
+	var schema int
 	if isOverrideFile(doc) {
+		if schema, err = schemaOfOverrideFile(path, doc); err != nil {
+			return nil, err
+		}
 		if variant, err = expandOverrideFile(path, doc, opt.Variant); err != nil {
 			return nil, err
 		}
@@ -80,20 +91,44 @@ func ParseWith(path string, data []byte, opt Options) (*Recipe, error) {
 		return nil, &VariantError{Err: Error{File: path, Line: doc.Line, Field: "base",
 			Msg: fmt.Sprintf("variant %q given, but this is a plain recipe, not an override file (no base:)", opt.Variant)}}
 	}
+	if schema == 0 {
+		if schema, err = schemaVersion(path, doc); err != nil {
+			return nil, err
+		}
+	}
+	// Schema 2 is normalized into the v1 fields (schema2.go); from here on
+	// one reader decodes and validates both.
+	var spelling map[string]string
+	if schema == 2 {
+		var w []string
+		if doc, spelling, w, err = normalizeV2(path, doc); err != nil {
+			return nil, err
+		}
+		warnings = append(warnings, w...)
+	} else {
+		deleteKey(doc, "schema")
+	}
 	if err := refuseSweep(path, doc); err != nil {
 		return nil, err
 	}
-	if err := checkKnownKeys(path, doc, reflect.TypeOf(Recipe{}), ""); err != nil {
+	if err := checkKeys(path, doc, reflect.TypeOf(Recipe{}), "", schema); err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			e.Field = spell(spelling, e.Field)
+		}
 		return nil, err
 	}
 	var r Recipe
 	if err := doc.Decode(&r); err != nil {
 		line := yamlErrLine(err)
-		return nil, &Error{File: path, Line: line, Field: fieldAtLine(doc, line), Msg: cleanYAMLErr(err)}
+		return nil, &Error{File: path, Line: line, Field: spell(spelling, fieldAtLine(doc, line)), Msg: cleanYAMLErr(err)}
 	}
+	r.SchemaVersion, r.spelling = schema, spelling
+	r.fillServiceLines(doc)
 	r.Path = path
 	r.SHA256 = sha256Hex(data)
 	r.Warnings = warnings
+	r.Overrides = applied
 	if variant != nil {
 		r.Variant, r.Origins = variant.selector, variant.origins
 	}
@@ -264,6 +299,12 @@ var unmarshalerType = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
 // only; recipes are decoded from a node tree after duplicates and override
 // variants are resolved.)
 func checkKnownKeys(path string, n *yaml.Node, t reflect.Type, field string) error {
+	return checkKeys(path, n, t, field, 1)
+}
+
+// checkKeys is checkKnownKeys for a schema version: a field tagged
+// `schema:"2"` is a key only a schema-2 document may write, unknown to v1.
+func checkKeys(path string, n *yaml.Node, t reflect.Type, field string, schema int) error {
 	for n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias
 	}
@@ -278,12 +319,12 @@ func checkKnownKeys(path string, n *yaml.Node, t reflect.Type, field string) err
 		if n.Kind != yaml.MappingNode {
 			return nil // the decoder reports the wrong type
 		}
-		fields, open := yamlFields(t)
+		fields, open := yamlFieldsFor(t, schema)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			if k.Value == "<<" {
 				for _, m := range mergeSources(v) {
-					if err := checkKnownKeys(path, m, t, field); err != nil {
+					if err := checkKeys(path, m, t, field, schema); err != nil {
 						return err
 					}
 				}
@@ -297,14 +338,14 @@ func checkKnownKeys(path string, n *yaml.Node, t reflect.Type, field string) err
 				return &Error{File: path, Line: k.Line, Field: joinField(field, k.Value),
 					Msg: fmt.Sprintf("unknown key %q (in %s)", k.Value, blockName(t.String()))}
 			}
-			if err := checkKnownKeys(path, v, ft, joinField(field, k.Value)); err != nil {
+			if err := checkKeys(path, v, ft, joinField(field, k.Value), schema); err != nil {
 				return err
 			}
 		}
 	case reflect.Map:
 		if n.Kind == yaml.MappingNode {
 			for i := 0; i+1 < len(n.Content); i += 2 {
-				if err := checkKnownKeys(path, n.Content[i+1], t.Elem(), joinField(field, n.Content[i].Value)); err != nil {
+				if err := checkKeys(path, n.Content[i+1], t.Elem(), joinField(field, n.Content[i].Value), schema); err != nil {
 					return err
 				}
 			}
@@ -312,7 +353,7 @@ func checkKnownKeys(path string, n *yaml.Node, t reflect.Type, field string) err
 	case reflect.Slice:
 		if n.Kind == yaml.SequenceNode {
 			for _, c := range n.Content {
-				if err := checkKnownKeys(path, c, t.Elem(), field); err != nil {
+				if err := checkKeys(path, c, t.Elem(), field, schema); err != nil {
 					return err
 				}
 			}
@@ -331,9 +372,10 @@ func mergeSources(v *yaml.Node) []*yaml.Node {
 	return []*yaml.Node{v}
 }
 
-// yamlFields maps the YAML keys a struct reads to their types; open is true
-// when an inline map or node catches every other key.
-func yamlFields(t reflect.Type) (fields map[string]reflect.Type, open bool) {
+// yamlFieldsFor maps the YAML keys a struct reads, as schema version schema
+// reads it (below 2, fields tagged `schema:"2"` are left out), to their
+// types; open is true when an inline map or node catches every other key.
+func yamlFieldsFor(t reflect.Type, schema int) (fields map[string]reflect.Type, open bool) {
 	fields = map[string]reflect.Type{}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
@@ -341,7 +383,7 @@ func yamlFields(t reflect.Type) (fields map[string]reflect.Type, open bool) {
 			continue
 		}
 		tag := f.Tag.Get("yaml")
-		if tag == "-" {
+		if tag == "-" || schema < 2 && f.Tag.Get("schema") == "2" {
 			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")
@@ -351,7 +393,7 @@ func yamlFields(t reflect.Type) (fields map[string]reflect.Type, open bool) {
 				ft = ft.Elem()
 			}
 			if ft.Kind() == reflect.Struct && !reflect.PointerTo(ft).Implements(unmarshalerType) {
-				inner, innerOpen := yamlFields(ft)
+				inner, innerOpen := yamlFieldsFor(ft, schema)
 				for k, v := range inner {
 					fields[k] = v
 				}

@@ -41,6 +41,18 @@ type Recipe struct {
 	EnableConfigDump *bool `yaml:"enable_config_dump"`
 	Output           *Raw  `yaml:"output"`
 
+	// Schema-2 only (model_v2.go). Services keeps every services: entry;
+	// PostEval, HostSetup and Observability have no v1 equivalent.
+	Services      []Service      `yaml:"services" schema:"2"`
+	PostEval      *PostEval      `yaml:"post_eval" schema:"2"`
+	HostSetup     *HostSetup     `yaml:"host_setup" schema:"2"`
+	Observability *Observability `yaml:"observability" schema:"2"`
+
+	// SchemaVersion is the recipe layout that was read: 1 (srt-slurm
+	// c88ef731, `schema` absent or 1) or 2 (srt-slurm 2.x, `schema: 2`,
+	// normalized into these same fields).
+	SchemaVersion int `yaml:"-"`
+
 	// Path is the absolute path the recipe was read from; SHA256 its bytes.
 	Path   string `yaml:"-"`
 	SHA256 string `yaml:"-"`
@@ -52,8 +64,14 @@ type Recipe struct {
 	// recipe. Origins maps each dotted field the variant set to its section.
 	Variant string            `yaml:"-"`
 	Origins map[string]string `yaml:"-"`
+	// Overrides are the --set/--unset edits applied, as the flags.
+	Overrides []string `yaml:"-"`
 	// lines maps a dotted field path to its line, for errors about values.
 	lines map[string]int
+	// spelling maps an internal (v1) dotted field a schema-2 document set
+	// through another key to that key ("resources.prefill_workers" →
+	// "roles.prefill.workers"), so errors name what the user wrote.
+	spelling map[string]string
 }
 
 // Model is the `model` block.
@@ -113,6 +131,13 @@ type Backend struct {
 	// SetCUDAVisibleDevices (vllm) masks a worker's GPUs with
 	// CUDA_VISIBLE_DEVICES instead of passing --device-ids.
 	SetCUDAVisibleDevices *bool `yaml:"set_cuda_visible_devices"`
+	// Schema-2 engine knobs and roles.<role>.extra_args (srtctl 2.x's
+	// backend fields; c88ef731 has none of them).
+	PublishMetrics      *bool    `yaml:"publish_metrics" schema:"2"`
+	ServedModelName     string   `yaml:"served_model_name" schema:"2"`
+	PrefillExtraArgs    []string `yaml:"prefill_extra_args" schema:"2"`
+	DecodeExtraArgs     []string `yaml:"decode_extra_args" schema:"2"`
+	AggregatedExtraArgs []string `yaml:"aggregated_extra_args" schema:"2"`
 }
 
 // MooncakeKV is backend.mooncake_kv_store: a mooncake_master on the infra
@@ -150,6 +175,10 @@ type Frontend struct {
 	Env                     EnvMap           `yaml:"env"`
 	OrchestratorPlacement   string           `yaml:"orchestrator_placement"`
 	DedicatedNode           bool             `yaml:"dedicated_node"`
+	NginxKeepaliveTimeout   string           `yaml:"nginx_keepalive_timeout"`
+	// Placement is schema 2's spelling of OrchestratorPlacement and
+	// DedicatedNode, which the reader fills from it.
+	Placement *Placement `yaml:"placement" schema:"2"`
 }
 
 // Dynamo is the `dynamo` block of srtctl's recipe schema.
@@ -162,6 +191,10 @@ type Dynamo struct {
 	RequestPlane string `yaml:"request_plane"`
 	EventPlane   string `yaml:"event_plane"`
 	CargoPatches *Raw   `yaml:"cargo_patches"`
+	// Source is schema 2's spelling of Version/Wheel/Hash/TopOfTree/
+	// CargoPatches, which the reader fills from it; Source.Git is the
+	// repository of a source build.
+	Source *DynamoSource `yaml:"source" schema:"2"`
 }
 
 // Benchmark is the `benchmark` block of srtctl's recipe schema.
@@ -182,6 +215,14 @@ type Benchmark struct {
 	Command          string        `yaml:"command"`
 	Env              EnvMap        `yaml:"env"`
 	DatasetName      string        `yaml:"dataset_name"`
+	// ClientDedicatedNode reserves a node for the client (srtctl's
+	// benchmark.client_dedicated_node); ContainerImage is the image the
+	// client runs in ("" = model.container).
+	ClientDedicatedNode bool   `yaml:"client_dedicated_node"`
+	ContainerImage      string `yaml:"container_image"`
+	// Placement is schema 2's spelling of ClientPlacement and
+	// ClientDedicatedNode, which the reader fills from it.
+	Placement *Placement `yaml:"placement" schema:"2"`
 }
 
 // Health is `health_check`.
@@ -245,11 +286,11 @@ func (r *Recipe) Line(field string) int { return r.lines[field] }
 
 // Errorf builds an *Error for field, with its line when known.
 func (r *Recipe) Errorf(field, format string, args ...any) error {
-	return &Error{File: r.Path, Line: r.Line(field), Field: field, Msg: fmt.Sprintf(format, args...)}
+	return &Error{File: r.Path, Line: r.Line(field), Field: r.display(field), Msg: fmt.Sprintf(format, args...)}
 }
 
 func (r *Recipe) unsupported(field, what string) error {
-	return &UnsupportedError{Error{File: r.Path, Line: r.Line(field), Field: field, Msg: what + " is " + ErrUnsupported.Error()}}
+	return &UnsupportedError{Error{File: r.Path, Line: r.Line(field), Field: r.display(field), Msg: what + " is " + ErrUnsupported.Error()}}
 }
 
 func indexLines(n *yaml.Node, prefix string, out map[string]int) {
@@ -343,6 +384,10 @@ func blockName(goType string) string {
 		"recipe.SlurmOpts": "slurm", "recipe.Backend": "backend", "recipe.Frontend": "frontend",
 		"recipe.Dynamo": "dynamo", "recipe.Benchmark": "benchmark", "recipe.Health": "health_check",
 		"recipe.Infra": "infra", "recipe.EngineConfigs": "engine config modes", "recipe.Identity": "identity",
+		"recipe.v2Doc": "top level", "recipe.v2Roles": "roles", "recipe.v2Role": "a role", "recipe.v2Engine": "engine",
+		"recipe.Service": "a service", "recipe.ServicePlacement": "placement", "recipe.ServiceReadiness": "readiness",
+		"recipe.PostEval": "post_eval", "recipe.HostSetup": "host_setup", "recipe.Observability": "observability",
+		"recipe.Placement": "placement", "recipe.DynamoSource": "dynamo.source", "recipe.Telemetry": "telemetry",
 	}
 	if n, ok := names[goType]; ok {
 		return n

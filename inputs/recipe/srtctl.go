@@ -58,10 +58,10 @@ func (r *Recipe) srtctlRefuses() error {
 			continue
 		}
 		if does := beyondSrtctl[f.field]; does != "" {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("%s:%d: %s: srtctl %s refuses this recipe (%s); slurmbench plans it: %s", r.Path, r.Line(f.field), f.field, SrtctlRevision, f.reason, does))
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s:%d: %s: srtctl %s refuses this recipe (%s); slurmbench plans it: %s", r.Path, r.Line(f.field), r.display(f.field), SrtctlRevision, f.reason, does))
 			continue
 		}
-		return &SrtctlRefusalError{Error{File: r.Path, Line: r.Line(f.field), Field: f.field,
+		return &SrtctlRefusalError{Error{File: r.Path, Line: r.Line(f.field), Field: r.display(f.field),
 			Msg: ErrSrtctlRefuses.Error() + ": " + f.reason}}
 	}
 	return nil

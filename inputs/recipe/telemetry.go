@@ -20,6 +20,12 @@ type Telemetry struct {
 	StartupTimeoutSeconds       *float64           `yaml:"startup_timeout_seconds"`
 	RequestTimeoutSeconds       *float64           `yaml:"request_timeout_seconds"`
 	CollectorJoinTimeoutSeconds *float64           `yaml:"collector_join_timeout_seconds"`
+	// Schema 2 (srtctl 2.x's TelemetryConfig): CollectIntervalMS replaces
+	// default_frequency (a period in seconds); the reader fills
+	// DefaultFrequency = CollectIntervalMS/1000, which Settings reads.
+	CollectIntervalMS *int              `yaml:"collect_interval_ms" schema:"2"`
+	CPUPowerExporter  *CPUPowerExporter `yaml:"cpu_power_exporter" schema:"2"`
+	ClockSyncCheck    *bool             `yaml:"clock_sync_check" schema:"2"`
 }
 
 // TelemetryExporter is the DCGM exporter each worker node runs.
@@ -136,7 +142,8 @@ func (r *Recipe) validateTelemetry(add func(field, format string, args ...any)) 
 	// exactly two (10 s for a 2 s request timeout), which still lets the
 	// collector finish its cycle and the final one, so it is accepted.
 	worst := 2 * (2*s.RequestTimeoutSeconds + telemetryCycleGraceSeconds)
-	enough := s.JoinTimeoutSeconds > worst || (t.Provider != "" && s.JoinTimeoutSeconds >= worst)
+	// Schema 2 is the newer form too (it retired provider).
+	enough := s.JoinTimeoutSeconds > worst || ((t.Provider != "" || r.SchemaVersion >= 2) && s.JoinTimeoutSeconds >= worst)
 	if !enough || math.IsInf(s.JoinTimeoutSeconds, 0) {
 		add("telemetry.collector_join_timeout_seconds", "%v must be finite and more than two collector cycles (2 × (2 × request_timeout_seconds + 1) = %v)", s.JoinTimeoutSeconds, worst)
 	}
@@ -146,14 +153,31 @@ func (r *Recipe) validateTelemetry(add func(field, format string, args ...any)) 
 	if !safeRelativeSubpath(s.StorageSubdir) {
 		add("telemetry.storage_subdir", "%q must be a relative path below the run's log directory", s.StorageSubdir)
 	}
-	if typ := r.Benchmark.Type; typ != "sa-bench" {
-		add("telemetry.enabled", "requires benchmark.type: sa-bench, not %q", typ)
-	}
-	if p := r.Benchmark.ClientPlacement; p != "" && p != "head" {
-		add("telemetry.enabled", "requires benchmark.client_placement: head (samples and windows share the head node's clock), not %q", p)
-	}
-	if r.Infra.EtcdNATSDedicatedNode {
-		add("telemetry.enabled", "requires infra.etcd_nats_dedicated_node: false (a dedicated infra node moves the head off the benchmark's clock)")
+	if r.SchemaVersion >= 2 {
+		// srt-slurm 2.x: custom (and agentic) benchmarks have no
+		// concurrency windows, so telemetry samples the whole serve session;
+		// the client may run on any node, the allocation's clocks being
+		// NTP-synchronised (TelemetryConfig.clock_sync_check). InferenceX's
+		// v2.2.1 tree enables telemetry on such recipes, including beside a
+		// dedicated infra node, which srt-slurm's later schema.py refuses.
+		switch typ := r.Benchmark.Type; typ {
+		case "sa-bench":
+		case "custom", "manual":
+			return
+		default:
+			add("telemetry.enabled", "requires benchmark.type sa-bench, custom or manual, not %q", typ)
+			return
+		}
+	} else {
+		if typ := r.Benchmark.Type; typ != "sa-bench" {
+			add("telemetry.enabled", "requires benchmark.type: sa-bench, not %q", typ)
+		}
+		if p := r.Benchmark.ClientPlacement; p != "" && p != "head" {
+			add("telemetry.enabled", "requires benchmark.client_placement: head (samples and windows share the head node's clock), not %q", p)
+		}
+		if r.Infra.EtcdNATSDedicatedNode {
+			add("telemetry.enabled", "requires infra.etcd_nats_dedicated_node: false (a dedicated infra node moves the head off the benchmark's clock)")
+		}
 	}
 	seen := map[int]bool{}
 	concs := r.Benchmark.Concurrencies.Values

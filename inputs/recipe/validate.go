@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -12,6 +13,9 @@ import (
 
 // Backend types slurmbench runs. "mock" is slurmbench's own mock engine.
 var backendTypes = map[string]bool{"sglang": true, "vllm": true, "trtllm": true, "mock": true}
+
+// nginxTimeRe is nginx's time syntax: numbers with units, e.g. "1h30m".
+var nginxTimeRe = regexp.MustCompile(`^([0-9]+(ms|s|m|h|d|w|M|y)?)+$`)
 
 // Frontend types slurmbench runs.
 var frontendTypes = map[string]bool{"dynamo": true, "sglang": true, "vllm": true}
@@ -86,6 +90,9 @@ func (r *Recipe) validate() error {
 		positive("resources.agg_workers", res.AggWorkers)
 	}
 
+	if r.Backend.PublishMetrics != nil && r.Backend.Type != "trtllm" {
+		add("backend.publish_metrics", "is a TRT-LLM engine knob; engine type is %q", r.Backend.Type)
+	}
 	if t := r.Backend.Type; t != "" && !backendTypes[t] && t != "mocker" {
 		add("backend.type", "%q is not one of sglang, vllm, trtllm, mock", t)
 	}
@@ -93,6 +100,11 @@ func (r *Recipe) validate() error {
 		add("frontend.type", "%q is not one of dynamo, sglang, vllm", t)
 	}
 	positive("frontend.num_additional_frontends", r.Frontend.NumAdditionalFrontends)
+	nonNegative("backend.sequential_node_start", r.Backend.SequentialNode)
+	if t := r.Frontend.NginxKeepaliveTimeout; t != "" && !nginxTimeRe.MatchString(t) {
+		// It is written into nginx.conf: nginx's time syntax only.
+		add("frontend.nginx_keepalive_timeout", "%q is not an nginx time (e.g. 600s, 10m, 1h30m)", t)
+	}
 	if d := r.Dynamo; countSet(d.Hash != "", d.Wheel != "", d.TopOfTree) > 1 {
 		add("dynamo", "only one of hash, wheel, top_of_tree may be set")
 	}
@@ -137,10 +149,21 @@ func (r *Recipe) validate() error {
 	if b.Command != "" && b.Type != "custom" {
 		add("benchmark.command", "only runs with benchmark.type custom (type is %q)", b.Type)
 	}
+	if b.ContainerImage != "" && b.Type != "custom" {
+		// srtctl reads it for custom clients only and ignores it elsewhere.
+		add("benchmark.container_image", "only used with benchmark.type custom (type is %q)", b.Type)
+	}
+	if strings.ContainsAny(b.ContainerImage, " \t\n") {
+		add("benchmark.container_image", "%q contains white space", b.ContainerImage)
+	}
 	switch b.ClientPlacement {
 	case "", "head", "first_decode", "last_decode":
 	default:
 		add("benchmark.client_placement", "%q is not one of head, first_decode, last_decode", b.ClientPlacement)
+	}
+	// srtctl's SrtConfig: the reserved node is the client's "head".
+	if b.ClientDedicatedNode && b.ClientPlacement != "" && b.ClientPlacement != "head" {
+		add("benchmark.client_dedicated_node", "requires benchmark.client_placement: head, not %q", b.ClientPlacement)
 	}
 	if strings.ContainsAny(b.CustomTokenizer, " \t\n") {
 		add("benchmark.custom_tokenizer", "%q contains white space; want a Python class path (module.Class)", b.CustomTokenizer)
@@ -177,10 +200,14 @@ func (r *Recipe) validate() error {
 		}
 	}
 	r.validateTelemetry(add)
+	r.validateV2(add, func(err error) { errs = append(errs, err) })
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	return r.checkSupported()
+	if err := r.checkSupported(); err != nil {
+		return err
+	}
+	return r.checkSupportedV2()
 }
 
 // checkSupported refuses features that are valid srt-slurm but that

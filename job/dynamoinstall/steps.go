@@ -1,6 +1,9 @@
 package dynamoinstall
 
 import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -42,6 +45,12 @@ func CacheKey(d plan.Dynamo, pythonTag, machine string) (string, error) {
 	}
 	if !machineRe.MatchString(machine) {
 		return "", fmt.Errorf("machine %q is not like x86_64", machine)
+	}
+	if d.Git != "" {
+		// A fork's commit is its own entry: an abbreviated id need not
+		// name the same tree in two repositories.
+		sum := sha256.Sum256([]byte(d.Git))
+		kind += "-" + hex.EncodeToString(sum[:6])
 	}
 	return path.Join(kind+"-"+ref, pythonTag+"-"+machine), nil
 }
@@ -104,7 +113,7 @@ func FetchSteps(d plan.Dynamo, dest, work, home string, haveCargo bool) ([]Step,
 	build := map[string]string{"RUSTFLAGS": "-C target-cpu=native --cfg tokio_unstable"}
 	steps = append(steps,
 		Step{Argv: []string{"python3", "-m", "pip", "install", "--break-system-packages", "--force-reinstall", "--quiet", "maturin"}},
-		Step{Argv: []string{"git", "clone", dynamoRepo, src}},
+		Step{Argv: []string{"git", "clone", cmp.Or(d.Git, dynamoRepo), src}},
 		Step{Argv: []string{"git", "-C", src, "checkout", ref}},
 		Step{Argv: []string{"maturin", "build", "--release", "-o", dest}, Dir: filepath.Join(src, "lib", "bindings", "python"), Env: build, PathPrepend: cargoPath},
 		Step{Argv: []string{"tar", "--exclude=target", "--exclude=.git", "-czf", filepath.Join(dest, sourceTarball), "-C", work, "dynamo"}},

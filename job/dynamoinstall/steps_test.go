@@ -138,3 +138,37 @@ func TestEntryFilesAndInstall(t *testing.T) {
 		t.Error("a cache file outside the entry was accepted")
 	}
 }
+
+// TestFetchStepsFork: a source build from a fork (schema 2's
+// dynamo.source.git) clones the fork, and caches under its own key.
+func TestFetchStepsFork(t *testing.T) {
+	const sha = "4025cb6a8992d19fd19eead36065e08ea5301f35"
+	fork := plan.Dynamo{Hash: sha, Git: "https://github.com/someone/dynamo.git"}
+	steps, err := FetchSteps(fork, "/cache/.tmp-3", "/tmp/w", "/root", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cloned := ""
+	for _, s := range steps {
+		if len(s.Argv) > 2 && s.Argv[0] == "git" && s.Argv[1] == "clone" {
+			cloned = s.Argv[2]
+		}
+	}
+	if cloned != fork.Git {
+		t.Errorf("cloned %q, want the fork", cloned)
+	}
+	up, err := CacheKey(plan.Dynamo{Hash: sha}, "cp312", "x86_64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fk, err := CacheKey(fork, "cp312", "x86_64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if up == fk || !strings.HasPrefix(up, "hash-"+sha) {
+		t.Errorf("cache keys upstream %q, fork %q: want distinct entries", up, fk)
+	}
+	if _, err := FetchSteps(plan.Dynamo{Hash: sha, Git: "--upload-pack=touch /tmp/x"}, "/cache/.tmp-4", "/tmp/w", "/root", true); err == nil {
+		t.Error("an option as the repository was accepted")
+	}
+}

@@ -1,0 +1,163 @@
+package planner
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/slurmbench/slurmbench/inputs/profile"
+	"github.com/slurmbench/slurmbench/inputs/recipe"
+	"github.com/slurmbench/slurmbench/internal/shareddata"
+)
+
+// TestSrtctlParity runs the srtctl parity comparison (testSrtctlParity) on
+// the reference recipes as written (schema 1) and migrated to schema 2: a
+// migrated recipe has to launch what srtctl launched, process by process.
+func TestSrtctlParity(t *testing.T) {
+	t.Run("schema1", func(t *testing.T) { testSrtctlParity(t, false) })
+	t.Run("schema2", func(t *testing.T) { testSrtctlParity(t, true) })
+}
+
+// loadRecipeForm reads the recipe at path as written, or its schema-2
+// migration (read as the same path, so plans name the same file).
+func loadRecipeForm(t *testing.T, path string, migrated bool) (*recipe.Recipe, error) {
+	t.Helper()
+	if !migrated {
+		return recipe.Load(path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := recipe.Migrate(path, data, recipe.MigrateOptions{})
+	if err != nil {
+		t.Fatalf("%s: migrate: %v", path, err)
+	}
+	r, err := recipe.ParseWith(path, res.Text, recipe.Options{})
+	if err == nil && r.SchemaVersion != 2 {
+		t.Fatalf("%s: the migration was read as schema %d", path, r.SchemaVersion)
+	}
+	return r, err
+}
+
+// Migration equivalence counts over the corpus (see the constants of
+// corpus_render_test.go): every config slurmbench plans from a corpus
+// recipe plans identically from its migration — the 461 plain recipes of
+// corpusRendered and the 31 configs of its 4 override files — and the 4
+// recipes it refuses (fields srtctl refuses too) have nothing to compare.
+const (
+	migratedConfigs = corpusRendered - 4 + overrideConfigs
+	migratedRefused = 4
+)
+
+// verifyCorpusFile migrates one corpus file (keeping the last of a key set
+// twice, as the corpus tests plan it) and verifies the migration.
+func verifyCorpusFile(t *testing.T, f string, profileFor func(*recipe.Recipe) (*profile.Profile, error)) (MigrationCheck, error) {
+	t.Helper()
+	data, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := recipe.Migrate(f, data, recipe.MigrateOptions{AllowDuplicateKeys: true})
+	if err != nil {
+		return MigrationCheck{}, err
+	}
+	in := Inputs{Binary: testBinary, ResolveImage: testResolveImage}
+	return VerifyMigration(f, data, res.Text, recipe.Options{AllowDuplicateKeys: true}, in, profileFor)
+}
+
+// corpusProfileFor plans every corpus recipe on the profiles the corpus
+// render test uses.
+func corpusProfileFor(t *testing.T, files []string) func(*recipe.Recipe) (*profile.Profile, error) {
+	t.Helper()
+	loaded := map[string]*recipe.Recipe{}
+	for _, f := range files {
+		opt := recipe.Options{AllowDuplicateKeys: true}
+		r, err := recipe.LoadContext(context.Background(), f, opt)
+		if err == nil {
+			loaded[f] = r
+		}
+		var ve *recipe.VariantError
+		if errors.As(err, &ve) {
+			for _, v := range ve.Variants {
+				opt.Variant = v
+				if r, err := recipe.LoadContext(context.Background(), f, opt); err == nil {
+					loaded[f+":"+v] = r
+				}
+			}
+		}
+	}
+	profiles := corpusProfiles(t, loaded)
+	return func(r *recipe.Recipe) (*profile.Profile, error) {
+		gpn := deref(r.Resources.GPUsPerNode, srtctlDefaultGPUsPerNode)
+		if p := profiles[gpn]; p != nil {
+			return p, nil
+		}
+		return corpusProfiles(t, map[string]*recipe.Recipe{"": r})[gpn], nil
+	}
+}
+
+// TestMigrationEquivalence: for every recipe of InferenceX's schema-1 tree
+// (469, each config of an override file), plan(v1) == plan(migrate(v1)):
+// the migration is read by the schema-2 reader and planned on the same
+// profile with the same inputs, and the plans must be equal but for the
+// recipe's spelling (VerifyMigration). The counts are asserted, so a
+// recipe that stops planning, or a migration that fails, cannot shrink
+// the test.
+func TestMigrationEquivalence(t *testing.T) {
+	files := corpusRecipes(t)
+	profileFor := corpusProfileFor(t, files)
+	var sum MigrationCheck
+	for _, f := range files {
+		rel, _ := filepath.Rel(corpusRoot(t), f)
+		c, err := verifyCorpusFile(t, f, profileFor)
+		if err != nil {
+			t.Errorf("%s: %v", rel, err)
+			continue
+		}
+		sum.Configs += c.Configs
+		sum.Refused += c.Refused
+	}
+	t.Logf("migration equivalence: %d recipes, %d configs plan alike from schema 1 and its migration, %d refused by the original", len(files), sum.Configs, sum.Refused)
+	if len(files) != 469 || sum.Configs != migratedConfigs || sum.Refused != migratedRefused {
+		t.Errorf("%d recipes, %d configs alike, %d refused; want 469, %d, %d", len(files), sum.Configs, sum.Refused, migratedConfigs, migratedRefused)
+	}
+}
+
+// TestMigrationEquivalenceRecordings: the recipe of every srtctl recording
+// (46) plans alike as written and migrated.
+func TestMigrationEquivalenceRecordings(t *testing.T) {
+	refDir := shareddata.Path(t, "data", "srtctl-reference")
+	var rels []string
+	for _, name := range srtctlReferenceLists {
+		list, err := os.ReadFile(filepath.Join(refDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rels = append(rels, strings.Fields(string(list))...)
+	}
+	var files []string
+	for _, rel := range rels {
+		files = append(files, filepath.Join(corpusRoot(t), rel))
+	}
+	profileFor := corpusProfileFor(t, files)
+	alike := 0
+	for i, f := range files {
+		c, err := verifyCorpusFile(t, f, profileFor)
+		switch {
+		case err != nil:
+			t.Errorf("%s: %v", rels[i], err)
+		case c.Configs != 1 || c.Refused != 0:
+			t.Errorf("%s: %d configs alike, %d refused; want the one config planned", rels[i], c.Configs, c.Refused)
+		default:
+			alike++
+		}
+	}
+	t.Logf("migration equivalence: %d of %d srtctl recordings' recipes plan alike as written and migrated", alike, len(files))
+	if want := srtctlRecordings(t); len(files) != want || alike != want {
+		t.Errorf("%d of %d recipes alike; the reference holds %d recordings", alike, len(files), want)
+	}
+}
