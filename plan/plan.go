@@ -188,6 +188,10 @@ type Process struct {
 	// Ready is how the driver knows this process serves (before starting
 	// what depends on it); empty when only the health gate matters.
 	Ready *Probe `json:"ready,omitempty"`
+	// StartAfter names earlier processes whose Ready probe must pass before
+	// this one starts: srtctl's sequential_node_start batches of TRT-LLM
+	// workers that share a node.
+	StartAfter []string `json:"start_after,omitempty"`
 }
 
 // SrunOptions are per-step srun settings.

@@ -31,6 +31,7 @@ func (p *Plan) Validate() error {
 		add("gpus: %d total on %d nodes × %d", p.GPUs.Total, p.Nodes, p.GPUsPerNode)
 	}
 	names := map[string]bool{}
+	ready := map[string]bool{}
 	logs := map[string]bool{}
 	type nodePort struct{ node, port int }
 	ports := map[nodePort]string{}
@@ -42,7 +43,15 @@ func (p *Plan) Validate() error {
 		if names[proc.Name] {
 			add("process %q: name used twice", proc.Name)
 		}
+		for _, dep := range proc.StartAfter {
+			if !ready[dep] {
+				add("process %q: starts after %q, which is not an earlier process with a readiness probe", proc.Name, dep)
+			}
+		}
 		names[proc.Name] = true
+		if proc.Ready != nil {
+			ready[proc.Name] = true
+		}
 		if logs[proc.Log] {
 			add("process %q: log %s shared with another process", proc.Name, proc.Log)
 		}

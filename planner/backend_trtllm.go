@@ -55,6 +55,7 @@ func (e *trtllmEngine) worker(w *workerCtx, proc *plan.Process) error {
 		argv = append(argv, "--disaggregation-mode", mode)
 	}
 	proc.Argv = append(argv, "--extra-engine-args", "/logs/"+name, "--request-plane", b.plan.Dynamo.RequestPlane)
+	b.seqStart = append(b.seqStart, proc.Name)
 	if pm := b.r.Backend.PublishMetrics; pm != nil && *pm {
 		// Schema 2's engine.publish_metrics: engine metrics without KV-cache
 		// events (srtctl 2.x's TRTLLMBackend). Unset keeps c88ef731's
@@ -213,4 +214,46 @@ func (e *trtllmEngine) checkParallelism(w *workerCtx, cfg map[string]recipe.Valu
 		return e.b.fail(field, "moe_expert_parallel_size %d exceeds tensor_parallel_size %d", ep, tp)
 	}
 	return nil
+}
+
+// sequentialStart is srtctl's sequential_node_start (worker_stage.py
+// start_all_workers, TRT-LLM's one-srun-per-endpoint launch): the endpoint
+// workers whose leader shares a node start N at a time, each batch after
+// every worker of the one before answers GET /health with 200 on its
+// DYN_SYSTEM_PORT (srtctl's wait_for_health); nodes proceed independently,
+// and 0 starts everything at once.
+func (b *builder) sequentialStart() {
+	n := b.r.Backend.SequentialNode
+	if n == nil || *n <= 0 || len(b.seqStart) == 0 {
+		return
+	}
+	index := map[string]int{}
+	for i, p := range b.plan.Processes {
+		index[p.Name] = i
+	}
+	byNode := map[int][]int{} // leader node → process indexes, in plan order
+	var nodes []int
+	for _, name := range b.seqStart {
+		i := index[name]
+		leader := b.plan.Processes[i].Nodes[0]
+		if _, seen := byNode[leader]; !seen {
+			nodes = append(nodes, leader)
+		}
+		byNode[leader] = append(byNode[leader], i)
+	}
+	for _, node := range nodes {
+		group := byNode[node]
+		for start := *n; start < len(group); start += *n {
+			prev := group[start-*n : start]
+			var after []string
+			for _, i := range prev {
+				p := &b.plan.Processes[i]
+				p.Ready = &plan.Probe{Node: node, Port: p.Ports["system"], Path: "/health"}
+				after = append(after, p.Name)
+			}
+			for _, i := range group[start:min(start+*n, len(group))] {
+				b.plan.Processes[i].StartAfter = append([]string(nil), after...)
+			}
+		}
+	}
 }

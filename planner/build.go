@@ -98,6 +98,9 @@ type builder struct {
 	// benchNode is the node a client placed at "head" runs on: the head
 	// node, or the node benchmark.client_dedicated_node reserves.
 	benchNode int
+	// seqStart are the TRT-LLM endpoint workers, in plan order, that
+	// backend.sequential_node_start batches.
+	seqStart []string
 }
 
 func (b *builder) fail(field, format string, args ...any) error {
@@ -437,6 +440,7 @@ func (b *builder) topology() error {
 	if err := b.addWorkers(eps); err != nil {
 		return err
 	}
+	b.sequentialStart()
 	return b.addFrontends(head)
 }
 

@@ -220,9 +220,9 @@ func (r *Recipe) checkSupported() error {
 		return r.unsupported("model.stage_dir", "staging the model to node-local disk")
 	case r.Resources.HetJobs != nil && *r.Resources.HetJobs:
 		return r.unsupported("resources.het_jobs", "heterogeneous jobs")
-	case r.Backend.SequentialNode != nil && *r.Backend.SequentialNode > 0:
-		// 0 is srtctl's default: every worker starts at once.
-		return r.unsupported("backend.sequential_node_start", "sequential TRT-LLM node start")
+	case r.Backend.SequentialNode != nil && *r.Backend.SequentialNode > 0 && r.Backend.Type != "trtllm":
+		// srtctl batches TRT-LLM's per-endpoint launch only.
+		return r.unsupported("backend.sequential_node_start", "sequential node start of a "+r.Backend.Type+" worker")
 	case r.Dynamo.TopOfTree:
 		return r.unsupported("dynamo.top_of_tree", "installing Dynamo from a live clone")
 	case r.Dynamo.CargoPatches != nil:

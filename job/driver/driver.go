@@ -281,10 +281,8 @@ func (d *driver) startServers(ctx context.Context, phase *rundir.Phase) error {
 	}
 	*phase = rundir.PhaseWorkers
 	d.setPhase(rundir.PhaseWorkers)
-	for _, p := range byRole(plan.RolePrefill, plan.RoleDecode, plan.RoleAgg) {
-		if err := d.startStep(ctx, p); err != nil {
-			return err
-		}
+	if err := d.startWorkers(ctx, byRole(plan.RolePrefill, plan.RoleDecode, plan.RoleAgg)); err != nil {
+		return err
 	}
 	*phase = rundir.PhaseFrontend
 	d.setPhase(rundir.PhaseFrontend)
