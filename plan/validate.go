@@ -31,6 +31,7 @@ func (p *Plan) Validate() error {
 		add("gpus: %d total on %d nodes × %d", p.GPUs.Total, p.Nodes, p.GPUsPerNode)
 	}
 	names := map[string]bool{}
+	ready := map[string]bool{}
 	logs := map[string]bool{}
 	type nodePort struct{ node, port int }
 	ports := map[nodePort]string{}
@@ -43,6 +44,9 @@ func (p *Plan) Validate() error {
 			add("process %q: name used twice", proc.Name)
 		}
 		names[proc.Name] = true
+		if proc.Ready != nil {
+			ready[proc.Name] = true
+		}
 		if logs[proc.Log] {
 			add("process %q: log %s shared with another process", proc.Name, proc.Log)
 		}

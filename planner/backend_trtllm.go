@@ -64,6 +64,7 @@ func (e *trtllmEngine) worker(w *workerCtx, proc *plan.Process) error {
 		argv = append(argv, "--disaggregation-mode", mode)
 	}
 	proc.Argv = append(argv, "--extra-engine-args", "/logs/"+name, "--request-plane", b.plan.Dynamo.RequestPlane)
+	b.seqStart = append(b.seqStart, proc.Name)
 	if pm := b.r.Backend.PublishMetrics; pm != nil && *pm {
 		// Schema 2's engine.publish_metrics: engine metrics without KV-cache
 		// events (srtctl 2.x's TRTLLMBackend). Unset keeps c88ef731's

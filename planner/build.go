@@ -104,6 +104,9 @@ type builder struct {
 	// benchNode is the node a client placed at "head" runs on: the head
 	// node, or the node benchmark.client_dedicated_node reserves.
 	benchNode int
+	// seqStart are the TRT-LLM endpoint workers, in plan order, that
+	// backend.sequential_node_start batches.
+	seqStart []string
 }
 
 func (b *builder) fail(field, format string, args ...any) error {

@@ -25,26 +25,21 @@ import (
 const (
 	v2CorpusFiles    = 190
 	v2CorpusConfigs  = 301 // plain recipes + every variant of every bundle
-	v2CorpusRendered = 276
+	v2CorpusRendered = 294
 )
 
 // v2CorpusRefusals is every config not rendered, by the field named.
 // engine.prefill_container and engine.set_cuda_visible_devices are read
 // only by the SemiAnalysisAI fork of srt-slurm (upstream srtctl refuses
-// them too). engine.sequential_node_start (TRT-LLM batched worker start) is
-// a feature slurmbench does not run yet, in either schema. benchmark.command:
-// one sample file ends at `type: custom` (srtctl refuses it too), and the 3
+// them too). benchmark.command:
+// one sample file ends at `type: custom` (srtctl refuses it too), and the 4
 // configs of dsv4/sglang/mi355x/agentic/disagg-dspark.yaml that run a
 // 5-command shell sequence, which slurmbench's argv rule refuses (srtctl
-// hands it to bash -lc); telemetry.dcgm_exporter: that file's power variant
-// enables telemetry without an exporter (srtctl would take the cluster's
-// default_gpu_exporter, which a profile does not have).
+// hands it to bash -lc).
 var v2CorpusRefusals = map[string]int{
 	"fork engine.prefill_container":        1,
 	"fork engine.set_cuda_visible_devices": 1,
-	"gap engine.sequential_node_start":     18,
-	"error benchmark.command":              4,
-	"error telemetry.dcgm_exporter":        1,
+	"error benchmark.command":              5,
 }
 
 func v2CorpusRoot(t testing.TB) string {

@@ -442,3 +442,59 @@ func TestTRTLLMSchema2(t *testing.T) {
 		}
 	}
 }
+
+// TestTRTLLMSequentialStart: sequential_node_start N starts the TRT-LLM
+// endpoint workers that share a leader node N at a time: each later batch
+// waits for the one before to answer /health on its system port; a node
+// with one worker, and N = 0, wait for nothing.
+func TestTRTLLMSequentialStart(t *testing.T) {
+	// 4 one-GPU prefill workers on one 4-GPU node, 1 decode worker on two.
+	four := strings.NewReplacer("prefill_workers: 1, gpus_per_prefill: 2", "prefill_workers: 4, gpus_per_prefill: 1",
+		"prefill: {tensor_parallel_size: 2,", "prefill: {tensor_parallel_size: 1,").Replace(trtllmRecipe)
+	cases := []struct {
+		n     string
+		after map[string][]string // process → After
+	}{
+		{"0", map[string][]string{}},
+		{"2", map[string][]string{"prefill_w2": {"prefill_w0", "prefill_w1"}, "prefill_w3": {"prefill_w0", "prefill_w1"}}},
+		{"1", map[string][]string{"prefill_w1": {"prefill_w0"}, "prefill_w2": {"prefill_w1"}, "prefill_w3": {"prefill_w2"}}},
+		{"3", map[string][]string{"prefill_w3": {"prefill_w0", "prefill_w1", "prefill_w2"}}},
+	}
+	for _, c := range cases {
+		t.Run("n="+c.n, func(t *testing.T) {
+			pl := buildText(t, "gb300.toml", strings.Replace(four, "  type: trtllm\n", "  type: trtllm\n  sequential_node_start: "+c.n+"\n", 1))
+			waitedOn := map[string]bool{}
+			for _, p := range pl.Processes {
+				if !reflect.DeepEqual(p.After, c.after[p.Name]) {
+					t.Errorf("%s starts after %q, want %q", p.Name, p.After, c.after[p.Name])
+				}
+				for _, dep := range p.After {
+					waitedOn[dep] = true
+				}
+			}
+			for _, p := range pl.Processes {
+				if p.Role != plan.RolePrefill && p.Role != plan.RoleDecode {
+					continue
+				}
+				want := waitedOn[p.Name]
+				if (p.Ready != nil) != want {
+					t.Errorf("%s ready probe %+v, want one: %v", p.Name, p.Ready, want)
+				}
+				if p.Ready != nil && (p.Ready.Path != "/health" || p.Ready.Port != p.Ports["system"] || p.Ready.Node != p.Nodes[0]) {
+					t.Errorf("%s probe %+v, want GET /health on its system port %d", p.Name, p.Ready, p.Ports["system"])
+				}
+			}
+		})
+	}
+	// A plan whose After names no earlier process with a probe is
+	// refused (the driver would wait for nothing, or forever).
+	pl := buildText(t, "gb300.toml", strings.Replace(four, "  type: trtllm\n", "  type: trtllm\n  sequential_node_start: 2\n", 1))
+	for i := range pl.Processes {
+		if pl.Processes[i].Name == "prefill_w2" {
+			pl.Processes[i].After = []string{"prefill_w3"}
+		}
+	}
+	if err := pl.Validate(); err == nil || !strings.Contains(err.Error(), `process "prefill_w2": waits for "prefill_w3"`) {
+		t.Errorf("validate: %v", err)
+	}
+}

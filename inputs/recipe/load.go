@@ -335,8 +335,11 @@ func checkKeys(path string, n *yaml.Node, t reflect.Type, field string, schema i
 				if open {
 					continue
 				}
-				return &Error{File: path, Line: k.Line, Field: joinField(field, k.Value),
-					Msg: fmt.Sprintf("unknown key %q (in %s)", k.Value, blockName(t.String()))}
+				msg := fmt.Sprintf("unknown key %q (in %s)", k.Value, blockName(t.String()))
+				if v2, _ := yamlFieldsFor(t, 2); schema < 2 && v2[k.Value] != nil || schema < 2 && field == "" && (k.Value == "engine" || k.Value == "roles") {
+					msg += "; it is srt-slurm 2.x's layout: this recipe has no `schema: 2`"
+				}
+				return &Error{File: path, Line: k.Line, Field: joinField(field, k.Value), Msg: msg}
 			}
 			if err := checkKeys(path, v, ft, joinField(field, k.Value), schema); err != nil {
 				return err

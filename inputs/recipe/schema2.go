@@ -650,7 +650,7 @@ func (n *v2Normalizer) benchmark() error {
 // placement maps <block>.placement.node onto the v1 location key, or the
 // v1 dedicated flag for "dedicated" (PlacementConfig.location/dedicated).
 func (n *v2Normalizer) placement(block *yaml.Node, name, locKey, dedicatedKey string) error {
-	pk, p := mapKeyValue(block, "placement")
+	_, p := mapKeyValue(block, "placement")
 	if p == nil {
 		return nil
 	}
@@ -662,7 +662,6 @@ func (n *v2Normalizer) placement(block *yaml.Node, name, locKey, dedicatedKey st
 	if node.Kind != yaml.ScalarNode || node.Value == "" {
 		return n.errAt(nk.Line, name+".placement.node", "want a location name (head, first_decode, last_decode) or dedicated")
 	}
-	_ = pk
 	for _, key := range []string{locKey, dedicatedKey} {
 		if k, _ := mapKeyValue(block, key); k != nil {
 			return n.errAt(k.Line, name+"."+key, "cannot be combined with %s.placement.node (line %d), which replaced it", name, nk.Line)

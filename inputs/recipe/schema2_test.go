@@ -77,14 +77,13 @@ roles:
 			return []any{intp(r.Resources.AggNodes), 1, intp(r.Resources.AggWorkers), 2, r.Backend.AggregatedEnv.Strings()["A"], "1",
 				r.Backend.VLLMConfig.Aggregated["tensor-parallel-size"].String(), "4"}
 		}},
-		{"env args extra_args kv_events per role", v2Base + `engine: trtllm
+		{"env args kv_events per role", v2Base + `engine: sglang
 roles:
   prefill:
     nodes: 1
     workers: 1
     env: {P: x}
     args: {max_batch_size: 8}
-    extra_args: ["--tool_parser", "glm47"]
     kv_events: true
   decode:
     nodes: 1
@@ -94,8 +93,7 @@ roles:
 `, func(r *Recipe) []any {
 			b := r.Backend
 			return []any{b.PrefillEnv.Strings()["P"], "x", b.DecodeEnv.Strings()["D"], "y",
-				b.TRTLLMConfig.Prefill["max_batch_size"].String(), "8", b.TRTLLMConfig.Decode["max_batch_size"].String(), "16",
-				strings.Join(b.PrefillExtraArgs, " "), "--tool_parser glm47",
+				b.SGLangConfig.Prefill["max_batch_size"].String(), "8", b.SGLangConfig.Decode["max_batch_size"].String(), "16",
 				b.KVEventsConfig != nil && mapGet(b.KVEventsConfig.Node, "prefill") != nil, true}
 		}},
 		{"engine mapping knobs", v2Base + `engine:
@@ -180,6 +178,8 @@ benchmark:
 			s, _ := r.Telemetry.Settings()
 			return []any{s.FrequencySeconds, 0.5, intp(r.Telemetry.CPUPowerExporter.Port), 9405, s.ExporterCommand, "--port {port}"}
 		}},
+		{"telemetry without an exporter takes the cluster's", v2Base + v2RolesText + "telemetry: {enabled: true}\n",
+			func(r *Recipe) []any { return []any{r.Telemetry.Enabled, true, r.Telemetry.DCGMExporter == nil, true} }},
 		{"anchors and merge keys", v2Base + `engine: sglang
 roles:
   prefill:
@@ -199,7 +199,7 @@ roles:
   command: [bash, /infmax-workspace/benchmarks/multi_node/srt_eval.sh]
   passthrough_env: [EVAL_TASKS]
 host_setup:
-  commands: ["sudo -n nvidia-smi -lgc 1980"]
+  commands: []
   nodes: workers
 observability: {tachometer: {enabled: false}}
 `, func(r *Recipe) []any {
@@ -301,7 +301,9 @@ func TestSchema2BadInput(t *testing.T) {
 		{"unknown role", v2Base + "engine: sglang\nroles:\n  prefil: {nodes: 1}\n", []string{"r.yaml:17: roles.prefil: unknown key \"prefil\" (in roles)"}, nil},
 		{"unknown engine knob", v2Base + "engine: {type: sglang, turbo: true}\nroles:\n  agg: {nodes: 1, workers: 1}\n", []string{"engine.turbo: unknown key"}, nil},
 		{"unknown top-level key", v2Base + v2RolesText + "servicez: []\n", []string{"servicez: unknown key"}, nil},
-		{"v2 key under schema 1", base + "services: []\n", []string{"services: unknown key"}, nil},
+		{"v2 key under schema 1", base + "services: []\n", []string{"services: unknown key", "no `schema: 2`"}, nil},
+		{"v2 vocabulary without schema: 2", base + "roles: {}\n", []string{"roles: unknown key \"roles\" (in top level); it is srt-slurm 2.x's layout"}, nil},
+		{"v2 nested key under schema 1", base + "  placement: {node: head}\n", []string{"benchmark.placement: unknown key", "no `schema: 2`"}, nil},
 		{"decode nodes 0", v2Base + "engine: sglang\nroles:\n  prefill: {nodes: 1, workers: 1}\n  decode: {nodes: 0, workers: 1}\n", []string{"roles.decode.nodes: 0 is not accepted; write nodes: colocate"}, nil},
 		{"prefill colocate", v2Base + "engine: sglang\nroles:\n  prefill: {nodes: colocate, workers: 1}\n", []string{"roles.prefill.nodes: only the decode role can colocate"}, nil},
 		{"colocate without gpus", v2Base + "engine: sglang\nroles:\n  prefill: {nodes: 1, workers: 1, gpus: 4}\n  decode: {nodes: colocate, workers: 1}\n", []string{"colocate requires an explicit gpus", "missing on decode"}, nil},
@@ -335,6 +337,9 @@ func TestSchema2BadInput(t *testing.T) {
 		{"post_eval empty command", v2Base + v2RolesText + "post_eval: {command: []}\n", []string{"post_eval.command: if set, must be non-empty"}, nil},
 		{"host_setup nodes", v2Base + v2RolesText + "host_setup: {nodes: some}\n", []string{"host_setup.nodes: \"some\" is not all or workers"}, nil},
 		{"cpu power exporter port", v2Base + v2RolesText + "telemetry: {cpu_power_exporter: {port: 70000}}\n", []string{"telemetry.cpu_power_exporter.port: 70000"}, nil},
+		{"extra_args is not run yet", v2Base + "engine: trtllm\nroles:\n  agg: {nodes: 1, workers: 1, extra_args: [\"--tool_parser\", \"glm47\"]}\n", []string{"r.yaml:17: roles.agg.extra_args: raw trtllm-serve"}, &UnsupportedError{}},
+		{"sequential start of another engine", v2Base + "engine: {type: sglang, sequential_node_start: 2}\nroles:\n  agg: {nodes: 1, workers: 1}\n", []string{"engine.sequential_node_start: sequential node start of a sglang worker"}, &UnsupportedError{}},
+		{"host_setup is not run yet", v2Base + v2RolesText + "host_setup: {commands: [\"sudo -n nvidia-smi -lgc 1980\"]}\n", []string{"host_setup.commands"}, &UnsupportedError{}},
 		{"tachometer on is not run yet", v2Base + v2RolesText + "observability: {tachometer: {enabled: true}}\n", []string{"observability.tachometer.enabled"}, &UnsupportedError{}},
 		{"frontend placement value", v2Base + v2RolesText + "frontend: {placement: {node: last_decode}}\n", []string{"frontend.placement.node: \"last_decode\" is not one of"}, nil},
 		{"nginx keepalive not an nginx time", v2Base + v2RolesText + "frontend: {nginx_keepalive_timeout: \"10s; evil\"}\n", []string{"frontend.nginx_keepalive_timeout: \"10s; evil\" is not an nginx time"}, nil},

@@ -250,6 +250,25 @@ func (r *Recipe) checkSupportedV2() error {
 			return uns(".command", "replacing the command of a "+s.EffectiveType()+" service")
 		}
 	}
+	for _, x := range []struct {
+		field string
+		args  []string
+	}{{"backend.prefill_extra_args", r.Backend.PrefillExtraArgs}, {"backend.decode_extra_args", r.Backend.DecodeExtraArgs}, {"backend.aggregated_extra_args", r.Backend.AggregatedExtraArgs}} {
+		if len(x.args) > 0 {
+			// srtctl appends them to trtllm-serve only; dynamo.trtllm, the
+			// worker slurmbench runs, takes another CLI.
+			return r.unsupported(x.field, "raw trtllm-serve worker arguments (frontend trtllm_serve)")
+		}
+	}
+	if h := r.HostSetup; h != nil && len(h.Commands)+len(h.Teardown) > 0 {
+		// Nothing plans these yet; running the workers without them would
+		// ignore part of the recipe.
+		field := "host_setup.commands"
+		if len(h.Commands) == 0 {
+			field = "host_setup.teardown"
+		}
+		return r.unsupported(field, "running commands on each node's bare host (host_setup)")
+	}
 	if o := r.Observability; o != nil && o.Tachometer != nil && o.Tachometer.Enabled != nil && *o.Tachometer.Enabled {
 		return r.unsupported("observability.tachometer.enabled", "Tachometer metric collection")
 	}

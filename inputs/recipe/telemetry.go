@@ -117,7 +117,11 @@ func (r *Recipe) validateTelemetry(add func(field, format string, args ...any)) 
 		return
 	}
 	if t.DCGMExporter == nil {
-		add("telemetry.dcgm_exporter", "required when telemetry is enabled")
+		// srtctl 2.x then runs the cluster's default_gpu_exporter: the
+		// profile's [telemetry] exporter, which planning requires.
+		if r.SchemaVersion < 2 {
+			add("telemetry.dcgm_exporter", "required when telemetry is enabled")
+		}
 	} else {
 		if t.DCGMExporter.ContainerImage != nil && strings.TrimSpace(s.ExporterImage) == "" {
 			add("telemetry.dcgm_exporter.container_image", "must not be empty")
