@@ -912,7 +912,6 @@ benchmark: {type: sa-bench, isl: 1024, osl: 1024, concurrencies: [8]}
 		})
 	}
 	for _, bad := range []struct{ text, want string }{
-		{text(-1, 4, 1, 1), "must not be negative"},
 		{strings.NewReplacer("type: trtllm", "type: sglang", "trtllm_config", "sglang_config", "tensor_parallel_size", "tensor-parallel-size").Replace(text(1, 4, 1, 1)), "a trtllm backend field"},
 	} {
 		_, err := buildTextErr(t, "gb300.toml", bad.text)
