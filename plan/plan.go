@@ -201,6 +201,12 @@ type Process struct {
 	// After names processes whose Ready probe must pass before this one
 	// starts (TRT-LLM's sequential_node_start batches).
 	After []string `json:"after,omitempty"`
+	// Passenv names variables whose values the step takes from the job's
+	// environment when set (like EnvPassthrough, for this step only).
+	Passenv []string `json:"passenv,omitempty"`
+	// Start is a service's start phase (RoleService only): before_workers
+	// or after_frontend.
+	Start string `json:"start,omitempty"`
 }
 
 // SrunOptions are per-step srun settings.
@@ -211,11 +217,20 @@ type SrunOptions struct {
 	Export []string `json:"export,omitempty"` // K=V added to --export=ALL,...
 }
 
-// Probe is a TCP or HTTP readiness check on a node.
+// Probe is a TCP, HTTP or log readiness check on a node.
 type Probe struct {
 	Node int    `json:"node"`
 	Port int    `json:"port"`
 	Path string `json:"path,omitempty"` // HTTP GET path; "" = TCP connect
+	// Status is the HTTP status that counts as ready (0: any 2xx).
+	Status int `json:"status,omitempty"`
+	// Pattern is a regular expression the process's log must match: a log
+	// probe, with no port.
+	Pattern string `json:"pattern,omitempty"`
+	// TimeoutSeconds and IntervalSeconds bound a service's probe (0: the
+	// driver's infra defaults).
+	TimeoutSeconds  int `json:"timeout_seconds,omitempty"`
+	IntervalSeconds int `json:"interval_seconds,omitempty"`
 }
 
 // Health is the gate between "processes started" and "benchmark".
@@ -271,6 +286,12 @@ type Eval struct {
 	Concurrency int                `json:"concurrency,omitempty"`
 	ResultDir   string             `json:"result_dir,omitempty"`
 	DataDir     string             `json:"data_dir,omitempty"` // gsm8k splits (paths.gsm8k); "" = built into the binary
+	// Command is the recipe's post_eval.command as run (placeholders
+	// filled): it replaces the built-in gsm8k eval (post_eval.go).
+	Command []string `json:"command,omitempty"`
+	// Passenv names the variables the eval takes from the submitting
+	// environment when set (srtctl's built-in list and passthrough_env).
+	Passenv []string `json:"passenv,omitempty"`
 }
 
 // Dynamo is the install Dynamo needs inside the engine container.

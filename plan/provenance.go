@@ -30,6 +30,13 @@ func (p *Plan) writeProvenance(ew *errWriter) {
 		ew.printf("  telemetry %s requested (required: %v, every %gs, exporter %s port %d) and NOT collected by this plan\n",
 			t.Provider, t.Required, t.FrequencySeconds, t.ExporterImage, t.ExporterPort)
 	}
+	if t := p.Recipe.Telemetry; t != nil && t.CPUExporterPort > 0 {
+		// srtctl's CPU leg is best-effort and runs the exporter binary its
+		// own setup installs; slurmbench has neither that binary nor a
+		// contract for its samples, so it says so rather than pretend.
+		ew.printf("  telemetry cpu_power_exporter (port %d, source %s) requested and NOT collected: slurmbench runs the DCGM leg only\n",
+			t.CPUExporterPort, t.CPUExporterSource)
+	}
 	if t := p.Telemetry; t != nil {
 		ew.printf("  telemetry dcgm-power collected (required: %v, every %gs, %d GPUs on nodes %v, exporter %s port %d) into %s\n",
 			t.Required, t.IntervalSeconds, len(t.Devices), t.Nodes, t.ExporterImage, t.Port, t.PowerDir)

@@ -52,7 +52,11 @@ func (p *Plan) WriteHuman(w io.Writer) error {
 		}
 	}
 	p.writeBenchmarkNotes(ew)
-	if p.Eval.Enabled {
+	switch {
+	case p.Eval.Enabled && len(p.Eval.Command) > 0:
+		ew.printf("\nEval: post_eval.command %s, EVAL_CONC %d, only=%v; results %s; from the submitting environment when set: %s\n",
+			QuoteArgv(p.Eval.Command), p.Eval.Concurrency, p.Eval.Only, p.Eval.ResultDir, strings.Join(p.Eval.Passenv, ", "))
+	case p.Eval.Enabled:
 		ew.printf("\nEval: gsm8k (%s client), concurrency %d, only=%v\n", p.Eval.Client, p.Eval.Concurrency, p.Eval.Only)
 	}
 
@@ -104,6 +108,9 @@ func (p *Plan) WriteHuman(w io.Writer) error {
 			ew.printf("    srun  ntasks %d %s\n", proc.Srun.NTasks, strings.TrimSpace(strings.Join(append(append(mpiFlag(proc.Srun.MPI), proc.Srun.Extra...), exportFlag(proc.Srun.Export)...), " ")))
 		}
 		ew.printf("    log   %s\n", proc.Log)
+		if proc.Role == RoleService {
+			ew.printf("    start %s, %s\n", proc.Start, describeService(proc))
+		}
 	}
 	if len(p.EnvPassthrough) > 0 {
 		ew.printf("\nPassed through from the submitting environment (values not shown): %s\n", strings.Join(p.EnvPassthrough, ", "))

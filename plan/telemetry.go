@@ -30,6 +30,12 @@ type Telemetry struct {
 	Devices []TelemetryDevice `json:"devices"`
 	// Windows are the benchmark points expected to record a window.
 	Windows []TelemetryWindow `json:"windows"`
+	// WindowDir, when set, is where windows are written instead of
+	// <PowerDir>/windows, and WindowBenchmarkType the benchmark_type they
+	// carry instead of sa-bench: what a client run inside a custom
+	// benchmark is told through srtctl's SRT_MEASUREMENT_WINDOW_* variables.
+	WindowDir           string `json:"window_dir,omitempty"`
+	WindowBenchmarkType string `json:"window_benchmark_type,omitempty"`
 }
 
 // TelemetryDevice is one GPU a worker occupies.

@@ -118,6 +118,7 @@ func (p *Plan) Validate() error {
 			add("point concurrency %d: %d prompts", pt.Concurrency, pt.NumPrompts)
 		}
 	}
+	p.validateServices(add)
 	if p.Benchmark.Type == "" && !p.Eval.Enabled {
 		add("nothing to run: no benchmark points and no eval")
 	}

@@ -159,6 +159,9 @@ func (b *builder) build() (*plan.Plan, error) {
 	if err := b.topology(); err != nil {
 		return nil, err
 	}
+	if err := b.services(); err != nil {
+		return nil, err
+	}
 	if err := b.benchmark(); err != nil {
 		return nil, err
 	}

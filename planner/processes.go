@@ -463,6 +463,9 @@ func (b *builder) eval() error {
 	}
 	e := plan.Eval{Enabled: true, Only: in.Eval.Only, Client: cmp.Or(in.Eval.Client, profile.EvalNative), Concurrency: in.Eval.Concurrency,
 		ResultDir: filepath.Join(pl.Layout.Results, "eval"), DataDir: b.p.Paths.GSM8K}
+	if pe := b.r.PostEval; pe != nil && len(pe.Command) > 0 {
+		return b.postEval(e)
+	}
 	if e.Concurrency <= 0 {
 		e.Concurrency = 64
 	}

@@ -12,6 +12,17 @@ import (
 	"github.com/slurmbench/slurmbench/inputs/recipe"
 )
 
+// Measurement-window variables of srtctl's power contract: the directory
+// the benchmark client writes windows into (srtctl sets it for every client
+// when telemetry is on), and the two a custom workload's recipe sets for
+// its own client (InferenceX's power recipes): what window result_path is
+// relative to, and the benchmark_type windows carry.
+const (
+	EnvMeasurementWindowDir        = "SRT_MEASUREMENT_WINDOW_DIR"
+	EnvMeasurementWindowResultRoot = "SRT_MEASUREMENT_WINDOW_RESULT_ROOT"
+	EnvMeasurementWindowType       = "SRT_MEASUREMENT_WINDOW_BENCHMARK_TYPE"
+)
+
 // defaultExporterCommand is srtctl's DCGM exporter command; {port} is the
 // exporter's port.
 const defaultExporterCommand = "dcgm-exporter --collect-interval=100 --address :{port}"
@@ -22,8 +33,11 @@ const defaultExporterPort = 9401
 // telemetry plans power telemetry from the recipe's telemetry block, or the
 // profile's [telemetry] default for a recipe without one: one exporter step
 // over every worker node, the GPUs each worker occupies, and one window per
-// benchmark point. Nothing is planned for an eval-only or custom run (no
-// SA-Bench window to measure).
+// benchmark point. A custom benchmark (srt-slurm 2.x measures those too)
+// expects one window of its own type per concurrency it is asked for
+// (CONC_LIST, else benchmark.concurrencies; none without either), written by its client where
+// SRT_MEASUREMENT_WINDOW_DIR says, result paths relative to the logs
+// (/logs). Nothing is planned for an eval-only run.
 func (b *builder) telemetry() error {
 	r, p, pl := b.r, b.p, b.plan
 	set, on := r.Telemetry.Settings()
@@ -33,7 +47,8 @@ func (b *builder) telemetry() error {
 		set, on = (&recipe.Telemetry{Enabled: true, Required: p.Telemetry.Required,
 			DCGMExporter: &recipe.TelemetryExporter{ContainerImage: &image, Port: &port}}).Settings()
 	}
-	if !on || pl.Benchmark.Type != "sa-bench" {
+	custom := pl.Benchmark.Type == "custom"
+	if !on || pl.Benchmark.Type != "sa-bench" && !custom {
 		return nil
 	}
 	if set.ExporterPort == 0 {
@@ -74,6 +89,11 @@ func (b *builder) telemetry() error {
 	for _, pt := range pl.Points {
 		t.Windows = append(t.Windows, plan.TelemetryWindow{BenchmarkType: "sa-bench", Concurrency: pt.Concurrency})
 	}
+	if custom {
+		if err := b.customTelemetry(t, set.StorageSubdir); err != nil {
+			return err
+		}
+	}
 
 	proc := plan.Process{Name: "telemetry_dcgm_exporter", Role: plan.RoleTelemetry, Nodes: t.Nodes, Container: true,
 		Mounts: b.mounts(), Ports: map[string]int{"metrics": t.Port}, Log: b.logPath("telemetry_dcgm_exporter"),
@@ -110,5 +130,36 @@ func (b *builder) telemetry() error {
 	t.ExporterCommand = plan.QuoteArgv(proc.Argv)
 	b.add(proc)
 	pl.Telemetry = t
+	return nil
+}
+
+// customTelemetry sets a custom benchmark's expected windows and tells its
+// client where to write them (srtctl's _get_measurement_window_env; the
+// recipe's benchmark.env, applied last in srtctl, wins).
+func (b *builder) customTelemetry(t *plan.Telemetry, subdir string) error {
+	var bench *plan.Process
+	for i := range b.plan.Processes {
+		if b.plan.Processes[i].Role == plan.RoleBenchmark {
+			bench = &b.plan.Processes[i]
+		}
+	}
+	if bench == nil {
+		return nil
+	}
+	concs := b.r.Benchmark.Concurrencies.Values
+	if len(b.in.Concurrencies) > 0 {
+		concs = b.in.Concurrencies
+	}
+	// Without concurrencies (InferenceX's workflow gives CONC_LIST at run
+	// time) no window is expected: the samples cover the serve session and
+	// the package cannot be published.
+	typ := plan.FirstNonEmpty(bench.Env[EnvMeasurementWindowType], "custom")
+	for _, c := range concs {
+		t.Windows = append(t.Windows, plan.TelemetryWindow{BenchmarkType: typ, Concurrency: c})
+	}
+	t.ResultRoot = b.plan.Layout.Logs
+	if _, ok := bench.Env[EnvMeasurementWindowDir]; !ok {
+		bench.Env[EnvMeasurementWindowDir] = "/logs/" + filepath.ToSlash(subdir) + "/windows"
+	}
 	return nil
 }

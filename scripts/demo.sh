@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job on the embedded default: a complete benchmark of the mock
-# 2P1D topology on the project's test cluster (submitted through slurmrestd,
+# 2P1D topology (examples/mock-2p1d.yaml, a schema-2 recipe) on the project's test cluster (submitted through slurmrestd,
 # driven inside the allocation), the native SA-Bench client at c8 and c32,
 # the native gsm8k eval, results staged into demo-out/, the summary printed.
 # Run by `make demo` with the cluster's environment (scripts/with-cluster.sh).

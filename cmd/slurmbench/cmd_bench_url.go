@@ -20,6 +20,7 @@ import (
 	"github.com/slurmbench/slurmbench/login/report"
 	"github.com/slurmbench/slurmbench/login/runner"
 	"github.com/slurmbench/slurmbench/plan"
+	"github.com/slurmbench/slurmbench/planner"
 	"github.com/slurmbench/slurmbench/results"
 	"github.com/slurmbench/slurmbench/results/pareto"
 )
@@ -112,6 +113,7 @@ func benchURL(c *cli.Context) error {
 	if err != nil {
 		return exitcode.With(exitcode.Config, err)
 	}
+	pl.Telemetry = measurementWindows(os.Getenv)
 	name := c.String("result-filename")
 	if err := runner.CheckStaging(pl, runner.CollectOptions{ResultFilename: name}); err != nil {
 		return exitcode.With(exitcode.Config, err)
@@ -289,4 +291,19 @@ func (p *liveProgress) docs() func(done, total int) {
 		last = time.Now()
 		p.show(fmt.Sprintf("gsm8k: %d/%d documents, %s", done, total, time.Since(start).Round(time.Second)), final)
 	}
+}
+
+// measurementWindows is srtctl's window contract for a client run inside a
+// custom benchmark (its sa-bench client's measurement_window.py): with
+// SRT_MEASUREMENT_WINDOW_DIR set, each measured point writes its window
+// there, result_path relative to SRT_MEASUREMENT_WINDOW_RESULT_ROOT (else
+// /logs, the container's log mount), benchmark_type from
+// SRT_MEASUREMENT_WINDOW_BENCHMARK_TYPE (else sa-bench). nil without it.
+func measurementWindows(getenv func(string) string) *plan.Telemetry {
+	dir := getenv(planner.EnvMeasurementWindowDir)
+	if dir == "" {
+		return nil
+	}
+	return &plan.Telemetry{WindowDir: dir, ResultRoot: cmp.Or(getenv(planner.EnvMeasurementWindowResultRoot), "/logs"),
+		WindowBenchmarkType: getenv(planner.EnvMeasurementWindowType)}
 }

@@ -30,7 +30,7 @@ func copyExample(t *testing.T, dir, name string, perm os.FileMode) (path string,
 // it (already schema 2) with exit 2, leaving it as it is.
 func TestMigrateFile(t *testing.T) {
 	dir := t.TempDir()
-	path, orig := copyExample(t, dir, "mock-2p1d.yaml", 0o640)
+	path, orig := copyExample(t, dir, "mock-2p1d-v1.yaml", 0o640)
 	want, err := recipe.Migrate(path, orig, recipe.MigrateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +76,7 @@ func TestMigrateFile(t *testing.T) {
 		t.Errorf("print of a schema-2 file: exit %d", code)
 	}
 	// --set edits the original first; a bad one is exit 2 and writes nothing.
-	path2, orig2 := copyExample(t, t.TempDir(), "mock-2p1d.yaml", 0o644)
+	path2, orig2 := copyExample(t, t.TempDir(), "mock-2p1d-v1.yaml", 0o644)
 	out, _, code = runCLI(t, "migrate", "-q", "-f", path2, "--set", "resources.prefill_workers=1")
 	if code != 0 || !strings.Contains(out, "  prefill:\n    nodes: 2\n    workers: 1\n") {
 		t.Errorf("--set: exit %d\n%s", code, out)
@@ -99,18 +99,18 @@ func TestMigrateFile(t *testing.T) {
 // with --in-place it writes every file only when all of them migrate.
 func TestMigrateDir(t *testing.T) {
 	dir := t.TempDir()
-	a, _ := copyExample(t, dir, "mock-2p1d.yaml", 0o644)
+	a, _ := copyExample(t, dir, "mock-2p1d-v1.yaml", 0o644)
 	_, master := copyExample(t, dir, "mock-master.yaml", 0o644)
 	sub := filepath.Join(dir, "sub")
 	if err := os.Mkdir(sub, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	b, origB := copyExample(t, sub, "mock-2p1d.yaml", 0o644)
+	b, origB := copyExample(t, sub, "mock-2p1d-v1.yaml", 0o644)
 	out, errOut, code := runCLI(t, "migrate", "-f", dir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"mock-2p1d.yaml: migrate (", "mock-master.yaml: not a recipe, skipped", "sub/mock-2p1d.yaml: migrate (", "3 file(s): 2 to migrate, 0 already schema 2, 1 not recipes, 0 failed"} {
+	for _, want := range []string{"mock-2p1d-v1.yaml: migrate (", "mock-master.yaml: not a recipe, skipped", "sub/mock-2p1d-v1.yaml: migrate (", "3 file(s): 2 to migrate, 0 already schema 2, 1 not recipes, 0 failed"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, out)
 		}

@@ -346,7 +346,8 @@ func importImage(ctx context.Context, prof *profile.Profile, client *slurm.Clien
 func jobEnv(pl *plan.Plan) []string {
 	env := []string{"PATH=" + firstNonEmptyEnv("SLURMBENCH_JOB_PATH", slurm.DefaultJobEnvironment[0][len("PATH="):])}
 	seen := map[string]bool{"PATH": true}
-	for _, n := range append(append([]string{}, pl.EnvPassthrough...), workflowVars...) {
+	// post_eval's variables (the eval takes them from the job's environment).
+	for _, n := range append(append(append([]string{}, pl.EnvPassthrough...), workflowVars...), pl.Eval.Passenv...) {
 		if v, ok := os.LookupEnv(n); ok && !seen[n] {
 			env = append(env, n+"="+v)
 			seen[n] = true

@@ -53,7 +53,17 @@ type TelemetrySettings struct {
 	StartupTimeoutSeconds float64 `json:"startup_timeout_seconds"`
 	RequestTimeoutSeconds float64 `json:"request_timeout_seconds"`
 	JoinTimeoutSeconds    float64 `json:"collector_join_timeout_seconds"`
+	// CPUExporterPort and CPUExporterSource are the CPU power leg's, when
+	// cpu_power_exporter is set (port 0: off).
+	CPUExporterPort   int    `json:"cpu_power_exporter_port,omitempty"`
+	CPUExporterSource string `json:"cpu_power_exporter_source,omitempty"`
 }
+
+// srtctl 2.x's CpuPowerExporterConfig defaults.
+const (
+	defaultCPUExporterPort   = 9405
+	defaultCPUExporterSource = "auto"
+)
 
 // Settings resolves the block; ok is false when telemetry is not enabled.
 func (t *Telemetry) Settings() (s TelemetrySettings, ok bool) {
@@ -74,6 +84,18 @@ func (t *Telemetry) Settings() (s TelemetrySettings, ok bool) {
 		}
 	}
 	setF(&s.FrequencySeconds, t.DefaultFrequency)
+	if t.CollectIntervalMS != nil {
+		s.FrequencySeconds = float64(*t.CollectIntervalMS) / 1000
+	}
+	if c := t.CPUPowerExporter; c != nil {
+		s.CPUExporterPort, s.CPUExporterSource = defaultCPUExporterPort, defaultCPUExporterSource
+		if c.Port != nil {
+			s.CPUExporterPort = *c.Port
+		}
+		if c.Source != "" {
+			s.CPUExporterSource = c.Source
+		}
+	}
 	setF(&s.StartupTimeoutSeconds, t.StartupTimeoutSeconds)
 	setF(&s.RequestTimeoutSeconds, t.RequestTimeoutSeconds)
 	if t.StorageSubdir != nil {
@@ -138,8 +160,25 @@ func (r *Recipe) validateTelemetry(add func(field, format string, args ...any)) 
 			add("telemetry."+f.name, "must be finite and positive, got %v", f.v)
 		}
 	}
-	if s.FrequencySeconds > telemetryMaxSampleGapSeconds {
+	switch ms := t.CollectIntervalMS; {
+	case ms != nil && *ms <= 0:
+		add("telemetry.collect_interval_ms", "must be positive, got %d", *ms)
+	case ms != nil && s.FrequencySeconds > telemetryMaxSampleGapSeconds:
+		add("telemetry.collect_interval_ms", "%d ms exceeds the %v s largest sample gap the power validator accepts; every window would fail", *ms, telemetryMaxSampleGapSeconds)
+	case s.FrequencySeconds > telemetryMaxSampleGapSeconds:
 		add("telemetry.default_frequency", "%v s exceeds the %v s largest sample gap the power validator accepts; every window would fail", s.FrequencySeconds, telemetryMaxSampleGapSeconds)
+	}
+	if c := t.CPUPowerExporter; c != nil {
+		if s.CPUExporterPort < 1 || s.CPUExporterPort > 65535 {
+			add("telemetry.cpu_power_exporter.port", "%d is not in 1..65535", s.CPUExporterPort)
+		} else if s.CPUExporterPort == s.ExporterPort {
+			add("telemetry.cpu_power_exporter.port", "%d collides with telemetry.dcgm_exporter.port; both run on every worker node", s.CPUExporterPort)
+		}
+		switch s.CPUExporterSource {
+		case "auto", "acpi", "dcgm":
+		default:
+			add("telemetry.cpu_power_exporter.source", "%q is not one of auto, acpi, dcgm", s.CPUExporterSource)
+		}
 	}
 	// srtctl c88ef731 wants strictly more than two worst-case collector
 	// cycles; the newer form (provider: dcgm-power, the corpus's) sets

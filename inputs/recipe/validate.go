@@ -241,7 +241,7 @@ func (r *Recipe) checkSupported() error {
 	case r.Backend.Type == "trtllm" && r.Frontend.Type != "" && r.Frontend.Type != "dynamo":
 		return r.unsupported("frontend.type", "TRT-LLM behind a non-Dynamo frontend")
 	}
-	return nil
+	return r.checkV2Supported()
 }
 
 func countSet(bs ...bool) int {

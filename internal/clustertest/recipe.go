@@ -26,40 +26,7 @@ type MockRecipe struct {
 }
 
 func (m MockRecipe) String() string {
-	def := func(v *string, d string) {
-		if *v == "" {
-			*v = d
-		}
-	}
-	def(&m.Conc, "4")
-	def(&m.TTFT, "5ms")
-	def(&m.ITL, "2ms")
-	if m.Attempts == 0 {
-		m.Attempts = 90
-	}
-	if m.ISL == 0 {
-		m.ISL = 64
-	}
-	if m.OSL == 0 {
-		m.OSL = 16
-	}
-	if m.PromptsMult == 0 {
-		m.PromptsMult = 2
-	}
-	if m.PrefillWorkers == 0 {
-		m.PrefillWorkers = 2
-	}
-	block := func(lines []string, itl string) string {
-		var b strings.Builder
-		b.WriteString("      served-model-name: mock/DeepSeek-R1\n      ttft: " + m.TTFT + "\n")
-		if itl != "" {
-			b.WriteString("      itl: " + itl + "\n")
-		}
-		for _, kv := range lines {
-			b.WriteString("      " + kv + "\n")
-		}
-		return b.String()
-	}
+	m = m.defaults()
 	return fmt.Sprintf(`name: %s
 model:
   path: mock
@@ -90,5 +57,88 @@ benchmark:
   concurrencies: "%s"
   num_prompts_mult: %d
   num_warmup_mult: %d
-%s`, m.Name, m.PrefillWorkers, m.PrefillWorkers, block(m.Prefill, ""), block(m.Decode, m.ITL), m.Attempts, m.ISL, m.OSL, m.Conc, m.PromptsMult, m.WarmupMult, m.Extra)
+%s`, m.Name, m.PrefillWorkers, m.PrefillWorkers, m.block(m.Prefill, "", "      "), m.block(m.Decode, m.ITL, "      "), m.Attempts, m.ISL, m.OSL, m.Conc, m.PromptsMult, m.WarmupMult, m.Extra)
+}
+
+// V2 is the same topology as a schema-2 (srt-slurm 2.x) recipe: engine
+// and roles instead of backend and resources.*; Extra follows the
+// benchmark block, so it may add benchmark keys or top-level blocks.
+func (m MockRecipe) V2() string {
+	m = m.defaults()
+	return fmt.Sprintf(`schema: 2
+name: %s
+model:
+  path: mock
+  container: mock-image
+  precision: fp8
+resources:
+  gpu_type: mock
+  gpus_per_node: 4
+engine: mock
+roles:
+  prefill:
+    nodes: %d
+    workers: %d
+    gpus: 4
+    args:
+%s  decode:
+    nodes: 1
+    workers: 1
+    gpus: 4
+    args:
+%sfrontend:
+  type: dynamo
+  enable_multiple_frontends: false
+health_check:
+  max_attempts: %d
+  interval_seconds: 1
+benchmark:
+  type: sa-bench
+  isl: %d
+  osl: %d
+  concurrencies: "%s"
+  num_prompts_mult: %d
+  num_warmup_mult: %d
+%s`, m.Name, m.PrefillWorkers, m.PrefillWorkers, m.block(m.Prefill, "", "      "), m.block(m.Decode, m.ITL, "      "), m.Attempts, m.ISL, m.OSL, m.Conc, m.PromptsMult, m.WarmupMult, m.Extra)
+}
+
+// block is one role's mock-engine flags, indented.
+func (m MockRecipe) block(lines []string, itl, indent string) string {
+	var b strings.Builder
+	b.WriteString(indent + "served-model-name: mock/DeepSeek-R1\n" + indent + "ttft: " + m.TTFT + "\n")
+	if itl != "" {
+		b.WriteString(indent + "itl: " + itl + "\n")
+	}
+	for _, kv := range lines {
+		b.WriteString(indent + kv + "\n")
+	}
+	return b.String()
+}
+
+// defaults fills the zero fields.
+func (m MockRecipe) defaults() MockRecipe {
+	def := func(v *string, d string) {
+		if *v == "" {
+			*v = d
+		}
+	}
+	def(&m.Conc, "4")
+	def(&m.TTFT, "5ms")
+	def(&m.ITL, "2ms")
+	if m.Attempts == 0 {
+		m.Attempts = 90
+	}
+	if m.ISL == 0 {
+		m.ISL = 64
+	}
+	if m.OSL == 0 {
+		m.OSL = 16
+	}
+	if m.PromptsMult == 0 {
+		m.PromptsMult = 2
+	}
+	if m.PrefillWorkers == 0 {
+		m.PrefillWorkers = 2
+	}
+	return m
 }

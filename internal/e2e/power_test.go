@@ -132,3 +132,104 @@ func appendProfile(t *testing.T, path, text string) {
 		t.Fatal(err)
 	}
 }
+
+// TestPowerTelemetryV2: schema-2 telemetry drives the power collector end
+// to end. The recipe's own dcgm_exporter.command (with {port}) is what runs
+// on each worker node (here slurmbench's mock exporter at 275 W, named by
+// the command, in the exporter image), polled every collect_interval_ms;
+// and a custom fixed-sequence point (srt_fixed_sequence.sh's contract,
+// its client slurmbench's native one) is measured too: its client writes
+// custom windows where SRT_MEASUREMENT_WINDOW_DIR says, and the package is
+// publishable with the energy per output token in the summary.
+func TestPowerTelemetryV2(t *testing.T) {
+	c := setup(t)
+	t.Run("dcgm command and collect_interval_ms", func(t *testing.T) {
+		t.Parallel()
+		name := uniqueName("e2e-power-v2")
+		runID := name + "-run"
+		runDir := filepath.Join(c.Root, "runs", runID)
+		// On the shared filesystem: the nodes do not see this host's /tmp.
+		sq := filepath.Join(c.Root, "squash", name+"-dcgm.sqsh")
+		if out, err := exec.Command(c.Enroot, "import", "-o", sq, "docker://nvidia/dcgm-exporter:standin").CombinedOutput(); err != nil {
+			t.Fatalf("making the exporter image: %v\n%s", err, out)
+		}
+		t.Cleanup(func() { _ = os.Remove(sq) })
+		rec := mockRecipe{Name: name, OSL: 64, ITL: "20ms", Conc: "4x8"}.V2() + `telemetry:
+  enabled: true
+  collect_interval_ms: 500
+  dcgm_exporter:
+    container_image: dcgm-standin
+    port: 19411
+    command: ` + filepath.Join(runDir, "bin", "slurmbench") + ` mock-dcgm-exporter --listen 0.0.0.0:{port} --gpus 0,1,2,3 --watts 275
+`
+		r := c.prepare(t, runOpts{name: name, recipe: rec, args: []string{"--run-id", runID}})
+		r.editProfile("[containers]\n", "[containers]\ndcgm-standin = \""+sq+"\"\n")
+		r.start()
+		if code := r.wait(5 * time.Minute); code != 0 {
+			t.Fatalf("exit %d\n%s", code, r.output())
+		}
+		m, err := power.ReadManifest(filepath.Join(r.stage, "LOGS", "power", power.ManifestFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.PublicationValid == nil || !*m.PublicationValid || len(m.ObservedDevices) != 12 || m.SampleInterval != 0.5 {
+			t.Fatalf("manifest: valid %v observed %d interval %v reasons %v", m.PublicationValid, len(m.ObservedDevices), m.SampleInterval, m.Reasons)
+		}
+		if !regexp.MustCompile(`power c8: [0-9.]+ J per output token over [0-9.]+ s; decode 275.0 W/GPU, prefill 275.0 W/GPU`).MatchString(r.output()) {
+			t.Errorf("summary lacks the 275 W energy line:\n%s", r.output())
+		}
+		spec, _ := os.ReadFile(filepath.Join(runDir, "steps", "telemetry_dcgm_exporter.json"))
+		if !strings.Contains(string(spec), `"0.0.0.0:19411"`) {
+			t.Errorf("the exporter did not run the recipe's command with {port} filled: %s", spec)
+		}
+		r.removeOnPass()
+	})
+	t.Run("custom fixed-sequence point", func(t *testing.T) {
+		t.Parallel()
+		name := uniqueName("e2e-power-custom")
+		runID := name + "-run"
+		runDir := filepath.Join(c.Root, "runs", runID)
+		ws, script := c.workspaceScript(t, name, "fixed-sequence-mock.sh", "srt_fixed_sequence.sh")
+		rec := v2Custom(name, `benchmark:
+  type: custom
+  concurrencies: [2, 4]
+  command: bash `+script+`
+  env:
+    ISL: '64'
+    OSL: '64'
+    SRT_LOGS_DIR: `+filepath.Join(runDir, "logs")+`
+    SLURMBENCH: `+filepath.Join(runDir, "bin", "slurmbench")+`
+    SRT_MEASUREMENT_WINDOW_DIR: `+filepath.Join(runDir, "logs", "power", "windows")+`
+    SRT_MEASUREMENT_WINDOW_RESULT_ROOT: `+filepath.Join(runDir, "logs")+`
+    SRT_MEASUREMENT_WINDOW_BENCHMARK_TYPE: custom
+`+telemetryBlock)
+		r := c.prepare(t, runOpts{name: name, recipe: rec, args: []string{"--run-id", runID}, env: []string{
+			"RESULT_FILENAME=" + name, "MODEL=mock/DeepSeek-R1", "CONC_LIST=2 4", "PREFILL_NUM_WORKERS=2", "PREFILL_TP=4",
+			"DECODE_NUM_WORKERS=1", "DECODE_TP=4"}})
+		appendProfile(t, r.profile, "\n[telemetry]\nmock_watts = 350\n")
+		r.editProfile("[paths]\n", "[paths]\nworkspace = \""+ws+"\"\n")
+		r.start()
+		if code := r.wait(5 * time.Minute); code != 0 {
+			t.Fatalf("exit %d\n%s", code, r.output())
+		}
+		m, err := power.ReadManifest(filepath.Join(r.stage, "LOGS", "power", power.ManifestFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.PublicationValid == nil || !*m.PublicationValid {
+			t.Fatalf("manifest: valid %v reasons %v\n%s", m.PublicationValid, m.Reasons, r.output())
+		}
+		for _, w := range m.ExpectedWindows {
+			if w.BenchmarkType != "custom" {
+				t.Errorf("expected window %+v, want benchmark_type custom", w)
+			}
+		}
+		if len(m.ExpectedWindows) != 2 {
+			t.Errorf("expected windows %+v, want c2 and c4", m.ExpectedWindows)
+		}
+		if !regexp.MustCompile(`power c4: [0-9.]+ J per output token`).MatchString(r.output()) {
+			t.Errorf("summary lacks the custom point's energy:\n%s", r.output())
+		}
+		r.removeOnPass()
+	})
+}

@@ -259,6 +259,9 @@ func (d *driver) runPhases(ctx context.Context, phase *rundir.Phase, healthy *bo
 	if healthy != nil {
 		*healthy = true
 	}
+	if err := d.startServices(ctx, plan.StartAfterFrontend); err != nil {
+		return err
+	}
 	if err := d.awaitTelemetry(ctx); err != nil {
 		return err
 	}
@@ -291,6 +294,10 @@ func (d *driver) startServers(ctx context.Context, phase *rundir.Phase) error {
 	}
 	*phase = rundir.PhaseWorkers
 	d.setPhase(rundir.PhaseWorkers)
+	// Services the workers connect to at startup come first.
+	if err := d.startServices(ctx, plan.StartBeforeWorkers); err != nil {
+		return err
+	}
 	if err := d.startWorkers(ctx); err != nil {
 		return err
 	}
@@ -391,6 +398,10 @@ func (d *driver) startStep(ctx context.Context, p plan.Process) error {
 			// An exporter is never critical: its exit invalidates the
 			// power package, not the run.
 			d.telemetryExited(s)
+		case p.Role == plan.RoleService && !p.Critical:
+			// srtctl: a dead non-critical sidecar costs its own log, not
+			// the run (its readiness wait watches done itself).
+			d.logf("service %s on %s exited with code %d (not critical: the run goes on)", p.Name, s.host, s.code)
 		default:
 			d.logf("%s on %s exited with code %d", p.Name, s.host, s.code)
 			d.exited <- s

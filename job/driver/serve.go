@@ -52,6 +52,9 @@ func (d *driver) serve(ctx context.Context) Result {
 		d.setPhase(rundir.PhaseHealth)
 		err = d.healthGate(ctx)
 	}
+	if err == nil {
+		err = d.startServices(ctx, plan.StartAfterFrontend)
+	}
 	if f := d.failureOf(ctx, err); f != nil {
 		return d.finish(phase, f)
 	}

@@ -78,7 +78,7 @@ func BuildStep(pl *plan.Plan, proc plan.Process, alloc Allocation, getenv func(s
 	// Secrets reach the container by name only; their values stay in the
 	// environment.
 	passthrough := map[string]string{}
-	for _, name := range pl.EnvPassthrough {
+	for _, name := range append(append([]string(nil), pl.EnvPassthrough...), proc.Passenv...) {
 		if v := getenv(name); v != "" {
 			passthrough[name] = v
 		}

@@ -25,7 +25,14 @@ func openWindow(pl *plan.Plan, resultPath string, pt plan.Point, log io.Writer) 
 	if t == nil {
 		return nil
 	}
-	w, err := power.NewWindowWriter(filepath.Join(t.PowerDir, power.WindowsDir), t.ResultRoot, resultPath, power.BenchmarkTypeSABench, pt.Concurrency)
+	dir, typ := t.WindowDir, t.WindowBenchmarkType
+	if dir == "" {
+		dir = filepath.Join(t.PowerDir, power.WindowsDir)
+	}
+	if typ == "" {
+		typ = power.BenchmarkTypeSABench
+	}
+	w, err := power.NewWindowWriter(dir, t.ResultRoot, resultPath, typ, pt.Concurrency)
 	if err != nil || w == nil {
 		logWindow(log, "point c%d: no measurement window: %v", pt.Concurrency, err)
 		return nil

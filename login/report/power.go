@@ -35,7 +35,7 @@ type PowerPointRow struct {
 // none.
 func powerSummary(pl *plan.Plan, points []results.CollectedPoint) *PowerRow {
 	t := pl.Telemetry
-	if t == nil {
+	if t == nil || t.PowerDir == "" { // a client's windows only (bench --url in a custom benchmark)
 		return nil
 	}
 	m, err := power.ReadManifest(filepath.Join(t.PowerDir, power.ManifestFile))

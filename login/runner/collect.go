@@ -71,10 +71,19 @@ func Collect(pl *plan.Plan, o CollectOptions) (*Collected, error) {
 		name = pl.Name
 	}
 	if pl.Benchmark.Custom != nil {
-		out, err := collectCustom(pl, name, o.Overwrite)
-		c.Custom = out
-		if err != nil {
-			c.Missing = err
+		// A fixed-sequence workload leaves SA-Bench points, staged as
+		// SA-Bench's; any other its aggregated <RESULT_FILENAME>_conc<C>.json.
+		if pts, found, err := collectFixedSequence(pl); found {
+			c.Points = pts
+			if err != nil {
+				c.Missing = err
+			}
+		} else {
+			out, err := collectCustom(pl, name, o.Overwrite)
+			c.Custom = out
+			if err != nil {
+				c.Missing = err
+			}
 		}
 	}
 	if err := savePareto(pl, c); err != nil {

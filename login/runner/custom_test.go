@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -32,5 +34,35 @@ func TestCustomConcurrencies(t *testing.T) {
 				t.Errorf("got %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestFixedSequenceDirs: the directories a fixed-sequence workload's points
+// are looked for in are copy_fixed_sequence_results' (*isl*osl* directly
+// under the logs) that hold raw results; nothing else counts.
+func TestFixedSequenceDirs(t *testing.T) {
+	logs := t.TempDir()
+	mk := func(dir, file string) {
+		if err := os.MkdirAll(filepath.Join(logs, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if file != "" {
+			if err := os.WriteFile(filepath.Join(logs, dir, file), []byte("{}"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	mk("sa-bench_isl_64_osl_16", "results_concurrency_2_gpus_12_ctx_8_gen_4.json")
+	mk("custom_isl_1k_osl_1k", "results_concurrency_4_gpus_8.json")
+	mk("sa-bench_isl_8_osl_8", "")                         // no results
+	mk("osl_1_isl_1", "results_concurrency_1_gpus_1.json") // osl before isl
+	mk("agentic", "results_concurrency_1_gpus_1.json")
+	mk("sa-bench_isl_1_osl_1/nested", "results_concurrency_1_gpus_1.json")
+	got := fixedSequenceDirs(logs)
+	for i := range got {
+		got[i] = filepath.Base(got[i])
+	}
+	if want := []string{"custom_isl_1k_osl_1k", "sa-bench_isl_64_osl_16"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
 	}
 }

@@ -25,7 +25,7 @@ const PowerProducerFile = "power-producer-sha.txt"
 // the stage directory.
 func stagePower(pl *plan.Plan, stageDir string, replace bool) error {
 	t := pl.Telemetry
-	if t == nil || stageDir == "" {
+	if t == nil || t.PowerDir == "" || stageDir == "" {
 		return nil
 	}
 	logs := filepath.Join(stageDir, "LOGS")
