@@ -3,13 +3,18 @@ package plan
 import (
 	"encoding/json"
 	"fmt"
-	"os"
+
+	"github.com/slurmbench/slurmbench/internal/readlimit"
 )
+
+// MaxPlanSize bounds plan.json: a plan is tens of KB; a larger file (or a
+// FIFO, a device) is not one.
+const MaxPlanSize = readlimit.Default
 
 // ReadPlan reads and validates a plan file: what the driver, the in-job
 // steps and attach all start from.
 func ReadPlan(path string) (*Plan, error) {
-	data, err := os.ReadFile(path)
+	data, err := readlimit.ReadFile(path, MaxPlanSize)
 	if err != nil {
 		return nil, fmt.Errorf("reading plan: %w", err)
 	}

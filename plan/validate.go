@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/slurmbench/slurmbench/inputs/profile"
 )
 
 // Validate checks the plan's invariants. Build calls it; the driver calls it
@@ -15,6 +17,9 @@ func (p *Plan) Validate() error {
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if p.Version != PlanVersion {
 		add("plan version %d: this slurmbench reads version %d", p.Version, PlanVersion)
+	}
+	if m := p.Slurm.TimeLimitMinutes; m < 0 || m > profile.MaxTimeLimitMinutes {
+		add("slurm.time_limit_minutes: %d is outside 0..%d", m, profile.MaxTimeLimitMinutes)
 	}
 	for _, path := range []struct{ name, value string }{
 		{"run_dir", p.RunDir}, {"plan_file", p.PlanFile}, {"binary", p.Binary}, {"layout.logs", p.Layout.Logs},

@@ -31,6 +31,10 @@ func TestParseScrape(t *testing.T) {
 		{"no UUID", head + `DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID=" "} 100` + "\n", nil, []Reason{GPUUUIDMissing}},
 		{"negative and NaN", head + `DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID="a"} -1` + "\n" + `DCGM_FI_DEV_POWER_USAGE{gpu="1",UUID="b"} NaN` + "\n", nil, []Reason{InvalidPowerValue}},
 		{"one GPU twice drops it", head + `DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID="a"} 1` + "\n" + `DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID="a"} 2` + "\n" + `DCGM_FI_DEV_POWER_USAGE{gpu="1",UUID="b"} 2` + "\n", []int{1}, []Reason{DuplicatePowerMetric}},
+		// Past any GPU: 1e308 W made the energy +Inf J.
+		{"absurd power", head + `DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID="a"} 1e308` + "\n" + `DCGM_FI_DEV_POWER_USAGE{gpu="1",UUID="b"} 700` + "\n", []int{1}, []Reason{InvalidPowerValue}},
+		// One scrape used to be able to report 274,185 GPUs.
+		{"GPU index past a node", head + `DCGM_FI_DEV_POWER_USAGE{gpu="64",UUID="a"} 100` + "\n" + `DCGM_FI_DEV_POWER_USAGE{gpu="99999",UUID="b"} 100` + "\n" + `DCGM_FI_DEV_POWER_USAGE{gpu="63",UUID="c"} 100` + "\n", []int{63}, []Reason{UnexpectedDevice}},
 		{"not exposition", "<html>oops</html>\n", nil, []Reason{EndpointParseError}},
 		{"unterminated label", head + `DCGM_FI_DEV_POWER_USAGE{gpu="0 100` + "\n", nil, []Reason{EndpointParseError}},
 	}

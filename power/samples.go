@@ -194,7 +194,7 @@ func parseRow(rec []string) (SampleRow, bool) {
 	row := SampleRow{TimestampUnix: ts, ScrapeSeq: seq, Hostname: rec[3], GPUIndex: idx, GPUUUID: rec[5], PowerW: pw}
 	switch {
 	case schema != SchemaVersion, row.Hostname == "", row.GPUUUID == "",
-		!finite(ts), !finite(pw), pw < 0, seq < 0, idx < 0:
+		!finite(ts), !finite(pw), pw < 0, pw > MaxGPUPowerW, seq < 0, idx < 0, idx >= MaxGPUsPerNode:
 		return SampleRow{}, false
 	}
 	return row, true

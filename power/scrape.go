@@ -22,6 +22,20 @@ type Scrape struct {
 	Reasons  []Reason
 }
 
+// Bounds on what one scrape may claim: a GPU draws at most a few kW (a
+// B200 is rated 1 kW), and a node holds at most a few dozen GPUs. A value
+// past them is a broken exporter, not a reading: 1e308 W would make the
+// energy +Inf J, and an unbounded index lets one 16 MiB scrape report
+// hundreds of thousands of GPUs.
+const (
+	MaxGPUPowerW   = 10_000.0
+	MaxGPUsPerNode = 64
+	// MaxScrapeBytes bounds one exporter answer; a larger one is
+	// endpoint_parse_error, never a cut-off body parsed as if whole (a
+	// DCGM exporter answers tens of KB).
+	MaxScrapeBytes = 16 << 20
+)
+
 // migLabels mark a MIG instance, whose power cannot be attributed to a GPU.
 var migLabels = []string{"GPU_I_ID", "GPU_I_PROFILE"}
 
@@ -57,12 +71,16 @@ func ParseScrape(body string) Scrape {
 			rs.add(GPUIndexMissing)
 			continue
 		}
+		if idx >= MaxGPUsPerNode {
+			rs.add(UnexpectedDevice)
+			continue
+		}
 		uuid := strings.TrimSpace(s.labels["UUID"])
 		if uuid == "" {
 			rs.add(GPUUUIDMissing)
 			continue
 		}
-		if math.IsNaN(s.value) || math.IsInf(s.value, 0) || s.value < 0 {
+		if math.IsNaN(s.value) || math.IsInf(s.value, 0) || s.value < 0 || s.value > MaxGPUPowerW {
 			rs.add(InvalidPowerValue)
 			continue
 		}

@@ -311,10 +311,16 @@ func (s *Session) poll(ctx context.Context, ep Endpoint, seq int) pollResult {
 		return res
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxScrapeBytes+1))
 	if err != nil {
 		res.settled = ctx.Err() == nil
 		res.reasons = []Reason{EndpointTimeout}
+		return res
+	}
+	if len(body) > MaxScrapeBytes {
+		// A cut scrape could end mid-number ("250" read as "25"): none of
+		// it is kept.
+		res.settled, res.reasons = true, []Reason{EndpointParseError}
 		return res
 	}
 	if resp.StatusCode/100 != 2 {

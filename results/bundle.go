@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
@@ -92,6 +93,17 @@ func addTarEntry(tw *tar.Writer, root, prefix, p string, d fs.DirEntry) error {
 	} else if !info.Mode().IsRegular() && !info.IsDir() {
 		return nil // sockets, fifos, devices: nothing to keep
 	}
+	var f *os.File
+	if info.Mode().IsRegular() {
+		// Open what was listed, not what the path names now: no symlink is
+		// followed (O_NOFOLLOW), a FIFO swapped in does not block
+		// (O_NONBLOCK), and the opened file must be the one listed, or a
+		// symlink or another file swapped in between would be archived.
+		if f, err = openListed(p, info); err != nil {
+			return err
+		}
+		defer f.Close()
+	}
 	hdr, err := tar.FileInfoHeader(info, link)
 	if err != nil {
 		return err
@@ -110,14 +122,9 @@ func addTarEntry(tw *tar.Writer, root, prefix, p string, d fs.DirEntry) error {
 	if err := tw.WriteHeader(hdr); err != nil {
 		return err
 	}
-	if !info.Mode().IsRegular() {
+	if f == nil {
 		return nil
 	}
-	f, err := os.Open(p)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
 	// A log still being appended to is archived as it was when listed.
 	n, err := io.Copy(tw, io.LimitReader(f, info.Size()))
 	if err != nil {
@@ -127,4 +134,23 @@ func addTarEntry(tw *tar.Writer, root, prefix, p string, d fs.DirEntry) error {
 		return fmt.Errorf("%s: shrank while being archived", p)
 	}
 	return nil
+}
+
+// openListed opens p without following a symlink and checks it is still
+// the regular file listed as info.
+func openListed(p string, info fs.FileInfo) (*os.File, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w (replaced while being archived?)", p, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() || !os.SameFile(st, info) {
+		f.Close()
+		return nil, fmt.Errorf("%s: replaced while being archived", p)
+	}
+	return f, nil
 }

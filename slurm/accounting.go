@@ -114,7 +114,7 @@ func (c *Client) LookupJob(ctx context.Context, id JobID) (Job, error) {
 	case aerr == nil:
 		return aj, nil
 	case errors.Is(aerr, ErrNoAccounting):
-		return Job{}, &UnknownFinalStateError{ID: id, Reason: "slurmctld does not know the job (a wrong id, or it ended more than MinJobAge ago) and there is no accounting (slurmdbd) to ask"}
+		return Job{}, &UnknownFinalStateError{ID: id, NoAccounting: true, Reason: "slurmctld does not know the job (a wrong id, or it ended more than MinJobAge ago) and there is no accounting (slurmdbd) to ask"}
 	case IsNotFound(aerr):
 		return Job{}, &UnknownFinalStateError{ID: id, Reason: "neither slurmctld nor accounting knows the job"}
 	default:

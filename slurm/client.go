@@ -28,8 +28,9 @@ const (
 	DefaultTokenCommandTimeout = 30 * time.Second
 )
 
-// maxBody bounds how much of a response is read; a /jobs listing on a large
-// cluster is a few MB.
+// maxBody bounds how much of a response is read; a /jobs listing of a few
+// thousand jobs fits, a larger one fails with an error naming the limit
+// (the submit-key lookup reads jobs/state instead: see jobsByKey).
 const maxBody = 64 << 20
 
 // Config says how to reach slurmrestd. Only URL and one token source are
@@ -220,6 +221,8 @@ type request struct {
 	// once disables retries (submit): the caller decides what an ambiguous
 	// failure means.
 	once bool
+	// limit bounds the response body read (maxBody when 0).
+	limit int64
 }
 
 // envelope is what every slurmrestd response carries besides its payload.
@@ -341,9 +344,18 @@ func (c *Client) send(ctx context.Context, version string, req request, token st
 		return 0, nil, fmt.Errorf("%s %s: %w", req.method, u.Path, unwrapURLError(err))
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	limit := req.limit
+	if limit <= 0 {
+		limit = maxBody
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		return 0, nil, fmt.Errorf("%s %s: reading response: %w", req.method, u.Path, err)
+	}
+	if int64(len(body)) > limit {
+		// A truncated listing would decode as an error or, worse, as fewer
+		// jobs: refuse it, naming the limit.
+		return 0, nil, fmt.Errorf("%s %s: %w", req.method, u.Path, &TooLargeError{Limit: limit})
 	}
 	c.log.Debug("slurmrestd request", "method", req.method, "path", u.Path, "status", resp.StatusCode, "bytes", len(body), "elapsed", time.Since(start))
 	return resp.StatusCode, body, nil

@@ -10,9 +10,11 @@
 //
 // Four rules shape the code:
 //   - A query that fails is an error, never a job state; only a terminal
-//     state, or a job gone from both slurmctld and accounting, ends a Wait.
-//     Any failed poll (408, 429, 5xx, slurmctld's communication errors) is
-//     retried with a growing gap for WaitOptions.ErrorTime (5 minutes).
+//     state, or a job gone from both slurmctld and accounting on every poll
+//     for WaitOptions.GoneWindow (2 minutes), ends a Wait. Any failed poll
+//     (408, 429, 5xx, slurmctld's communication errors, a "not found"
+//     accounting cannot confirm) is retried with a growing gap, and
+//     reported, until the caller's context ends.
 //   - A submit is never retried blindly: after an ambiguous failure the job is
 //     looked up by its unique submit key until it can no longer appear
 //     (the attempt's start + RequestTimeout + SubmitLookupWindow: 60 s by

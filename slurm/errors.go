@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // Slurm error numbers this package acts on (slurm_errno.h).
@@ -180,12 +181,22 @@ type UnknownFinalStateError struct {
 	ID       JobID
 	LastSeen State // zero if the job was never seen
 	Reason   string
+	// NoAccounting is set when there was no accounting to ask: slurmctld's
+	// "not found" alone does not prove the job ended (a slurmrestd
+	// hiccup answers errno 2017 for a live job), so Wait never ends on it.
+	NoAccounting bool
+	// For is how long both slurmctld and accounting have not known the
+	// job (set by Wait).
+	For time.Duration
 }
 
 func (e *UnknownFinalStateError) Error() string {
 	last := "it was never seen"
 	if !e.LastSeen.IsZero() {
 		last = "last seen " + e.LastSeen.String()
+	}
+	if e.For > 0 {
+		last += fmt.Sprintf("; gone for %s", e.For.Round(time.Second))
 	}
 	return fmt.Sprintf("job %d: final state unknown: %s; %s", e.ID, e.Reason, last)
 }

@@ -123,7 +123,10 @@ func (c *Client) jobDesc(spec JobSpec, key string) (map[string]any, error) {
 	setIf(d, "standard_output", spec.StdOut)
 	setIf(d, "standard_error", spec.StdErr)
 	if limit > 0 {
-		minutes := int64((limit + time.Minute - 1) / time.Minute)
+		minutes := int64(limit / time.Minute) // rounded up below, without overflowing
+		if limit%time.Minute != 0 {
+			minutes++
+		}
 		d["time_limit"] = map[string]any{"set": true, "infinite": false, "number": minutes}
 	}
 	if spec.TasksPerNode > 0 {
@@ -200,9 +203,10 @@ func (c *Client) Submit(ctx context.Context, spec JobSpec) (res SubmitResult, er
 	// appearBy is when the last ambiguous attempt's job, if it was made, is
 	// sure to be visible; zero while no attempt was ambiguous.
 	var appearBy time.Time
+	var firstStart time.Time // the first attempt's: jobs of this Submit are no older
 	defer func() {
 		if err != nil && !appearBy.IsZero() {
-			err = c.cancelSubmitted(context.WithoutCancel(ctx), spec.Name, key, appearBy, err)
+			err = c.cancelSubmitted(context.WithoutCancel(ctx), spec.Name, key, firstStart, appearBy, err)
 		}
 	}()
 	var lastErr error
@@ -213,6 +217,9 @@ func (c *Client) Submit(ctx context.Context, spec JobSpec) (res SubmitResult, er
 			}
 		}
 		start := time.Now()
+		if firstStart.IsZero() {
+			firstStart = start
+		}
 		if spec.BeforeSend != nil {
 			if err := spec.BeforeSend(res.Attempts+1, start); err != nil {
 				return res, fmt.Errorf("submitting job %q: %w", spec.Name, err)
@@ -233,7 +240,7 @@ func (c *Client) Submit(ctx context.Context, spec JobSpec) (res SubmitResult, er
 				res.Warnings = append(res.Warnings, p.String())
 			}
 			if !appearBy.IsZero() {
-				c.DropDuplicates(ctx, spec.Name, key, res.JobID)
+				c.DropDuplicates(ctx, spec.Name, key, res.JobID, firstStart)
 			}
 			c.log.Info("submitted job", "name", spec.Name, "job_id", res.JobID, "attempts", res.Attempts)
 			return res, nil
@@ -254,7 +261,7 @@ func (c *Client) Submit(ctx context.Context, spec JobSpec) (res SubmitResult, er
 			return res, fmt.Errorf("submitting job %q: %w", spec.Name, err)
 		}
 		c.log.Warn("submit outcome ambiguous; looking the job up before sending again", "name", spec.Name, "attempt", res.Attempts, "error", err, "until", appearBy)
-		job, found, lerr := c.findSubmitted(ctx, spec.Name, key, appearBy)
+		job, found, lerr := c.findSubmitted(ctx, spec.Name, key, firstStart, appearBy)
 		if !found && ctx.Err() != nil {
 			return res, fmt.Errorf("submitting job %q: %w while looking up the job of an ambiguous submit (%w)", spec.Name, ctx.Err(), err)
 		}
@@ -288,7 +295,7 @@ func WithHardStop(ctx context.Context, hard <-chan struct{}) context.Context {
 // ambiguous attempt: until appearBy it looks for jobs carrying key and
 // cancels each one, so no job the caller does not know of is left behind.
 // It adds what it did to err.
-func (c *Client) cancelSubmitted(ctx context.Context, name, key string, appearBy time.Time, err error) error {
+func (c *Client) cancelSubmitted(ctx context.Context, name, key string, since, appearBy time.Time, err error) error {
 	if hard, ok := ctx.Value(hardStopKey{}).(<-chan struct{}); ok {
 		var stop context.CancelFunc
 		ctx, stop = context.WithCancel(ctx)
@@ -306,7 +313,7 @@ func (c *Client) cancelSubmitted(ctx context.Context, name, key string, appearBy
 	looked := false
 	done := map[JobID]bool{}
 	for wait := 250 * time.Millisecond; ; wait = min(wait*2, 4*time.Second) {
-		jobs, lerr := c.ListJobs(ctx, JobFilter{Name: name, CommentContains: key})
+		jobs, lerr := c.jobsByKey(ctx, name, key, since)
 		if lerr == nil {
 			looked = true
 			for _, j := range jobs {
@@ -379,12 +386,12 @@ func submitOutcome(err error) outcome {
 // appearBy (slurmrestd and slurmctld may still be working on the submit
 // while the lookup runs). It reports an error only if no lookup succeeded
 // at all.
-func (c *Client) findSubmitted(ctx context.Context, name, key string, appearBy time.Time) (Job, bool, error) {
+func (c *Client) findSubmitted(ctx context.Context, name, key string, since, appearBy time.Time) (Job, bool, error) {
 	wait := 250 * time.Millisecond
 	var lastErr error
 	succeeded := false
 	for {
-		jobs, err := c.ListJobs(ctx, JobFilter{Name: name, CommentContains: key})
+		jobs, err := c.jobsByKey(ctx, name, key, since)
 		if err == nil {
 			succeeded = true
 			if len(jobs) > 0 {
@@ -413,16 +420,33 @@ func (c *Client) findSubmitted(ctx context.Context, name, key string, appearBy t
 // least once. found is false when it did not appear; err is set only when
 // no lookup succeeded.
 func (c *Client) FindSubmitted(ctx context.Context, name, key string, sent time.Time) (job Job, found bool, err error) {
-	return c.findSubmitted(ctx, name, key, sent.Add(c.cfg.RequestTimeout+c.cfg.SubmitLookupWindow))
+	return c.findSubmitted(ctx, name, key, sent.Add(-c.submitSpan()), sent.Add(c.cfg.RequestTimeout+c.cfg.SubmitLookupWindow))
+}
+
+// submitSpan bounds how long before one attempt the first attempt of the
+// same Submit started.
+func (c *Client) submitSpan() time.Duration {
+	return time.Duration(c.cfg.SubmitAttempts) * (c.cfg.RequestTimeout + c.cfg.SubmitLookupWindow + c.cfg.Retry.WaitMax)
 }
 
 // DropDuplicates is the last guard after a resend: if an earlier,
 // ambiguous attempt did make a job after all, that job is cancelled so one
 // submit key leaves exactly one job running. Submit calls it after a
 // resend; a caller following the job calls it again later, when a job of
-// an earlier attempt can no longer appear.
-func (c *Client) DropDuplicates(ctx context.Context, name, key string, keep JobID) {
-	jobs, err := c.ListJobs(ctx, JobFilter{Name: name, CommentContains: key})
+// an earlier attempt can no longer appear. It looks through the jobs
+// submitted since (a caller sweeping repeatedly passes its last sweep's
+// start); zero means since the kept job's submit less the span of a
+// Submit's attempts.
+func (c *Client) DropDuplicates(ctx context.Context, name, key string, keep JobID, since time.Time) {
+	if since.IsZero() {
+		j, err := c.GetJob(ctx, keep)
+		if err != nil || j.SubmitTime.IsZero() {
+			c.log.Warn("could not check for a duplicate job: the kept job's submit time is unknown", "name", name, "job_id", keep, "error", err)
+			return
+		}
+		since = j.SubmitTime.Add(-c.submitSpan())
+	}
+	jobs, err := c.jobsByKey(ctx, name, key, since)
 	if err != nil {
 		c.log.Warn("could not check for a duplicate job after resubmitting", "name", name, "error", err)
 		return

@@ -9,9 +9,11 @@ import (
 
 // Waiter cadence defaults.
 const (
-	DefaultPollMin       = 500 * time.Millisecond
-	DefaultPollMax       = 10 * time.Second
-	DefaultPollErrorTime = 5 * time.Minute
+	DefaultPollMin = 500 * time.Millisecond
+	DefaultPollMax = 10 * time.Second
+	// DefaultGoneWindow is how long a job must be unknown to both
+	// slurmctld and accounting before Wait believes it is gone.
+	DefaultGoneWindow = 2 * time.Minute
 )
 
 // WaitOptions tune Wait; the zero value is usable.
@@ -21,9 +23,16 @@ type WaitOptions struct {
 	// (DefaultPollMax), so a long-running job costs 6 calls a minute.
 	PollMin time.Duration
 	PollMax time.Duration
-	// ErrorTime is how long polling may keep failing (slurmrestd down,
-	// timeouts) before Wait gives up (DefaultPollErrorTime).
+	// ErrorTime, when set, is how long polling may keep failing
+	// (slurmrestd down, timeouts) before Wait gives up: for a caller that
+	// owns a deadline. Zero retries until ctx ends, saying so through
+	// OnError: a failing slurmrestd says nothing about the job.
 	ErrorTime time.Duration
+	// GoneWindow is how long both slurmctld and accounting must not know
+	// the job, poll after poll, before Wait returns an
+	// *UnknownFinalStateError (DefaultGoneWindow). Without accounting the
+	// job's end cannot be confirmed and Wait keeps looking.
+	GoneWindow time.Duration
 	// OnChange is called with every state read that differs from the
 	// previous one, starting with the first. It only ever sees states
 	// slurmrestd sent; failed polls are not states.
@@ -39,8 +48,8 @@ func (o *WaitOptions) defaults() {
 	if o.PollMax < o.PollMin {
 		o.PollMax = max(DefaultPollMax, o.PollMin)
 	}
-	if o.ErrorTime <= 0 {
-		o.ErrorTime = DefaultPollErrorTime
+	if o.GoneWindow <= 0 {
+		o.GoneWindow = DefaultGoneWindow
 	}
 }
 
@@ -54,11 +63,13 @@ func nextPoll(prev, lo, hi time.Duration) time.Duration {
 
 // Wait polls the job until it reaches a terminal state and returns it.
 // Only a definitive answer about the job ends the wait: a terminal state,
-// or the job gone from both slurmctld and accounting (an
-// *UnknownFinalStateError). A failed poll of any kind — a timeout, 408, 429,
-// a 5xx with or without a Slurm error, an auth failure after the token was
-// refreshed — is retried with a growing gap until polls have failed for
-// ErrorTime in a row: one throttled poll never ends a healthy job's wait.
+// or the job gone from both slurmctld and accounting on every poll for
+// GoneWindow (an *UnknownFinalStateError). "Not found" from slurmctld
+// without accounting to confirm it, and a failed poll of any kind — a
+// timeout, 408, 429, a 5xx with or without a Slurm error, an auth failure
+// after the token was refreshed — are retried with a growing gap (until
+// ErrorTime, when set) and reported through OnError: one missing or
+// unexpected answer never ends a healthy job's wait.
 // Wait also returns early when ctx ends, and at once when no poll can ever
 // succeed (slurmrestd does not serve the URL; a rejected token with no
 // token file or command to get another). On error the returned Job is the
@@ -67,13 +78,13 @@ func (c *Client) Wait(ctx context.Context, id JobID, opts WaitOptions) (Job, err
 	opts.defaults()
 	var last Job
 	seen := false
-	var failingSince time.Time
+	var failingSince, goneSince time.Time
 	gap := time.Duration(0)
 	for {
 		j, err := c.LookupJob(ctx, id)
 		switch {
 		case err == nil:
-			failingSince = time.Time{}
+			failingSince, goneSince = time.Time{}, time.Time{}
 			if !seen || !j.State.Equal(last.State) {
 				gap = 0 // a change: look again soon, the next one may follow
 				if opts.OnChange != nil {
@@ -86,19 +97,35 @@ func (c *Client) Wait(ctx context.Context, id JobID, opts WaitOptions) (Job, err
 			}
 		case ctx.Err() != nil:
 			return last, fmt.Errorf("waiting for job %d: %w", id, ctx.Err())
-		case errors.Is(err, ErrUnknownFinalState):
+		case errors.As(err, new(*UnknownFinalStateError)):
 			var u *UnknownFinalStateError
-			if errors.As(err, &u) {
-				u.LastSeen = last.State
+			errors.As(err, &u)
+			u.LastSeen = last.State
+			failingSince = time.Time{}
+			if goneSince.IsZero() {
+				goneSince = time.Now()
 			}
-			return last, fmt.Errorf("waiting for job %d: %w", id, err)
+			if u.For = time.Since(goneSince); !u.NoAccounting && u.For >= opts.GoneWindow {
+				return last, fmt.Errorf("waiting for job %d: %w", id, err)
+			}
+			if u.NoAccounting {
+				err = fmt.Errorf("%w; without accounting its end cannot be confirmed: still looking", err)
+			} else {
+				err = fmt.Errorf("%w; looking again until it has been gone for %s", err, opts.GoneWindow)
+			}
+			c.log.Info("job not found; will look again", "job_id", id, "error", err)
+			if opts.OnError != nil {
+				opts.OnError(err)
+			}
+			gap = max(gap, opts.PollMin)
 		case IsUnsupported(err), IsAuth(err) && !c.auth.canRefresh(), errors.As(err, new(*RedirectError)):
 			return last, fmt.Errorf("waiting for job %d: %w", id, err)
 		default:
 			if failingSince.IsZero() {
 				failingSince = time.Now()
 			}
-			if time.Since(failingSince) >= opts.ErrorTime {
+			goneSince = time.Time{}
+			if opts.ErrorTime > 0 && time.Since(failingSince) >= opts.ErrorTime {
 				return last, fmt.Errorf("waiting for job %d: polling failed for %s: %w", id, opts.ErrorTime, err)
 			}
 			c.log.Info("polling job failed; will retry", "job_id", id, "error", err)

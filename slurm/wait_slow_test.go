@@ -2,8 +2,11 @@ package slurm
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/slurmbench/slurmbench/slurm/slurmtest"
 )
@@ -61,4 +64,74 @@ func TestWaitRidesOutTransientErrors(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestWaitGoneNeedsBothOverAWindow: slurmctld's "not found" ends a wait
+// only when accounting agrees on every poll for GoneWindow. Without
+// accounting the wait goes on, saying why, however long it lasts; a job
+// that answers again after a run of 404s is followed to its end.
+func TestWaitGoneNeedsBothOverAWindow(t *testing.T) {
+	lifecycle := slurmtest.WithLifecycle(slurmtest.Step{State: []string{"RUNNING"}, Polls: 2}, slurmtest.Step{State: []string{"COMPLETED"}})
+	t.Run("no accounting: keeps looking", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			fake := slurmtest.NewFake(t, slurmtest.InProcess(), lifecycle)
+			c := newClient(t, slowConfig(fake))
+			res, err := c.Submit(context.Background(), JobSpec{Name: "g", Script: "#!/bin/sh\n"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var said error
+			opts := WaitOptions{
+				OnChange: func(j Job) {
+					if j.State.Base == StateRunning {
+						fake.Forget(int64(j.ID))
+					}
+				},
+				OnError: func(err error) { said = err },
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 6*time.Hour)
+			defer cancel()
+			j, err := c.Wait(ctx, res.JobID, opts)
+			if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrUnknownFinalState) {
+				t.Fatalf("Wait = %v; want it to look until its context ended", err)
+			}
+			if said == nil || !strings.Contains(said.Error(), "cannot be confirmed") || !strings.Contains(said.Error(), "last seen RUNNING") {
+				t.Errorf("OnError said %v", said)
+			}
+			if j.State.Base != StateRunning {
+				t.Errorf("job = %s", j.State)
+			}
+		})
+	})
+	t.Run("404s then found again", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			fake := slurmtest.NewFake(t, slurmtest.InProcess(), lifecycle, slurmtest.WithAccounting())
+			c := newClient(t, slowConfig(fake))
+			res, err := c.Submit(context.Background(), JobSpec{Name: "g", Script: "#!/bin/sh\n"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			notFound := `{"errors":[{"error_number":2017,"error":"Invalid job id specified"}]}`
+			fake.AddFaults(slurmtest.Fault{Method: "GET", Path: "/job/", Skip: 1, Times: 30, Action: slurmtest.Respond, Status: 404, Body: notFound})
+			j, err := c.Wait(context.Background(), res.JobID, WaitOptions{})
+			if err != nil || j.State.Base != StateCompleted {
+				t.Fatalf("Wait = %s, %v; want COMPLETED after the 404s", j.State, err)
+			}
+		})
+	})
+	t.Run("both agree for the window", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			fake := slurmtest.NewFake(t, slurmtest.InProcess(), slurmtest.WithAccounting())
+			c := newClient(t, slowConfig(fake))
+			start := time.Now()
+			_, err := c.Wait(context.Background(), 4242, WaitOptions{GoneWindow: 3 * time.Minute})
+			var u *UnknownFinalStateError
+			if !errors.As(err, &u) || u.NoAccounting || u.For < 3*time.Minute {
+				t.Fatalf("Wait = %v; want unknown final state after 3m", err)
+			}
+			if took := time.Since(start); took < 3*time.Minute || took > 4*time.Minute {
+				t.Errorf("gave up after %s, want 3m and a poll", took)
+			}
+		})
+	})
 }

@@ -170,27 +170,6 @@ func TestWaitContextCancel(t *testing.T) {
 
 func TestWaitForgottenJob(t *testing.T) {
 	lifecycle := slurmtest.WithLifecycle(slurmtest.Step{State: []string{"RUNNING"}, Polls: 2}, slurmtest.Step{State: []string{"COMPLETED"}})
-	t.Run("no accounting: unknown final state", func(t *testing.T) {
-		fake := slurmtest.NewFake(t, lifecycle)
-		c := newClient(t, testConfig(fake.URL, "tok"))
-		res, _ := c.Submit(ctxT(t), JobSpec{Name: "g", Script: "#!/bin/sh\n"})
-		opts := fastWait(func(j Job) {
-			if j.State.Base == StateRunning {
-				fake.Forget(int64(j.ID))
-			}
-		})
-		j, err := c.Wait(ctxT(t), res.JobID, opts)
-		var u *UnknownFinalStateError
-		if !errors.Is(err, ErrUnknownFinalState) || !errors.As(err, &u) || u.LastSeen.Base != StateRunning {
-			t.Fatalf("err = %v", err)
-		}
-		if !strings.Contains(err.Error(), "last seen RUNNING") || !strings.Contains(err.Error(), "no accounting") {
-			t.Errorf("message = %v", err)
-		}
-		if j.State.Base != StateRunning {
-			t.Errorf("job = %s", j.State)
-		}
-	})
 	t.Run("accounting resolves it", func(t *testing.T) {
 		fake := slurmtest.NewFake(t, lifecycle, slurmtest.WithAccounting())
 		c := newClient(t, testConfig(fake.URL, "tok"))

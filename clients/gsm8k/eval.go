@@ -340,9 +340,12 @@ func (c *client) post(ctx context.Context, body []byte) (string, error) {
 		return "", err
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
 	if err != nil {
 		return "", fmt.Errorf("reading response: %w", err)
+	}
+	if len(raw) > maxResponse {
+		return "", fmt.Errorf("POST %s: response larger than the %d MiB an answer may have", c.endpoint, maxResponse>>20)
 	}
 	if resp.StatusCode/100 != 2 {
 		return "", fmt.Errorf("POST %s: %s: %s", c.endpoint, resp.Status, snippet(raw))
@@ -372,3 +375,6 @@ func snippet(b []byte) string {
 	}
 	return s
 }
+
+// maxResponse bounds one chat completion's body: an answer is a few KB.
+const maxResponse = 16 << 20

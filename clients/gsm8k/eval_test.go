@@ -288,3 +288,23 @@ func TestTenacityWait(t *testing.T) {
 		}
 	}
 }
+
+// TestRunRefusesAHugeAnswer: an answer past 16 MiB fails naming the limit;
+// it was read whole, however large.
+func TestRunRefusesAHugeAnswer(t *testing.T) {
+	test, train := splits(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"choices":[{"index":0,"message":{"content":"`)
+		chunk := strings.Repeat("x", 1<<20)
+		for range 17 {
+			fmt.Fprint(w, chunk)
+		}
+		fmt.Fprint(w, ` #### 18"}}]}`)
+	}))
+	defer srv.Close()
+	noWait := func(int) time.Duration { return 0 }
+	_, err := Run(context.Background(), Options{BaseURL: srv.URL, Model: "m", Concurrency: 1, MaxTokens: 10, Limit: 1, RetryWait: noWait, MaxRetries: 1}, test, train)
+	if err == nil || !strings.Contains(err.Error(), "16 MiB") {
+		t.Fatalf("err = %v, want the 16 MiB limit named", err)
+	}
+}

@@ -375,6 +375,7 @@ type streamRecorder struct {
 	start    time.Time // the request was sent (TTFT's origin)
 	last     time.Time // the latest chunk with choices
 	done     bool      // [DONE] seen
+	events   int       // payload lines seen, up to MaxSSEEvents
 	// err is a transport failure (judged by runner.fail); a refused request
 	// or a malformed chunk goes to rec.err directly.
 	err error
@@ -386,6 +387,10 @@ func (s *streamRecorder) line(line []byte, now time.Time) bool {
 	payload, ok := ssePayload(line)
 	if !ok {
 		return true
+	}
+	if s.events++; s.events > MaxSSEEvents {
+		s.rec.err = "reading stream: " + errSSETooMany.Error()
+		return false
 	}
 	if bytes.Equal(payload, sseDone) {
 		s.done = true
@@ -447,6 +452,10 @@ func (r *runner) doNetHTTP(ctx context.Context, body []byte, sr *streamRecorder)
 	lines := sseLines{r: bufio.NewReaderSize(resp.Body, 8<<10)}
 	for {
 		line, rerr := lines.next()
+		if errors.Is(rerr, errSSELineTooLong) {
+			sr.rec.err = "reading stream: " + rerr.Error()
+			return
+		}
 		if !sr.line(line, time.Now()) {
 			if sr.done {
 				// Drain so the connection goes back to the pool.

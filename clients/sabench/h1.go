@@ -457,6 +457,15 @@ func (p *h1Parser) data(b []byte, now time.Time) bool {
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')
 		if i < 0 {
+			i = len(b)
+		}
+		if len(p.line)+i > MaxSSELine {
+			p.sr.rec.err = "reading stream: " + errSSELineTooLong.Error()
+			p.line = nil
+			p.stopped = true
+			return false
+		}
+		if i == len(b) {
 			p.line = append(p.line, b...)
 			return true
 		}

@@ -209,3 +209,31 @@ func TestH1FeedNoAlloc(t *testing.T) {
 		t.Errorf("%v allocations per token (%d tokens recorded), want 0", allocs, rec.chunks)
 	}
 }
+
+// TestH1LineIsBounded: the h1 transport fails a stream whose line passes
+// MaxSSELine, naming the limit, instead of buffering it.
+func TestH1LineIsBounded(t *testing.T) {
+	const okHead = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+	piece := httpChunk("data: " + strings.Repeat("x", 256<<10))
+	srv := &scriptServer{answer: func(int) []string {
+		out := []string{okHead}
+		for range 6 { // 1.5 MiB, no newline
+			out = append(out, piece)
+		}
+		return append(out, "0\r\n\r\n")
+	}}
+	rec, _ := runOne(t, srv.start(t))
+	if !strings.Contains(rec.err, "1 MiB") {
+		t.Fatalf("err %q; want the stream failed at the 1 MiB line limit", rec.err)
+	}
+}
+
+// TestStreamEventsAreBounded: a stream of more than MaxSSEEvents events
+// fails, naming the limit.
+func TestStreamEventsAreBounded(t *testing.T) {
+	rec := record{}
+	sr := streamRecorder{rec: &rec, start: time.Now(), events: MaxSSEEvents}
+	if sr.line([]byte(tok1[:len(tok1)-2]), time.Now()) || !strings.Contains(rec.err, "events a stream may have") {
+		t.Fatalf("event past the limit: err %q", rec.err)
+	}
+}

@@ -58,12 +58,18 @@ func Probe(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("probing %s: %w", r.url, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxProbeReply+1))
 	if err != nil {
 		return fmt.Errorf("probing %s: reading the reply: %w", r.url, err)
 	}
+	if len(body) > maxProbeReply {
+		return &ProbeError{URL: r.url, Reason: fmt.Sprintf("the reply is larger than the %d MiB a one-token probe may have", maxProbeReply>>20)}
+	}
 	return judgeProbe(r.url, resp, body)
 }
+
+// maxProbeReply bounds the probe's reply: one token's stream.
+const maxProbeReply = 1 << 20
 
 func judgeProbe(url string, resp *http.Response, body []byte) error {
 	fail := func(format string, args ...any) error {

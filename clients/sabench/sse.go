@@ -228,21 +228,42 @@ func choiceText(raw []byte) string {
 	return *cs[0].Text
 }
 
+// Bounds of one stream: a server that never sends a newline, or never
+// ends its stream, fails the request instead of growing the client.
+const (
+	// MaxSSELine bounds one SSE line (an OpenAI chunk is a few hundred
+	// bytes; a whole 32k-token completion in one chunk is well under it).
+	MaxSSELine = 1 << 20
+	// MaxSSEEvents bounds the events of one stream (a token an event, with
+	// room to spare over any max_tokens).
+	MaxSSEEvents = 1 << 20
+)
+
+var (
+	errSSELineTooLong = fmt.Errorf("an SSE line longer than the %d MiB a stream line may have", MaxSSELine>>20)
+	errSSETooMany     = fmt.Errorf("more than the %d events a stream may have", MaxSSEEvents)
+)
+
 // sseLines yields the stream's lines, trimmed, without allocating per line
 // (the slice is valid until the next call). Lines longer than the reader's
-// buffer are assembled in long.
+// buffer are assembled in long, up to MaxSSELine.
 type sseLines struct {
 	r    *bufio.Reader
 	long []byte
 }
 
-// next returns the next line; err is io.EOF after the last one.
+// next returns the next line; err is io.EOF after the last one, and
+// errSSELineTooLong (with no line) past MaxSSELine.
 func (s *sseLines) next() ([]byte, error) {
 	line, err := s.r.ReadSlice('\n')
 	if errors.Is(err, bufio.ErrBufferFull) {
 		s.long = append(s.long[:0], line...)
 		for errors.Is(err, bufio.ErrBufferFull) {
 			line, err = s.r.ReadSlice('\n')
+			if len(s.long)+len(line) > MaxSSELine {
+				s.long = nil
+				return nil, errSSELineTooLong
+			}
 			s.long = append(s.long, line...)
 		}
 		line = s.long

@@ -88,3 +88,23 @@ func BenchmarkParseChunk(b *testing.B) {
 		}
 	}
 }
+
+// TestSSELineIsBounded: a line past MaxSSELine fails with an error naming
+// the limit; it used to be assembled without bound (a server streaming one
+// line without a newline grew the client past 1 GiB in 2 s).
+func TestSSELineIsBounded(t *testing.T) {
+	s := sseLines{r: bufio.NewReaderSize(io.LimitReader(neverNewline{}, MaxSSELine+1), 8<<10)}
+	line, err := s.next()
+	if !errors.Is(err, errSSELineTooLong) || line != nil || !strings.Contains(err.Error(), "1 MiB") {
+		t.Fatalf("next() = %d bytes, %v; want the 1 MiB limit named", len(line), err)
+	}
+}
+
+type neverNewline struct{}
+
+func (neverNewline) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'x'
+	}
+	return len(p), nil
+}

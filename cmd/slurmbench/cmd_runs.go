@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -106,7 +104,7 @@ func runsSource(c *cli.Context) (string, runs.JobState, error) {
 			// Listing must not wait out retries: one try per job.
 			cfg.Retry.Max, cfg.RequestTimeout = -1, 10*time.Second
 			if client, err := slurm.New(cfg); err == nil {
-				ask = jobStateFrom(client)
+				ask = runs.SlurmJobState(client)
 			}
 		}
 	}
@@ -114,25 +112,6 @@ func runsSource(c *cli.Context) (string, runs.JobState, error) {
 		return "", nil, configErrorf("%s: give --profile FILE (or SLURMBENCH_PROFILE) or --runs-dir DIR", c.Command.Name)
 	}
 	return dir, ask, nil
-}
-
-// jobStateFrom asks slurmrestd (or accounting) for a job; one Slurm no
-// longer knows has ended.
-func jobStateFrom(client *slurm.Client) runs.JobState {
-	return func(ctx context.Context, id string) (string, bool, error) {
-		jid, err := slurm.ParseJobID(id)
-		if err != nil {
-			return "", false, err
-		}
-		j, err := client.LookupJob(ctx, jid)
-		if errors.Is(err, slurm.ErrUnknownFinalState) {
-			return "gone from Slurm", true, nil
-		}
-		if err != nil {
-			return "", false, err
-		}
-		return j.State.String(), j.Terminal(), nil
-	}
 }
 
 func runsLsAction(c *cli.Context) error {
@@ -143,7 +122,7 @@ func runsLsAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	all, err := runs.List(dir)
+	all, err := runs.ListContext(c.Context, dir)
 	if err != nil {
 		return exitcode.With(exitcode.Config, err)
 	}

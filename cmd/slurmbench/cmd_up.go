@@ -81,11 +81,11 @@ func upPlan(c *cli.Context) (*plan.Plan, error) {
 		pl.Slurm.Nodes = n
 	}
 	if c.IsSet("time-limit") {
-		d := c.Duration("time-limit")
-		if d < time.Minute {
-			return nil, configErrorf("--time-limit %s: at least one minute", d)
+		m, err := profile.TimeLimitMinutes(c.Duration("time-limit"))
+		if err != nil {
+			return nil, configErrorf("--time-limit %w", err)
 		}
-		pl.Slurm.TimeLimitMinutes = int((d + time.Minute - 1) / time.Minute)
+		pl.Slurm.TimeLimitMinutes = m
 	}
 	if err := checkRunInputs(c, pl); err != nil {
 		return nil, err

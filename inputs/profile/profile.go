@@ -136,6 +136,9 @@ func LoadContext(ctx context.Context, path string) (*Profile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("profile: %w", err)
 	}
+	if err := checkNesting(data); err != nil {
+		return nil, fmt.Errorf("profile %s: %w", abs, err)
+	}
 	var p Profile
 	md, err := toml.Decode(string(data), &p)
 	if err != nil {

@@ -2,10 +2,12 @@ package profile
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // minimal is the smallest valid profile; cases append to or edit it.
@@ -327,6 +329,7 @@ func TestParseTimeLimit(t *testing.T) {
 		{"1-2:30", 1440 + 150},
 		{"1-00:00:00", 1440},
 		{"0-00:00:30", 1},
+		{"106751-23:47:00", 153722867}, // the most a time.Duration holds
 	}
 	for _, tc := range good {
 		got, err := ParseTimeLimit(tc.in)
@@ -338,10 +341,32 @@ func TestParseTimeLimit(t *testing.T) {
 			t.Errorf("ParseTimeLimit(%q) = %d, want %d", tc.in, got, tc.mins)
 		}
 	}
-	bad := []string{"", "0", "00:00:00", "abc", "4h", "1:2:3:4", "-5", "1-", "-1-00", "1-2:3:4:5", "1:-2", "1.5", " 30", "1-a"}
+	// 200000 days (288,000,000 min) passed validation and wrapped
+	// time.Duration: the job went out without a time limit.
+	bad := []string{"200000-00:00:00", "288000000", "106751-23:48:00", "", "0", "00:00:00", "abc", "4h", "1:2:3:4", "-5", "1-", "-1-00", "1-2:3:4:5", "1:-2", "1.5", " 30", "1-a"}
 	for _, in := range bad {
 		if got, err := ParseTimeLimit(in); err == nil {
 			t.Errorf("ParseTimeLimit(%q) = %d, want an error", in, got)
+		}
+	}
+}
+
+// TestTimeLimitMinutes: up --time-limit rounds up and refuses what no
+// time limit can hold, naming the limit.
+func TestTimeLimitMinutes(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want int
+		err  string
+	}{
+		{90 * time.Second, 2, ""},
+		{4 * time.Hour, 240, ""},
+		{30 * time.Second, 0, "at least one minute"},
+		{time.Duration(math.MaxInt64), 0, "153722867 minutes"},
+	} {
+		got, err := TimeLimitMinutes(tc.d)
+		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("TimeLimitMinutes(%s) = %d, %v; want %d, %q", tc.d, got, err, tc.want, tc.err)
 		}
 	}
 }

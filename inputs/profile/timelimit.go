@@ -2,8 +2,10 @@ package profile
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // maxTimeLimitMinutes is the largest finite time limit Slurm stores (a
@@ -77,7 +79,32 @@ func ParseTimeLimit(s string) (int, error) {
 	if total > maxTimeLimitMinutes {
 		return 0, fmt.Errorf("%q is %d minutes, more than Slurm's largest time limit (%d minutes)", s, total, maxTimeLimitMinutes)
 	}
+	if total > MaxTimeLimitMinutes {
+		return 0, fmt.Errorf("%q is %d minutes, more than the %d minutes (about 292 years) slurmbench can hold as a duration", s, total, MaxTimeLimitMinutes)
+	}
 	return total, nil
+}
+
+// MaxTimeLimitMinutes is the largest time limit slurmbench takes: the
+// minutes a time.Duration holds. Past it the limit wrapped negative and
+// the job went out with no time_limit (the partition's default) while
+// render showed the huge one, and preflight's max-time check was skipped.
+const MaxTimeLimitMinutes = int(math.MaxInt64 / int64(time.Minute))
+
+// TimeLimitMinutes rounds a duration (up --time-limit) up to whole
+// minutes: at least one, at most MaxTimeLimitMinutes.
+func TimeLimitMinutes(d time.Duration) (int, error) {
+	if d < time.Minute {
+		return 0, fmt.Errorf("%s: at least one minute", d)
+	}
+	m := int(d / time.Minute)
+	if d%time.Minute != 0 {
+		m++
+	}
+	if m > MaxTimeLimitMinutes || m > maxTimeLimitMinutes {
+		return 0, fmt.Errorf("%s: more than the %d minutes a time limit may be", d, min(MaxTimeLimitMinutes, maxTimeLimitMinutes))
+	}
+	return m, nil
 }
 
 // ImportTimeLimitMinutes bounds an import job: the profile's time limit, or

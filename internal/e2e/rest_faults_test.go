@@ -93,6 +93,24 @@ func TestRESTFaults(t *testing.T) {
 		assertOneJob(t, r, p, 1)
 	})
 
+	t.Run("not found while following", func(t *testing.T) {
+		t.Parallel()
+		p := c.proxy(t)
+		// slurmctld answering "Invalid job id" for the running job, with no
+		// accounting to ask (the test cluster has none): the run used to
+		// end "final state unknown" and cancel the healthy job (exit 5).
+		p.Add(slurmtest.Fault{Method: "GET", Path: "/job/", Skip: 2, Times: 3, Action: slurmtest.Respond, Status: 404,
+			Body: `{"errors":[{"error_number":2017,"error":"Invalid job id specified"}]}`})
+		name := uniqueName("e2e-rest-404")
+		r := c.prepare(t, runOpts{name: name, restURL: p.URL, recipe: mockRecipe{Name: name}.String()}).start()
+		code := r.wait(5 * time.Minute)
+		if code != 0 {
+			t.Fatalf("exit %d, want 0\n%s", code, r.output())
+		}
+		assertFaultsHit(t, p, slurmtest.Respond)
+		assertOneJob(t, r, p, 1)
+	})
+
 	t.Run("at submit", func(t *testing.T) {
 		t.Parallel()
 		p := c.proxy(t)

@@ -1,13 +1,19 @@
-// Package flock takes exclusive flock(2) locks on lock files on shared
-// filesystems, with a timeout and a context: a blocking flock cannot be
-// interrupted, so the lock is polled with a growing gap instead.
+// Package flock takes exclusive locks on lock files on shared filesystems,
+// with a timeout and a context: a blocking flock cannot be interrupted, so
+// the lock is polled with a growing gap instead.
 //
-// flock and nothing else: Linux NFS clients turn flock into byte-range locks
-// the server enforces across nodes, Lustre does the same with -o flock, and
-// a flock dies with its process, where an O_EXCL lock file outlives a killed
-// holder and blocks everyone until deleted by hand. Lock files are never
-// removed: deleting one while another process waits on its inode would let
-// two holders in.
+// flock where it works across nodes: Linux NFS clients turn flock into
+// byte-range locks the server enforces, Lustre does the same with -o flock,
+// and a flock dies with its process. Where it does not — Lustre without
+// -o flock refuses it (ENOSYS), Lustre with -o localflock and NFS mounted
+// with local_lock=flock or local_lock=all grant it per node, silently —
+// the lock falls back to a lease: a file created with O_EXCL beside the
+// lock file, its mtime refreshed by the holder every LeaseTTL/4, taken
+// over by a waiter once it is LeaseTTL old (its holder died). The mount is
+// read from /proc/self/mountinfo; SLURMBENCH_LOCKS=lease forces leases
+// (a filesystem the detection does not know), =flock forces flock.
+// Lock files are never removed: deleting one while another process waits
+// on its inode would let two holders in.
 package flock
 
 import (
@@ -24,8 +30,12 @@ import (
 var ErrTimeout = errors.New("timed out waiting for the lock")
 
 // ErrUnsupported means the filesystem refuses flock altogether (ENOSYS,
-// EOPNOTSUPP, ENOLCK: Lustre without -o flock).
+// EOPNOTSUPP, ENOLCK: Lustre without -o flock). Acquire no longer returns
+// it (it takes a lease there); it stays for callers that test for it.
 var ErrUnsupported = errors.New("the filesystem does not support flock")
+
+// flockFn is flock(2); tests replace it to play a filesystem without it.
+var flockFn = syscall.Flock
 
 // Polling bounds of the non-blocking flock loop.
 const (
@@ -47,6 +57,7 @@ type Options struct {
 type Lock struct {
 	f        *os.File
 	writable bool
+	lease    *lease // set when the lock is a lease, not a flock
 }
 
 // Acquire takes the exclusive lock at path (creating the file).
@@ -69,16 +80,27 @@ func Acquire(ctx context.Context, path string, o Options) (*Lock, error) {
 	}
 	start := time.Now()
 	sleep := pollMin
+	useLease := leaseReason(path) != ""
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		var err error
+		if useLease {
+			var ls *lease
+			ls, err = tryLease(path)
+			if err == nil {
+				return &Lock{f: f, writable: writable, lease: ls}, nil
+			}
+		} else {
+			err = flockFn(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		}
 		switch {
 		case err == nil:
 			return &Lock{f: f, writable: writable}, nil
 		case errors.Is(err, syscall.EINTR):
 			continue
-		case errors.Is(err, syscall.ENOSYS), errors.Is(err, syscall.EOPNOTSUPP), errors.Is(err, syscall.ENOLCK):
-			f.Close()
-			return nil, fmt.Errorf("%w (%s): %w", ErrUnsupported, path, err)
+		case !useLease && (errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOLCK)):
+			// No flock here (Lustre without -o flock): a lease instead.
+			useLease = true
+			continue
 		case !errors.Is(err, syscall.EWOULDBLOCK):
 			f.Close()
 			return nil, fmt.Errorf("locking %s: %w", path, err)
@@ -114,6 +136,10 @@ func (l *Lock) Writable() bool { return l.writable }
 func (l *Lock) Release() error {
 	if l == nil || l.f == nil {
 		return nil
+	}
+	if l.lease != nil {
+		l.lease.release()
+		l.lease = nil
 	}
 	err := l.f.Close()
 	l.f = nil

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -20,5 +21,17 @@ func TestReadFile(t *testing.T) {
 	}
 	if _, err := ReadFile("/dev/zero", 1<<20); err == nil {
 		t.Error("/dev/zero was read to the end")
+	}
+}
+
+// TestReadFileRefusesAFIFO: a FIFO named like the expected file is refused
+// at once; a plain open would block until some writer appeared.
+func TestReadFileRefusesAFIFO(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "plan.json")
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	if _, err := ReadFile(path, Default); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("ReadFile(FIFO) = %v, want a refusal naming it", err)
 	}
 }

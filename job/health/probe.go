@@ -137,11 +137,15 @@ func get(ctx context.Context, c *http.Client, u string, s *Seen) ([]byte, error)
 		return nil, fmt.Errorf("health check: %w", err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	s.Status = resp.StatusCode
 	if err != nil {
 		s.Detail = "answer cut short"
 		return nil, fmt.Errorf("health check: reading GET %s: %w", u, err)
+	}
+	if len(body) > maxBody {
+		s.Detail = fmt.Sprintf("answer larger than %d MiB", maxBody>>20)
+		return nil, fmt.Errorf("health check: GET %s: answer larger than the %d MiB it may have", u, maxBody>>20)
 	}
 	if resp.StatusCode != http.StatusOK {
 		s.Detail = excerpt(body)

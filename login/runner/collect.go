@@ -304,7 +304,7 @@ func StageLogs(pl *plan.Plan, stageDir string, overwrite bool) error {
 func (r *runState) finish(ctx context.Context, runErr error) error {
 	o, pl := r.o, r.plan
 	if r.key != "" && (r.ambiguous || r.res.Adopted) {
-		o.Client.DropDuplicates(context.WithoutCancel(ctx), pl.Slurm.JobName, r.key, r.res.JobID)
+		o.Client.DropDuplicates(context.WithoutCancel(ctx), pl.Slurm.JobName, r.key, r.res.JobID, r.swept)
 	}
 	co := o.Stage
 	var logsErr error

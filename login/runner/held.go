@@ -116,6 +116,7 @@ func (r *runState) followQueued(ctx context.Context, h Held) error {
 	jobTick := time.NewTicker(heldPoll)
 	defer jobTick.Stop()
 	lastQueue := ""
+	var unseen, lastSaid time.Time
 	for {
 		select {
 		case <-tick.C:
@@ -128,8 +129,28 @@ func (r *runState) followQueued(ctx context.Context, h Held) error {
 			}
 		case <-jobTick.C:
 			job, err := o.Client.LookupJob(ctx, h.Job.ID)
-			if err != nil || !job.Terminal() {
-				continue // slurmrestd's hiccups are retried at the next tick
+			if err != nil {
+				// slurmrestd's hiccups are retried at the next tick, for
+				// up to heldLostAfter: a held job unseen that long (gone
+				// without an outcome, or slurmrestd failing throughout) is
+				// a deadline this runner owns. It withdraws its own run,
+				// never the deployment.
+				now := time.Now()
+				if unseen.IsZero() {
+					unseen = now
+				}
+				if now.Sub(unseen) >= heldLostAfter {
+					return r.withdraw(h, fmt.Sprintf("held deployment job %d could not be seen for %s (last: %v)", h.Job.ID, heldLostAfter, err))
+				}
+				if now.Sub(lastSaid) >= time.Minute {
+					lastSaid = now
+					r.progress("looking up held job %d failed, retrying for up to %s: %v", h.Job.ID, heldLostAfter-now.Sub(unseen).Round(time.Second), err)
+				}
+				continue
+			}
+			unseen = time.Time{}
+			if !job.Terminal() {
+				continue
 			}
 			r.res.Job = job
 			w.watch()
@@ -151,6 +172,33 @@ func (r *runState) followQueued(ctx context.Context, h Held) error {
 			return exitcode.With(layer, fmt.Errorf("interrupted: run %s stopped in held job %d", pl.RunID, h.Job.ID))
 		}
 	}
+}
+
+// heldLostAfter is how long run --in keeps looking for a held job it
+// cannot see before it gives its run up.
+const heldLostAfter = 10 * time.Minute
+
+// withdraw gives up a queued run whose held job is lost: its request is
+// taken back (a deployment that comes back does not run it unwatched) and
+// the run ends failed, saying why.
+func (r *runState) withdraw(h Held, why string) error {
+	pl := r.plan
+	if err := rundir.RequestCancel(pl.RunDir); err != nil {
+		r.progress("withdrawing run %s: %v", pl.RunID, err)
+	}
+	if q, err := rundir.PendingRequests(h.Plan.RunDir); err == nil {
+		for _, path := range q {
+			if strings.HasSuffix(path, "-"+pl.RunID+".json") {
+				_ = os.Remove(path)
+			}
+		}
+	}
+	if out, err := rundir.ReadOutcome(pl.Layout.Outcome); err == nil {
+		return r.judgeByOutcome(out)
+	}
+	msg := why + "; run " + pl.RunID + " withdrawn"
+	r.writeOutcome(rundir.Outcome{Result: rundir.Failed, Class: diagnose.Allocation, Message: msg})
+	return exitcode.Errorf(exitcode.Queue, "%s", msg)
 }
 
 // reportQueue says, when it changed, what the run waits behind.

@@ -58,6 +58,9 @@ type queuedRun struct {
 	endJob bool
 	// waitCancel waits for the run's cancel request, then writes outcome.
 	waitCancel bool
+	// vanish makes slurmctld forget the held job (no accounting) instead;
+	// fail500 makes every job lookup answer 500 from then on.
+	vanish, fail500 bool
 }
 
 // fakeHeldDriver plays the held deployment's driver for one queued run:
@@ -97,6 +100,14 @@ func fakeHeldDriver(t *testing.T, e *env, h Held, q queuedRun) {
 		e.fake.SetSteps(int64(h.Job.ID), slurmtest.Step{State: []string{"COMPLETED"}})
 		return
 	}
+	if q.vanish {
+		e.fake.Forget(int64(h.Job.ID))
+		return
+	}
+	if q.fail500 {
+		e.fake.AddFaults(slurmtest.Fault{Method: "GET", Path: "/job/", Action: slurmtest.Respond, Status: 500})
+		return
+	}
 	if q.waitCancel {
 		for !rundir.CancelRequested(pl.RunDir) {
 			time.Sleep(time.Second)
@@ -129,6 +140,11 @@ func TestRunInLayers(t *testing.T) {
 		{name: "deployment taken down", q: queuedRun{outcome: rundir.Outcome{Result: rundir.Cancelled, Class: diagnose.Cancelled, Phase: rundir.PhaseQueued,
 			Message: "the held deployment was taken down (slurmbench down) before this run started"}}, code: exitcode.Queue, says: "taken down"},
 		{name: "held job ended", q: queuedRun{endJob: true}, code: exitcode.Queue, says: "ended COMPLETED 0:0 before run r1 finished"},
+		// The held job gone without an outcome, or slurmrestd failing
+		// throughout: run --in gives its run up after heldLostAfter (it
+		// waited until its context ended: 6 h here).
+		{name: "held job vanished", q: queuedRun{vanish: true}, code: exitcode.Queue, says: "could not be seen for 10m0s"},
+		{name: "slurmrestd answers 500 forever", q: queuedRun{fail500: true}, code: exitcode.Queue, says: "could not be seen for 10m0s"},
 		{name: "interrupted", q: queuedRun{waitCancel: true, outcome: rundir.Outcome{Result: rundir.Cancelled, Class: diagnose.Cancelled}},
 			interrupt: true, code: exitcode.Interrupted, says: "stopping run r1 in held job"},
 		{name: "does not fit", nodes: -1, code: exitcode.Config},
@@ -359,8 +375,19 @@ func writeRun(pl *plan.Plan, concs []int, o rundir.Outcome) error {
 }
 
 // TestRunsInOneAllocationTakeTurns: a second run driven in the same
-// allocation waits until the first one's driver is done, saying so.
+// allocation waits until the first one's driver is done, saying so — with
+// flock, and with the lease taken where flock does not hold across nodes
+// (there the allocation lock used to "succeed" for both).
 func TestRunsInOneAllocationTakeTurns(t *testing.T) {
+	for _, locks := range []string{"flock", "lease"} {
+		t.Run(locks, func(t *testing.T) {
+			t.Setenv("SLURMBENCH_LOCKS", locks)
+			runsTakeTurns(t)
+		})
+	}
+}
+
+func runsTakeTurns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t)
 		a := Allocation{JobID: 77, NodeList: "n1", Nodes: 1, GPUsPerNode: 4}

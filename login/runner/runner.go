@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -106,6 +107,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	defer cl.release()
 	if !cl.fresh {
+		if held, ok := queuedIn(pl, cl.journal); ok {
+			// A run --in runner killed before its run ended: the run
+			// may still be queued or running in the held job. Submitting
+			// it as a job of its own would run it twice in one directory.
+			return r.res, exitcode.Errorf(exitcode.Config, "run %s was queued in held deployment job %d (run --in) and may still run there: `slurmbench attach --run-id %s` follows it; a new run takes a new run id", pl.RunID, held, pl.RunID)
+		}
 		id, found, err := r.adopt(ctx, cl.journal)
 		if err != nil {
 			return r.res, exitcode.With(exitcode.Submit, err)
@@ -222,6 +229,8 @@ type runState struct {
 	// an earlier attempt under it may have made another job.
 	key       string
 	ambiguous bool
+	// swept is when the last duplicate sweep began (zero before the first).
+	swept time.Time
 }
 
 func (r *runState) progress(format string, args ...any) {
@@ -259,12 +268,13 @@ func (r *runState) follow(ctx context.Context) error {
 				}
 				r.progress("job %d %s %s", j.ID, j.State, note)
 			},
-			// A failing slurmrestd is retried for ErrorTime; say so, at
+			// A failing slurmrestd, or a job it does not find, is looked
+			// up again with backoff for as long as it takes; say so, at
 			// most once a minute, rather than go quiet.
 			OnError: func(err error) {
 				if now := time.Now(); now.Sub(lastPollError) >= time.Minute {
 					lastPollError = now
-					r.progress("polling job %d failed, retrying for up to %s: %v", r.res.JobID, slurm.DefaultPollErrorTime, err)
+					r.progress("polling job %d failed, retrying: %v", r.res.JobID, err)
 				}
 			},
 		})
@@ -287,9 +297,11 @@ func (r *runState) follow(ctx context.Context) error {
 		case wt := <-done:
 			w.watch()
 			if wt.err != nil {
-				// The job's end could not be read; it may still run.
-				r.cancel(ctx, "the job's state could not be read")
-				return exitcode.Errorf(exitcode.Queue, "following job %d: %w", r.res.JobID, wt.err)
+				// The job's end could not be read. That is no reason to
+				// end it: slurmbench cancels only on an interrupt, a failed
+				// start or a deadline of its own. It may still run.
+				return exitcode.Errorf(exitcode.Queue, "following job %d: %w; slurmbench stopped following and did not cancel it: it may still run (`slurmbench attach --run-id %s` follows it again, scancel %d ends it)",
+					r.res.JobID, wt.err, pl.RunID, r.res.JobID)
 			}
 			r.res.Job = wt.job
 			return r.judge()
@@ -299,7 +311,11 @@ func (r *runState) follow(ctx context.Context) error {
 				return nil // the job serves on: Run returns, the job stays
 			}
 		case <-sweep:
-			o.Client.DropDuplicates(ctx, pl.Slurm.JobName, r.key, r.res.JobID)
+			// Each sweep looks through the jobs submitted since the
+			// previous one began: bounded however long the job runs.
+			start := time.Now()
+			o.Client.DropDuplicates(ctx, pl.Slurm.JobName, r.key, r.res.JobID, r.swept)
+			r.swept = start
 		case <-ctx.Done():
 			stopWait()
 			layer := o.Interrupted()
@@ -505,16 +521,28 @@ func RunDirOf(job slurm.Job) (string, error) {
 // the job, cancels it on a signal, judges, collects and stages exactly as
 // Run does. id names the job; 0 takes it from the run directory's submit
 // journal (attach --run-id).
+//
+// A held deployment is refused: attach cancels the job it follows on ^C,
+// which would take the deployment down (slurmbench down does that, on
+// purpose). A run queued in a held deployment (run --in) whose runner
+// died is followed there, as run --in would have: ^C withdraws the run,
+// never the deployment.
 func Attach(ctx context.Context, o Options, id slurm.JobID) (*Result, error) {
 	o.defaults()
 	pl := o.Plan
 	r := &runState{o: o, plan: pl, res: &Result{RunDir: pl.RunDir, JobID: id, Adopted: true}}
+	if pl.Serve {
+		return r.res, exitcode.Errorf(exitcode.Config, "run %s is a held deployment (slurmbench up), not a run to attach to: `slurmbench runs show %s` shows it, `slurmbench run --in JOB` runs in it, `slurmbench down JOB` ends it", pl.RunID, pl.RunID)
+	}
 	cl, err := claimRunDir(ctx, pl, true)
 	if err != nil {
 		return r.res, exitcode.With(exitcode.Config, err)
 	}
 	defer cl.release()
 	r.key = cl.journal.SubmitKey
+	if held, ok := queuedIn(pl, cl.journal); ok && (id == 0 || id == held) {
+		return r.attachQueued(ctx, held)
+	}
 	if id == 0 {
 		jid, found, err := r.adopt(ctx, cl.journal)
 		switch {
@@ -528,6 +556,61 @@ func Attach(ctx context.Context, o Options, id slurm.JobID) (*Result, error) {
 	r.progress("attached to job %d, run dir %s", r.res.JobID, pl.RunDir)
 	r.submitted()
 	return r.res, r.finish(ctx, r.follow(ctx))
+}
+
+// queuedIn reports the held job a run was queued in by run --in: its
+// status names a job and no submit of its own was journaled.
+func queuedIn(pl *plan.Plan, j rundir.Journal) (slurm.JobID, bool) {
+	if j.SubmitKey != "" || j.JobID != "" {
+		return 0, false
+	}
+	st, err := rundir.ReadStatus(pl.Layout.Status)
+	if err != nil || st.JobID == "" {
+		return 0, false
+	}
+	id, err := slurm.ParseJobID(st.JobID)
+	return id, err == nil
+}
+
+// requestSeen reports whether held deployment root has run id's request,
+// pending or taken.
+func requestSeen(root, id string) bool {
+	suffix := "-" + id + ".json"
+	for _, dir := range []string{rundir.RequestsDir(root), filepath.Join(rundir.RequestsDir(root), rundir.TakenName)} {
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			if strings.HasSuffix(e.Name(), suffix) && !strings.HasPrefix(e.Name(), ".") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// attachQueued follows a run queued in held job id to its end, then
+// collects and stages as RunIn does.
+func (r *runState) attachQueued(ctx context.Context, id slurm.JobID) (*Result, error) {
+	r.res.JobID = id
+	if out, err := rundir.ReadOutcome(r.plan.Layout.Outcome); err == nil {
+		r.progress("run %s ended in held job %d: %s", r.plan.RunID, id, out.Result)
+		return r.res, r.finish(ctx, r.judgeByOutcome(out))
+	}
+	h, err := FindHeld(ctx, r.o.Client, id)
+	if err != nil {
+		return r.res, err
+	}
+	if !requestSeen(h.Plan.RunDir, r.plan.RunID) {
+		// The earlier runner died between writing the run's status and
+		// queueing it: neither pending nor taken, so the deployment cannot
+		// have it. Queue it now, once.
+		if _, err := rundir.QueueRequest(h.Plan.RunDir, rundir.Request{RunID: r.plan.RunID, Plan: r.plan.PlanFile}); err != nil {
+			return r.res, exitcode.With(exitcode.Submit, err)
+		}
+		r.progress("run %s had not reached held job %d's queue: queued it", r.plan.RunID, id)
+	}
+	r.progress("attached to run %s, queued in held deployment job %d, run dir %s", r.plan.RunID, id, r.plan.RunDir)
+	r.submitted()
+	return r.res, r.finish(ctx, r.followQueued(ctx, h))
 }
 
 // ReadPlan reads a run directory's plan.

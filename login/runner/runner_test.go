@@ -206,6 +206,14 @@ func TestRunLayers(t *testing.T) {
 				{Method: "GET", Path: "/job/", Skip: 3, Times: 3, Action: slurmtest.Respond, Status: 502,
 					Body: `{"errors":[{"error_number":5005,"error":"Zero Bytes were transmitted or received"}]}`},
 			}},
+		// slurmctld answering "not found" for a running job (errno 2017, no
+		// accounting to ask) is no proof it ended: the follow goes on, and
+		// the job is not cancelled.
+		{name: "not found while following", job: job{points: testConcs, outcome: succeeded}, code: exitcode.OK, staged: 2, says: "without accounting its end cannot be confirmed",
+			faults: []slurmtest.Fault{
+				{Method: "GET", Path: "/slurm/v0.0.42/job/", Skip: 1, Times: 4, Action: slurmtest.Respond, Status: 404,
+					Body: `{"errors":[{"error_number":2017,"error":"Invalid job id specified"}]}`},
+			}},
 		{name: "submit refused", setup: func(_ *testing.T, _ *env, o *Options) { o.Plan.Slurm.Partition = "nope" }, code: exitcode.Submit},
 		{name: "image", setup: func(_ *testing.T, _ *env, o *Options) {
 			o.Import = func(context.Context, *plan.Plan) error { return errors.New("pull failed") }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -38,20 +39,60 @@ type Decision struct {
 // it may: old enough, and certainly not running — ended by its outcome, or
 // by Slurm's word, or never submitted. A run a slurmbench process holds the
 // lock of is kept too. Errors removing one run do not stop the others.
+//
+// A run a held deployment serves or has queued, and a run queued in a held
+// deployment (run --in) whose job is not confirmed ended, is kept too: the
+// held job's servers write their logs and step files into it.
+//
+// ctx ending (SIGINT) stops GC before the next run: what was removed is
+// reported, the rest kept.
 func GC(ctx context.Context, o GCOptions) ([]Decision, error) {
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
-	all, err := List(o.RunsDir)
+	all, err := ListContext(ctx, o.RunsDir)
 	if err != nil {
 		return nil, err
 	}
+	// A held deployment's runs are kept while its job may run: ask first.
+	for i := range all {
+		if all[i].Held != nil && all[i].Active && ctx.Err() == nil {
+			_ = all[i].Refresh(ctx, o.Ask) // a failed query keeps it Active
+		}
+	}
+	live := heldRuns(all)
+	heldJobs := map[string]bool{} // held job id -> not confirmed ended
 	var out []Decision
 	var errs []error
 	for _, r := range all {
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, fmt.Errorf("runs gc stopped before %s: %w", r.ID, err))
+			break
+		}
 		d := decide(ctx, r, o)
+		if d.Remove {
+			if why := live[r.ID]; why != "" {
+				d.Remove, d.Why = false, why
+			} else if r.InJob {
+				if why := heldJobLive(ctx, r.JobID, all, o.Ask, heldJobs); why != "" {
+					d.Remove, d.Why = false, why
+				}
+			}
+		}
 		if d.Remove && o.Delete {
-			if err := remove(ctx, r.Dir); err != nil {
+			// Under the run's lock, the run must still be what was
+			// judged: a rerun or attach that started meanwhile keeps it.
+			unchanged := func() error {
+				now, err := Load(r.Dir)
+				if err != nil {
+					return fmt.Errorf("%s: %w; kept", r.Dir, err)
+				}
+				if now.State != r.State || now.JobID != r.JobID || !now.LastActivity.Equal(r.LastActivity) {
+					return fmt.Errorf("%s changed while gc looked at it (now %s); kept", r.Dir, now.State)
+				}
+				return nil
+			}
+			if err := remove(ctx, r.Dir, unchanged); err != nil {
 				d.Remove, d.Why = false, err.Error()
 				errs = append(errs, err)
 			} else {
@@ -100,18 +141,66 @@ func decide(ctx context.Context, r Run, o GCOptions) Decision {
 	return d
 }
 
+// heldRuns names the runs a held deployment whose job may still run serves,
+// runs or has queued, each with why it is kept.
+func heldRuns(all []Run) map[string]string {
+	live := map[string]string{}
+	for _, h := range all {
+		if h.Held == nil || !h.Active {
+			continue
+		}
+		note := func(id, what string) {
+			if id != "" && id != h.ID {
+				live[id] = fmt.Sprintf("held deployment %s (job %s) %s it", h.ID, h.JobID, what)
+			}
+		}
+		note(h.Held.RunID, "serves")
+		note(h.Held.Running, "is running")
+		for _, q := range h.Held.Queue {
+			note(q, "has queued")
+		}
+	}
+	return live
+}
+
+// heldJobLive says why a run queued in held job id is kept, or "" once that
+// job is confirmed ended: by its deployment's run directory, or by Slurm.
+// Answers are remembered in seen (id -> why).
+func heldJobLive(ctx context.Context, id string, all []Run, ask JobState, seen map[string]bool) string {
+	live, ok := seen[id]
+	if !ok {
+		live = true
+		for _, h := range all {
+			if h.JobID == id && !h.InJob {
+				live = h.Active
+			}
+		}
+		if live && ask != nil {
+			if _, ended, err := ask(ctx, id); err == nil && ended {
+				live = false
+			}
+		}
+		seen[id] = live
+	}
+	if live {
+		return fmt.Sprintf("queued in held job %s, which is not confirmed ended", id)
+	}
+	return ""
+}
+
 // remove deletes dir while holding its run lock, so a slurmbench process
 // that holds it (following or attaching to the run) keeps its directory.
-func remove(ctx context.Context, dir string) error {
+func remove(ctx context.Context, dir string, unchanged func() error) error {
 	lock, err := flock.Acquire(ctx, rundir.LockPath(dir), flock.Options{Timeout: 0})
-	if err != nil && !errors.Is(err, flock.ErrUnsupported) {
+	if err != nil {
 		if errors.Is(err, flock.ErrTimeout) {
 			return fmt.Errorf("%s: a slurmbench process holds its lock; kept", dir)
 		}
 		return fmt.Errorf("%s: %w", dir, err)
 	}
-	if lock != nil {
-		defer func() { _ = lock.Release() }() // the directory is gone either way
+	defer func() { _ = lock.Release() }() // the directory is gone either way
+	if err := unchanged(); err != nil {
+		return err
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("removing %s: %w", dir, err)
@@ -119,19 +208,29 @@ func remove(ctx context.Context, dir string) error {
 	return nil
 }
 
+// MaxAge is the largest --older-than: time.Duration holds about 292 years,
+// and an age past it would wrap to a negative one that every run exceeds.
+const MaxAge = 100 * 365 * 24 * time.Hour
+
 // ParseAge reads --older-than: a Go duration ("36h", "90m") or a number of
-// days ("7d").
+// days ("7d"), at most MaxAge.
 func ParseAge(s string) (time.Duration, error) {
 	if days, ok := strings.CutSuffix(strings.TrimSpace(s), "d"); ok {
 		n, err := strconv.ParseFloat(days, 64)
-		if err != nil || n < 0 {
+		if err != nil || n < 0 || math.IsNaN(n) {
 			return 0, fmt.Errorf("%q is not a number of days (e.g. 7d)", s)
+		}
+		if n*float64(24*time.Hour) > float64(MaxAge) {
+			return 0, fmt.Errorf("%q is more than the %dd an age may be", s, MaxAge/(24*time.Hour))
 		}
 		return time.Duration(n * float64(24*time.Hour)), nil
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {
 		return 0, fmt.Errorf("%q is not an age such as 7d, 36h or 90m", s)
+	}
+	if d > MaxAge {
+		return 0, fmt.Errorf("%q is more than the %dd an age may be", s, MaxAge/(24*time.Hour))
 	}
 	return d, nil
 }

@@ -117,12 +117,21 @@ func Load(dir string) (Run, error) {
 // Entries that are not run directories (the squash cache, doctor's probe
 // directory, symlinks) are skipped.
 func List(runsDir string) ([]Run, error) {
+	return ListContext(context.Background(), runsDir)
+}
+
+// ListContext is List that stops when ctx ends (a signal), with ctx's
+// error.
+func ListContext(ctx context.Context, runsDir string) ([]Run, error) {
 	entries, err := os.ReadDir(runsDir)
 	if err != nil {
 		return nil, fmt.Errorf("listing runs: %w", err)
 	}
 	var out []Run
 	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("listing runs in %s: %w", runsDir, err)
+		}
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue // a symlink is not IsDir: gc must never follow one
 		}

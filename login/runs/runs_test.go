@@ -208,6 +208,15 @@ func TestGC(t *testing.T) {
 // TestGCKeepsALockedRun: a run whose lock a slurmbench process holds is
 // kept even when everything else says it may go.
 func TestGCKeepsALockedRun(t *testing.T) {
+	for _, locks := range []string{"flock", "lease"} {
+		t.Run(locks, func(t *testing.T) {
+			t.Setenv("SLURMBENCH_LOCKS", locks)
+			gcKeepsALockedRun(t)
+		})
+	}
+}
+
+func gcKeepsALockedRun(t *testing.T) {
 	f := newFixture(t)
 	f.run(t, "r", "ended", time.Now().Add(-30*24*time.Hour))
 	lock, err := flock.Acquire(context.Background(), rundir.LockPath(filepath.Join(f.dir, "r")), flock.Options{})
@@ -238,6 +247,12 @@ func TestParseAge(t *testing.T) {
 		{"7 days", 0, true},
 		{"-1d", 0, true},
 		{"d", 0, true},
+		// Past time.Duration's ~292 years the age wrapped negative and gc
+		// removed every ended run.
+		{"999999d", 0, true},
+		{"36501d", 0, true},
+		{"876001h", 0, true},
+		{"36500d", MaxAge, false},
 	} {
 		got, err := ParseAge(tt.in)
 		if (err != nil) != tt.err || got != tt.want {

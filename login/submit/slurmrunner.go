@@ -81,7 +81,11 @@ func (r SlurmRunner) Run(ctx context.Context, cmd enroot.Command) error {
 	}
 	job, err := r.Client.Wait(ctx, sub.JobID, slurm.WaitOptions{})
 	if err != nil {
-		_ = r.Client.CancelJob(context.WithoutCancel(ctx), sub.JobID)
+		// Cancel on an interrupt only: an unreadable state says nothing
+		// about the job, which ends by its own time limit.
+		if ctx.Err() != nil {
+			_ = r.Client.CancelJob(context.WithoutCancel(ctx), sub.JobID)
+		}
 		return fmt.Errorf("import job %d: %w", sub.JobID, err)
 	}
 	if b, rerr := os.ReadFile(out); rerr == nil {

@@ -376,6 +376,8 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 		f.submit(w, r, version)
 	case route == "GET slurm/jobs":
 		f.replyJobs(w, version, f.visible())
+	case route == "GET slurm/jobs/state":
+		f.replyStates(w, version, f.visible())
 	case r.Method == http.MethodGet && root == "slurm" && strings.HasPrefix(rest, "job/"):
 		id, _ := strconv.ParseInt(strings.TrimPrefix(rest, "job/"), 10, 64)
 		j := f.jobs[id]
@@ -572,9 +574,61 @@ func (f *Fake) replyJobs(w http.ResponseWriter, version string, jobs []*FakeJob)
 	f.reply(w, version, http.StatusOK, sample(tmplName), func(m map[string]any) { m["jobs"] = out })
 }
 
+// replyStates answers jobs/state: each job's id (a string, as 24.11
+// sends it) and state, nothing else, indented as slurmrestd indents. It is
+// written directly: a listing of 50,000 jobs through reply's generic
+// re-encoding would cost the fake more than the client.
+func (f *Fake) replyStates(w http.ResponseWriter, version string, jobs []*FakeJob) {
+	var b strings.Builder
+	b.Grow(len(jobs)*80 + 1024)
+	b.WriteString("{\n  \"jobs\": [")
+	for i, j := range jobs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "\n    {\n      \"job_id\": \"%d\",\n      \"state\": [", j.ID)
+		for k, st := range j.current().State {
+			if k > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, "\n        %q", st)
+		}
+		b.WriteString("\n      ]\n    }")
+	}
+	var ping map[string]any
+	_ = json.Unmarshal(sample("ping.v0.0.41.response.json"), &ping)
+	meta := ping["meta"].(map[string]any)
+	meta["plugin"].(map[string]any)["data_parser"] = "data_parser/" + version
+	mb, _ := json.MarshalIndent(meta, "  ", "  ")
+	b.WriteString("\n  ],\n  \"meta\": ")
+	b.Write(mb)
+	b.WriteString(",\n  \"errors\": [],\n  \"warnings\": []\n}")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.WriteString(w, b.String())
+}
+
+// AddJobs puts n RUNNING jobs of other users into the fake, submitted at
+// submitted, with ids below every job submitted later: a busy cluster's
+// queue for lookups to scale against.
+func (f *Fake) AddJobs(n int, submitted time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := 0; i < n; i++ {
+		id := f.nextID
+		f.nextID++
+		f.jobs[id] = &FakeJob{ID: id, Name: fmt.Sprintf("other-%d", id), Comment: "someone else's job",
+			Partition: "debug", Desc: map[string]any{}, Submitted: submitted,
+			steps: []Step{{State: []string{"RUNNING"}}}}
+	}
+}
+
 func (f *Fake) renderJob(m map[string]any, j *FakeJob) map[string]any {
 	s := j.current()
 	m["job_id"] = j.ID
+	if !j.Submitted.IsZero() {
+		m["submit_time"] = noVal(j.Submitted.Unix())
+	}
 	m["name"] = j.Name
 	m["comment"] = j.Comment
 	m["partition"] = j.Partition

@@ -1,0 +1,130 @@
+package slurm
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/slurmbench/slurmbench/slurm/slurmtest"
+)
+
+// countingTransport counts the response bytes the client reads.
+type countingTransport struct {
+	rt http.RoundTripper
+	n  *atomic.Int64
+}
+
+func (t countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.rt.RoundTrip(r)
+	if resp != nil {
+		resp.Body = countingBody{resp.Body, t.n}
+	}
+	return resp, err
+}
+
+type countingBody struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (b countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n.Add(int64(n))
+	return n, err
+}
+
+// busyCluster is a fake holding n jobs of other users, submitted an hour
+// ago, and a client reading it through a byte counter.
+func busyCluster(t testing.TB, n int) (*slurmtest.Fake, *Client, *atomic.Int64) {
+	fake := slurmtest.NewFake(t, slurmtest.InProcess(), slurmtest.WithLifecycle(slurmtest.Step{State: []string{"RUNNING"}}))
+	fake.AddJobs(n, time.Now().Add(-time.Hour))
+	read := new(atomic.Int64)
+	cfg := slowConfig(fake)
+	cfg.Transport = countingTransport{fake.Transport(), read}
+	return fake, newClient(t, cfg), read
+}
+
+// TestSubmitLookupOnABusyCluster: a submit answered 5005 on a cluster
+// holding 10,000 jobs still finds its job. The lookup read GET jobs, whose
+// listing passed the 64 MiB read cap at about 6-7k jobs: every lookup
+// failed, leaving a job neither found nor cancelled.
+func TestSubmitLookupOnABusyCluster(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fake, c, read := busyCluster(t, 10000)
+		fake.AddFaults(slurmtest.Fault{Method: "POST", Path: "/job/submit", Times: 1, Action: slurmtest.RespondAfterForward, Status: 502,
+			Body: `{"errors":[{"error_number":5005,"error":"Zero Bytes were transmitted or received"}]}`})
+		read.Store(0)
+		res, err := c.Submit(context.Background(), JobSpec{Name: "busy", Script: "#!/bin/sh\n"})
+		if err != nil {
+			t.Fatalf("Submit: %v", err)
+		}
+		if !res.Recovered || res.Attempts != 1 {
+			t.Errorf("result %+v: want the job found by the lookup after one attempt", res)
+		}
+		if n := read.Load(); n > 16<<20 {
+			t.Errorf("the submit read %d MiB, want at most 16", n>>20)
+		}
+	})
+}
+
+// BenchmarkSubmitKeyLookup50k: finding one job by its submit key on a
+// cluster holding 50,000 jobs. It reports the bytes read and the time per
+// lookup (goal: at most 16 MiB and 1 s).
+func BenchmarkSubmitKeyLookup50k(b *testing.B) {
+	fake, c, read := busyCluster(b, 50000)
+	ctx := context.Background()
+	since := time.Now()
+	res, err := c.Submit(ctx, JobSpec{Name: "mine", Script: "#!/bin/sh\n"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(fake.Jobs()) != 50001 {
+		b.Fatalf("%d jobs", len(fake.Jobs()))
+	}
+	read.Store(0)
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	for b.Loop() {
+		jobs, err := c.jobsByKey(ctx, "mine", res.SubmitKey, since)
+		if err != nil || len(jobs) != 1 || jobs[0].ID != res.JobID {
+			b.Fatalf("lookup: %v %v", jobs, err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(read.Load())/float64(b.N)/(1<<20), "MiB/lookup")
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/lookup")
+	// CPU (client and fake together), which a loaded machine does not
+	// inflate the way it does wall time.
+	b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/lookup")
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestKeyLookupWalksPastLateArrayTasks: array tasks that start after the
+// submit get new, higher ids but keep their array's old submit_time; the
+// walk goes past them to the job.
+func TestKeyLookupWalksPastLateArrayTasks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fake, c, _ := busyCluster(t, 100)
+		since := time.Now()
+		res, err := c.Submit(context.Background(), JobSpec{Name: "mine", Script: "#!/bin/sh\n"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fake.AddJobs(5, since.Add(-time.Hour)) // late array tasks
+		jobs, err := c.jobsByKey(context.Background(), "mine", res.SubmitKey, since)
+		if err != nil || len(jobs) != 1 || jobs[0].ID != res.JobID {
+			t.Fatalf("lookup = %v, %v; want job %d", jobs, err, res.JobID)
+		}
+	})
+}
