@@ -52,6 +52,7 @@ func (p *Plan) WriteHuman(w io.Writer) error {
 		}
 	}
 	p.writeBenchmarkNotes(ew)
+	p.writeSrtctlNotes(ew)
 	if p.Eval.Enabled {
 		ew.printf("\nEval: gsm8k (%s client), concurrency %d, only=%v\n", p.Eval.Client, p.Eval.Concurrency, p.Eval.Only)
 	}

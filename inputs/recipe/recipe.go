@@ -36,6 +36,7 @@ type Recipe struct {
 	Identity         *Identity         `yaml:"identity"`
 	Profiling        *Profiling        `yaml:"profiling"`
 	Telemetry        *Telemetry        `yaml:"telemetry"`
+	Observability    *Observability    `yaml:"observability"`
 	// EnableConfigDump and Output are parsed and never read by srtctl either
 	// (dead fields of its schema); accepted so corpus recipes load.
 	EnableConfigDump *bool `yaml:"enable_config_dump"`
@@ -110,6 +111,8 @@ type Backend struct {
 	AllowPDColocX  *bool          `yaml:"allow_prefill_decode_colocation_across_nodes"`
 	SequentialNode *int           `yaml:"sequential_node_start"`
 	NUMABind       *bool          `yaml:"numa_memory_bind"`
+	// Mocker is srtctl's mocker backend settings (backend_mocker.go).
+	Mocker MockerFields `yaml:",inline"`
 }
 
 // MooncakeKV is backend.mooncake_kv_store: a mooncake_master on the infra
@@ -147,6 +150,7 @@ type Frontend struct {
 	Env                     EnvMap           `yaml:"env"`
 	OrchestratorPlacement   string           `yaml:"orchestrator_placement"`
 	DedicatedNode           bool             `yaml:"dedicated_node"`
+	NginxRaiseUlimit        *bool            `yaml:"nginx_raise_ulimit"`
 }
 
 // Dynamo is the `dynamo` block of srtctl's recipe schema.
@@ -179,6 +183,8 @@ type Benchmark struct {
 	Command          string        `yaml:"command"`
 	Env              EnvMap        `yaml:"env"`
 	DatasetName      string        `yaml:"dataset_name"`
+	// srtctl's other benchmark types (benchmark_types.go).
+	SrtctlTypeFields `yaml:",inline"`
 }
 
 // Health is `health_check`.
@@ -201,10 +207,23 @@ type Identity struct {
 	Frameworks map[string]string `yaml:"frameworks"`
 }
 
-// Profiling is the `profiling` block; only type "none" runs.
+// Profiling is the `profiling` block (srtctl's ProfilingConfig; see
+// profiling.go).
 type Profiling struct {
-	Type string `yaml:"type"`
-	Rest *Raw   `yaml:",inline"`
+	Type                 string          `yaml:"type"`
+	ExtraNsysArgs        []string        `yaml:"extra_nsys_args"`
+	Prefill              *ProfilingPhase `yaml:"prefill"`
+	Decode               *ProfilingPhase `yaml:"decode"`
+	Aggregated           *ProfilingPhase `yaml:"aggregated"`
+	DelaySecs            *int            `yaml:"delay_secs"`
+	DurationSecs         *int            `yaml:"duration_secs"`
+	BenchmarkDurationSec *int            `yaml:"benchmark_duration_secs"`
+}
+
+// ProfilingPhase is one phase's capture window in engine steps.
+type ProfilingPhase struct {
+	StartStep *int `yaml:"start_step"`
+	StopStep  *int `yaml:"stop_step"`
 }
 
 // Error is a recipe problem located at a field (and line when known).

@@ -11,7 +11,7 @@ import (
 )
 
 // Backend types slurmbench runs. "mock" is slurmbench's own mock engine.
-var backendTypes = map[string]bool{"sglang": true, "vllm": true, "trtllm": true, "mock": true}
+var backendTypes = map[string]bool{"sglang": true, "vllm": true, "trtllm": true, "mock": true, "mocker": true}
 
 // Frontend types slurmbench runs.
 var frontendTypes = map[string]bool{"dynamo": true, "sglang": true, "vllm": true}
@@ -87,7 +87,7 @@ func (r *Recipe) validate() error {
 	}
 
 	if t := r.Backend.Type; t != "" && !backendTypes[t] && t != "mocker" {
-		add("backend.type", "%q is not one of sglang, vllm, trtllm, mock", t)
+		add("backend.type", "%q is not one of sglang, vllm, trtllm, mocker, mock", t)
 	}
 	if t := r.Frontend.Type; t != "" && !frontendTypes[t] && t != "trtllm_serve" {
 		add("frontend.type", "%q is not one of dynamo, sglang, vllm", t)
@@ -175,6 +175,7 @@ func (r *Recipe) validate() error {
 		}
 	}
 	r.validateTelemetry(add)
+	r.validateSrtctlTypes(add)
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
@@ -185,8 +186,6 @@ func (r *Recipe) validate() error {
 // slurmbench does not run yet, one field at a time, named.
 func (r *Recipe) checkSupported() error {
 	switch {
-	case r.Backend.Type == "mocker":
-		return r.unsupported("backend.type", "srt-slurm's \"mocker\" backend (use type: mock, slurmbench's mock engine)")
 	case r.Frontend.Type == "trtllm_serve":
 		return r.unsupported("frontend.type", "frontend type \"trtllm_serve\"")
 	case r.Model.StageDir != "":
@@ -195,30 +194,24 @@ func (r *Recipe) checkSupported() error {
 		return r.unsupported("resources.het_jobs", "heterogeneous jobs")
 	case r.Backend.SequentialNode != nil:
 		return r.unsupported("backend.sequential_node_start", "sequential TRT-LLM node start")
-	case r.Dynamo.TopOfTree:
-		return r.unsupported("dynamo.top_of_tree", "installing Dynamo from a live clone")
 	case r.Dynamo.CargoPatches != nil:
 		return r.unsupported("dynamo.cargo_patches", "patched Dynamo source builds")
 	case r.Dynamo.EventPlane != "":
 		return r.unsupported("dynamo.event_plane", "a Dynamo event plane")
 	case r.Frontend.DedicatedNode:
 		return r.unsupported("frontend.dedicated_node", "a dedicated frontend node")
-	case r.Benchmark.Type != "" && r.Benchmark.Type != "sa-bench" && r.Benchmark.Type != "gsm8k" && r.Benchmark.Type != "manual" && r.Benchmark.Type != "custom":
-		return r.unsupported("benchmark.type", fmt.Sprintf("benchmark type %q", r.Benchmark.Type))
 	case r.Benchmark.Type == "manual":
 		return r.unsupported("benchmark.type", "benchmark type \"manual\" (serve until cancelled)")
 	case r.Benchmark.DatasetName != "" && r.Benchmark.DatasetName != "random":
 		return r.unsupported("benchmark.dataset_name", fmt.Sprintf("dataset %q", r.Benchmark.DatasetName))
 	case r.Benchmark.AIPerfMetrics != nil && *r.Benchmark.AIPerfMetrics:
 		return r.unsupported("benchmark.aiperf_server_metrics", "aiperf server metrics")
-	case r.Profiling != nil && r.Profiling.Type != "" && r.Profiling.Type != "none":
-		return r.unsupported("profiling.type", fmt.Sprintf("profiling %q", r.Profiling.Type))
 	case r.Backend.PublishEvents != nil && *r.Backend.PublishEvents:
 		return r.unsupported("backend.publish_events_and_metrics", "TRT-LLM event publishing")
 	case r.Backend.Type == "trtllm" && r.Frontend.Type != "" && r.Frontend.Type != "dynamo":
 		return r.unsupported("frontend.type", "TRT-LLM behind a non-Dynamo frontend")
 	}
-	return nil
+	return r.checkSrtctlTypes()
 }
 
 func countSet(bs ...bool) int {

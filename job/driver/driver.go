@@ -281,6 +281,9 @@ func (d *driver) startServers(ctx context.Context, phase *rundir.Phase) error {
 	}
 	*phase = rundir.PhaseWorkers
 	d.setPhase(rundir.PhaseWorkers)
+	if err := makeProfileDirs(d.plan); err != nil {
+		return err
+	}
 	for _, p := range byRole(plan.RolePrefill, plan.RoleDecode, plan.RoleAgg) {
 		if err := d.startStep(ctx, p); err != nil {
 			return err
@@ -302,7 +305,17 @@ func (d *driver) measure(ctx context.Context, phase *rundir.Phase) error {
 	if p := byRole(plan.RoleBenchmark); len(p) > 0 {
 		*phase = rundir.PhaseBenchmark
 		d.setPhase(rundir.PhaseBenchmark)
-		if err := d.runToEnd(ctx, p[0], diagnose.BenchmarkInvalid, exitcode.Benchmark); err != nil {
+		if profilesTriggered(d.plan) {
+			d.startProfiles(ctx)
+		}
+		err := d.runToEnd(ctx, p[0], diagnose.BenchmarkInvalid, exitcode.Benchmark)
+		if profilesTriggered(d.plan) {
+			// Stop even when the run is being cancelled, bounded.
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), profileRequestTimeout)
+			d.stopProfiles(sctx)
+			cancel()
+		}
+		if err != nil {
 			return err
 		}
 	}
