@@ -226,6 +226,8 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *genReques
 
 	s.running.Add(1)
 	defer s.running.Add(-1)
+	// SGLang's /slow_down sleeps this long per forward: every token.
+	itl := s.opts.ITL + time.Duration(s.forwardSleep.Load())
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	done := r.Context().Done()
@@ -233,7 +235,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *genReques
 	if !req.stream {
 		last := start.Add(s.opts.TTFT)
 		if steps > 1 {
-			last = last.Add(time.Duration(steps-1) * s.opts.ITL)
+			last = last.Add(time.Duration(steps-1) * itl)
 		}
 		if !s.sleepUntil(timer, last, done) {
 			return
@@ -260,7 +262,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *genReques
 		return rc.Flush() == nil
 	}
 	for step := range steps {
-		due := start.Add(s.opts.TTFT + time.Duration(step)*s.opts.ITL)
+		due := start.Add(s.opts.TTFT + time.Duration(step)*itl)
 		// Flush only before waiting: when the server is behind schedule the
 		// overdue chunks leave in one write instead of one syscall each.
 		if time.Until(due) > 0 {

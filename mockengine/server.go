@@ -48,7 +48,10 @@ type Server struct {
 	completed atomic.Int64 // generation requests finished
 	running   atomic.Int64 // generation requests in flight
 	tokens    atomic.Int64 // tokens sent
-	addr      net.Addr
+	// forwardSleep is SGLang's /slow_down forward_sleep_time, in
+	// nanoseconds added to every token (0 = off).
+	forwardSleep atomic.Int64
+	addr         net.Addr
 
 	handler http.Handler
 }
@@ -308,6 +311,8 @@ func (s *Server) routes() http.Handler {
 	} else {
 		mux.HandleFunc("POST /v1/completions", s.counted(s.generationHandler(parseCompletionRequest)))
 		mux.HandleFunc("POST /v1/chat/completions", s.counted(s.generationHandler(parseChatRequest)))
+		s.profileRoutes(mux)
+		mux.HandleFunc("POST /slow_down", s.handleSlowDown)
 	}
 	return s.gate(mux)
 }

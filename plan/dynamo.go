@@ -25,14 +25,21 @@ var (
 	// dynamoGitRe is a repository URL git clone takes as one operand: a
 	// scheme, no white space, never an option.
 	dynamoGitRe = regexp.MustCompile(`^(https|ssh|git)://[^\s]+$`)
+	topOfTreeRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$`)
 )
 
 // Source is what d installs: "version" (a release), "wheel" (an exact
-// build, pre-releases included) or "hash" (a source commit), and its ref;
-// a hash wins over a wheel, a wheel over a version. The ref is checked to
-// be safe as a path element and a pip requirement.
+// build, pre-releases included), "hash" (a source commit) or "top-of-tree"
+// (the source's HEAD, built once per run: its ref is the run id), and its
+// ref; a hash wins over a wheel, a wheel over a version. The ref is checked
+// to be safe as a path element and a pip requirement.
 func (d Dynamo) Source() (kind, ref string, err error) {
 	switch {
+	case d.TopOfTree != "":
+		if !topOfTreeRe.MatchString(d.TopOfTree) {
+			return "", "", fmt.Errorf("dynamo top-of-tree build %q is not a run id", d.TopOfTree)
+		}
+		return "top-of-tree", d.TopOfTree, nil
 	case d.Hash != "":
 		if !dynamoHashRe.MatchString(d.Hash) {
 			return "", "", fmt.Errorf("dynamo.hash %q is not a hex commit id", d.Hash)

@@ -60,6 +60,8 @@ type Plan struct {
 	Layout    rundir.Layout `json:"layout"`
 	// Telemetry is set when the run collects power telemetry.
 	Telemetry *Telemetry `json:"telemetry,omitempty"`
+	// Profiling is the recipe's profiling block as planned (profiling.go).
+	Profiling *Profiling `json:"profiling,omitempty"`
 	// Serve is set by `slurmbench up`: the driver starts the topology,
 	// passes the health gate and then holds it, running the plans that
 	// `run --in` queues, until `slurmbench down` or the time limit. It runs
@@ -190,7 +192,10 @@ type Process struct {
 	// path inside RunDir → content. Content may hold the same placeholders
 	// as Env. Several processes may name one path with equal content.
 	Files map[string]string `json:"files,omitempty"`
-	Log   string            `json:"log"`
+	// NoFile, when set, is the open-files limit (soft and hard) the exec
+	// shim sets before the program (srtctl's `ulimit -n N &&`).
+	NoFile uint64 `json:"rlimit_nofile,omitempty"`
+	Log    string `json:"log"`
 	// Srun carries the step options beyond --nodes/--ntasks/--nodelist.
 	Srun SrunOptions `json:"srun"`
 	// Critical processes end the run when they exit before the end.
@@ -268,6 +273,12 @@ type Benchmark struct {
 	ClientReason string `json:"client_reason,omitempty"`
 	// Custom is set for benchmark.type custom: the recipe's own command.
 	Custom *CustomBenchmark `json:"custom,omitempty"`
+	// Srtctl is set for srtctl's other benchmark types: its script for the
+	// type, run in the engine container (benchmark_srtctl.go).
+	Srtctl *SrtctlBenchmark `json:"srtctl,omitempty"`
+	// SlowDown is benchmark.slow_down_*: SGLang's /slow_down on the decode
+	// leaders during each sa-bench point (slowdown.go).
+	SlowDown *SlowDown `json:"slow_down,omitempty"`
 }
 
 // Point is one concurrency of the benchmark.
@@ -296,10 +307,13 @@ type Eval struct {
 
 // Dynamo is the install Dynamo needs inside the engine container.
 type Dynamo struct {
-	Install      bool   `json:"install"`
-	Version      string `json:"version,omitempty"`
-	Hash         string `json:"hash,omitempty"`
-	Wheel        string `json:"wheel,omitempty"`
+	Install bool   `json:"install"`
+	Version string `json:"version,omitempty"`
+	Hash    string `json:"hash,omitempty"`
+	Wheel   string `json:"wheel,omitempty"`
+	// TopOfTree is set for dynamo.top_of_tree: the run's id, naming the one
+	// build of the source's HEAD every container of the job installs.
+	TopOfTree    string `json:"top_of_tree,omitempty"`
 	RequestPlane string `json:"request_plane,omitempty"`
 	// EventPlane is DYN_EVENT_PLANE for workers and Dynamo frontends; ""
 	// leaves Dynamo's default.

@@ -52,6 +52,7 @@ func (p *Plan) WriteHuman(w io.Writer) error {
 		}
 	}
 	p.writeBenchmarkNotes(ew)
+	p.writeSrtctlNotes(ew)
 	switch {
 	case p.Eval.Enabled && len(p.Eval.Command) > 0:
 		ew.printf("\nEval: post_eval.command %s, EVAL_CONC %d, only=%v; results %s; from the submitting environment when set: %s\n",

@@ -152,6 +152,7 @@ func (b *builder) customBenchmark(bm plan.Benchmark) error {
 	mounts := b.mounts()
 	c.Script, c.ScriptNote = scriptOf(argv, mounts, ws)
 	env := b.benchmarkEnv(true)
+	b.profilingBenchmarkEnv(env, "custom")
 	// It runs in the engine container like the workers (and installs its
 	// own dependencies there): the profile's fixed variables are the
 	// cluster's and win, as they do for the workers.

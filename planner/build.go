@@ -162,6 +162,9 @@ func (b *builder) build() (*plan.Plan, error) {
 	if err := b.services(); err != nil {
 		return nil, err
 	}
+	if err := b.profiling(); err != nil {
+		return nil, err
+	}
 	if err := b.benchmark(); err != nil {
 		return nil, err
 	}
@@ -280,6 +283,11 @@ func (b *builder) dynamo() {
 	if d.Hash != "" || d.Wheel != "" {
 		out.Version = ""
 	}
+	if install && d.TopOfTree {
+		// srtctl clones HEAD in every container; one build per run keeps
+		// every container of the job on the same commit.
+		out.TopOfTree, out.Version = b.in.RunID, ""
+	}
 	if out.RequestPlane == "" {
 		out.RequestPlane = "tcp"
 	}
@@ -329,6 +337,9 @@ func (b *builder) slurm() error {
 	}
 	if len(s.Directives) == 0 {
 		s.Directives = nil
+	}
+	if err := b.checkDirectives(s.Directives); err != nil {
+		return err
 	}
 	b.plan.Slurm = s
 	return nil

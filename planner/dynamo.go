@@ -60,6 +60,8 @@ func (b *builder) prepareDynamo() error {
 	if _, _, err := d.Source(); err != nil {
 		field := "dynamo"
 		switch {
+		case d.TopOfTree != "":
+			field = "dynamo.top_of_tree"
 		case d.Hash != "":
 			field = "dynamo.hash"
 		case d.Wheel != "":

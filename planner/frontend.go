@@ -214,11 +214,18 @@ func (b *builder) addNginx(head int, routers []int) error {
 	}
 	conf := nginxConf(routers, portInternalFrontend, portPublicFrontend, r.Frontend.NginxSessionAffinity, header,
 		plan.FirstNonEmpty(r.Frontend.NginxKeepaliveTimeout, "600s"))
+	raise := r.Frontend.NginxRaiseUlimit != nil && *r.Frontend.NginxRaiseUlimit
+	if raise {
+		conf = raiseNginxNoFile(conf)
+	}
 	b.add(plan.Process{Name: "nginx", Role: plan.RoleNginx, Nodes: []int{head}, Container: true, Image: image,
 		Mounts: b.mounts(), Argv: []string{"nginx", "-c", "/logs/nginx.conf", "-g", "daemon off;"},
 		Files: map[string]string{filepath.Join(b.plan.Layout.Logs, "nginx.conf"): conf},
 		Ports: map[string]int{"http": portPublicFrontend}, Log: b.logPath("nginx"), Critical: true,
 		Srun: plan.SrunOptions{Extra: []string{"--container-remap-root"}}})
+	if raise {
+		b.plan.Processes[len(b.plan.Processes)-1].NoFile = nginxNoFile
+	}
 	return nil
 }
 

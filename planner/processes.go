@@ -52,6 +52,8 @@ func (b *builder) engine() (engine, error) {
 		return &trtllmEngine{b: b}, nil
 	case "mock":
 		return &mockEngine{b: b}, nil
+	case "mocker":
+		return &mockerEngine{b: b}, nil
 	}
 	return nil, b.fail("backend.type", "%q has no worker command", b.backendType())
 }
@@ -298,6 +300,8 @@ func (b *builder) engineConfig(role plan.Role) map[string]recipe.Value {
 		cfgs = b.r.Backend.TRTLLMConfig
 	case "mock":
 		cfgs = b.r.Backend.MockConfig
+	case "mocker":
+		cfgs = b.r.Backend.Mocker.MockerConfig
 	}
 	var cfg recipe.EngineConfig
 	if cfgs != nil {
@@ -392,6 +396,10 @@ func (b *builder) benchmark() error {
 		bm.Client = ""
 		return b.customBenchmark(bm)
 	}
+	if recipe.SrtctlBenchmarkTypes[bm.Type] {
+		bm.Client = ""
+		return b.srtctlBenchmark(bm)
+	}
 	if err := b.tokenizerClient(&bm); err != nil {
 		return err
 	}
@@ -408,8 +416,11 @@ func (b *builder) benchmark() error {
 	if len(concs) == 0 {
 		return b.fail("benchmark.concurrencies", "no concurrency to run (set it in the recipe, or --conc / CONC_LIST)")
 	}
-	if field != "benchmark.concurrencies" {
-		// The recipe's list was checked when it was read.
+	if field == "benchmark.concurrencies" {
+		// The recipe's list was checked when it was read; srtctl runs a
+		// concurrency listed twice once.
+		concs = b.dedupeRecipeConcurrencies(concs)
+	} else {
 		if err := recipe.CheckConcurrencies(concs); err != nil {
 			return fmt.Errorf("%s: %w", field, err)
 		}
@@ -443,6 +454,7 @@ func (b *builder) benchmark() error {
 	}
 	proc := plan.Process{Name: "benchmark", Role: plan.RoleBenchmark, Nodes: []int{node}, Argv: args,
 		Log: b.logPath("benchmark"), Critical: true, Srun: plan.SrunOptions{Extra: b.srunExtra()}}
+	b.slowDown(&proc)
 	if bm.Client == profile.BenchSABench {
 		// benchmark_serving.py runs in the engine container from the
 		// InferenceX workspace.

@@ -16,7 +16,7 @@ func dynamoInstallCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "dynamo-install",
 		Usage:     "install Dynamo into this engine container from the shared wheel cache (a setup step of the plan)",
-		UsageText: "slurmbench dynamo-install --cache DIR (--version V | --wheel V | --hash H) [--tmp DIR] [--lock-timeout D]",
+		UsageText: "slurmbench dynamo-install --cache DIR (--version V | --wheel V | --hash H | --top-of-tree ID) [--tmp DIR] [--lock-timeout D]",
 		Description: `Runs inside the engine container, before the worker or frontend, when the
 recipe's dynamo block asks for an install. The plan adds it as a setup step.
 
@@ -39,24 +39,25 @@ failing step's output.`,
 			&cli.StringFlag{Name: "wheel", Usage: "install the exact Dynamo build `V`, pre-releases included"},
 			&cli.StringFlag{Name: "hash", Usage: "build and install Dynamo from source commit `H`"},
 			&cli.StringFlag{Name: "git", Usage: "with --hash: the repository `URL` to build from (default github.com/ai-dynamo/dynamo)"},
+			&cli.StringFlag{Name: "top-of-tree", Usage: "build and install Dynamo from the source's HEAD, once for the run `ID`"},
 			&cli.StringFlag{Name: "tmp", Value: dynamoinstall.DefaultTmp, Usage: "the container's scratch `DIR` (build tree; a source install's editable tree)"},
 			&cli.DurationFlag{Name: "lock-timeout", Value: dynamoinstall.DefaultLockTimeout, Usage: "give up waiting for another node's fetch after this long"},
 			&cli.DurationFlag{Name: "progress-every", Value: dynamoinstall.DefaultProgressEvery, Usage: "while waiting for a lock, say so this often"},
 		},
 		OnUsageError: usageError,
 		Action: func(c *cli.Context) error {
-			d := plan.Dynamo{Install: true, Version: c.String("version"), Wheel: c.String("wheel"), Hash: c.String("hash"), Git: c.String("git"), Cache: c.String("cache")}
+			d := plan.Dynamo{Install: true, Version: c.String("version"), Wheel: c.String("wheel"), Hash: c.String("hash"), Git: c.String("git"), TopOfTree: c.String("top-of-tree"), Cache: c.String("cache")}
 			if d.Git != "" && d.Hash == "" {
 				return configErrorf("--git builds from source: it needs --hash")
 			}
 			n := 0
-			for _, s := range []string{d.Version, d.Wheel, d.Hash} {
+			for _, s := range []string{d.Version, d.Wheel, d.Hash, d.TopOfTree} {
 				if s != "" {
 					n++
 				}
 			}
 			if n != 1 {
-				return configErrorf("dynamo-install takes exactly one of --version, --wheel and --hash")
+				return configErrorf("dynamo-install takes exactly one of --version, --wheel, --hash and --top-of-tree")
 			}
 			if d.Cache == "" {
 				return configErrorf("--cache: required (the wheel cache on the shared filesystem)")

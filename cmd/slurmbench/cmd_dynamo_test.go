@@ -56,13 +56,14 @@ func TestDynamoInstallCommandErrors(t *testing.T) {
 		code exitcode.Code
 		want string
 	}{
-		{"no source", []string{"--cache", cache}, exitcode.Config, "exactly one of --version, --wheel and --hash"},
+		{"no source", []string{"--cache", cache}, exitcode.Config, "exactly one of --version, --wheel, --hash and --top-of-tree"},
 		{"two sources", []string{"--cache", cache, "--version", "1.0", "--hash", "abcdef1"}, exitcode.Config, "exactly one"},
 		{"no cache", []string{"--version", "1.0"}, exitcode.Config, "--cache: required"},
 		{"relative cache", []string{"--cache", "wheels", "--version", "1.0"}, exitcode.Config, `--cache "wheels": not an absolute path`},
 		{"relative tmp", []string{"--cache", cache, "--version", "1.0", "--tmp", "tmp"}, exitcode.Config, `--tmp "tmp"`},
 		{"bad version", []string{"--cache", cache, "--version", "../../etc"}, exitcode.Config, "not a version"},
 		{"bad hash", []string{"--cache", cache, "--hash", "main"}, exitcode.Config, "not a hex commit"},
+		{"bad top-of-tree id", []string{"--cache", cache, "--top-of-tree", "../x"}, exitcode.Config, "not a run id"},
 		{"fetch fails", []string{"--cache", cache, "--version", "9.9.9", "--tmp", t.TempDir()}, exitcode.Engine, "fetch step 1/1 (python3 -m pip download"},
 	}
 	for _, tc := range cases {

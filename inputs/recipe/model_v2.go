@@ -192,12 +192,6 @@ type HostSetup struct {
 	TimeoutSeconds *int     `yaml:"timeout_seconds"` // per node, default 300
 }
 
-// Observability is the observability block; only the Tachometer switch is
-// read (srtctl 2.x's ObservabilityConfig / TachometerConfig).
-type Observability struct {
-	Tachometer *Tachometer `yaml:"tachometer"`
-}
-
 // Tachometer is observability.tachometer; Enabled nil means srtctl's
 // default (on).
 type Tachometer struct {

@@ -36,17 +36,17 @@ type Recipe struct {
 	Identity         *Identity         `yaml:"identity"`
 	Profiling        *Profiling        `yaml:"profiling"`
 	Telemetry        *Telemetry        `yaml:"telemetry"`
+	Observability    *Observability    `yaml:"observability"`
 	// EnableConfigDump and Output are parsed and never read by srtctl either
 	// (dead fields of its schema); accepted so corpus recipes load.
 	EnableConfigDump *bool `yaml:"enable_config_dump"`
 	Output           *Raw  `yaml:"output"`
 
 	// Schema-2 only (model_v2.go). Services keeps every services: entry;
-	// PostEval, HostSetup and Observability have no v1 equivalent.
-	Services      []Service      `yaml:"services" schema:"2"`
-	PostEval      *PostEval      `yaml:"post_eval" schema:"2"`
-	HostSetup     *HostSetup     `yaml:"host_setup" schema:"2"`
-	Observability *Observability `yaml:"observability" schema:"2"`
+	// PostEval and HostSetup have no v1 equivalent.
+	Services  []Service  `yaml:"services" schema:"2"`
+	PostEval  *PostEval  `yaml:"post_eval" schema:"2"`
+	HostSetup *HostSetup `yaml:"host_setup" schema:"2"`
 
 	// SchemaVersion is the recipe layout that was read: 1 (srt-slurm
 	// c88ef731, `schema` absent or 1) or 2 (srt-slurm 2.x, `schema: 2`,
@@ -138,6 +138,8 @@ type Backend struct {
 	PrefillExtraArgs    []string `yaml:"prefill_extra_args" schema:"2"`
 	DecodeExtraArgs     []string `yaml:"decode_extra_args" schema:"2"`
 	AggregatedExtraArgs []string `yaml:"aggregated_extra_args" schema:"2"`
+	// Mocker is srtctl's mocker backend settings (backend_mocker.go).
+	Mocker MockerFields `yaml:",inline"`
 }
 
 // MooncakeKV is backend.mooncake_kv_store: a mooncake_master on the infra
@@ -178,7 +180,8 @@ type Frontend struct {
 	NginxKeepaliveTimeout   string           `yaml:"nginx_keepalive_timeout"`
 	// Placement is schema 2's spelling of OrchestratorPlacement and
 	// DedicatedNode, which the reader fills from it.
-	Placement *Placement `yaml:"placement" schema:"2"`
+	Placement        *Placement `yaml:"placement" schema:"2"`
+	NginxRaiseUlimit *bool      `yaml:"nginx_raise_ulimit"`
 }
 
 // Dynamo is the `dynamo` block of srtctl's recipe schema.
@@ -223,6 +226,8 @@ type Benchmark struct {
 	// Placement is schema 2's spelling of ClientPlacement and
 	// ClientDedicatedNode, which the reader fills from it.
 	Placement *Placement `yaml:"placement" schema:"2"`
+	// srtctl's other benchmark types (benchmark_types.go).
+	SrtctlTypeFields `yaml:",inline"`
 }
 
 // Health is `health_check`.
@@ -245,10 +250,23 @@ type Identity struct {
 	Frameworks map[string]string `yaml:"frameworks"`
 }
 
-// Profiling is the `profiling` block; only type "none" runs.
+// Profiling is the `profiling` block (srtctl's ProfilingConfig; see
+// profiling.go).
 type Profiling struct {
-	Type string `yaml:"type"`
-	Rest *Raw   `yaml:",inline"`
+	Type                 string          `yaml:"type"`
+	ExtraNsysArgs        []string        `yaml:"extra_nsys_args"`
+	Prefill              *ProfilingPhase `yaml:"prefill"`
+	Decode               *ProfilingPhase `yaml:"decode"`
+	Aggregated           *ProfilingPhase `yaml:"aggregated"`
+	DelaySecs            *int            `yaml:"delay_secs"`
+	DurationSecs         *int            `yaml:"duration_secs"`
+	BenchmarkDurationSec *int            `yaml:"benchmark_duration_secs"`
+}
+
+// ProfilingPhase is one phase's capture window in engine steps.
+type ProfilingPhase struct {
+	StartStep *int `yaml:"start_step"`
+	StopStep  *int `yaml:"stop_step"`
 }
 
 // Error is a recipe problem located at a field (and line when known).

@@ -243,7 +243,7 @@ func TestUnknownKeyHasFileAndLine(t *testing.T) {
 		{edit(t, "  prefill_nodes: 1\n", "  prefil_nodes: 1\n"), "prefil_nodes", 9},
 		{base + "colour: red\n", "colour", 20},
 		{edit(t, "  precision: fp4\n", "  precision: fp4\n  revision: main\n"), "revision", 6},
-		{edit(t, "  isl: 1024\n", "  isl: 1024\n  concurrency: 4\n"), "concurrency", 18},
+		{edit(t, "  isl: 1024\n", "  isl: 1024\n  concurency: 4\n"), "concurency", 18},
 	}
 	for _, tc := range cases {
 		_, err := parse(t, tc.text)
@@ -368,10 +368,12 @@ func TestInvalidValuesNameField(t *testing.T) {
 // run are refused with ErrUnsupported and the field, never ignored.
 func TestUnsupportedNamesField(t *testing.T) {
 	cases := []struct{ name, old, new, field string }{
-		{"mocker", "  type: sglang\n", "  type: mocker\n", "backend.type"},
+		{"trtllm_serve", "benchmark:\n", "frontend:\n  type: trtllm_serve\nbenchmark:\n", "frontend.type"},
+		{"otel", "benchmark:\n", "observability:\n  enabled: false\n  enable_otel: true\nbenchmark:\n", "observability.enable_otel"},
+		{"tachometer", "benchmark:\n", "observability:\n  tachometer:\n    enabled: true\nbenchmark:\n", "observability.tachometer.enabled"},
 		{"het jobs", "  decode_workers: 1\n", "  decode_workers: 1\n  het_jobs: true\n", "resources.het_jobs"},
-		{"mmlu", "  type: sa-bench\n", "  type: mmlu\n", "benchmark.type"},
-		{"profiling", "benchmark:\n", "profiling:\n  type: nsys\nbenchmark:\n", "profiling.type"},
+		{"no srtctl runner", "  type: sa-bench\n", "  type: gsm8k-bench\n", "benchmark.type"},
+		{"observability", "benchmark:\n", "observability:\n  enabled: true\n  tachometer: {enabled: true}\nbenchmark:\n", "observability.enabled"},
 		{"dedicated frontend node", "benchmark:\n", "frontend:\n  dedicated_node: true\nbenchmark:\n", "frontend.dedicated_node"},
 		{"sweep", "name: test-1p1d\n", "name: test-1p1d\nsweep: {}\n", "sweep"},
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 // Backend types slurmbench runs. "mock" is slurmbench's own mock engine.
-var backendTypes = map[string]bool{"sglang": true, "vllm": true, "trtllm": true, "mock": true}
+var backendTypes = map[string]bool{"sglang": true, "vllm": true, "trtllm": true, "mock": true, "mocker": true}
 
 // nginxTimeRe is nginx's time syntax: numbers with units, e.g. "1h30m".
 var nginxTimeRe = regexp.MustCompile(`^([0-9]+(ms|s|m|h|d|w|M|y)?)+$`)
@@ -94,7 +94,7 @@ func (r *Recipe) validate() error {
 		add("backend.publish_metrics", "is a TRT-LLM engine knob; engine type is %q", r.Backend.Type)
 	}
 	if t := r.Backend.Type; t != "" && !backendTypes[t] && t != "mocker" {
-		add("backend.type", "%q is not one of sglang, vllm, trtllm, mock", t)
+		add("backend.type", "%q is not one of sglang, vllm, trtllm, mocker, mock", t)
 	}
 	if t := r.Frontend.Type; t != "" && !frontendTypes[t] && t != "trtllm_serve" {
 		add("frontend.type", "%q is not one of dynamo, sglang, vllm", t)
@@ -123,7 +123,9 @@ func (r *Recipe) validate() error {
 	if b.Concurrencies.err != "" {
 		add("benchmark.concurrencies", "%s", b.Concurrencies.err)
 	}
-	if err := CheckConcurrencies(b.Concurrencies.Values); err != nil {
+	// A concurrency listed twice runs once (as srtctl does; the planner
+	// warns), so only the distinct values are held to the rule here.
+	if err := CheckConcurrencies(distinct(b.Concurrencies.Values)); err != nil {
 		add("benchmark.concurrencies", "%v", err)
 	}
 	if b.Concurrencies.Set && b.Concurrencies.err == "" && len(b.Concurrencies.Values) == 0 {
@@ -201,6 +203,7 @@ func (r *Recipe) validate() error {
 	}
 	r.validateTelemetry(add)
 	r.validateV2(add, func(err error) { errs = append(errs, err) })
+	r.validateSrtctlTypes(add)
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
@@ -214,34 +217,29 @@ func (r *Recipe) validate() error {
 // slurmbench does not run yet, one field at a time, named.
 func (r *Recipe) checkSupported() error {
 	switch {
-	case r.Backend.Type == "mocker":
-		return r.unsupported("backend.type", "srt-slurm's \"mocker\" backend (use type: mock, slurmbench's mock engine)")
 	case r.Frontend.Type == "trtllm_serve":
 		return r.unsupported("frontend.type", "frontend type \"trtllm_serve\"")
 	case r.Resources.HetJobs != nil && *r.Resources.HetJobs:
 		return r.unsupported("resources.het_jobs", "heterogeneous jobs")
-	case r.Dynamo.TopOfTree:
-		return r.unsupported("dynamo.top_of_tree", "installing Dynamo from a live clone")
 	case r.Dynamo.CargoPatches != nil:
 		return r.unsupported("dynamo.cargo_patches", "patched Dynamo source builds")
 	case r.Frontend.DedicatedNode:
 		return r.unsupported("frontend.dedicated_node", "a dedicated frontend node")
-	case r.Benchmark.Type != "" && r.Benchmark.Type != "sa-bench" && r.Benchmark.Type != "gsm8k" && r.Benchmark.Type != "manual" && r.Benchmark.Type != "custom":
-		return r.unsupported("benchmark.type", fmt.Sprintf("benchmark type %q", r.Benchmark.Type))
 	case r.Benchmark.Type == "manual":
 		return r.unsupported("benchmark.type", "benchmark type \"manual\" (serve until cancelled)")
 	case r.Benchmark.DatasetName != "" && r.Benchmark.DatasetName != "random":
 		return r.unsupported("benchmark.dataset_name", fmt.Sprintf("dataset %q", r.Benchmark.DatasetName))
 	case r.Benchmark.AIPerfMetrics != nil && *r.Benchmark.AIPerfMetrics:
 		return r.unsupported("benchmark.aiperf_server_metrics", "aiperf server metrics")
-	case r.Profiling != nil && r.Profiling.Type != "" && r.Profiling.Type != "none":
-		return r.unsupported("profiling.type", fmt.Sprintf("profiling %q", r.Profiling.Type))
 	case r.Backend.PublishEvents != nil && *r.Backend.PublishEvents:
 		return r.unsupported("backend.publish_events_and_metrics", "TRT-LLM event publishing")
 	case r.Backend.Type == "trtllm" && r.Frontend.Type != "" && r.Frontend.Type != "dynamo":
 		return r.unsupported("frontend.type", "TRT-LLM behind a non-Dynamo frontend")
 	}
-	return r.checkV2Supported()
+	if err := r.checkV2Supported(); err != nil {
+		return err
+	}
+	return r.checkSrtctlTypes()
 }
 
 func countSet(bs ...bool) int {
@@ -306,4 +304,17 @@ func CheckName(s string) error {
 		}
 	}
 	return nil
+}
+
+// distinct is xs without repeats, in first-seen order.
+func distinct(xs []int) []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
 }

@@ -198,6 +198,9 @@ func (e EnvMap) Strings() map[string]string {
 type Concurrencies struct {
 	Values []int
 	Set    bool
+	// Scalar is the string form as written ("16x32"), "" for a list:
+	// srtctl passes a string through to its scripts unchanged.
+	Scalar string
 	line   int
 	err    string
 }
@@ -211,6 +214,7 @@ func (c *Concurrencies) UnmarshalYAML(n *yaml.Node) error {
 	c.Set, c.line = true, n.Line
 	switch n.Kind {
 	case yaml.ScalarNode:
+		c.Scalar = n.Value
 		vals, err := ParseConcurrencies(n.Value)
 		if err != nil {
 			c.err = err.Error()

@@ -298,6 +298,9 @@ func (d *driver) startServers(ctx context.Context, phase *rundir.Phase) error {
 	if err := d.startServices(ctx, plan.StartBeforeWorkers); err != nil {
 		return err
 	}
+	if err := makeProfileDirs(d.plan); err != nil {
+		return err
+	}
 	if err := d.startWorkers(ctx); err != nil {
 		return err
 	}
@@ -317,7 +320,17 @@ func (d *driver) measure(ctx context.Context, phase *rundir.Phase) error {
 	if p := byRole(plan.RoleBenchmark); len(p) > 0 {
 		*phase = rundir.PhaseBenchmark
 		d.setPhase(rundir.PhaseBenchmark)
-		if err := d.runToEnd(ctx, p[0], diagnose.BenchmarkInvalid, exitcode.Benchmark); err != nil {
+		if profilesTriggered(d.plan) {
+			d.startProfiles(ctx)
+		}
+		err := d.runToEnd(ctx, p[0], diagnose.BenchmarkInvalid, exitcode.Benchmark)
+		if profilesTriggered(d.plan) {
+			// Stop even when the run is being cancelled, bounded.
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), profileRequestTimeout)
+			d.stopProfiles(sctx)
+			cancel()
+		}
+		if err != nil {
 			return err
 		}
 	}

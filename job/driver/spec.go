@@ -31,6 +31,8 @@ type Spec struct {
 	Unset   []string          `json:"unset,omitempty"` // removed before Env is applied
 	Setup   [][]string        `json:"setup,omitempty"` // run in order before Argv; any failure ends the step
 	Workdir string            `json:"workdir,omitempty"`
+	// NoFile, when set, is the open-files limit set before Argv runs.
+	NoFile uint64 `json:"rlimit_nofile,omitempty"`
 }
 
 // WriteSpec writes spec atomically (it is read on another node).
@@ -77,6 +79,14 @@ func Exec(spec Spec) error {
 	prog, err := lookPath(spec.Argv[0], env)
 	if err != nil {
 		return fmt.Errorf("step %s: %w", spec.Name, err)
+	}
+	if spec.NoFile > 0 {
+		// srtctl runs `ulimit -n N && nginx …`: the program does not start
+		// when the limit cannot be raised.
+		lim := syscall.Rlimit{Cur: spec.NoFile, Max: spec.NoFile}
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+			return fmt.Errorf("step %s: raising the open-files limit to %d: %w", spec.Name, spec.NoFile, err)
+		}
 	}
 	fmt.Fprintf(os.Stderr, "slurmbench exec: %s on %s: %s\n", spec.Name, host, plan.QuoteArgv(spec.Argv))
 	if err := syscall.Exec(prog, spec.Argv, env); err != nil {

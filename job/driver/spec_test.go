@@ -5,7 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -85,5 +87,35 @@ func TestExecFailedSetupEndsTheStepWithItsCode(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "engine-ran")); err == nil {
 		t.Error("the program ran after a failed setup step")
+	}
+}
+
+// TestExecSetsOpenFilesLimit: a spec's NoFile becomes the program's
+// open-files limit, soft and hard (srtctl's `ulimit -n N &&`); a limit that
+// cannot be set (above the hard limit, unprivileged) keeps the program
+// from starting, as bash's && would.
+func TestExecSetsOpenFilesLimit(t *testing.T) {
+	var cur syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &cur); err != nil {
+		t.Fatal(err)
+	}
+	want := cur.Max // the hard limit: always allowed
+	if want > 1<<20 {
+		want = 1 << 20
+	}
+	out, code := runSpec(t, Spec{Name: "nginx", NoFile: want, Argv: []string{"sh", "-c", "echo soft=$(ulimit -Sn) hard=$(ulimit -Hn)"}})
+	w := strconv.FormatUint(want, 10)
+	if code != 0 || !strings.Contains(out, "soft="+w+" hard="+w) {
+		t.Errorf("exit %d: %s, want soft and hard %s", code, out, w)
+	}
+	if os.Geteuid() != 0 && cur.Max < 1<<40 {
+		dir := t.TempDir()
+		out, code = runSpec(t, Spec{Name: "nginx", NoFile: cur.Max + 1, Argv: []string{"touch", filepath.Join(dir, "ran")}})
+		if code == 0 || !strings.Contains(out, "raising the open-files limit") {
+			t.Errorf("above the hard limit: exit %d: %s", code, out)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+			t.Error("the program ran without its limit")
+		}
 	}
 }

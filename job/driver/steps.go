@@ -44,6 +44,7 @@ func BuildStep(pl *plan.Plan, proc plan.Process, alloc Allocation, getenv func(s
 		spec.Env[k] = fv
 	}
 	spec.Unset = append([]string(nil), proc.Unset...)
+	spec.NoFile = proc.NoFile
 	for _, argv := range proc.Setup {
 		var filled []string
 		for _, a := range argv {

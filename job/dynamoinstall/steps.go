@@ -23,7 +23,7 @@ import (
 // --extra-index-url).
 const nvidiaIndex = "https://pypi.nvidia.com"
 
-// dynamoRepo is the source a dynamo.hash build clones.
+// dynamoRepo is the source a dynamo.hash or top_of_tree build clones.
 const dynamoRepo = "https://github.com/ai-dynamo/dynamo.git"
 
 var (
@@ -114,7 +114,14 @@ func FetchSteps(d plan.Dynamo, dest, work, home string, haveCargo bool) ([]Step,
 	steps = append(steps,
 		Step{Argv: []string{"python3", "-m", "pip", "install", "--break-system-packages", "--force-reinstall", "--quiet", "maturin"}},
 		Step{Argv: []string{"git", "clone", cmp.Or(d.Git, dynamoRepo), src}},
-		Step{Argv: []string{"git", "-C", src, "checkout", ref}},
+	)
+	if kind == "hash" {
+		steps = append(steps, Step{Argv: []string{"git", "-C", src, "checkout", ref}})
+	} else {
+		// HEAD at fetch time: the log names the commit every container gets.
+		steps = append(steps, Step{Argv: []string{"git", "-C", src, "rev-parse", "HEAD"}})
+	}
+	steps = append(steps,
 		Step{Argv: []string{"maturin", "build", "--release", "-o", dest}, Dir: filepath.Join(src, "lib", "bindings", "python"), Env: build, PathPrepend: cargoPath},
 		Step{Argv: []string{"tar", "--exclude=target", "--exclude=.git", "-czf", filepath.Join(dest, sourceTarball), "-C", work, "dynamo"}},
 	)
@@ -152,7 +159,7 @@ func EntryFiles(d plan.Dynamo, names []string) ([]string, error) {
 		return "", fmt.Errorf("dynamo cache entry has %d files %s*%s: %s", len(found), prefix, suffix, strings.Join(found, ", "))
 	}
 	var want [][2]string
-	if kind == "hash" {
+	if kind == "hash" || kind == "top-of-tree" {
 		want = [][2]string{{"ai_dynamo_runtime-", ".whl"}, {sourceTarball, ""}}
 	} else {
 		want = [][2]string{{"ai_dynamo_runtime-" + ref + "-", ".whl"}, {"ai_dynamo-" + ref + "-", ".whl"}}
@@ -189,7 +196,7 @@ func InstallSteps(d plan.Dynamo, entry string, files []string, work string) ([]S
 			return nil, fmt.Errorf("dynamo install: cache file %q is not a base name", f)
 		}
 	}
-	if kind != "hash" {
+	if kind != "hash" && kind != "top-of-tree" {
 		argv := []string{"python3", "-m", "pip", "install", "--break-system-packages"}
 		if kind == "wheel" {
 			argv = append(argv, "--pre")

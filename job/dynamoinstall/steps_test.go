@@ -172,3 +172,36 @@ func TestFetchStepsFork(t *testing.T) {
 		t.Error("an option as the repository was accepted")
 	}
 }
+
+// TestTopOfTree: dynamo.top_of_tree builds the source's HEAD (no checkout;
+// the commit is logged) into an entry named by the run, so every container
+// of the job installs the same build, and installs it as a source build.
+func TestTopOfTree(t *testing.T) {
+	d := plan.Dynamo{TopOfTree: "r-2026-12-03"}
+	key, err := CacheKey(d, "cp312", "x86_64")
+	if err != nil || key != "top-of-tree-r-2026-12-03/cp312-x86_64" {
+		t.Errorf("key %q, %v", key, err)
+	}
+	steps, err := FetchSteps(d, "/cache/.tmp-4", "/tmp/w", "/root", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds []string
+	for _, s := range steps {
+		cmds = append(cmds, strings.Join(s.Argv[:min(3, len(s.Argv))], " "))
+	}
+	joined := strings.Join(cmds, "; ")
+	if !strings.Contains(joined, "git clone https://github.com/ai-dynamo/dynamo.git; git -C /tmp/w/dynamo; maturin build --release") || strings.Contains(joined, "checkout") {
+		t.Errorf("fetch: %s", joined)
+	}
+	files, err := EntryFiles(d, []string{"dynamo-src.tar.gz", "ai_dynamo_runtime-1.1.0-cp312-cp312-linux_x86_64.whl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := InstallSteps(d, "/cache/"+key, files, "/tmp"); err != nil {
+		t.Error(err)
+	}
+	if _, err := CacheKey(plan.Dynamo{TopOfTree: "../x"}, "cp312", "x86_64"); err == nil {
+		t.Error("a top-of-tree id escaping the cache accepted")
+	}
+}

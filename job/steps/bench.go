@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -54,6 +55,10 @@ type BenchOptions struct {
 	// Progress, when set, replaces the per-interval log lines of the
 	// native client; index is the point's 1-based position.
 	Progress func(index int, pt plan.Point, p sabench.Progress)
+	// Getenv reads the slow_down settings the driver filled in (default
+	// os.Getenv); SlowDownClient sends its requests (default a plain client).
+	Getenv         func(string) string
+	SlowDownClient *http.Client
 }
 
 // PointResult is how one point ended.
@@ -188,7 +193,9 @@ func Bench(ctx context.Context, pl *plan.Plan, opts BenchOptions) ([]PointResult
 		if err := rundir.WriteBenchProgress(progressPath, prog); err != nil {
 			return done, err
 		}
+		stopSlowDown := startSlowDown(ctx, pl, opts)
 		pr := runPoint(ctx, pl, opts, i+1, pt)
+		stopSlowDown()
 		done = append(done, pr)
 		fmt.Fprintln(out, pointLine(pr, n))
 

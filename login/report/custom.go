@@ -18,6 +18,8 @@ type BenchmarkInfo struct {
 	Client       string `json:"client,omitempty"`
 	ClientReason string `json:"client_reason,omitempty"`
 	Command      string `json:"command,omitempty"`
+	// Script is the srtctl script of one of its other benchmark types, as run.
+	Script string `json:"script,omitempty"`
 }
 
 // CustomRow is what a custom benchmark produced.
@@ -45,6 +47,9 @@ func benchmarkInfo(pl *plan.Plan) *BenchmarkInfo {
 	info := &BenchmarkInfo{Type: bm.Type, Client: string(bm.Client), ClientReason: bm.ClientReason}
 	if bm.Custom != nil {
 		info.Command = plan.QuoteArgv(bm.Custom.Argv)
+	}
+	if bm.Srtctl != nil {
+		info.Script = plan.QuoteArgv(bm.Srtctl.Argv)
 	}
 	return info
 }
@@ -87,6 +92,8 @@ func (s Summary) customLines() []string {
 		switch {
 		case bi.Command != "":
 			out = append(out, "benchmark: custom command "+bi.Command)
+		case bi.Script != "":
+			out = append(out, "benchmark: "+bi.Type+", srtctl's script: "+bi.Script)
 		case bi.Client != "":
 			line := "benchmark client: " + bi.Client
 			if bi.ClientReason != "" {

@@ -40,10 +40,10 @@ func (s Summary) Markdown() string {
 			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 		}
 		b.WriteString("\n")
-	} else if s.Custom == nil {
+	} else if s.Custom == nil && len(s.Artifacts) == 0 {
 		b.WriteString("_No benchmark points._\n\n")
 	}
-	for _, line := range s.customLines() {
+	for _, line := range append(s.customLines(), s.artifactLines()...) {
 		b.WriteString("- " + mdText(line) + "\n")
 	}
 	for _, line := range s.powerLines() {
@@ -127,10 +127,10 @@ func (s Summary) Text() string {
 			rows = append(rows, append(cells, valid))
 		}
 		writeTable(&b, rows)
-	} else if s.Custom == nil {
+	} else if s.Custom == nil && len(s.Artifacts) == 0 {
 		b.WriteString("no benchmark points\n")
 	}
-	for _, line := range s.customLines() {
+	for _, line := range append(s.customLines(), s.artifactLines()...) {
 		b.WriteString(textLine(line) + "\n")
 	}
 	for _, line := range s.powerLines() {

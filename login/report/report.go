@@ -63,6 +63,9 @@ type Summary struct {
 	// a custom benchmark produced.
 	Benchmark *BenchmarkInfo `json:"benchmark,omitempty"`
 	Custom    *CustomRow     `json:"custom,omitempty"`
+	// Artifacts are the files of srtctl's other benchmark types and the
+	// profiles of a profiled run (artifacts.go).
+	Artifacts []ArtifactRow `json:"artifacts,omitempty"`
 	// Power is the run's power package, when it collects one.
 	Power *PowerRow `json:"power,omitempty"`
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/login/report"
 	"github.com/slurmbench/slurmbench/plan"
 	"github.com/slurmbench/slurmbench/results"
 	"github.com/slurmbench/slurmbench/results/pareto"
@@ -39,6 +40,9 @@ type Collected struct {
 	Missing error
 	// Custom is what a custom benchmark (benchmark.type custom) left.
 	Custom *results.CustomOutput
+	// Artifacts are what one of srtctl's other benchmark types wrote and
+	// the profiles of a profiled run (artifacts.go).
+	Artifacts []report.ArtifactRow
 	// ParetoChart is the points' Pareto picture as a Mermaid chart for the
 	// step summary ("" without points); its SVG and CSV are in Pareto.
 	ParetoChart string
@@ -84,6 +88,24 @@ func Collect(pl *plan.Plan, o CollectOptions) (*Collected, error) {
 			if err != nil {
 				c.Missing = err
 			}
+		}
+	}
+	if pl.Benchmark.Srtctl != nil {
+		row, err := collectSrtctlBenchmark(pl, o.Overwrite)
+		if row != nil {
+			c.Artifacts = append(c.Artifacts, *row)
+		}
+		if err != nil {
+			c.Missing = err
+		}
+	}
+	if pl.Profiling != nil {
+		row, err := listProfiles(pl)
+		if row != nil {
+			c.Artifacts = append(c.Artifacts, *row)
+		}
+		if err != nil {
+			return c, exitcode.With(exitcode.Collect, err)
 		}
 	}
 	if err := savePareto(pl, c); err != nil {

@@ -92,6 +92,12 @@ func benchmarkProvenance(pl *plan.Plan, p *results.Provenance) {
 	if bm.Custom != nil {
 		extra["benchmark_command"] = plan.QuoteArgv(bm.Custom.Argv)
 	}
+	if bm.Srtctl != nil {
+		extra["benchmark_script"] = plan.QuoteArgv(bm.Srtctl.Argv)
+	}
+	if pl.Profiling != nil {
+		extra["profiling_type"] = pl.Profiling.Type
+	}
 	p.Extra = extra
 }
 

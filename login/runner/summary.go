@@ -33,6 +33,7 @@ func Summary(pl *plan.Plan, res *Result, runErr error) report.Summary {
 	}
 	if col != nil {
 		sum.AddCustom(col.Custom)
+		sum.Artifacts = col.Artifacts
 		var ie *results.IncompleteError
 		if errors.As(col.Missing, &ie) {
 			sum.AddIncomplete(ie)

@@ -4,7 +4,6 @@
 package submit
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -154,73 +153,9 @@ func JobSpec(pl *plan.Plan, env []string) (slurm.JobSpec, error) {
 	return spec, nil
 }
 
-// directives maps sbatch options to job-description fields. An option with
-// no mapping is refused before anything is submitted.
+// directives maps sbatch options to job-description fields
+// (slurm.SbatchDirectives). An option with no mapping is refused before
+// anything is submitted.
 func directives(d map[string]string) (map[string]any, error) {
-	if len(d) == 0 {
-		return nil, nil
-	}
-	out := map[string]any{}
-	var errs []error
-	for _, k := range profile.SortedKeys(d) {
-		v := d[k]
-		num := func() (int, bool) {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				errs = append(errs, fmt.Errorf("sbatch directive %s=%q: not a whole number", k, v))
-				return 0, false
-			}
-			return n, true
-		}
-		switch k {
-		case "cpus-per-task":
-			if n, ok := num(); ok {
-				out["cpus_per_task"] = n
-			}
-		case "mem":
-			mb, err := memMB(v)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("sbatch directive mem=%q: %w", v, err))
-				continue
-			}
-			out["memory_per_node"] = map[string]any{"set": true, "infinite": false, "number": mb}
-		case "segment":
-			if n, ok := num(); ok {
-				out["segment_size"] = n
-			}
-		case "exclude":
-			out["excluded_nodes"] = strings.Split(v, ",")
-		case "constraint":
-			out["constraints"] = v
-		case "reservation":
-			out["reservation"] = v
-		case "qos":
-			out["qos"] = v
-		case "comment":
-			// Handled by JobSpec: joined with slurmbench's run tag.
-		case "exclusive":
-			out["shared"] = "none"
-		default:
-			errs = append(errs, fmt.Errorf("sbatch directive %q is not supported by slurmbench's slurmrestd submit yet", k))
-		}
-	}
-	return out, errors.Join(errs...)
-}
-
-func memMB(v string) (int, error) {
-	v = strings.TrimSpace(v)
-	mult := 1
-	switch {
-	case strings.HasSuffix(v, "G"):
-		mult, v = 1024, strings.TrimSuffix(v, "G")
-	case strings.HasSuffix(v, "T"):
-		mult, v = 1024*1024, strings.TrimSuffix(v, "T")
-	case strings.HasSuffix(v, "M"):
-		v = strings.TrimSuffix(v, "M")
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("not a memory size")
-	}
-	return n * mult, nil
+	return slurm.SbatchDirectives(d)
 }

@@ -42,7 +42,9 @@ func TestDirectives(t *testing.T) {
 		{map[string]string{"segment": "3"}, "segment_size", "3", ""},
 		{map[string]string{"exclude": "n1,n2"}, "excluded_nodes", "[n1 n2]", ""},
 		{map[string]string{"cpus-per-task": "many"}, "", "", "cpus-per-task"},
-		{map[string]string{"gres-flags": "enforce-binding"}, "", "", `"gres-flags" is not supported`},
+		{map[string]string{"gres-flags": "enforce-binding"}, "flags", "[GRES_BINDING_ENFORCED]", ""},
+		{map[string]string{"cpus-per-gpu": "16"}, "cpus_per_tres", "gres/gpu:16", ""},
+		{map[string]string{"hint": "nomultithread"}, "", "", "--hint"},
 	}
 	for _, tc := range cases {
 		out, err := directives(tc.in)
