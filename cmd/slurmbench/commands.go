@@ -27,5 +27,7 @@ func commands() []*cli.Command {
 		benchCommand(),
 		evalCommand(),
 		dynamoInstallCommand(),
+		versionCommand(),
+		completionCommand(),
 	}
 }

@@ -256,7 +256,7 @@ func TestValidationNamesField(t *testing.T) {
 		{"zero gpus", `gpus_per_node = 8`, `gpus_per_node = 0`, "slurm.gpus_per_node", true},
 		{"negative gpus", `gpus_per_node = 8`, `gpus_per_node = -4`, "slurm.gpus_per_node", true},
 		{"gpus wrong type", `gpus_per_node = 8`, `gpus_per_node = "8"`, "slurm.gpus_per_node", true},
-		{"bad time limit", `gpus_per_node = 8`, "gpus_per_node = 8\ntime_limit = \"4h\"", "slurm.time_limit", true},
+		{"bad time limit", `gpus_per_node = 8`, "gpus_per_node = 8\ntime_limit = \"999d\"", "slurm.time_limit", true},
 		{"good time limit", `gpus_per_node = 8`, "gpus_per_node = 8\ntime_limit = \"1-00:00:00\"", "", false},
 		{"bad api version", `gpus_per_node = 8`, "gpus_per_node = 8\napi_version = \"v0.0.39\"", "slurm.api_version", true},
 		{"bad token env", `gpus_per_node = 8`, "gpus_per_node = 8\ntoken_env = \"1JWT\"", "slurm.token_env", true},
@@ -327,6 +327,9 @@ func TestParseTimeLimit(t *testing.T) {
 		{"1-2:30", 1440 + 150},
 		{"1-00:00:00", 1440},
 		{"0-00:00:30", 1},
+		{"4h", 240}, // Go's forms too: one parser for every duration
+		{"1d12h", 36 * 60},
+		{"30d", 30 * 1440},
 	}
 	for _, tc := range good {
 		got, err := ParseTimeLimit(tc.in)
@@ -338,7 +341,7 @@ func TestParseTimeLimit(t *testing.T) {
 			t.Errorf("ParseTimeLimit(%q) = %d, want %d", tc.in, got, tc.mins)
 		}
 	}
-	bad := []string{"", "0", "00:00:00", "abc", "4h", "1:2:3:4", "-5", "1-", "-1-00", "1-2:3:4:5", "1:-2", "1.5", " 30", "1-a"}
+	bad := []string{"", "0", "00:00:00", "abc", "999d", "999-00:00:00", "4q", "1:2:3:4", "-5", "1-", "-1-00", "1-2:3:4:5", "1:-2", "1.5", " 30", "1-a"}
 	for _, in := range bad {
 		if got, err := ParseTimeLimit(in); err == nil {
 			t.Errorf("ParseTimeLimit(%q) = %d, want an error", in, got)

@@ -5,10 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/slurmbench/slurmbench/internal/duration"
 	"github.com/slurmbench/slurmbench/internal/flock"
 	"github.com/slurmbench/slurmbench/rundir"
 )
@@ -119,19 +118,6 @@ func remove(ctx context.Context, dir string) error {
 	return nil
 }
 
-// ParseAge reads --older-than: a Go duration ("36h", "90m") or a number of
-// days ("7d").
-func ParseAge(s string) (time.Duration, error) {
-	if days, ok := strings.CutSuffix(strings.TrimSpace(s), "d"); ok {
-		n, err := strconv.ParseFloat(days, 64)
-		if err != nil || n < 0 {
-			return 0, fmt.Errorf("%q is not a number of days (e.g. 7d)", s)
-		}
-		return time.Duration(n * float64(24*time.Hour)), nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%q is not an age such as 7d, 36h or 90m", s)
-	}
-	return d, nil
-}
+// ParseAge reads --older-than through the one duration parser: "7d",
+// "36h", "90m", Slurm's "1-12:00:00".
+func ParseAge(s string) (time.Duration, error) { return duration.Age.Parse(s) }
