@@ -89,7 +89,7 @@ func (p *Plan) WriteHuman(w io.Writer) error {
 		for i, step := range proc.Setup {
 			ew.printf("    setup %d %s\n", i+1, QuoteArgv(step))
 		}
-		ew.printf("    argv  %s\n", QuoteArgv(proc.Argv))
+		ew.printf("    argv  %s\n", WrapArgv(proc.Argv, argvWidth, "          "))
 		if len(proc.Unset) > 0 {
 			ew.printf("    unset %s\n", strings.Join(proc.Unset, " "))
 		}

@@ -52,3 +52,14 @@ type TelemetryWindow struct {
 	BenchmarkType string `json:"benchmark_type"`
 	Concurrency   int    `json:"concurrency"`
 }
+
+// Measurement-window variables of srtctl's power contract: the directory
+// the benchmark client writes windows into (srtctl sets it for every client
+// when telemetry is on), and the two a custom workload's recipe sets for
+// its own client (InferenceX's power recipes): what window result_path is
+// relative to, and the benchmark_type windows carry.
+const (
+	EnvMeasurementWindowDir        = "SRT_MEASUREMENT_WINDOW_DIR"
+	EnvMeasurementWindowResultRoot = "SRT_MEASUREMENT_WINDOW_RESULT_ROOT"
+	EnvMeasurementWindowType       = "SRT_MEASUREMENT_WINDOW_BENCHMARK_TYPE"
+)

@@ -289,7 +289,7 @@ func TestCorpusRenders(t *testing.T) {
 	t.Logf("corpus: %d recipes, %d rendered (%d with --allow-duplicate-keys; %d override-file configs) + %d that srtctl refuses, %d refused as srtctl %s refuses them, %d not run yet (by field: %s)",
 		len(files), rendered, allowDup, variants, beyond, srtctlRefused, recipe.SrtctlRevision, total, strings.Join(byField, ", "))
 	if rendered+beyond != corpusRendered {
-		t.Errorf("%d recipes rendered; corpusRendered says %d: update the constant (and the README) with the change that moved it", rendered+beyond, corpusRendered)
+		t.Errorf("%d recipes rendered; corpusRendered says %d: update the constant (and docs/recipes.md) with the change that moved it", rendered+beyond, corpusRendered)
 	}
 	if srtctlRefused+beyond != len(srtctlList) || len(srtctlList) != len(files)-srtctlAccepted {
 		t.Errorf("%d refused as srtctl refuses them + %d run anyway; srtctl-refused.txt lists %d, srtctl refuses %d", srtctlRefused, beyond, len(srtctlList), len(files)-srtctlAccepted)

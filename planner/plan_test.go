@@ -435,7 +435,7 @@ func TestBuildRefusals(t *testing.T) {
 		{name: "repeated concurrency", recipe: "1p1d.yaml", mod: func(in *Inputs) { in.Concurrencies = []int{8, 8} }, want: "listed twice"},
 		{name: "bad run id", recipe: "1p1d.yaml", mod: func(in *Inputs) { in.RunID = "a/b" }, want: "run id"},
 		{name: "relative binary", recipe: "1p1d.yaml", mod: func(in *Inputs) { in.Binary = "bin/slurmbench" }, want: "binary path"},
-		{name: "bad recipe time limit", recipe: "gb300.yaml", profile: "gb300.toml", old: "  time_limit: \"03:30:00\"\n", new: "  time_limit: \"3h\"\n", want: "slurm.time_limit"},
+		{name: "bad recipe time limit", recipe: "gb300.yaml", profile: "gb300.toml", old: "  time_limit: \"03:30:00\"\n", new: "  time_limit: \"999d\"\n", want: "slurm.time_limit"},
 	}
 	td := testdataDir(t)
 	for _, tc := range cases {

@@ -12,16 +12,6 @@ import (
 	"github.com/slurmbench/slurmbench/inputs/recipe"
 )
 
-// Measurement-window variables of srtctl's power contract: the directory
-// the benchmark client writes windows into (srtctl sets it for every client
-// when telemetry is on), and the two a custom workload's recipe sets for
-// its own client (InferenceX's power recipes): what window result_path is
-// relative to, and the benchmark_type windows carry.
-const (
-	EnvMeasurementWindowDir        = "SRT_MEASUREMENT_WINDOW_DIR"
-	EnvMeasurementWindowResultRoot = "SRT_MEASUREMENT_WINDOW_RESULT_ROOT"
-	EnvMeasurementWindowType       = "SRT_MEASUREMENT_WINDOW_BENCHMARK_TYPE"
-)
 
 // defaultExporterCommand is srtctl's DCGM exporter command; {port} is the
 // exporter's port.
@@ -153,13 +143,13 @@ func (b *builder) customTelemetry(t *plan.Telemetry, subdir string) error {
 	// Without concurrencies (InferenceX's workflow gives CONC_LIST at run
 	// time) no window is expected: the samples cover the serve session and
 	// the package cannot be published.
-	typ := plan.FirstNonEmpty(bench.Env[EnvMeasurementWindowType], "custom")
+	typ := plan.FirstNonEmpty(bench.Env[plan.EnvMeasurementWindowType], "custom")
 	for _, c := range concs {
 		t.Windows = append(t.Windows, plan.TelemetryWindow{BenchmarkType: typ, Concurrency: c})
 	}
 	t.ResultRoot = b.plan.Layout.Logs
-	if _, ok := bench.Env[EnvMeasurementWindowDir]; !ok {
-		bench.Env[EnvMeasurementWindowDir] = "/logs/" + filepath.ToSlash(subdir) + "/windows"
+	if _, ok := bench.Env[plan.EnvMeasurementWindowDir]; !ok {
+		bench.Env[plan.EnvMeasurementWindowDir] = "/logs/" + filepath.ToSlash(subdir) + "/windows"
 	}
 	return nil
 }

@@ -70,7 +70,7 @@ func TestCustomTelemetryPlan(t *testing.T) {
 					exporter = p
 				}
 			}
-			if got := bench.Env[EnvMeasurementWindowDir]; got != tc.env {
+			if got := bench.Env[plan.EnvMeasurementWindowDir]; got != tc.env {
 				t.Errorf("SRT_MEASUREMENT_WINDOW_DIR %q, want %q", got, tc.env)
 			}
 			if tc.env != "" && tel.ResultRoot != pl.Layout.Logs {

@@ -216,7 +216,8 @@ func score(pick func(*GSM8KScore) *float64) func(*GSM8KScore) (float64, bool) {
 var pointMetrics = []metric{
 	{key: "tput_per_gpu", label: "tput/GPU", unit: "tok/s/GPU", prec: 1, pointFn: perGPU(func(g PerGPU) float64 { return g.TputPerGPU })},
 	{key: "output_tput_per_gpu", label: "out/GPU", unit: "tok/s/GPU", prec: 1, pointFn: perGPU(func(g PerGPU) float64 { return g.OutputTputPerGPU })},
-	{key: "median_ttft_s", label: "median TTFT", unit: "s", inline: " s", prec: 3, pointFn: msField("median_ttft_ms", 1.0/1000)},
+	// TTFT in ms, as bench and run print it (one unit per metric everywhere).
+	{key: "median_ttft_ms", label: "median TTFT", unit: "ms", inline: " ms", prec: 2, pointFn: msField("median_ttft_ms", 1)},
 	{key: "median_tpot_ms", label: "median TPOT", unit: "ms", inline: " ms", prec: 2, pointFn: msField("median_tpot_ms", 1)},
 	{key: "median_e2el_s", label: "median E2E", unit: "s", inline: " s", prec: 3, pointFn: msField("median_e2el_ms", 1.0/1000)},
 }
@@ -377,7 +378,7 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "Baseline: `%s`  \nCandidate: `%s`  \n", c.Baseline, c.Candidate)
 	b.WriteString("Units: tput/GPU = total tok/s over all GPUs, out/GPU = output tok/s over decode GPUs; " +
-		"TTFT and E2E in s (as agg_*.json), TPOT in ms (as SA-Bench); gsm8k as exact-match accuracy. ")
+		"TTFT and TPOT in ms, E2E in s (as bench and run print them); gsm8k as exact-match accuracy. ")
 	if _, ok := c.Units["joules_per_output_token"]; ok {
 		b.WriteString("Energy in J per output token over the point's window, power as the mean W per GPU of the role (LOGS/power). ")
 	}
@@ -393,31 +394,26 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 			formatValue(r.Baseline, r.prec), formatValue(r.Candidate, r.prec), formatDelta(r.DeltaPct))
 	}
 
-	b.WriteString("\n")
+	// The table says every number once; below it only what it cannot:
+	// points that exist on one side.
+	var only []string
 	for i := 0; i < len(c.Rows); {
 		j := i
-		var parts []string
 		inBase, inCand := false, false
 		for ; j < len(c.Rows) && c.Rows[j].Point == c.Rows[i].Point; j++ {
-			r := c.Rows[j]
-			inBase = inBase || r.Baseline != nil
-			inCand = inCand || r.Candidate != nil
-			if r.Baseline == nil || r.Candidate == nil {
-				parts = append(parts, fmt.Sprintf("%s N/A", r.Label))
-				continue
-			}
-			parts = append(parts, fmt.Sprintf("%s %s → %s%s, %s", r.Label,
-				formatValue(r.Baseline, r.prec), formatValue(r.Candidate, r.prec), r.inline, formatDelta(r.DeltaPct)))
+			inBase = inBase || c.Rows[j].Baseline != nil
+			inCand = inCand || c.Rows[j].Candidate != nil
 		}
 		switch {
 		case !inCand:
-			fmt.Fprintf(&b, "- %s — only in baseline\n", c.Rows[i].Point)
+			only = append(only, fmt.Sprintf("- %s — only in baseline\n", c.Rows[i].Point))
 		case !inBase:
-			fmt.Fprintf(&b, "- %s — only in candidate\n", c.Rows[i].Point)
-		default:
-			fmt.Fprintf(&b, "- %s — %s\n", c.Rows[i].Point, strings.Join(parts, "; "))
+			only = append(only, fmt.Sprintf("- %s — only in candidate\n", c.Rows[i].Point))
 		}
 		i = j
+	}
+	if len(only) > 0 {
+		b.WriteString("\n" + strings.Join(only, ""))
 	}
 	if len(c.Notes) > 0 {
 		b.WriteString("\nNotes:\n")

@@ -52,7 +52,7 @@ func TestCompare(t *testing.T) {
 	}{
 		{"ctx16/gen8 c2048", "tput_per_gpu", 8534.8, 8783.7, "+2.9 %"},      // (8783.7 − 8534.8) / 8534.8 = 2.916 %
 		{"ctx16/gen8 c2048", "output_tput_per_gpu", 3100.5, 3200, "+3.2 %"}, // 24804 / 8, 25600 / 8
-		{"ctx16/gen8 c2048", "median_ttft_s", 60.718, 55.498, "−8.6 %"},     // 60718 ms, 55498 ms
+		{"ctx16/gen8 c2048", "median_ttft_ms", 60718, 55498, "−8.6 %"},      // ms, as bench prints TTFT
 		{"ctx16/gen8 c2048", "median_tpot_ms", 21.72, 25.55, "+17.6 %"},     //
 		{"ctx16/gen8 c2048", "median_e2el_s", 80.123, 82, "+2.3 %"},         //
 		{"gsm8k", "gsm8k_strict_match", 0.9507, 0.9477, "−0.3 %"},           // the newest candidate file wins
@@ -85,15 +85,25 @@ func TestCompare(t *testing.T) {
 	}
 	for _, want := range []string{
 		"| ctx16/gen8 c2048 | tput/GPU | 8534.8 | 8783.7 | +2.9 % |",
-		"| ctx16/gen8 c2048 | median TTFT (s) | 60.718 | 55.498 | −8.6 % |",
+		"| ctx16/gen8 c2048 | median TTFT (ms) | 60718.00 | 55498.00 | −8.6 % |",
 		"| ctx16/gen8 c2048 | median TPOT (ms) | 21.72 | 25.55 | +17.6 % |",
 		"| ctx16/gen8 c4096 | tput/GPU | N/A | 9100.0 | N/A |",
-		"- ctx16/gen8 c2048 — tput/GPU 8534.8 → 8783.7, +2.9 %; out/GPU 3100.5 → 3200.0, +3.2 %; median TTFT 60.718 → 55.498 s, −8.6 %; median TPOT 21.72 → 25.55 ms, +17.6 %",
+		"- ctx16/gen8 c4096 — only in candidate",
+		"- gpus8 c64 — only in baseline",
 		"candidate ctx16/gen8 c1024: marked invalid: failure rate 12.1 % above 5 %",
 	} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("Markdown lacks %q", want)
 		}
+	}
+	// Issue #25 row 14: one table (no list repeating its numbers), one unit
+	// per metric (TTFT in ms, as bench prints it), an invalid point's
+	// reason said once.
+	if strings.Contains(md.String(), "8534.8 → 8783.7") || strings.Count(md.String(), "8534.8") != 1 {
+		t.Errorf("the Markdown repeats the table's numbers:\n%s", md.String())
+	}
+	if strings.Contains(md.String(), "TTFT (s)") || strings.Count(md.String(), "failure rate 12.1") != 1 {
+		t.Errorf("TTFT in seconds, or the invalid reason said twice:\n%s", md.String())
 	}
 	var decoded Comparison
 	if err := json.Unmarshal(js.Bytes(), &decoded); err != nil || len(decoded.Rows) != len(c.Rows) {

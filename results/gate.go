@@ -23,7 +23,7 @@ type Rule struct {
 
 // ruleAliases name metrics without their unit, as people write them.
 var ruleAliases = map[string]string{
-	"median_ttft": "median_ttft_s",
+	"median_ttft": "median_ttft_ms",
 	"median_tpot": "median_tpot_ms",
 	"median_e2el": "median_e2el_s",
 	"median_e2e":  "median_e2el_s",
@@ -155,7 +155,7 @@ func gateRow(rows []ComparisonRow, baseline, candidate *ResultSet, opts GateOpti
 		for _, rule := range opts.Rules {
 			if rule.Metric == r.Metric && r.DeltaPct != nil && rule.fails(*r.DeltaPct) {
 				cell.Failed = rule.Text
-				gr.Reasons = append(gr.Reasons, fmt.Sprintf("%s %s (rule %s)", r.Metric, asciiDelta(*r.DeltaPct), rule.Text))
+				gr.Reasons = append(gr.Reasons, fmt.Sprintf("%s %s (rule %s)", ruleName(rule), asciiDelta(*r.DeltaPct), rule.Text))
 			}
 		}
 		gr.Cells = append(gr.Cells, cell)
@@ -198,7 +198,7 @@ func gateRow(rows []ComparisonRow, baseline, candidate *ResultSet, opts GateOpti
 }
 
 // Failing names the rows that fail, with their reasons, for an error
-// message: "ctx8/gen4 c32 (median_tpot_ms +7.1% (rule median_tpot>+5%))".
+// message: "ctx8/gen4 c32 (median_tpot +7.1% (rule median_tpot>+5%))".
 func (g *GateResult) Failing() []string {
 	var out []string
 	for _, r := range g.Rows {
@@ -331,4 +331,13 @@ func asciiDelta(d float64) string {
 		s = "+" + s
 	}
 	return s + "%"
+}
+
+// ruleName is the metric as the rule names it ("median_tpot", not the
+// key median_tpot_ms), so a failure reads in the words of the rule.
+func ruleName(r Rule) string {
+	if i := strings.IndexAny(r.Text, "<>"); i > 0 {
+		return strings.TrimSpace(r.Text[:i])
+	}
+	return r.Metric
 }

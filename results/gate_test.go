@@ -14,7 +14,7 @@ func TestParseRules(t *testing.T) {
 	}
 	want := []Rule{
 		{Metric: "tput_per_gpu", Above: false, Pct: -2, Text: "tput_per_gpu<-2%"},
-		{Metric: "median_ttft_s", Above: true, Pct: 10, Text: "median_ttft>+10%"},
+		{Metric: "median_ttft_ms", Above: true, Pct: 10, Text: "median_ttft>+10%"},
 		{Metric: "median_tpot_ms", Above: true, Pct: 5, Text: "median_tpot > 5 %"},
 	}
 	for i, r := range rules {
@@ -78,7 +78,7 @@ func TestGate(t *testing.T) {
 	rules, _ := ParseRules("tput_per_gpu<-2%,median_ttft>+10%,median_tpot>+5%")
 	g := Gate(base, cand, GateOptions{Rules: rules})
 	err := g.Err()
-	if err == nil || !strings.Contains(err.Error(), "ctx16/gen8 c2048 (median_tpot_ms +17.6% (rule median_tpot>+5%))") ||
+	if err == nil || !strings.Contains(err.Error(), "ctx16/gen8 c2048 (median_tpot +17.6% (rule median_tpot>+5%))") ||
 		!strings.Contains(err.Error(), "ctx16/gen8 c4096 (missing in the baseline)") {
 		t.Errorf("error %v does not name the failing rows", err)
 	}
@@ -89,7 +89,7 @@ func TestGate(t *testing.T) {
 	if err := g.WriteJSON(&js); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(md.String(), "| ctx16/gen8 c2048 | 8534.8 → 8783.7 ▲2.9 % |") || !strings.Contains(md.String(), "60.718 → 55.498 ▼8.6 %") ||
+	if !strings.Contains(md.String(), "| ctx16/gen8 c2048 | 8534.8 → 8783.7 ▲2.9 % |") || !strings.Contains(md.String(), "60718.00 → 55498.00 ▼8.6 %") ||
 		!strings.Contains(md.String(), "21.72 → 25.55 ▲17.6 % ✗") {
 		t.Errorf("Markdown rows:\n%s", md.String())
 	}

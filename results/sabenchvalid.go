@@ -129,7 +129,10 @@ func (r *SABenchResult) Problems() []string {
 	if r.Has("total_output_tokens") && r.TotalOutputTokens <= 0 {
 		probs = append(probs, fmt.Sprintf("%d output tokens", r.TotalOutputTokens))
 	}
-	if r.NumPrompts > 0 && r.Completed > 0 {
+	// The writer's own reason already says it when it marked the file for
+	// its failure rate: said once.
+	writerSaidRate := r.Valid != nil && !*r.Valid && strings.Contains(r.InvalidReason, "failure rate")
+	if r.NumPrompts > 0 && r.Completed > 0 && !writerSaidRate {
 		if pct, over := failureRate(r.Completed, r.NumPrompts); over {
 			probs = append(probs, fmt.Sprintf("failure rate %.1f %% above %.1f %% (%d/%d completed)",
 				pct, float64(MaxFailurePercent), r.Completed, r.NumPrompts))

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -55,7 +57,7 @@ func Probe(ctx context.Context, cfg Config) error {
 	req.Header = r.header.Clone()
 	resp, err := r.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("probing %s: %w", r.url, err)
+		return probeTransportError(r.url, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxProbeReply+1))
@@ -113,4 +115,20 @@ func judgeProbe(url string, resp *http.Response, body []byte) error {
 		return fail("the stream has no usage.completion_tokens (\"stream_options\": {\"include_usage\": true} was ignored), so output tokens cannot be counted")
 	}
 	return nil
+}
+
+// probeTransportError is a failed probe request. A scheme that does not
+// match the server (https:// to plain HTTP) or a certificate this machine
+// does not trust is the URL's fault, named as a *ProbeError (exit 2, one
+// code for the cause whichever step sends it); any other transport failure
+// is returned as it is (the endpoint is down: the engine layer).
+func probeTransportError(url string, err error) error {
+	var cert *tls.CertificateVerificationError
+	switch {
+	case strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
+		return &ProbeError{URL: url, Reason: "the server answers plain HTTP: give the URL as http://"}
+	case errors.As(err, &cert):
+		return &ProbeError{URL: url, Reason: "its TLS certificate is not trusted here: " + cert.Err.Error()}
+	}
+	return fmt.Errorf("probing %s: %w", url, err)
 }

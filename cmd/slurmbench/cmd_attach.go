@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/slurmbench/slurmbench/inputs/profile"
+	"github.com/slurmbench/slurmbench/internal/duration"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/login/launch"
 	"github.com/slurmbench/slurmbench/login/runner"
 	"github.com/slurmbench/slurmbench/rundir"
 	"github.com/slurmbench/slurmbench/slurm"
@@ -26,20 +25,17 @@ func runOfJob(c *cli.Context) (*slurm.Client, slurm.JobID, string, error) {
 	if err != nil {
 		return nil, 0, "", configErrorf("JOBID %q: %v", c.Args().First(), err)
 	}
-	if c.String("profile") == "" {
-		return nil, 0, "", configErrorf("--profile: required (or SLURMBENCH_PROFILE)")
-	}
-	prof, err := profile.Load(c.String("profile"))
+	prof, err := launch.LoadProfile(c.Context, c.String("profile"))
 	if err != nil {
-		return nil, 0, "", exitcode.With(exitcode.Config, err)
+		return nil, 0, "", err
 	}
-	client, err := newSlurmClient(c.Context, prof)
+	client, err := prof.SlurmClient()
 	if err != nil {
 		return nil, 0, "", exitcode.With(exitcode.Config, err)
 	}
 	job, err := client.LookupJob(c.Context, id)
 	if err != nil {
-		return nil, 0, "", exitcode.With(exitcode.Slurm, fmt.Errorf("looking up job %d: %w", id, err))
+		return nil, 0, "", exitcode.With(slurm.ExitCode(err, exitcode.Slurm), fmt.Errorf("looking up job %d: %w", id, err))
 	}
 	dir, err := runner.RunDirOf(job)
 	if err != nil {
@@ -75,8 +71,9 @@ Examples:
 			&cli.StringFlag{Name: "stage-dir", Usage: "stage results, LOGS/ and the logs bundle here", EnvVars: []string{"GITHUB_WORKSPACE"}},
 			&cli.StringFlag{Name: "result-filename", Usage: "InferenceX RESULT_FILENAME for staged names (default: the recipe name)", EnvVars: []string{"RESULT_FILENAME"}},
 			&cli.BoolFlag{Name: "overwrite", Usage: "replace different files already in the stage dir"},
-			&cli.DurationFlag{Name: "cancel-wait", Value: 30 * time.Second, Usage: "how long to wait for a cancelled job to stop"},
+			&cli.GenericFlag{Name: "cancel-wait", Usage: "how long to wait for a cancelled job to stop", Value: duration.New(30*time.Second, duration.Wait)},
 			&cli.BoolFlag{Name: "no-driver-log", Usage: "do not stream the driver's log"},
+			jsonFlag(),
 		},
 		Action: attachAction,
 	}
@@ -101,17 +98,17 @@ func attachAction(c *cli.Context) error {
 	if err != nil {
 		return exitcode.With(exitcode.Config, err)
 	}
-	var log io.Writer = &prefixWriter{w: c.App.ErrWriter, prefix: "  | "}
+	var log io.Writer = &launch.PrefixWriter{W: c.App.ErrWriter, Prefix: "  | "}
 	if c.Bool("no-driver-log") {
 		log = io.Discard
 	}
 	res, err := runner.Attach(c.Context, runner.Options{
 		Plan: pl, Client: client, Progress: c.App.ErrWriter, DriverLog: log,
-		CancelWait: c.Duration("cancel-wait"), Interrupted: interruptedLayer(c.Context), Hard: hardStop(c.Context),
-		OnSubmitted: func(id slurm.JobID) { earlyOutputs(c.App.ErrWriter, pl, id) },
-		Stage:       stageOptions(c, pl),
+		CancelWait: durationOf(c, "cancel-wait"), Interrupted: interruptedLayer(c.Context), Hard: hardStop(c.Context),
+		OnSubmitted: func(id slurm.JobID) { launch.EarlyOutputs(c.App.ErrWriter, pl, id) },
+		Stage:       launch.Stage(pl, stageFlags(c), version),
 	}, id)
-	return reportRun(c, pl, res, err)
+	return launch.Report(ioOf(c), pl, res, err)
 }
 
 // runDirOfID is --run-id's run directory under the profile's runs_dir.
@@ -122,14 +119,11 @@ func runDirOfID(c *cli.Context, runID string) (*slurm.Client, string, error) {
 	if err := rundir.CheckID(runID); err != nil {
 		return nil, "", configErrorf("--run-id %q: not a run id (%v)", runID, err)
 	}
-	if c.String("profile") == "" {
-		return nil, "", configErrorf("--profile: required (or SLURMBENCH_PROFILE)")
-	}
-	prof, err := profile.Load(c.String("profile"))
+	prof, err := launch.LoadProfile(c.Context, c.String("profile"))
 	if err != nil {
-		return nil, "", exitcode.With(exitcode.Config, err)
+		return nil, "", err
 	}
-	client, err := newSlurmClient(c.Context, prof)
+	client, err := prof.SlurmClient()
 	if err != nil {
 		return nil, "", exitcode.With(exitcode.Config, err)
 	}
@@ -179,45 +173,10 @@ func logsCommand() *cli.Command {
 					return configErrorf("--process %q is not in the plan (processes: %v)", name, names)
 				}
 			}
-			return printLog(c.Context, c.App.Writer, path, c.Bool("follow"), func(ctx context.Context) bool {
+			return launch.PrintLog(c.Context, c.App.Writer, path, c.Bool("follow"), func(ctx context.Context) bool {
 				j, err := client.GetJob(ctx, id)
 				return err == nil && j.Terminal()
 			})
 		},
 	}
-}
-
-// printLog prints path, and with follow keeps printing what is appended
-// until done reports the job ended.
-func printLog(ctx context.Context, w io.Writer, path string, follow bool, done func(context.Context) bool) error {
-	var off int64
-	pump := func() error {
-		f, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if _, err := f.Seek(off, io.SeekStart); err != nil {
-			return err
-		}
-		n, err := io.Copy(w, f)
-		off += n
-		return err
-	}
-	if err := pump(); err != nil && !(follow && os.IsNotExist(err)) {
-		return exitcode.With(exitcode.Config, fmt.Errorf("reading %s: %w", filepath.Base(path), err))
-	}
-	for follow {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(time.Second):
-		}
-		_ = pump()
-		if done(ctx) {
-			_ = pump()
-			return nil
-		}
-	}
-	return nil
 }

@@ -1,15 +1,17 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/clients/gsm8k"
+	"github.com/slurmbench/slurmbench/internal/cliargs"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/job/steps"
+	"github.com/slurmbench/slurmbench/login/launch"
+	"github.com/slurmbench/slurmbench/urlmode"
 	"github.com/slurmbench/slurmbench/plan"
 	"github.com/slurmbench/slurmbench/rundir"
 )
@@ -40,7 +42,7 @@ func loadStepPlan(c *cli.Context) (*plan.Plan, error) {
 func benchCommand() *cli.Command {
 	return &cli.Command{
 		Name:         "bench",
-		OnUsageError: usageError,
+		OnUsageError: cliargs.UsageError,
 		Usage:        "run SA-Bench points: a plan's inside the allocation, or against any endpoint with --url",
 		UsageText: `slurmbench bench --url URL --model NAME --isl N --osl N --conc LIST [--out DIR] [flags]
 slurmbench bench --plan FILE --frontend URL [--progress-file FILE]`,
@@ -99,7 +101,10 @@ Exit codes: 0 every point valid; 8 a point invalid or missing (all named);
 			}
 			points, err := steps.Bench(c.Context, pl, opts)
 			if err != nil {
-				return exitcode.With(stepExitCode(c.Context, err, exitcode.Benchmark), err)
+				return exitcode.With(urlmode.StepCode(c.Context, err, exitcode.Benchmark, interruptedLayer(c.Context)), err)
+			}
+			if c.Bool("json") {
+				return launch.WriteJSON(c.App.Writer, map[string]any{"valid": len(points), "points": len(pl.Points), "result_dir": pl.Benchmark.ResultDir})
 			}
 			fmt.Fprintf(c.App.Writer, "benchmark: %d of %d points valid in %s\n", len(points), len(pl.Points), pl.Benchmark.ResultDir)
 			return nil
@@ -110,14 +115,16 @@ Exit codes: 0 every point valid; 8 a point invalid or missing (all named);
 func evalCommand() *cli.Command {
 	return &cli.Command{
 		Name:         "eval",
-		OnUsageError: usageError,
+		OnUsageError: cliargs.UsageError,
 		Usage:        "run gsm8k: a plan's inside the allocation, or against any endpoint with --url",
-		UsageText: `slurmbench eval --url URL --model NAME --data-dir DIR [--out DIR] [--limit N]
+		UsageText: `slurmbench eval --url URL --model NAME [--data-dir DIR] [--out DIR] [--limit N]
 slurmbench eval --plan FILE --frontend URL [--model-prefix P] [--limit N]`,
 		Description: `With --url (no plan): runs the native gsm8k eval against an endpoint that is
 already serving and writes a run's eval files into <out>/eval/:
 
-  slurmbench eval --url http://10.0.0.1:8000 --model deepseek-ai/DeepSeek-R1     --data-dir gsm8k/ --model-prefix dsr1 --out res/
+  slurmbench eval --url http://10.0.0.1:8000 --model deepseek-ai/DeepSeek-R1 --model-prefix dsr1 --out res/
+
+gsm8k's test and train splits are built in; --data-dir DIR reads others.
 
 With --plan (the in-job step): runs gsm8k with the plan's client (native: built in, reading the plan's
 data directory; lm-eval: InferenceX's lm-eval invocation, this step then runs
@@ -165,23 +172,7 @@ eval could not finish; 7 the frontend is not reachable; 2 a bad plan or flag;
 			if errors.As(err, &below) {
 				return exitcode.With(exitcode.Eval, err)
 			}
-			return exitcode.With(stepExitCode(c.Context, err, exitcode.Eval), err)
+			return exitcode.With(urlmode.StepCode(c.Context, err, exitcode.Eval, interruptedLayer(c.Context)), err)
 		},
 	}
-}
-
-// stepExitCode classifies a failed in-job step: a signal, a dead frontend
-// (the engine layer), or the step's own failure.
-func stepExitCode(ctx context.Context, err error, own exitcode.Code) exitcode.Code {
-	if sig := signalOf(ctx); sig != nil {
-		return signalExit(sig)
-	}
-	if ctx.Err() != nil {
-		return exitcode.Terminated
-	}
-	var frontend *steps.FrontendError
-	if errors.As(err, &frontend) {
-		return exitcode.Engine
-	}
-	return own
 }

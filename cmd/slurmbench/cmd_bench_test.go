@@ -134,7 +134,7 @@ func TestStepCommandErrors(t *testing.T) {
 		{[]string{"bench", "--plan", filepath.Join(t.TempDir(), "none.json"), "--frontend", dead}, exitcode.Config, "reading plan"},
 		{[]string{"bench", "--plan", pl.PlanFile}, exitcode.Config, "--frontend is required"},
 		{[]string{"eval", "--frontend", dead}, exitcode.Config, "--plan is required"},
-		{[]string{"eval", "--plan", pl.PlanFile, "--frontend", dead, "--limit", "abc"}, exitcode.Config, `invalid value "abc" for flag -limit`},
+		{[]string{"eval", "--plan", pl.PlanFile, "--frontend", dead, "--limit", "abc"}, exitcode.Config, `--limit: "abc" is not a number`},
 	}
 	for _, tt := range tests {
 		out, errOut, code := runStep(t, tt.args...)

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/slurmbench/slurmbench/clients/gsm8k"
-	"github.com/slurmbench/slurmbench/clients/sabench"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/internal/shareddata"
+	"github.com/slurmbench/slurmbench/urlmode"
 	"github.com/slurmbench/slurmbench/mockengine"
 	"github.com/slurmbench/slurmbench/plan"
 	"github.com/slurmbench/slurmbench/results"
@@ -82,7 +82,7 @@ func TestBenchURLMatchesRun(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)
 		}
 	}
-	if !strings.Contains(errOut, "point 2/2 c32 benchmark: 320/320 done, 0 failed") {
+	if !strings.Contains(errOut, "point 2/2 c32 benchmark: 100% 320/320 requests, ") {
 		t.Errorf("progress lines missing:\n%s", errOut)
 	}
 }
@@ -194,7 +194,7 @@ func TestEvalURL(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "gsm8k: strict-match 0.9000") {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, errOut)
 	}
-	if !strings.Contains(errOut, "gsm8k: 20/20 documents") {
+	if !strings.Contains(errOut, "gsm8k: 100% 20/20 documents") {
 		t.Errorf("no progress line:\n%s", errOut)
 	}
 	for _, pattern := range []string{"results_*.json", "samples_gsm8k_*.jsonl", "meta_env.json"} {
@@ -207,9 +207,50 @@ func TestEvalURL(t *testing.T) {
 	if code != exitcode.Eval || !strings.Contains(errOut, "below threshold") {
 		t.Errorf("exit %d, stderr %q; want %d", code, errOut, exitcode.Eval)
 	}
-	_, errOut, code = runStep(t, "eval", "--url", frontend, "--model", stepModel, "--out", t.TempDir())
-	if code != exitcode.Config || !strings.Contains(errOut, "--data-dir: required") {
-		t.Errorf("exit %d, stderr %q; want %d", code, errOut, exitcode.Config)
+	// Row 4 of issue #25: without --data-dir the built-in splits are used
+	// (the same questions, so the same score).
+	stdout, errOut, code = runStep(t, "eval", "--url", frontend, "--model", stepModel, "--limit", "20", "--out", t.TempDir())
+	if code != 0 || !strings.Contains(stdout, "gsm8k: strict-match 0.9000") {
+		t.Errorf("eval --url without --data-dir: exit %d, stdout %q, stderr %q", code, stdout, errOut)
+	}
+	// Row 2: a second eval into the same --out is refused before any request.
+	_, errOut, code = runStep(t, "eval", "--url", frontend, "--model", stepModel, "--limit", "20", "--out", out)
+	if code != exitcode.Config || !strings.Contains(errOut, "give a new directory, or --overwrite") {
+		t.Errorf("eval into a used --out: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestURLOutDir (row 2 of issue #25): without --out a fresh timestamped
+// directory; an --out that is a file, or holds files, is refused (exit 2)
+// unless --overwrite.
+func TestURLOutDir(t *testing.T) {
+	now := time.Date(2026, 12, 3, 8, 30, 0, 0, time.UTC)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if got, err := urlmode.OutDir("", "bench", false, now); err != nil || got != "bench-20261203T083000Z" {
+		t.Errorf("default out: %q, %v", got, err)
+	}
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := urlmode.OutDir(file, "bench", true, now); exitcode.Of(err) != exitcode.Config || !strings.Contains(err.Error(), "is a file, not a directory") {
+		t.Errorf("a file: %v", err)
+	}
+	if _, err := urlmode.OutDir(dir, "bench", false, now); exitcode.Of(err) != exitcode.Config || !strings.Contains(err.Error(), "already holds 1 entries") {
+		t.Errorf("a used dir: %v", err)
+	}
+	if got, err := urlmode.OutDir(dir, "bench", true, now); err != nil || got != dir {
+		t.Errorf("a used dir with --overwrite: %q, %v", got, err)
+	}
+	empty := t.TempDir()
+	if got, err := urlmode.OutDir(empty, "bench", false, now); err != nil || got != empty {
+		t.Errorf("an empty dir: %q, %v", got, err)
+	}
+	// Refused before any request: nothing listens at the URL.
+	_, errOut, code := runStep(t, "bench", "--url", "http://127.0.0.1:1", "--model", "m", "--isl", "8", "--osl", "8", "--conc", "1", "--out", file)
+	if code != exitcode.Config || !strings.Contains(errOut, "is a file, not a directory") {
+		t.Errorf("bench --out FILE: exit %d %s", code, errOut)
 	}
 }
 
@@ -232,34 +273,4 @@ func answeringFrontend(t *testing.T, docs int) (frontend, dataDir string) {
 		key[i] = mockengine.AnswerEntry{Question: e.Question, Completion: e.Completion}
 	}
 	return mockengine.StartTest(t, mockengine.Options{Model: stepModel, AnswerKey: mockengine.NewAnswerKey(key)}), data
-}
-
-// TestLiveProgress: on a terminal a point's line is rewritten in place
-// (carriage return, clear line) and ends with a newline when the phase
-// ends; elsewhere each snapshot is a plain line.
-func TestLiveProgress(t *testing.T) {
-	pt := plan.Point{Concurrency: 8}
-	snap := sabench.Progress{Phase: sabench.PhaseBenchmark, Total: 80, Finished: 40, Failed: 1,
-		Tokens: 5000, Elapsed: 2 * time.Second, MedianTTFT: 51200 * time.Microsecond}
-	want := "point 1/2 c8 benchmark: 40/80 done, 1 failed, 2500 tok/s, p50 TTFT 51.2 ms, 2s"
-	if got := progressLine(1, 2, pt, snap); got != want {
-		t.Errorf("progress line %q, want %q", got, want)
-	}
-	var tty, plain strings.Builder
-	onTTY := &liveProgress{w: &tty, tty: true}
-	show := onTTY.point(2)
-	show(1, pt, snap)
-	final := snap
-	final.Finished, final.Final = 80, true
-	show(1, pt, final)
-	if got := tty.String(); !strings.HasPrefix(got, "\r\x1b[K"+want) || !strings.HasSuffix(got, "80/80 done, 1 failed, 2500 tok/s, p50 TTFT 51.2 ms, 2s\n") || strings.Count(got, "\n") != 1 {
-		t.Errorf("terminal output %q", got)
-	}
-	(&liveProgress{w: &plain}).point(2)(1, pt, snap)
-	if plain.String() != want+"\n" {
-		t.Errorf("plain output %q", plain.String())
-	}
-	if isTerminal(&plain) {
-		t.Error("a strings.Builder is not a terminal")
-	}
 }

@@ -1,16 +1,16 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/inputs/profile"
+	"github.com/slurmbench/slurmbench/internal/duration"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/login/launch"
 	"github.com/slurmbench/slurmbench/login/preflight"
 	"github.com/slurmbench/slurmbench/plan"
 )
@@ -41,10 +41,10 @@ unreachable or unhealthy.
 Examples:
   slurmbench doctor --profile profiles/testcluster.toml
   slurmbench doctor -p profiles/testcluster.toml -r examples/mock-2p1d.yaml --probe
-  slurmbench doctor -p profiles/gb300-nv.toml --json | jq '.checks[] | select(.ok | not)'`,
+  slurmbench doctor -p profiles/gb300-nv.toml --json | jq '.checks[] | select(.state != "passed")'`,
 		Flags: append(planFlags(),
 			&cli.BoolFlag{Name: "probe", Usage: "also run a one-node probe job on the partition"},
-			&cli.DurationFlag{Name: "probe-timeout", Value: 3 * time.Minute, Usage: "how long the probe job may take, queue wait included"},
+			&cli.GenericFlag{Name: "probe-timeout", Usage: "how long the probe job may take, queue wait included", Value: duration.New(3*time.Minute, duration.Wait)},
 			&cli.BoolFlag{Name: "json", Usage: "print the checks as JSON"},
 		),
 		Action: doctorAction,
@@ -55,26 +55,25 @@ func doctorAction(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return configErrorf("doctor takes no arguments, got %q (did you mean --profile or --recipe?)", c.Args().First())
 	}
-	if c.String("profile") == "" {
-		return configErrorf("--profile: required (or SLURMBENCH_PROFILE)")
-	}
-	prof, err := profile.Load(c.String("profile"))
-	if err != nil {
-		return exitcode.With(exitcode.Config, err)
-	}
+	po := planOptions(c, "")
 	var pl *plan.Plan
-	if c.String("recipe") != "" || c.String("config-file") != "" || c.String("master") != "" || c.String("key") != "" {
-		if pl, err = planFromFlags(c, ""); err != nil {
-			return err
-		}
+	var prof *profile.Profile
+	var err error
+	if po.HasRecipe() {
+		pl, prof, err = launch.Plan(c.Context, po)
+	} else {
+		prof, err = launch.LoadProfile(c.Context, po.Profile)
+	}
+	if err != nil {
+		return err
 	}
 	start := time.Now()
 	rep := preflight.Run(c.Context, preflight.Options{
-		Profile: prof, Plan: pl, Probe: c.Bool("probe"), ProbeTimeout: c.Duration("probe-timeout"), Progress: c.App.ErrWriter,
+		Profile: prof, Plan: pl, Probe: c.Bool("probe"), ProbeTimeout: durationOf(c, "probe-timeout"), Progress: c.App.ErrWriter,
 	})
 	elapsed := time.Since(start)
 	if c.Bool("json") {
-		if err := writeJSON(c.App.Writer, rep); err != nil {
+		if err := launch.WriteJSON(c.App.Writer, rep); err != nil {
 			return err
 		}
 	} else {
@@ -88,22 +87,4 @@ func doctorAction(c *cli.Context) error {
 	}
 	// The failed lines above say it all; only the exit code is left.
 	return exitcode.With(rep.ExitCode(), errors.New(""))
-}
-
-// runPreflight is run's preflight: doctor's checks for this plan (no
-// probe), before anything is imported or created. A failure exits 2, or 4
-// (submit) when slurmrestd or the cluster is the problem: run's exit codes
-// are the layers of a run, and 11 is the operator commands'.
-func runPreflight(ctx context.Context, w io.Writer, prof *profile.Profile, pl *plan.Plan) error {
-	start := time.Now()
-	rep := preflight.Run(ctx, preflight.Options{Profile: prof, Plan: pl})
-	if err := rep.Err(); err != nil {
-		code := rep.ExitCode()
-		if code == exitcode.Slurm {
-			code = exitcode.Submit
-		}
-		return exitcode.With(code, err)
-	}
-	fmt.Fprintf(w, "preflight: %d checks passed in %s (slurmbench doctor shows them)\n", len(rep.Checks), time.Since(start).Round(time.Millisecond))
-	return nil
 }

@@ -187,8 +187,8 @@ import_on = "login"
 	recipe := filepath.Join(repoRoot(t), "examples", "mock-2p1d.yaml")
 
 	_, errOut, code := runCLI(t, "run", "--profile", prof, "--recipe", recipe, "--stage-dir", filepath.Join(dir, "stage"))
-	if code != exitcode.Submit || !strings.Contains(errOut, "preflight slurmrestd: cannot reach "+dead) || !strings.Contains(errOut, "fix: check slurm.rest_url in "+prof) {
-		t.Fatalf("dead rest_url: exit %d, want %d naming the check and its fix:\n%s", code, exitcode.Submit, errOut)
+	if code != exitcode.Slurm || !strings.Contains(errOut, "preflight slurmrestd: cannot reach "+dead) || !strings.Contains(errOut, "fix: check slurm.rest_url in "+prof) {
+		t.Fatalf("dead rest_url: exit %d, want %d naming the check and its fix:\n%s", code, exitcode.Slurm, errOut)
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("the image import ran before the preflight failed")

@@ -7,8 +7,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/slurmbench/slurmbench/internal/cliargs"
+	"github.com/slurmbench/slurmbench/internal/duration"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/job/dynamoinstall"
+	"github.com/slurmbench/slurmbench/urlmode"
 	"github.com/slurmbench/slurmbench/plan"
 )
 
@@ -41,10 +44,10 @@ failing step's output.`,
 			&cli.StringFlag{Name: "git", Usage: "with --hash: the repository `URL` to build from (default github.com/ai-dynamo/dynamo)"},
 			&cli.StringFlag{Name: "top-of-tree", Usage: "build and install Dynamo from the source's HEAD, once for the run `ID`"},
 			&cli.StringFlag{Name: "tmp", Value: dynamoinstall.DefaultTmp, Usage: "the container's scratch `DIR` (build tree; a source install's editable tree)"},
-			&cli.DurationFlag{Name: "lock-timeout", Value: dynamoinstall.DefaultLockTimeout, Usage: "give up waiting for another node's fetch after this long"},
-			&cli.DurationFlag{Name: "progress-every", Value: dynamoinstall.DefaultProgressEvery, Usage: "while waiting for a lock, say so this often"},
+			&cli.GenericFlag{Name: "lock-timeout", Usage: "give up waiting for another node's fetch after this long", Value: duration.New(dynamoinstall.DefaultLockTimeout, duration.Wait)},
+			&cli.GenericFlag{Name: "progress-every", Usage: "while waiting for a lock, say so this often", Value: duration.New(dynamoinstall.DefaultProgressEvery, duration.Wait)},
 		},
-		OnUsageError: usageError,
+		OnUsageError: cliargs.UsageError,
 		Action: func(c *cli.Context) error {
 			d := plan.Dynamo{Install: true, Version: c.String("version"), Wheel: c.String("wheel"), Hash: c.String("hash"), Git: c.String("git"), TopOfTree: c.String("top-of-tree"), Cache: c.String("cache")}
 			if d.Git != "" && d.Hash == "" {
@@ -76,13 +79,13 @@ failing step's output.`,
 			res, err := dynamoinstall.Install(c.Context, dynamoinstall.Options{
 				Dynamo:        d,
 				Tmp:           c.String("tmp"),
-				LockTimeout:   c.Duration("lock-timeout"),
-				ProgressEvery: c.Duration("progress-every"),
+				LockTimeout:   durationOf(c, "lock-timeout"),
+				ProgressEvery: durationOf(c, "progress-every"),
 				Stdout:        c.App.Writer,
 				Stderr:        c.App.ErrWriter,
 			})
 			if err != nil {
-				return exitcode.With(stepExitCode(c.Context, err, exitcode.Engine), fmt.Errorf("dynamo-install: %w", err))
+				return exitcode.With(urlmode.StepCode(c.Context, err, exitcode.Engine, interruptedLayer(c.Context)), fmt.Errorf("dynamo-install: %w", err))
 			}
 			took := time.Since(start).Round(100 * time.Millisecond)
 			switch {

@@ -74,10 +74,9 @@ func TestDynamoInstallCommandErrors(t *testing.T) {
 			}
 		})
 	}
-	// The failure line (the last) ends with the step's output.
+	// The failure ends with the step's output, one indented line each.
 	_, errOut, _ := runDynamoInstall(t, "--cache", cache, "--version", "9.9.9", "--tmp", t.TempDir())
-	lines := strings.Split(strings.TrimSpace(errOut), "\n")
-	if _, tail, ok := strings.Cut(lines[len(lines)-1], "last output:; "); !ok || !strings.Contains(tail, "ERROR: No matching distribution found") {
+	if _, tail, ok := strings.Cut(errOut, "last output:\n"); !ok || !strings.Contains(tail, "  ERROR: No matching distribution found") {
 		t.Errorf("the failure line lacks the step's last output:\n%s", errOut)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/slurmbench/slurmbench/enroot/enroottest"
 	"github.com/slurmbench/slurmbench/inputs/profile"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/login/launch"
 )
 
 // runImages runs "slurmbench images ..." in-process and returns stdout,
@@ -26,7 +27,7 @@ func standinEnv(t *testing.T) (log string) {
 	t.Helper()
 	log = filepath.Join(t.TempDir(), "enroot.log")
 	t.Setenv("ENROOT_STANDIN_LOG", log)
-	t.Setenv(squashDirEnv, "")
+	t.Setenv("SLURMBENCH_SQUASH_DIR", "")
 	t.Setenv("SLURMBENCH_PROFILE", "")
 	return log
 }
@@ -83,7 +84,7 @@ func TestImagesImportAndList(t *testing.T) {
 	}
 
 	out, _, code = runImages(t, "ls", "--squash-dir", dir, "--json")
-	var rows []imageListing
+	var rows []launch.ImageListing
 	if err := json.Unmarshal([]byte(out), &rows); err != nil || code != 0 || len(rows) != 3 {
 		t.Fatalf("ls --json: %v (exit %d)\n%s", err, code, out)
 	}

@@ -14,8 +14,10 @@ import (
 	"github.com/slurmbench/slurmbench/inputs/profile"
 	"github.com/slurmbench/slurmbench/inputs/recipe"
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
+	"github.com/slurmbench/slurmbench/internal/cliargs"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/internal/readlimit"
+	"github.com/slurmbench/slurmbench/login/launch"
 	"github.com/slurmbench/slurmbench/planner"
 )
 
@@ -67,7 +69,7 @@ Examples (from the repository's root):
 			&cli.BoolFlag{Name: "allow-duplicate-keys", Usage: "accept a recipe that sets a key twice, keeping the last as srtctl does"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "do not list what moved"},
 		}, overrideFlags()...),
-		OnUsageError: usageError,
+		OnUsageError: cliargs.UsageError,
 		Action:       runMigrate,
 	}
 }
@@ -110,7 +112,7 @@ func runMigrate(c *cli.Context) error {
 		return configErrorf("--set/--unset apply to one recipe file, not a directory (-f %s)", c.String("file"))
 	}
 	if m.verify {
-		m.in = planner.Inputs{ResolveImage: resolveImage, Binary: "/slurmbench"}
+		m.in = planner.Inputs{ResolveImage: launch.ResolveImage, Binary: "/slurmbench"}
 		if ws := c.String("workspace"); ws != "" {
 			abs, err := profile.Canonical(ws)
 			if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/slurmbench/slurmbench/internal/duration"
 	"github.com/slurmbench/slurmbench/mockengine"
 )
 
@@ -40,8 +41,8 @@ Examples:
 			&cli.StringFlag{Name: "gpus", Value: "0,1,2,3", Usage: "comma-separated GPU indices", Destination: &gpus},
 			&cli.Float64Flag{Name: "watts", Value: 300, Usage: "power each GPU reports", Destination: &opt.Watts, EnvVars: []string{"SLURMBENCH_MOCK_DCGM_WATTS"}},
 			&cli.StringFlag{Name: "hostname", Usage: "used in GPU UUIDs (default: this host's name)", Destination: &hostname},
-			&cli.DurationFlag{Name: "stall-after", Usage: "start stalling this long after start", Destination: &opt.StallAfter, EnvVars: []string{"SLURMBENCH_MOCK_DCGM_STALL_AFTER"}},
-			&cli.DurationFlag{Name: "stall-for", Usage: "hold requests this long", Destination: &opt.StallFor, EnvVars: []string{"SLURMBENCH_MOCK_DCGM_STALL_FOR"}},
+			&cli.GenericFlag{Name: "stall-after", Usage: "start stalling this long after start", EnvVars: []string{"SLURMBENCH_MOCK_DCGM_STALL_AFTER"}, Value: duration.Var(&opt.StallAfter, 0, duration.Range{})},
+			&cli.GenericFlag{Name: "stall-for", Usage: "hold requests this long", EnvVars: []string{"SLURMBENCH_MOCK_DCGM_STALL_FOR"}, Value: duration.Var(&opt.StallFor, 0, duration.Range{})},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/slurmbench/slurmbench/internal/duration"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/mockengine"
 )
@@ -65,9 +66,9 @@ several lines separated by newlines. Stops gracefully on SIGINT/SIGTERM.`,
 			&cli.StringFlag{Name: "mode", Usage: strings.Join(modes, ", "), Value: string(mockengine.ModeStandalone), EnvVars: mockEnv("mode"), Destination: &mode},
 			&cli.StringFlag{Name: "model", Usage: "served model name", Value: mockengine.DefaultModel, EnvVars: mockEnv("model"), Destination: &opts.Model},
 			&cli.BoolFlag{Name: "any-model", Usage: "accept requests for any model name", EnvVars: mockEnv("any-model"), Destination: &opts.AnyModel},
-			&cli.DurationFlag{Name: "ttft", Usage: "time to first token", EnvVars: mockEnv("ttft"), Destination: &opts.TTFT},
-			&cli.DurationFlag{Name: "itl", Usage: "inter-token latency", EnvVars: mockEnv("itl"), Destination: &opts.ITL},
-			&cli.DurationFlag{Name: "startup-delay", Usage: "simulated model load time before healthy", EnvVars: mockEnv("startup-delay"), Destination: &opts.StartupDelay},
+			&cli.GenericFlag{Name: "ttft", Usage: "time to first token", EnvVars: mockEnv("ttft"), Value: duration.Var(&opts.TTFT, 0, duration.Range{})},
+			&cli.GenericFlag{Name: "itl", Usage: "inter-token latency", EnvVars: mockEnv("itl"), Value: duration.Var(&opts.ITL, 0, duration.Range{})},
+			&cli.GenericFlag{Name: "startup-delay", Usage: "simulated model load time before healthy", EnvVars: mockEnv("startup-delay"), Value: duration.Var(&opts.StartupDelay, 0, duration.Range{})},
 			&cli.IntFlag{Name: "default-max-tokens", Usage: "tokens to generate when a request has no max_tokens", Value: mockengine.DefaultMaxTokens, EnvVars: mockEnv("default-max-tokens"), Destination: &opts.DefaultMaxTokens},
 			&cli.IntFlag{Name: "eos-after", Usage: "stop requests without ignore_eos after `N` tokens (0: generate max_tokens)", EnvVars: mockEnv("eos-after"), Destination: &opts.EOSAfter},
 			&cli.StringFlag{Name: "answer-key", Usage: "gsm8k answer key `FILE` (JSONL of {\"question\", \"completion\"})", EnvVars: mockEnv("answer-key"), Destination: &answerKey},
@@ -76,16 +77,16 @@ several lines separated by newlines. Stops gracefully on SIGINT/SIGTERM.`,
 			&cli.StringFlag{Name: "frontend", Usage: "frontend `URL` a worker registers with", EnvVars: mockEnv("frontend"), Destination: &opts.FrontendURL},
 			&cli.StringFlag{Name: "advertise", Usage: "`URL` the frontend uses to reach this worker (default http://<listen>, hostname if listening on all addresses)", EnvVars: mockEnv("advertise"), Destination: &opts.AdvertiseURL},
 			&cli.StringFlag{Name: "namespace", Usage: "Dynamo namespace", Value: mockengine.DefaultNamespace, EnvVars: mockEnv("namespace"), Destination: &opts.Namespace},
-			&cli.DurationFlag{Name: "heartbeat", Usage: "worker re-registration interval", Value: mockengine.DefaultHeartbeatInterval, EnvVars: mockEnv("heartbeat"), Destination: &opts.HeartbeatInterval},
-			&cli.DurationFlag{Name: "worker-ttl", Usage: "frontend: drop a worker silent for this long", Value: mockengine.DefaultWorkerTTL, EnvVars: mockEnv("worker-ttl"), Destination: &opts.WorkerTTL},
-			&cli.DurationFlag{Name: "stats-interval", Usage: "log an sglang-style decode-batch line this often while busy (negative: never)", Value: mockengine.DefaultStatsInterval, EnvVars: mockEnv("stats-interval"), Destination: &opts.StatsInterval},
+			&cli.GenericFlag{Name: "heartbeat", Usage: "worker re-registration interval", EnvVars: mockEnv("heartbeat"), Value: duration.Var(&opts.HeartbeatInterval, mockengine.DefaultHeartbeatInterval, duration.Range{})},
+			&cli.GenericFlag{Name: "worker-ttl", Usage: "frontend: drop a worker silent for this long", EnvVars: mockEnv("worker-ttl"), Value: duration.Var(&opts.WorkerTTL, mockengine.DefaultWorkerTTL, duration.Range{})},
+			&cli.DurationFlag{Name: "stats-interval", Usage: "log an sglang-style decode-batch line this often while busy (negative: never)", EnvVars: mockEnv("stats-interval"), Value: mockengine.DefaultStatsInterval, Destination: &opts.StatsInterval},
 
 			&cli.StringFlag{Name: "fail-before-healthy-after", Usage: "fault: print the fail log lines and exit this `DURATION` after start, before healthy", EnvVars: mockEnv("fail-before-healthy-after"), Destination: &failBefore},
 			&cli.GenericFlag{Name: "fail-log-line", Usage: "fault: a `LINE` to print when a fault exits (repeatable; newlines split lines)", EnvVars: mockEnv("fail-log-line"), Value: &failLines},
 			&cli.StringFlag{Name: "fail-log-file", Usage: "fault: print this `FILE`'s lines when a fault exits (after --fail-log-line)", EnvVars: mockEnv("fail-log-file"), Destination: &failFile},
 			&cli.IntFlag{Name: "fail-exit-code", Usage: "fault: exit code of every fault that exits (0 allowed)", Value: mockengine.DefaultFailExitCode, EnvVars: mockEnv("fail-exit-code"), Destination: &failExit},
 			&cli.IntFlag{Name: "exit-after-requests", Usage: "fault: serve `N` generation requests, then exit with --fail-exit-code", EnvVars: mockEnv("exit-after-requests"), Destination: &opts.Faults.ExitAfterRequests},
-			&cli.DurationFlag{Name: "exit-after", Usage: "fault: exit with --fail-exit-code this `DURATION` after becoming healthy", EnvVars: mockEnv("exit-after"), Destination: &opts.Faults.ExitAfter},
+			&cli.GenericFlag{Name: "exit-after", Usage: "fault: exit with --fail-exit-code this `DURATION` after becoming healthy", EnvVars: mockEnv("exit-after"), Value: duration.Var(&opts.Faults.ExitAfter, 0, duration.Range{})},
 			&cli.BoolFlag{Name: "hang", Usage: "fault: never become healthy and answer nothing, but stay alive", EnvVars: mockEnv("hang"), Destination: &opts.Faults.Hang},
 			&cli.IntFlag{Name: "hang-after-requests", Usage: "fault: serve `N` generation requests, then answer nothing", EnvVars: mockEnv("hang-after-requests"), Destination: &opts.Faults.HangAfterRequests},
 		},

@@ -5,7 +5,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/slurmbench/slurmbench/internal/cliargs"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/login/launch"
 	"github.com/slurmbench/slurmbench/login/submit"
 )
 
@@ -38,12 +40,12 @@ benchmarks/multi_node/srt-slurm-recipes and --master its configs/nvidia-master.y
   slurmbench render -p profiles/testcluster.toml -r examples/mock-2p1d.yaml --brief`,
 		Flags: append(planFlags(), &cli.BoolFlag{Name: "json", Usage: "print the plan as JSON"},
 			&cli.BoolFlag{Name: "brief", Usage: "only the node map, the ports and the Slurm job (for big plans)"}),
-		OnUsageError: usageError,
+		OnUsageError: cliargs.UsageError,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return configErrorf("render takes no arguments, got %q (did you mean --recipe?)", c.Args().First())
 			}
-			pl, err := planFromFlags(c, "")
+			pl, prof, err := launch.Plan(c.Context, planOptions(c, ""))
 			if err != nil {
 				return err
 			}
@@ -68,7 +70,7 @@ benchmarks/multi_node/srt-slurm-recipes and --master its configs/nvidia-master.y
 			if err := write(c.App.Writer); err != nil {
 				return err
 			}
-			_, err = io.WriteString(c.App.Writer, job)
+			_, err = io.WriteString(c.App.Writer, job+launch.BinaryNote(prof, ""))
 			return err
 		},
 	}

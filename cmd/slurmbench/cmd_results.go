@@ -126,7 +126,7 @@ func resultsCompareCommand() *cli.Command {
 result files (raw or staged names, searched recursively) and lm-eval results*.json.
 Points pair by topology and concurrency; a point on one side only shows N/A.
 Prints a Markdown table (Point, Metric, Baseline, Candidate, Delta %) for tput/GPU,
-out/GPU, median TTFT (s), median TPOT (ms), median E2E (s) and gsm8k.
+out/GPU, median TTFT (ms), median TPOT (ms), median E2E (s) and gsm8k.
 
 With --fail-on the comparison is a gate: one row per point, each metric
 "baseline → candidate ▲/▼ change", and exit 8 naming every point that breaks

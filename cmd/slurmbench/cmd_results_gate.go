@@ -2,12 +2,12 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/login/launch"
 	"github.com/slurmbench/slurmbench/login/report"
 	"github.com/slurmbench/slurmbench/results"
 	"github.com/slurmbench/slurmbench/results/pareto"
@@ -67,18 +67,6 @@ func compareGate(c *cli.Context, base, cand *results.ResultSet, chart string) er
 // when running in GitHub Actions.
 func writeCompareSummary(c *cli.Context, markdown string) {
 	if report.Enabled(os.Getenv) {
-		appendStepSummary(c, "## slurmbench results compare\n\n"+markdown)
-	}
-}
-
-// appendStepSummary appends markdown ("" adds nothing) to
-// $GITHUB_STEP_SUMMARY; a failure is reported, not fatal.
-func appendStepSummary(c *cli.Context, markdown string) {
-	p := os.Getenv("GITHUB_STEP_SUMMARY")
-	if p == "" || markdown == "" {
-		return
-	}
-	if err := report.AppendSummary(p, markdown); err != nil {
-		fmt.Fprintf(c.App.ErrWriter, "slurmbench: writing the step summary: %v\n", err)
+		launch.AppendStepSummary(c.App.ErrWriter, "## slurmbench results compare\n\n"+markdown)
 	}
 }

@@ -23,7 +23,7 @@ func TestResultsCompareGate(t *testing.T) {
 	t.Setenv("GITHUB_STEP_SUMMARY", summary)
 
 	out, errOut, code := runResults(t, "compare", "--fail-on", "tput_per_gpu<-2%,median_ttft>+10%,median_tpot>+5%", "--allow-missing", base, cand)
-	if code != exitcode.Benchmark || !strings.Contains(errOut, "1 of 5 rows fail the gate: ctx16/gen8 c2048 (median_tpot_ms +17.6% (rule median_tpot>+5%))") {
+	if code != exitcode.Benchmark || !strings.Contains(errOut, "1 of 5 rows fail the gate: ctx16/gen8 c2048 (median_tpot +17.6% (rule median_tpot>+5%))") {
 		t.Errorf("exit %d, stderr %q; want 8 naming ctx16/gen8 c2048", code, errOut)
 	}
 	if !strings.Contains(out, "| ctx16/gen8 c2048 | 8534.8 → 8783.7 ▲2.9 % |") {

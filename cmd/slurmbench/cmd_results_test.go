@@ -82,7 +82,7 @@ func TestResultsCompare(t *testing.T) {
 		"| Point | Metric | Baseline | Candidate | Delta % |",
 		"| ctx16/gen8 c2048 | tput/GPU | 8534.8 | 8783.7 | +2.9 % |",
 		"| ctx16/gen8 c4096 | tput/GPU | N/A | 9100.0 | N/A |",
-		"TTFT and E2E in s",
+		"TTFT and TPOT in ms, E2E in s",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("compare output lacks %q:\n%s", want, out)

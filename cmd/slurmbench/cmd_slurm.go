@@ -1,35 +1,15 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
-	"os"
 	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/slurmbench/slurmbench/inputs/profile"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/login/launch"
 	"github.com/slurmbench/slurmbench/slurm"
 )
-
-// newSlurmClient maps a profile's [slurm] table onto a slurmrestd client
-// (profile.SlurmConfig says how). It makes no request: the API version is
-// chosen on first use.
-func newSlurmClient(_ context.Context, p *profile.Profile) (*slurm.Client, error) {
-	cfg, err := slurmConfig(p)
-	if err != nil {
-		return nil, err
-	}
-	return slurm.New(cfg)
-}
-
-func slurmConfig(p *profile.Profile) (slurm.Config, error) { return p.SlurmConfig() }
 
 // slurmFlags are shared by the operator commands.
 func slurmFlags() []cli.Flag {
@@ -52,45 +32,6 @@ in SLURM_JWT are used (testcluster/up.sh's env file sets them). --rest-url,
 Exit status: 0 on success, 2 for bad arguments or configuration, 11 when
 slurmrestd is unreachable or answers with an error.`
 
-// slurmClientFromFlags builds the client from the profile, or from the
-// SLURM_* environment when there is none; flags override either. The
-// environment never overrides a profile: a sourced test-cluster env file
-// must not redirect a production profile.
-func slurmClientFromFlags(c *cli.Context) (*slurm.Client, error) {
-	var cfg slurm.Config
-	if path := c.String("profile"); path != "" {
-		p, err := profile.Load(path)
-		if err != nil {
-			return nil, exitcode.With(exitcode.Config, err)
-		}
-		if cfg, err = slurmConfig(p); err != nil {
-			return nil, exitcode.With(exitcode.Config, err)
-		}
-	} else {
-		cfg.URL, cfg.User, cfg.Token = os.Getenv("SLURM_REST_URL"), os.Getenv("SLURM_USER"), os.Getenv("SLURM_JWT")
-	}
-	if v := c.String("rest-url"); v != "" {
-		cfg.URL = v
-	}
-	if v := c.String("user"); v != "" {
-		cfg.User = v
-	}
-	if v := c.String("api-version"); v != "" {
-		cfg.APIVersion = v
-	}
-	if cfg.URL == "" {
-		return nil, configErrorf("no slurmrestd URL: pass --profile FILE or --rest-url URL (or set SLURMBENCH_PROFILE or SLURM_REST_URL)")
-	}
-	if c.Bool("debug") {
-		cfg.Logger = slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	client, err := slurm.New(cfg)
-	if err != nil {
-		return nil, exitcode.With(exitcode.Config, err)
-	}
-	return client, nil
-}
-
 func jobIDArg(c *cli.Context) (slurm.JobID, error) {
 	if c.NArg() != 1 {
 		return 0, configErrorf("%s: expected exactly one JOBID, got %d arguments", c.Command.Name, c.NArg())
@@ -100,12 +41,6 @@ func jobIDArg(c *cli.Context) (slurm.JobID, error) {
 		return 0, configErrorf("%s: %w", c.Command.Name, err)
 	}
 	return id, nil
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 func pingCommand() *cli.Command {
@@ -125,16 +60,16 @@ Examples:
 ` + slurmConnectionHelp,
 		Flags: append(slurmFlags(), &cli.BoolFlag{Name: "json", Usage: "print the result as JSON"}),
 		Action: func(c *cli.Context) error {
-			client, err := slurmClientFromFlags(c)
+			client, err := launch.SlurmClient(slurmOptions(c))
 			if err != nil {
 				return err
 			}
 			res, err := client.Ping(c.Context)
 			if err != nil {
-				return exitcode.With(exitcode.Slurm, err)
+				return exitcode.With(slurm.ExitCode(err, exitcode.Slurm), err)
 			}
 			if c.Bool("json") {
-				return writeJSON(c.App.Writer, res)
+				return launch.WriteJSON(c.App.Writer, res)
 			}
 			s := res.Server
 			fmt.Fprintf(c.App.Writer, "slurmrestd %s: Slurm %s, API %s", s.URL, s.SlurmRelease, s.APIVersion)
@@ -169,70 +104,21 @@ Examples:
 			if err != nil {
 				return err
 			}
-			client, err := slurmClientFromFlags(c)
+			client, err := launch.SlurmClient(slurmOptions(c))
 			if err != nil {
 				return err
 			}
 			j, err := client.LookupJob(c.Context, id)
 			if err != nil {
-				return exitcode.With(exitcode.Slurm, err)
+				return exitcode.With(slurm.ExitCode(err, exitcode.Slurm), err)
 			}
 			if c.Bool("json") {
-				return writeJSON(c.App.Writer, j)
+				return launch.WriteJSON(c.App.Writer, j)
 			}
-			printJob(c.App.Writer, j)
+			launch.PrintJob(c.App.Writer, j)
 			return nil
 		},
 	}
-}
-
-func printJob(w io.Writer, j slurm.Job) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	row := func(k, v string) {
-		if v != "" {
-			fmt.Fprintf(tw, "%s\t%s\n", k, v)
-		}
-	}
-	row("job", fmt.Sprintf("%d %s", j.ID, j.Name))
-	row("state", j.Outcome())
-	row("user", j.User)
-	row("partition", j.Partition)
-	row("account", j.Account)
-	if j.Nodes != "" {
-		row("nodes", fmt.Sprintf("%s (%d)", j.Nodes, j.NodeCount))
-	} else if j.NodeCount > 0 {
-		row("nodes", fmt.Sprintf("%d requested", j.NodeCount))
-	}
-	row("tres_per_node", j.TRESPerNode)
-	row("gres", strings.Join(j.GRESDetail, " "))
-	row("submitted", fmtTime(j.SubmitTime))
-	row("started", fmtTime(j.StartTime))
-	if j.Terminal() {
-		row("ended", fmtTime(j.EndTime))
-	} else {
-		row("ends by", fmtTime(j.EndTime)) // slurmctld's estimate: start + time limit
-	}
-	if !j.StartTime.IsZero() && !j.EndTime.IsZero() && j.Terminal() {
-		row("elapsed", j.EndTime.Sub(j.StartTime).String())
-	}
-	if j.TimeLimit > 0 {
-		row("time_limit", j.TimeLimit.String())
-	}
-	row("workdir", j.WorkDir)
-	row("stdout", j.StdOut)
-	if j.StdErr != j.StdOut {
-		row("stderr", j.StdErr)
-	}
-	row("comment", j.Comment)
-	row("source", j.Source)
-	tw.Flush()
-}
-
-func fmtTime(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.Local().Format(time.RFC3339)
 }
 
 func cancelCommand() *cli.Command {
@@ -248,25 +134,31 @@ Examples:
   slurmbench cancel --profile profiles/gb300-nv.toml 4242
   slurmbench cancel --signal USR1 4242
 ` + slurmConnectionHelp,
-		Flags: append(slurmFlags(), &cli.StringFlag{Name: "signal", Aliases: []string{"s"}, Usage: "signal name or number, e.g. TERM, SIGUSR1, 10"}),
+		Flags: append(slurmFlags(), &cli.StringFlag{Name: "signal", Aliases: []string{"s"}, Usage: "signal name or number, e.g. TERM, SIGUSR1, 10"}, jsonFlag()),
 		Action: func(c *cli.Context) error {
 			id, err := jobIDArg(c)
 			if err != nil {
 				return err
 			}
-			client, err := slurmClientFromFlags(c)
+			client, err := launch.SlurmClient(slurmOptions(c))
 			if err != nil {
 				return err
 			}
 			if sig := c.String("signal"); sig != "" {
 				if err := client.SignalJob(c.Context, id, sig); err != nil {
-					return exitcode.With(exitcode.Slurm, err)
+					return exitcode.With(slurm.ExitCode(err, exitcode.Slurm), err)
+				}
+				if c.Bool("json") {
+					return launch.WriteJSON(c.App.Writer, map[string]any{"job_id": id, "signalled": strings.ToUpper(sig)})
 				}
 				fmt.Fprintf(c.App.Writer, "signalled job %d with %s\n", id, strings.ToUpper(sig))
 				return nil
 			}
 			if err := client.CancelJob(c.Context, id); err != nil {
-				return exitcode.With(exitcode.Slurm, err)
+				return exitcode.With(slurm.ExitCode(err, exitcode.Slurm), err)
+			}
+			if c.Bool("json") {
+				return launch.WriteJSON(c.App.Writer, map[string]any{"job_id": id, "cancelled": true})
 			}
 			fmt.Fprintf(c.App.Writer, "cancelled job %d\n", id)
 			return nil
@@ -291,39 +183,23 @@ Examples:
 			&cli.StringFlag{Name: "partition", Usage: "only nodes in this partition"},
 			&cli.BoolFlag{Name: "json", Usage: "print the nodes as JSON"}),
 		Action: func(c *cli.Context) error {
-			client, err := slurmClientFromFlags(c)
+			client, err := launch.SlurmClient(slurmOptions(c))
 			if err != nil {
 				return err
 			}
 			nodes, err := client.ListNodes(c.Context)
 			if err != nil {
-				return exitcode.With(exitcode.Slurm, err)
+				return exitcode.With(slurm.ExitCode(err, exitcode.Slurm), err)
 			}
-			if part := c.String("partition"); part != "" {
-				kept := nodes[:0]
-				for _, n := range nodes {
-					for _, p := range n.Partitions {
-						if p == part {
-							kept = append(kept, n)
-							break
-						}
-					}
-				}
-				if len(kept) == 0 {
-					return exitcode.With(exitcode.Slurm, fmt.Errorf("no node is in partition %q", part))
-				}
-				nodes = kept
-			}
-			if c.Bool("json") {
-				return writeJSON(c.App.Writer, nodes)
-			}
-			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "NODE\tSTATE\tCPUS\tMEMORY\tGPUS\tPARTITIONS\tREASON")
-			for _, n := range nodes {
-				fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%d/%d\t%d/%d\t%s\t%s\n", n.Name, strings.Join(n.State, "+"),
-					n.AllocCPUs, n.CPUs, n.AllocMemory, n.RealMemory, n.GPUsUsed(), n.GPUs(), strings.Join(n.Partitions, ","), n.Reason)
-			}
-			return tw.Flush()
+			return launch.PrintNodes(c.App.Writer, nodes, c.String("partition"), c.Bool("json"))
 		},
 	}
+}
+
+func slurmOptions(c *cli.Context) launch.SlurmOptions {
+	o := launch.SlurmOptions{Profile: c.String("profile"), RestURL: c.String("rest-url"), User: c.String("user"), APIVersion: c.String("api-version")}
+	if c.Bool("debug") {
+		o.Debug = c.App.ErrWriter
+	}
+	return o
 }

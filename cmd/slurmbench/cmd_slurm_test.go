@@ -216,7 +216,7 @@ func TestNewSlurmClientFromProfile(t *testing.T) {
 	}
 
 	p := loadProfileForTest(t, path)
-	cfg, err := slurmConfig(p)
+	cfg, err := p.SlurmConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func TestNewSlurmClientFromProfile(t *testing.T) {
 		cfg.Defaults.Partition != "debug" || cfg.Defaults.Account != "bench" || cfg.Defaults.TimeLimit.Minutes() != 90 {
 		t.Errorf("config = %+v", cfg)
 	}
-	c, err := newSlurmClient(t.Context(), p)
+	c, err := p.SlurmClient()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,21 +1,15 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/slurmbench/slurmbench/inputs/profile"
+	"github.com/slurmbench/slurmbench/internal/duration"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
-	"github.com/slurmbench/slurmbench/login/report"
+	"github.com/slurmbench/slurmbench/login/launch"
 	"github.com/slurmbench/slurmbench/login/runner"
-	"github.com/slurmbench/slurmbench/plan"
 	"github.com/slurmbench/slurmbench/slurm"
 )
 
@@ -48,9 +42,9 @@ Examples:
   slurmbench up -p profiles/testcluster.toml -r examples/mock-2p1d.yaml --nodes 4 --time-limit 2h --json`,
 		Flags: append(planFlags(),
 			&cli.IntFlag{Name: "nodes", Usage: "nodes to hold (default: what the recipe needs)"},
-			&cli.DurationFlag{Name: "time-limit", Usage: "the job's time limit, replacing the profile's (e.g. 4h)"},
+			&cli.GenericFlag{Name: "time-limit", Usage: "the job's time limit, replacing the profile's (e.g. 4h)", Value: duration.New(0, duration.JobTimeLimit)},
 			&cli.BoolFlag{Name: "json", Usage: "print the deployment (job_id, endpoint, run_dir, ...) as JSON on stdout"},
-			&cli.DurationFlag{Name: "cancel-wait", Value: 30 * time.Second, Usage: "how long to wait for a cancelled job to stop"},
+			&cli.GenericFlag{Name: "cancel-wait", Usage: "how long to wait for a cancelled job to stop", Value: duration.New(30*time.Second, duration.Wait)},
 			&cli.BoolFlag{Name: "no-driver-log", Usage: "do not stream the driver's log"},
 			&cli.BoolFlag{Name: "no-preflight", Usage: "skip the checks slurmbench doctor runs"},
 			binaryDirFlag(),
@@ -59,130 +53,16 @@ Examples:
 	}
 }
 
-// upPlan is the plan up submits: the recipe's, held, on nodes nodes.
-func upPlan(c *cli.Context) (*plan.Plan, error) {
-	if c.NArg() > 0 {
-		return nil, configErrorf("up takes no arguments, got %q (did you mean --recipe?)", c.Args().First())
-	}
-	runID := autoRunID
-	if c.IsSet("run-id") {
-		runID = c.String("run-id")
-	}
-	pl, err := planFromFlags(c, runID)
-	if err != nil {
-		return nil, err
-	}
-	pl.Serve = true
-	if c.IsSet("nodes") {
-		n := c.Int("nodes")
-		if err := pl.Fits(n, pl.Slurm.GPUsPerNode); err != nil {
-			return nil, configErrorf("--nodes %d: %v", n, err)
-		}
-		pl.Slurm.Nodes = n
-	}
-	if c.IsSet("time-limit") {
-		m, err := profile.TimeLimitMinutes(c.Duration("time-limit"))
-		if err != nil {
-			return nil, configErrorf("--time-limit %w", err)
-		}
-		pl.Slurm.TimeLimitMinutes = m
-	}
-	if err := checkRunInputs(c, pl); err != nil {
-		return nil, err
-	}
-	return pl, nil
-}
-
-// upInfo is what up prints of a serving deployment.
-type upInfo struct {
-	JobID    string `json:"job_id"`
-	RunID    string `json:"run_id"`
-	RunDir   string `json:"run_dir"`
-	Endpoint string `json:"endpoint"`
-	Model    string `json:"model"`
-	Nodes    int    `json:"nodes"`
-	Profile  string `json:"profile"`
-}
-
 func upAction(c *cli.Context) error {
-	stderr := c.App.ErrWriter
-	ctx := c.Context
-	pl, err := upPlan(c)
-	if err != nil {
-		return err
+	if c.NArg() > 0 {
+		return configErrorf("up takes no arguments, got %q (did you mean --recipe?)", c.Args().First())
 	}
-	prof, err := profile.Load(pl.Profile.Path)
-	if err != nil {
-		return exitcode.With(exitcode.Config, err)
+	o := launch.UpOptions{IO: ioOf(c), Plan: planOptions(c, launch.AutoRunID), Follow: followFlags(c),
+		BinaryDir: c.String("binary-dir"), NoPreflight: c.Bool("no-preflight"), TimeLimit: durationOf(c, "time-limit")}
+	if c.IsSet("nodes") {
+		o.Nodes = intPtr(c.Int("nodes"))
 	}
-	bin, err := jobBinary(c, prof)
-	if err != nil {
-		return err
-	}
-	if !c.Bool("no-preflight") {
-		if err := runPreflight(ctx, stderr, prof, pl); err != nil {
-			return err
-		}
-	}
-	client, err := newSlurmClient(ctx, prof)
-	if err != nil {
-		return exitcode.With(exitcode.Config, err)
-	}
-	fmt.Fprintf(stderr, "slurmbench up %s: %d nodes held (%s uses %d), %d GPUs\n",
-		pl.RunID, pl.Slurm.Nodes, pl.Name, pl.Nodes, pl.GPUs.Total)
-	driverLog := io.Writer(&prefixWriter{w: stderr, prefix: "  | "})
-	if c.Bool("no-driver-log") {
-		driverLog = io.Discard
-	}
-	res, err := runner.Run(ctx, runner.Options{
-		Plan: pl, Binary: bin, Client: client, Hold: true,
-		Import:   func(ctx context.Context, p *plan.Plan) error { return importImage(ctx, prof, client, p, stderr) },
-		JobEnv:   jobEnv(pl),
-		Progress: stderr, DriverLog: driverLog,
-		CancelWait: c.Duration("cancel-wait"), Interrupted: interruptedLayer(ctx), Hard: hardStop(ctx),
-		OnSubmitted: func(id slurm.JobID) { earlyOutputs(stderr, pl, id) },
-	})
-	if err != nil {
-		if res != nil && res.Outcome.Message != "" {
-			fmt.Fprintf(stderr, "slurmbench up: %s\n", res.Outcome.Message)
-			for _, l := range res.Outcome.LastLines {
-				fmt.Fprintf(stderr, "  %s\n", l)
-			}
-		}
-		return err
-	}
-	info := upInfo{JobID: res.JobID.String(), RunID: pl.RunID, RunDir: pl.RunDir, Endpoint: res.Serving.Endpoint,
-		Model: pl.Model.ServedName, Nodes: pl.Slurm.Nodes, Profile: pl.Profile.Path}
-	if p := os.Getenv("GITHUB_OUTPUT"); p != "" && report.Enabled(os.Getenv) {
-		if err := report.AppendOutputs(p, map[string]string{"job_id": info.JobID, "endpoint": info.Endpoint, "run_dir": info.RunDir}); err != nil {
-			fmt.Fprintf(stderr, "slurmbench: writing GitHub outputs: %v\n", err)
-		}
-	}
-	if c.Bool("json") {
-		enc := json.NewEncoder(c.App.Writer)
-		enc.SetIndent("", "  ")
-		return enc.Encode(info)
-	}
-	w := c.App.Writer
-	fmt.Fprintf(w, "held deployment: job %s serves %s\n", info.JobID, pl.Name)
-	fmt.Fprintf(w, "  endpoint  %s  (model %s)\n", info.Endpoint, info.Model)
-	fmt.Fprintf(w, "  run dir   %s\n", info.RunDir)
-	fmt.Fprintf(w, "  held      until slurmbench down or the job's time limit (%d min)\n", pl.Slurm.TimeLimitMinutes)
-	fmt.Fprintf(w, "\n  slurmbench bench --url %s --model %s --isl %d --osl %d --conc 8x32\n", info.Endpoint, info.Model, pl.Benchmark.ISL, pl.Benchmark.OSL)
-	fmt.Fprintf(w, "  %s\n", runInHint(info, pl))
-	fmt.Fprintf(w, "  slurmbench down -p %s %s\n", info.Profile, info.JobID)
-	return nil
-}
-
-// runInHint is the run --in command for a held deployment, with the
-// recipe's --set/--unset edits: without them run --in plans another recipe.
-func runInHint(info upInfo, pl *plan.Plan) string {
-	argv := []string{"slurmbench", "run", "--in", info.JobID, "-p", info.Profile, "-r", pl.Recipe.Path}
-	for _, o := range pl.Recipe.Overrides {
-		flag, arg, _ := strings.Cut(o, " ")
-		argv = append(argv, flag, arg)
-	}
-	return plan.QuoteArgv(argv)
+	return launch.Up(c.Context, o)
 }
 
 func downCommand() *cli.Command {
@@ -202,21 +82,19 @@ Examples:
   slurmbench down -p profiles/testcluster.toml 4242 --wait 2m`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "profile", Aliases: []string{"p"}, EnvVars: []string{"SLURMBENCH_PROFILE"}, Usage: "cluster profile"},
-			&cli.DurationFlag{Name: "wait", Value: time.Minute, Usage: "how long the deployment gets to stop before its job is cancelled"},
-			&cli.DurationFlag{Name: "cancel-wait", Value: 30 * time.Second, Usage: "how long to wait for a cancelled job to end"},
+			&cli.GenericFlag{Name: "wait", Usage: "how long the deployment gets to stop before its job is cancelled", Value: duration.New(time.Minute, duration.Wait)},
+			&cli.GenericFlag{Name: "cancel-wait", Usage: "how long to wait for a cancelled job to end", Value: duration.New(30*time.Second, duration.Wait)},
+			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return configErrorf("give one JOBID")
 			}
-			if c.String("profile") == "" {
-				return configErrorf("--profile: required (or SLURMBENCH_PROFILE)")
-			}
-			prof, err := profile.Load(c.String("profile"))
+			prof, err := launch.LoadProfile(c.Context, c.String("profile"))
 			if err != nil {
-				return exitcode.With(exitcode.Config, err)
+				return err
 			}
-			client, err := newSlurmClient(c.Context, prof)
+			client, err := prof.SlurmClient()
 			if err != nil {
 				return exitcode.With(exitcode.Config, err)
 			}
@@ -224,10 +102,13 @@ Examples:
 			if err != nil {
 				return err
 			}
-			job, err := runner.Down(c.Context, h, runner.DownOptions{Client: client, Wait: c.Duration("wait"),
-				CancelWait: c.Duration("cancel-wait"), Progress: c.App.ErrWriter})
+			job, err := runner.Down(c.Context, h, runner.DownOptions{Client: client, Wait: durationOf(c, "wait"),
+				CancelWait: durationOf(c, "cancel-wait"), Progress: c.App.ErrWriter})
 			if err != nil {
 				return err
+			}
+			if c.Bool("json") {
+				return launch.WriteJSON(c.App.Writer, map[string]any{"job_id": job.ID, "state": job.Outcome(), "run_dir": h.Plan.RunDir})
 			}
 			fmt.Fprintf(c.App.Writer, "held deployment job %d is down: %s (run dir %s)\n", job.ID, job.Outcome(), h.Plan.RunDir)
 			return nil

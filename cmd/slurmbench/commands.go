@@ -28,5 +28,7 @@ func commands() []*cli.Command {
 		benchCommand(),
 		evalCommand(),
 		dynamoInstallCommand(),
+		versionCommand(),
+		completionCommand(),
 	}
 }

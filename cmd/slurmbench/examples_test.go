@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/inputs/profile"
+	"github.com/slurmbench/slurmbench/internal/cliargs"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 )
 
@@ -26,7 +27,7 @@ type helpExample struct {
 func helpExamples(t *testing.T) []helpExample {
 	t.Helper()
 	var out []helpExample
-	forEachCommand(newApp().Commands, func(c *cli.Command) {
+	cliargs.ForEachCommand(newApp().Commands, func(c *cli.Command) {
 		_, text, ok := strings.Cut("\n"+c.Description, "\nExamples")
 		if !ok {
 			return
@@ -121,12 +122,12 @@ func TestHelpExamplesRun(t *testing.T) {
 func parseOnly(args []string) error {
 	app := newApp()
 	app.Writer, app.ErrWriter = &strings.Builder{}, &strings.Builder{}
-	forEachCommand(app.Commands, func(c *cli.Command) {
+	cliargs.ForEachCommand(app.Commands, func(c *cli.Command) {
 		if c.Action != nil {
 			c.Action = func(*cli.Context) error { return nil }
 		}
 	})
-	argv, err := prepareArgs(app, append([]string{"slurmbench"}, args...))
+	argv, err := cliargs.PrepareArgs(app, append([]string{"slurmbench"}, args...))
 	if err != nil {
 		return err
 	}

@@ -5,8 +5,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 )
 
@@ -15,17 +13,18 @@ func configErrorf(format string, args ...any) error {
 	return exitcode.Errorf(exitcode.Config, format, args...)
 }
 
-// reportError prints err on one line and returns its exit code. Joined
-// errors (several problems found at once) are separated by "; ".
+// reportError prints err and returns its exit code: one problem per line,
+// so several found at once (joined errors, failed preflight checks) are a
+// list, not one long line.
 func reportError(w io.Writer, err error) exitcode.Code {
 	if msg := strings.TrimSpace(err.Error()); msg != "" {
-		fmt.Fprintf(w, "slurmbench: %s\n", strings.ReplaceAll(msg, "\n", "; "))
+		lines := strings.Split(msg, "\n")
+		fmt.Fprintf(w, "slurmbench: %s\n", lines[0])
+		for _, l := range lines[1:] {
+			if l = strings.TrimSpace(l); l != "" {
+				fmt.Fprintf(w, "  %s\n", l)
+			}
+		}
 	}
 	return exitcode.Of(err)
-}
-
-// usageError makes a flag that does not parse a config error (exit 2, one
-// line) instead of urfave/cli's usage dump on stdout and exit 1.
-func usageError(c *cli.Context, err error, _ bool) error {
-	return exitcode.Errorf(exitcode.Config, "%w (see slurmbench %s --help)", err, c.Command.Name)
 }

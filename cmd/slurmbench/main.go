@@ -8,8 +8,11 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 
+	"github.com/slurmbench/slurmbench/internal/ascii"
+	"github.com/slurmbench/slurmbench/internal/cliargs"
 	"github.com/urfave/cli/v2"
 )
 
@@ -27,9 +30,16 @@ func main() {
 // run is main without the process: parse args, run the command under the
 // signal context, and turn its error into one line and an exit code.
 func run(args []string, stdout, stderr io.Writer) int {
+	if !ascii.UTF8(os.Getenv) {
+		// LANG=C: marks and symbols in words. JSON is data: left as it is.
+		stderr = ascii.Writer(stderr)
+		if !slices.Contains(args, "--json") {
+			stdout = ascii.Writer(stdout)
+		}
+	}
 	app := newApp()
 	app.Writer, app.ErrWriter = stdout, stderr
-	argv, err := prepareArgs(app, args)
+	argv, err := cliargs.PrepareArgs(app, args)
 	if err != nil {
 		return int(reportError(stderr, err))
 	}
@@ -55,16 +65,17 @@ func commandName(argv []string) string {
 
 func newApp() *cli.App {
 	cmds := commands()
-	forEachCommand(cmds, func(c *cli.Command) {
+	cliargs.ForEachCommand(cmds, func(c *cli.Command) {
 		// A flag that does not parse, or a required one missing, is a
 		// config error: one line, exit 2.
 		if c.OnUsageError == nil {
-			c.OnUsageError = usageError
+			c.OnUsageError = cliargs.UsageError
 		}
-		requireFlags(c)
+		cliargs.RequireFlags(c)
+		cliargs.CheckFlags(c)
 	})
 	return &cli.App{
-		OnUsageError: usageError,
+		OnUsageError: cliargs.UsageError,
 		Name:         "slurmbench",
 		Usage:        "run one multinode LLM-inference benchmark point on Slurm, from recipe to staged results",
 		Version:      versionString(version, commit, readBuildInfo),
@@ -83,59 +94,22 @@ lists the exit codes. Cluster profiles: profiles/*.toml in the repository.`,
 	}
 }
 
-func forEachCommand(cmds []*cli.Command, fn func(*cli.Command)) {
-	for _, c := range cmds {
-		fn(c)
-		forEachCommand(c.Subcommands, fn)
-	}
-}
-
-// requireFlags replaces urfave/cli's required-flag check (a help dump and
-// exit 1) with a config error naming the flag. The flag's help still says
-// it is required.
-func requireFlags(c *cli.Command) {
-	var required []string
-	for _, f := range c.Flags {
-		switch f := f.(type) {
-		case *cli.StringFlag:
-			if f.Required {
-				f.Required, f.Usage = false, f.Usage+" (required)"
-				required = append(required, f.Name)
-			}
-		case *cli.IntFlag:
-			if f.Required {
-				f.Required, f.Usage = false, f.Usage+" (required)"
-				required = append(required, f.Name)
-			}
-		}
-	}
-	if len(required) == 0 {
-		return
-	}
-	before := c.Before
-	c.Before = func(ctx *cli.Context) error {
-		var missing []string
-		for _, name := range required {
-			if !ctx.IsSet(name) {
-				missing = append(missing, "--"+name)
-			}
-		}
-		if len(missing) > 0 {
-			return configErrorf("%s: required (see slurmbench %s --help)", strings.Join(missing, ", "), ctx.Command.FullName())
-		}
-		if before != nil {
-			return before(ctx)
-		}
-		return nil
-	}
-}
-
 func readBuildInfo() (*debug.BuildInfo, bool) { return debug.ReadBuildInfo() }
 
-// versionString is "VERSION (COMMIT)": the Makefile's stamp, else the
-// module version and VCS revision Go recorded in the binary (go install
-// pkg@version, or go build in a checkout).
+// versionString is "VERSION (COMMIT)", or VERSION alone when it already
+// names the commit (a build of an untagged checkout).
 func versionString(version, commit string, info func() (*debug.BuildInfo, bool)) string {
+	version, commit = resolveVersion(version, commit, info)
+	if commit == "unknown" || strings.Contains(version, strings.TrimSuffix(commit, "-dirty")) {
+		return version
+	}
+	return fmt.Sprintf("%s (%s)", version, commit)
+}
+
+// resolveVersion is the Makefile's stamp, else the module version and VCS
+// revision Go recorded in the binary (go install pkg@version, or go build
+// in a checkout).
+func resolveVersion(version, commit string, info func() (*debug.BuildInfo, bool)) (string, string) {
 	if version == "dev" {
 		if bi, ok := info(); ok {
 			if v := bi.Main.Version; v != "" && v != "(devel)" {
@@ -157,5 +131,5 @@ func versionString(version, commit string, info func() (*debug.BuildInfo, bool))
 			}
 		}
 	}
-	return fmt.Sprintf("%s (%s)", version, commit)
+	return version, commit
 }

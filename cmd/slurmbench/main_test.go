@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/slurmbench/slurmbench/internal/cliargs"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/plan"
 	"github.com/slurmbench/slurmbench/slurm"
@@ -49,8 +50,8 @@ func TestInterleave(t *testing.T) {
 		{[]string{"a", "-p"}, []string{"-p", "a"}}, // a value flag at the end: the parser says what is missing
 		{nil, nil},
 	} {
-		if got := interleave(flags, tt.in); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("interleave(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := cliargs.Interleave(flags, tt.in); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("cliargs.Interleave(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
@@ -73,7 +74,7 @@ func TestPrepareArgs(t *testing.T) {
 		{in: []string{"images", "imprt"}, err: `unknown command "images imprt"; did you mean "images import"?`},
 		{in: []string{"frobnicate"}, err: `unknown command "frobnicate" ('slurmbench --help' lists the commands)`},
 	} {
-		got, err := prepareArgs(app, append([]string{"slurmbench"}, tt.in...))
+		got, err := cliargs.PrepareArgs(app, append([]string{"slurmbench"}, tt.in...))
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) || exitcode.Of(err) != exitcode.Config {
 				t.Errorf("%q: error %v, want exit 2 with %q", tt.in, err, tt.err)
@@ -169,10 +170,12 @@ func TestVersionString(t *testing.T) {
 		want            string
 	}{
 		{"v1.2.0", "abc1234", info("v9.9.9", rev), "v1.2.0 (abc1234)"}, // the Makefile's stamp wins
-		{"dev", "unknown", info("v1.3.0"), "v1.3.0 (unknown)"},         // go install ...@v1.3.0
+		{"dev", "unknown", info("v1.3.0"), "v1.3.0"},                   // go install ...@v1.3.0
+		{"8b4dcb6", "8b4dcb6", none, "8b4dcb6"},                        // git describe of an untagged commit: said once
+		{"8b4dcb6-dirty", "8b4dcb6", none, "8b4dcb6-dirty"},
 		{"dev", "unknown", info("(devel)", rev), "dev (4880e87a1b2c)"},
 		{"dev", "unknown", info("(devel)", rev, dirty), "dev (4880e87a1b2c-dirty)"},
-		{"dev", "unknown", none, "dev (unknown)"},
+		{"dev", "unknown", none, "dev"},
 	} {
 		if got := versionString(tt.version, tt.commit, tt.info); got != tt.want {
 			t.Errorf("versionString(%q, %q) = %q, want %q", tt.version, tt.commit, got, tt.want)

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
-	"github.com/slurmbench/slurmbench/plan"
 )
 
 // TestRenderSetUnset: --set/--unset change the plan, are applied in the
@@ -53,14 +52,5 @@ func TestRenderSetUnset(t *testing.T) {
 		if code != exitcode.Config || !strings.Contains(errOut, tc.flag+" "+tc.value) || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%s %s: exit %d, %q; want exit 2 naming the flag and %q", tc.flag, tc.value, code, errOut, tc.want)
 		}
-	}
-}
-
-// TestRunInHint: up's run --in hint repeats the recipe's edits, quoted.
-func TestRunInHint(t *testing.T) {
-	pl := &plan.Plan{Recipe: plan.Source{Path: "/r/a.yaml", Overrides: []string{"--set benchmark.concurrencies=[4, 16]", "--unset health_check"}}}
-	got := runInHint(upInfo{JobID: "12", Profile: "/p.toml"}, pl)
-	if want := `slurmbench run --in 12 -p /p.toml -r /r/a.yaml --set "benchmark.concurrencies=[4, 16]" --unset health_check`; got != want {
-		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }

@@ -1,24 +1,12 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/slurmbench/slurmbench/enroot"
-	"github.com/slurmbench/slurmbench/inputs/master"
-	"github.com/slurmbench/slurmbench/inputs/profile"
-	"github.com/slurmbench/slurmbench/inputs/recipe"
-	"github.com/slurmbench/slurmbench/internal/exitcode"
-	"github.com/slurmbench/slurmbench/plan"
-	"github.com/slurmbench/slurmbench/planner"
-	"github.com/slurmbench/slurmbench/rundir"
+	"github.com/slurmbench/slurmbench/internal/duration"
+	"github.com/slurmbench/slurmbench/login/launch"
 )
 
 // planFlags are shared by render and run. Env-var fallbacks are the names
@@ -49,238 +37,47 @@ func planFlags() []cli.Flag {
 	}, overrideFlags()...)
 }
 
-// planFromFlags computes the plan. Every error is a config error: nothing
-// has been submitted yet.
-func planFromFlags(c *cli.Context, runID string) (*plan.Plan, error) {
-	pl, err := buildPlan(c, runID)
-	if err != nil {
-		return nil, exitcode.With(exitcode.Config, err)
+// planOptions reads the plan flags into launch's options; runID is the
+// run id to use when --run-id is not given ("" : render's <name>-dryrun).
+func planOptions(c *cli.Context, runID string) launch.PlanOptions {
+	o := launch.PlanOptions{
+		Profile: c.String("profile"), Recipe: c.String("recipe"), ConfigFile: c.String("config-file"),
+		RecipesRoot: c.String("recipes-root"), Master: c.String("master"), Key: c.String("key"), Point: c.Int("point"),
+		Conc: c.String("conc"), Image: c.String("image"), Workspace: c.String("workspace"),
+		BenchClient: c.String("bench-client"), RunEval: c.String("run-eval"), EvalOnly: c.String("eval-only"),
+		EvalConc: c.String("eval-conc"), EvalClient: c.String("eval-client"), JobName: c.String("job-name"),
+		RunID: runID, Variant: c.String("variant"), AllowDuplicateKeys: c.Bool("allow-duplicate-keys"),
+		Overrides: overridesOf(c), Warn: c.App.ErrWriter,
 	}
-	return pl, nil
-}
-
-func buildPlan(c *cli.Context, runID string) (*plan.Plan, error) {
-	if c.String("profile") == "" {
-		return nil, errors.New("--profile: required (or SLURMBENCH_PROFILE)")
-	}
-	prof, err := profile.LoadContext(c.Context, c.String("profile"))
-	if err != nil {
-		return nil, err
-	}
-	in := planner.Inputs{Profile: prof, ResolveImage: resolveImage}
-
-	configFile := c.String("config-file")
-	if c.String("master") != "" || c.String("key") != "" {
-		pt, err := masterPoint(c)
-		if err != nil {
-			return nil, err
-		}
-		in.Image, in.ISL, in.OSL, in.Concurrencies = pt.Image, pt.ISL, pt.OSL, pt.Concurrency
-		if pt.ConfigFile == "" {
-			return nil, fmt.Errorf("--key %s point %d: no CONFIG_FILE in additional-settings", pt.Key, pt.Index)
-		}
-		configFile = pt.ConfigFile
-		if pt.Selector != "" {
-			configFile += ":" + pt.Selector
-		}
-	}
-
-	recipePath, selector, err := recipeLocation(c, prof, configFile)
-	if err != nil {
-		return nil, err
-	}
-	if v := c.String("variant"); v != "" {
-		if selector != "" && selector != v {
-			return nil, fmt.Errorf("--variant %q and the selector %q of the recipe path disagree", v, selector)
-		}
-		selector = v
-	}
-	rec, err := recipe.LoadContext(c.Context, recipePath, recipe.Options{AllowDuplicateKeys: c.Bool("allow-duplicate-keys"), Variant: selector, Overrides: overridesOf(c)})
-	if err != nil {
-		return nil, err
-	}
-	for _, w := range rec.Warnings {
-		fmt.Fprintln(c.App.ErrWriter, "warning:", w)
-	}
-	// A CI runner's name (GitHub's default ones have spaces) is made a
-	// valid job name rather than failing every run.
-	jobName := recipe.SanitizeName(c.String("job-name"))
-	if jobName != c.String("job-name") && c.String("job-name") != "" {
-		fmt.Fprintf(c.App.ErrWriter, "slurmbench: --job-name (RUNNER_NAME) %q: using %q as the Slurm job name\n", c.String("job-name"), jobName)
-	}
-	if s := c.String("conc"); s != "" {
-		// Parsed here, checked once by the planner with the recipe's.
-		concs, err := recipe.ParseConcurrencies(s)
-		if err != nil {
-			return nil, fmt.Errorf("--conc (CONC_LIST): %w", err)
-		}
-		in.Concurrencies = concs
+	if c.IsSet("run-id") {
+		o.RunID = c.String("run-id")
 	}
 	if c.IsSet("isl") {
-		in.ISL = c.Int("isl")
+		o.ISL = intPtr(c.Int("isl"))
 	}
 	if c.IsSet("osl") {
-		in.OSL = c.Int("osl")
+		o.OSL = intPtr(c.Int("osl"))
 	}
-	if v := c.String("image"); v != "" {
-		in.Image = v
-	}
-	if ws := c.String("workspace"); ws != "" {
-		abs, err := profile.Canonical(ws)
-		if err != nil {
-			return nil, fmt.Errorf("--workspace (GITHUB_WORKSPACE): %w", err)
-		}
-		in.Workspace = abs
-	}
-	if in.BenchClient, err = profile.ParseBenchClient(c.String("bench-client")); err != nil {
-		return nil, fmt.Errorf("--bench-client: %w", err)
-	}
-	if in.Eval.Run, err = boolFlag(c, "run-eval", "RUN_EVAL"); err != nil {
-		return nil, err
-	}
-	if in.Eval.Only, err = boolFlag(c, "eval-only", "EVAL_ONLY"); err != nil {
-		return nil, err
-	}
-	if s := strings.Fields(c.String("eval-conc")); len(s) > 0 {
-		n, err := strconv.Atoi(s[0])
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("--eval-conc (EVAL_CONC): %q is not a positive number", c.String("eval-conc"))
-		}
-		in.Eval.Concurrency = n
-	}
-	if in.Eval.Client, err = profile.ParseEvalClient(c.String("eval-client")); err != nil {
-		return nil, fmt.Errorf("--eval-client: %w", err)
-	}
-	in.Recipe = rec
-	if runID == "" {
-		runID = c.String("run-id")
-	}
-	switch runID {
-	case "":
-		runID = rec.Name + "-dryrun"
-	case autoRunID:
-		runID = rundir.NewID(rec.Name, time.Now())
-	}
-	in.RunID = runID
-	in.Binary, err = selfPath()
-	if err != nil {
-		return nil, err
-	}
-	pl, err := planner.Build(in)
-	if err != nil {
-		return nil, err
-	}
-	if jobName != "" {
-		pl.Slurm.JobName = jobName
-	}
-	return pl, nil
+	return o
 }
 
-// recipeLocation finds the recipe from --recipe, or CONFIG_FILE against the
-// recipes root, and the override-file selector after a ':' (srtctl's
-// `-f file.yaml:SELECTOR`).
-func recipeLocation(c *cli.Context, prof *profile.Profile, configFile string) (path, selector string, err error) {
-	if r := c.String("recipe"); r != "" {
-		p, err := profile.Canonical(r)
-		if err != nil {
-			file, sel, ok := cutSelector(r)
-			if !ok {
-				return "", "", fmt.Errorf("--recipe: %w", err)
-			}
-			if p, err = profile.Canonical(file); err != nil {
-				return "", "", fmt.Errorf("--recipe: %w", err)
-			}
-			return p, sel, nil
-		}
-		return p, "", nil
-	}
-	if configFile == "" {
-		return "", "", errors.New("--recipe: required (or --config-file / CONFIG_FILE, or --master with --key)")
-	}
-	file, selector, _ := cutSelector(configFile)
-	if !strings.HasPrefix(file, "recipes/") {
-		p, err := profile.Canonical(file)
-		if err != nil {
-			return "", "", fmt.Errorf("CONFIG_FILE %q: %w", configFile, err)
-		}
-		return p, selector, nil
-	}
-	root := c.String("recipes-root")
-	if root == "" {
-		root = prof.Paths.RecipesRoot
-	}
-	if root == "" {
-		return "", "", fmt.Errorf("CONFIG_FILE %q is relative to a recipes root: set --recipes-root or paths.recipes_root in %s", configFile, prof.Path)
-	}
-	root, err = profile.Canonical(root)
-	if err != nil {
-		return "", "", fmt.Errorf("--recipes-root: %w", err)
-	}
-	p, err := master.RecipePath(root, file)
-	if err != nil {
-		return "", "", err
-	}
-	if p, err = profile.Canonical(p); err != nil {
-		return "", "", fmt.Errorf("CONFIG_FILE %q: %w", configFile, err)
-	}
-	return p, selector, nil
+// jsonFlag asks for the command's final result as one JSON object on stdout.
+func jsonFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "json", Usage: "print the final result as JSON on stdout (progress stays on stderr)"}
 }
 
-// cutSelector splits "file.yaml:SELECTOR" at the last ':' (srtctl's
-// parse_config_arg).
-func cutSelector(s string) (file, selector string, ok bool) {
-	i := strings.LastIndex(s, ":")
-	if i <= 0 {
-		return s, "", false
+// durationOf is a duration flag's value (a duration.Value: the one parser).
+func durationOf(c *cli.Context, name string) time.Duration {
+	if v, ok := c.Generic(name).(*duration.Value); ok && v != nil {
+		return *v.D
 	}
-	return s[:i], s[i+1:], true
+	return 0
 }
 
-func masterPoint(c *cli.Context) (master.Point, error) {
-	if c.String("master") == "" || c.String("key") == "" {
-		return master.Point{}, errors.New("--master and --key go together")
-	}
-	path, err := profile.Canonical(c.String("master"))
-	if err != nil {
-		return master.Point{}, fmt.Errorf("--master: %w", err)
-	}
-	m, err := master.Load(path)
-	if err != nil {
-		return master.Point{}, err
-	}
-	return master.Lookup(m, c.String("key"), c.Int("point"))
-}
+func intPtr(n int) *int { return &n }
 
-func boolFlag(c *cli.Context, name, env string) (bool, error) {
-	switch strings.ToLower(strings.TrimSpace(c.String(name))) {
-	case "", "false", "0", "no":
-		return false, nil
-	case "true", "1", "yes":
-		return true, nil
-	}
-	return false, fmt.Errorf("--%s (%s): %q is not true or false", name, env, c.String(name))
+// ioOf is what every command entry gets from main.
+func ioOf(c *cli.Context) launch.IO {
+	return launch.IO{Stdout: c.App.Writer, Stderr: c.App.ErrWriter, Interrupted: interruptedLayer(c.Context),
+		Hard: hardStop(c.Context), Version: version, Commit: commit, JSON: c.Bool("json")}
 }
-
-func resolveImage(ref, squashDir string) (plan.Image, error) {
-	r, err := enroot.ParseRef(ref)
-	if err != nil {
-		return plan.Image{}, err
-	}
-	if r.IsLocal() {
-		return plan.Image{Squash: r.Path}, nil
-	}
-	return plan.Image{Ref: r.String(), EnrootURI: r.EnrootURI(), Squash: filepath.Join(squashDir, r.SquashName())}, nil
-}
-
-// selfPath is the running binary, absolute and symlink-free, whatever path
-// or link it was started through.
-func selfPath() (string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return "", fmt.Errorf("locating the slurmbench binary: %w", err)
-	}
-	return filepath.EvalSymlinks(exe)
-}
-
-// autoRunID asks buildPlan for a fresh, unique run id.
-const autoRunID = "\x00auto"

@@ -406,12 +406,12 @@ func TestRenderBadInputs(t *testing.T) {
 		{name: "profile negative GPUs", profile: "gpus_per_node = 4=>gpus_per_node = -4", field: "slurm.gpus_per_node"},
 		{name: "profile missing rest_url", profile: "rest_url = \"http://127.0.0.1:6820\"=>", field: "slurm.rest_url"},
 		{name: "profile bad runtime", profile: "runtime = \"enroot\"=>runtime = \"docker\"", field: "container.runtime"},
-		{name: "profile bad time limit", profile: "time_limit = \"00:20:00\"=>time_limit = \"20m\"", field: "slurm.time_limit"},
+		{name: "profile bad time limit", profile: "time_limit = \"00:20:00\"=>time_limit = \"999d\"", field: "slurm.time_limit"},
 		{name: "profile bad sbatch directive", profile: "gpus_per_node = 4=>gpus_per_node = 4\ndirectives = { \"mem=0 --x\" = \"\" }", field: "slurm.directives"},
 		{name: "profile sbatch directive typo", profile: "gpus_per_node = 4=>gpus_per_node = 4\ndirectives = { segmnet = \"3\" }", field: `sbatch directive "segmnet" is not supported`},
 		{name: "profile missing token file", profile: "gpus_per_node = 4=>gpus_per_node = 4\ntoken_file = \"no-such.jwt\"", field: "slurm.token_file"},
 		{name: "profile bad mount", profile: "mounts = [\"cache:/cache:ro\"]=>mounts = [\"cache\"]", field: "container.mounts[0]"},
-		{name: "profile several problems", profile: "rest_url = \"http://127.0.0.1:6820\"=>rest_url = \"x\"\napi_version = \"v9\"", field: "slurm.rest_url: \"x\" is not an http(s) URL; slurm.api_version"},
+		{name: "profile several problems", profile: "rest_url = \"http://127.0.0.1:6820\"=>rest_url = \"x\"\napi_version = \"v9\"", field: "slurm.rest_url: \"x\" is not an http(s) URL\n  slurm.api_version"},
 		{name: "no profile", args: []string{"--profile", ""}, field: "--profile"},
 		{name: "profile file missing", args: []string{"--profile", "no-such-profile.toml"}, field: "no-such-profile.toml"},
 		// Recipe.
@@ -472,7 +472,7 @@ func TestRenderBadInputs(t *testing.T) {
 		{name: "master point needed", args: []string{"--recipe", "", "--master", "@master", "--key", "mock-2p1d-test"}, field: "--point"},
 		{name: "master selector point", args: []string{"--recipe", "", "--master", "@master", "--key", "mock-2p1d-test", "--point", "1"}, field: "variant \"zip_override_x[0]\" given, but"},
 		{name: "master escaping point", args: []string{"--recipe", "", "--master", "@master", "--key", "mock-2p1d-test", "--point", "2"}, field: "CONFIG_FILE"},
-		{name: "bad --point", args: []string{"--point", "two"}, field: "flag -point"},
+		{name: "bad --point", args: []string{"--point", "two"}, field: `--point: "two" is not a number`},
 		{name: "unknown flag", args: []string{"--concurrency", "8"}, field: "concurrency"},
 	}
 	data := renderData(t)
@@ -533,9 +533,16 @@ func TestRenderBadInputs(t *testing.T) {
 			if out != "" {
 				t.Errorf("wrote to stdout: %q", out)
 			}
+			// One error: its first line, then one indented line per further
+			// problem (issue #25 row 10: one problem per line).
 			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
-			if len(lines) != 1 || !strings.HasSuffix(stderr, "\n") {
-				t.Errorf("stderr is %d lines, want exactly one:\n%s", len(lines), stderr)
+			if !strings.HasPrefix(stderr, "slurmbench: ") || !strings.HasSuffix(stderr, "\n") {
+				t.Errorf("stderr is not one error:\n%s", stderr)
+			}
+			for _, l := range lines[1:] {
+				if !strings.HasPrefix(l, "  ") {
+					t.Errorf("stderr line %q is neither the error nor one of its problems:\n%s", l, stderr)
+				}
 			}
 			if !strings.Contains(stderr, tc.field) {
 				t.Errorf("stderr does not name %q:\n%s", tc.field, stderr)

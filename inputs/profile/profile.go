@@ -141,16 +141,14 @@ func LoadContext(ctx context.Context, path string) (*Profile, error) {
 	}
 	var p Profile
 	md, err := toml.Decode(string(data), &p)
+	if err != nil && LooksLikeRecipe(abs, data) {
+		return nil, fmt.Errorf("profile %s: this looks like a recipe (YAML), not a cluster profile (TOML): did you swap --profile (-p) and --recipe (-r)?", abs)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("profile %s: %w", abs, err)
 	}
 	if undecoded := md.Undecoded(); len(undecoded) > 0 {
-		keys := make([]string, len(undecoded))
-		for i, k := range undecoded {
-			keys[i] = k.String()
-		}
-		sort.Strings(keys)
-		return nil, fmt.Errorf("profile %s: unknown key %s", abs, strings.Join(keys, ", "))
+		return nil, unknownKeysError(abs, data, undecoded)
 	}
 	p.Path = abs
 	if err := p.resolve(filepath.Dir(abs)); err != nil {

@@ -258,7 +258,7 @@ func TestValidationNamesField(t *testing.T) {
 		{"zero gpus", `gpus_per_node = 8`, `gpus_per_node = 0`, "slurm.gpus_per_node", true},
 		{"negative gpus", `gpus_per_node = 8`, `gpus_per_node = -4`, "slurm.gpus_per_node", true},
 		{"gpus wrong type", `gpus_per_node = 8`, `gpus_per_node = "8"`, "slurm.gpus_per_node", true},
-		{"bad time limit", `gpus_per_node = 8`, "gpus_per_node = 8\ntime_limit = \"4h\"", "slurm.time_limit", true},
+		{"bad time limit", `gpus_per_node = 8`, "gpus_per_node = 8\ntime_limit = \"999d\"", "slurm.time_limit", true},
 		{"good time limit", `gpus_per_node = 8`, "gpus_per_node = 8\ntime_limit = \"1-00:00:00\"", "", false},
 		{"bad api version", `gpus_per_node = 8`, "gpus_per_node = 8\napi_version = \"v0.0.39\"", "slurm.api_version", true},
 		{"bad token env", `gpus_per_node = 8`, "gpus_per_node = 8\ntoken_env = \"1JWT\"", "slurm.token_env", true},
@@ -329,7 +329,9 @@ func TestParseTimeLimit(t *testing.T) {
 		{"1-2:30", 1440 + 150},
 		{"1-00:00:00", 1440},
 		{"0-00:00:30", 1},
-		{"106751-23:47:00", 153722867}, // the most a time.Duration holds
+		{"4h", 240}, // Go's forms too: one parser for every duration
+		{"1d12h", 36 * 60},
+		{"30d", 30 * 1440},
 	}
 	for _, tc := range good {
 		got, err := ParseTimeLimit(tc.in)
@@ -341,9 +343,9 @@ func TestParseTimeLimit(t *testing.T) {
 			t.Errorf("ParseTimeLimit(%q) = %d, want %d", tc.in, got, tc.mins)
 		}
 	}
-	// 200000 days (288,000,000 min) passed validation and wrapped
+	// 200000 days (288,000,000 min) passed validation once and wrapped
 	// time.Duration: the job went out without a time limit.
-	bad := []string{"200000-00:00:00", "288000000", "106751-23:48:00", "", "0", "00:00:00", "abc", "4h", "1:2:3:4", "-5", "1-", "-1-00", "1-2:3:4:5", "1:-2", "1.5", " 30", "1-a"}
+	bad := []string{"200000-00:00:00", "288000000", "106751-23:48:00", "", "0", "00:00:00", "abc", "999d", "999-00:00:00", "4q", "1:2:3:4", "-5", "1-", "-1-00", "1-2:3:4:5", "1:-2", "1.5", " 30", "1-a"}
 	for _, in := range bad {
 		if got, err := ParseTimeLimit(in); err == nil {
 			t.Errorf("ParseTimeLimit(%q) = %d, want an error", in, got)
@@ -361,8 +363,10 @@ func TestTimeLimitMinutes(t *testing.T) {
 	}{
 		{90 * time.Second, 2, ""},
 		{4 * time.Hour, 240, ""},
-		{30 * time.Second, 0, "at least one minute"},
-		{time.Duration(math.MaxInt64), 0, "153722867 minutes"},
+		{30 * time.Second, 1, ""}, // Slurm rounds a partial minute up
+		{0, 0, "must be positive"},
+		{time.Duration(math.MaxInt64), 0, "more than the most allowed, 30d"},
+		{31 * 24 * time.Hour, 0, "more than the most allowed, 30d"},
 	} {
 		got, err := TimeLimitMinutes(tc.d)
 		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {

@@ -46,3 +46,18 @@ func (p *Profile) SlurmConfig() (slurm.Config, error) {
 	}
 	return cfg, nil
 }
+
+// SlurmClient is the one constructor from a profile to a slurmrestd
+// client: SlurmConfig, adjusted by each of adjust in order (a caller's
+// flag overrides, a listing's shorter retries), then slurm.New. It makes
+// no request: the API version is chosen on first use.
+func (p *Profile) SlurmClient(adjust ...func(*slurm.Config)) (*slurm.Client, error) {
+	cfg, err := p.SlurmConfig()
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range adjust {
+		a(&cfg)
+	}
+	return slurm.New(cfg)
+}

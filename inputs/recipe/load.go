@@ -149,13 +149,15 @@ func parseDocument(path string, data []byte) (*yaml.Node, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, &Error{File: path, Msg: "empty recipe"}
 		}
-		return nil, &Error{File: path, Line: yamlErrLine(err), Msg: cleanYAMLErr(err)}
+		line := yamlErrLine(err)
+		return nil, &Error{File: path, Line: line, Msg: yamlHint(path, data, line, cleanYAMLErr(err))}
 	}
 	var second yaml.Node
 	switch err := dec.Decode(&second); {
 	case errors.Is(err, io.EOF):
 	case err != nil:
-		return nil, &Error{File: path, Line: yamlErrLine(err), Msg: "after the first document: " + cleanYAMLErr(err)}
+		line := yamlErrLine(err)
+		return nil, &Error{File: path, Line: line, Msg: yamlHint(path, data, line, "after the first document: "+cleanYAMLErr(err))}
 	default:
 		line := second.Line
 		if len(second.Content) > 0 {

@@ -33,7 +33,7 @@ func badInputs() []badInput {
 		{name: "profile rest_url not http", profile: "rest_url = \"http=>rest_url = \"ftp", field: "slurm.rest_url"},
 		{name: "profile no partition", profile: "partition = =>#partition = ", field: "slurm.partition"},
 		{name: "profile bad runtime", profile: "runtime = \"enroot\"=>runtime = \"docker\"", field: "container.runtime"},
-		{name: "profile bad time limit", profile: "time_limit = \"00:10:00\"=>time_limit = \"10m\"", field: "slurm.time_limit"},
+		{name: "profile bad time limit", profile: "time_limit = \"00:10:00\"=>time_limit = \"999d\"", field: "slurm.time_limit"},
 		{name: "profile bad api version", profile: "gpus_per_node = 4=>gpus_per_node = 4\napi_version = \"v9\"", field: "slurm.api_version"},
 		{name: "profile bad token_env", profile: "gpus_per_node = 4=>gpus_per_node = 4\ntoken_env = \"MY-JWT\"", field: "slurm.token_env"},
 		{name: "profile token_env unset", profile: "gpus_per_node = 4=>gpus_per_node = 4\ntoken_env = \"E2E_NO_SUCH_JWT\"", field: "E2E_NO_SUCH_JWT"},
@@ -120,7 +120,7 @@ func TestBadInput(t *testing.T) {
 	c := setup(t)
 	cases := badInputs()
 	if len(cases) <= 80 {
-		t.Errorf("%d bad-input cases; the README says more than 80", len(cases))
+		t.Errorf("%d bad-input cases; docs/testing.md says more than 80", len(cases))
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -170,9 +170,15 @@ func TestBadInput(t *testing.T) {
 			if code != 2 {
 				t.Errorf("exit %d, want 2\n%s", code, r.output())
 			}
+			// One error: its line, then one indented line per further problem.
 			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
-			if len(lines) != 1 || !strings.HasPrefix(stderr, "slurmbench: ") {
-				t.Errorf("stderr is %d lines, want one error line:\n%s", len(lines), stderr)
+			if !strings.HasPrefix(stderr, "slurmbench: ") {
+				t.Errorf("stderr is not one error:\n%s", stderr)
+			}
+			for _, l := range lines[1:] {
+				if !strings.HasPrefix(l, "  ") {
+					t.Errorf("stderr line %q is neither the error nor one of its problems:\n%s", l, stderr)
+				}
 			}
 			if !strings.Contains(stderr, tc.field) {
 				t.Errorf("the error does not name %q:\n%s", tc.field, stderr)

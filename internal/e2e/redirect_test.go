@@ -61,8 +61,8 @@ func TestRedirectCarriesNoSecret(t *testing.T) {
 	r.start()
 	code := r.wait(3 * time.Minute)
 	sampled := stopSampling()
-	if code != 4 {
-		t.Errorf("exit %d, want 4 (submit refused)\n%s", code, r.output())
+	if code != 11 {
+		t.Errorf("exit %d, want 11 (slurmrestd erroring: a redirect is refused)\n%s", code, r.output())
 	}
 	if !strings.Contains(r.stderr.String()+r.stdout.String(), "refusing slurmrestd's redirect from "+redirector.URL) {
 		t.Errorf("the error does not name the redirect:\n%s", r.output())

@@ -26,7 +26,7 @@ const (
 	Benchmark   Code = 8   // a benchmark point is missing or invalid
 	Eval        Code = 9   // gsm8k below its threshold
 	Collect     Code = 10  // results could not be collected or staged
-	Slurm       Code = 11  // slurmrestd unreachable or erroring (operator commands)
+	Slurm       Code = 11  // slurmrestd unreachable or erroring, for every command
 	Interrupted Code = 130 // SIGINT (128 + 2, as a shell reports it)
 	Terminated  Code = 143 // SIGTERM or SIGHUP (128 + 15)
 )
@@ -50,9 +50,56 @@ var Table = []Entry{
 	{Benchmark, "benchmark validity: a point missing or invalid"},
 	{Eval, "eval: gsm8k below its threshold"},
 	{Collect, "collection / staging of results"},
-	{Slurm, "slurmrestd unreachable or erroring (operator commands)"},
+	{Slurm, "slurmrestd unreachable or erroring, for every command"},
 	{Interrupted, "interrupted (SIGINT)"},
 	{Terminated, "interrupted (SIGTERM, SIGHUP)"},
+}
+
+// Cause is one cause of failure and the one code every command exits with
+// for it. docs/exit-codes.md lists them (a test compares), and the command
+// line's tests run each command that can meet a cause and check its code
+// against this table.
+type Cause struct {
+	Name string
+	Code Code
+}
+
+// The causes, by name.
+const (
+	CauseBadInput       = "a bad flag, profile, recipe or environment"
+	CauseNoToken        = "no slurmrestd token, or one slurmrestd refuses (a failing token_command, scontrol missing)"
+	CauseSlurmDown      = "slurmrestd unreachable, timing out or erroring"
+	CauseSubmitRefused  = "Slurm refused the job (partition, size, account)"
+	CauseUnmeasurable   = "an endpoint bench or eval cannot measure (https to plain HTTP, no streaming, unknown model)"
+	CauseEndpointDown   = "the endpoint or frontend is not reachable"
+	CauseImportFailed   = "an image import or validation failed"
+	CauseInvalidPoint   = "a benchmark point missing or invalid"
+	CauseBelowThreshold = "gsm8k below its threshold"
+	CauseStaging        = "results could not be collected or staged"
+)
+
+// Causes lists every cause with its code.
+var Causes = []Cause{
+	{CauseBadInput, Config},
+	{CauseNoToken, Config},
+	{CauseUnmeasurable, Config},
+	{CauseImportFailed, Image},
+	{CauseSubmitRefused, Submit},
+	{CauseEndpointDown, Engine},
+	{CauseInvalidPoint, Benchmark},
+	{CauseBelowThreshold, Eval},
+	{CauseStaging, Collect},
+	{CauseSlurmDown, Slurm},
+}
+
+// CodeOf is the code of the named cause (Internal for an unknown name).
+func CodeOf(cause string) Code {
+	for _, c := range Causes {
+		if c.Name == cause {
+			return c.Code
+		}
+	}
+	return Internal
 }
 
 // String is the code's layer, e.g. "image import or validation".

@@ -65,6 +65,46 @@ func docTable(doc string) ([]Entry, error) {
 	return out, nil
 }
 
+// TestCausesDocumented: docs/exit-codes.md's cause table is Causes, row for
+// row, and every cause's code is in Table.
+func TestCausesDocumented(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "exit-codes.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(b), "| cause | code |\n")
+	if !ok {
+		t.Fatal(`docs/exit-codes.md has no "| cause | code |" table`)
+	}
+	row := regexp.MustCompile(`^\|\s*(.+?)\s*\|\s*(\d+)\s*\|$`)
+	var got []Cause
+	for _, line := range strings.Split(table, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		if m := row.FindStringSubmatch(line); m != nil {
+			n, _ := strconv.Atoi(m[2])
+			got = append(got, Cause{m[1], Code(n)})
+		}
+	}
+	if len(got) != len(Causes) {
+		t.Errorf("docs/exit-codes.md lists %d causes, Causes %d", len(got), len(Causes))
+	}
+	for i := 0; i < len(got) && i < len(Causes); i++ {
+		if got[i] != Causes[i] {
+			t.Errorf("cause row %d: %q %d, Causes %q %d", i+1, got[i].Name, got[i].Code, Causes[i].Name, Causes[i].Code)
+		}
+	}
+	for _, c := range Causes {
+		if c.Code.String() == fmt.Sprintf("exit code %d", int(c.Code)) {
+			t.Errorf("cause %q: code %d is not in Table", c.Name, c.Code)
+		}
+		if CodeOf(c.Name) != c.Code {
+			t.Errorf("CodeOf(%q) = %d, want %d", c.Name, CodeOf(c.Name), c.Code)
+		}
+	}
+}
+
 func TestTableAscendingAndUnique(t *testing.T) {
 	for i := 1; i < len(Table); i++ {
 		if Table[i].Code <= Table[i-1].Code {

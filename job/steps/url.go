@@ -126,7 +126,8 @@ func (u URLBench) Plan() (*plan.Plan, error) {
 type URLEval struct {
 	URL   string
 	Model string
-	// DataDir holds gsm8k's test and train splits (test.jsonl, train.jsonl).
+	// DataDir holds gsm8k's test and train splits (test.jsonl, train.jsonl);
+	// "" uses the splits built into the binary.
 	DataDir string
 	// Concurrency of the eval; 0: DefaultEvalConcurrency.
 	Concurrency int
@@ -137,9 +138,6 @@ type URLEval struct {
 // Plan checks e and returns the plan of its eval.
 func (e URLEval) Plan() (*plan.Plan, error) {
 	errs := checkEndpoint(e.URL, e.Model)
-	if e.DataDir == "" {
-		errs = append(errs, errors.New("--data-dir: required (the directory holding gsm8k's test.jsonl and train.jsonl)"))
-	}
 	if e.Concurrency < 0 {
 		errs = append(errs, fmt.Errorf("--concurrency %d: must not be negative", e.Concurrency))
 	}
@@ -147,9 +145,11 @@ func (e URLEval) Plan() (*plan.Plan, error) {
 	if e.Out == "" || err != nil {
 		errs = append(errs, fmt.Errorf("--out %q: want a directory", e.Out))
 	}
-	data, err := filepath.Abs(e.DataDir)
-	if err != nil {
-		errs = append(errs, fmt.Errorf("--data-dir %q: %w", e.DataDir, err))
+	data := ""
+	if e.DataDir != "" {
+		if data, err = filepath.Abs(e.DataDir); err != nil {
+			errs = append(errs, fmt.Errorf("--data-dir %q: %w", e.DataDir, err))
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

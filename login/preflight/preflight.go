@@ -37,6 +37,9 @@ type Check struct {
 	// nodes, account, job-spec, runs-dir, squash-dir, model, image, probe.
 	Name string `json:"name"`
 	OK   bool   `json:"ok"`
+	// State is "passed", "failed" or "skipped", so a filter on it
+	// (select(.state != "passed")) shows skipped checks, which OK does not.
+	State string `json:"state"`
 	// Skipped checks could not run (an earlier check failed) or do not
 	// apply (no account set); they are OK.
 	Skipped bool `json:"skipped,omitempty"`
@@ -198,15 +201,15 @@ type run struct {
 }
 
 func (r *run) pass(name, format string, args ...any) {
-	r.checks = append(r.checks, Check{Name: name, OK: true, Detail: fmt.Sprintf(format, args...)})
+	r.checks = append(r.checks, Check{Name: name, OK: true, State: "passed", Detail: fmt.Sprintf(format, args...)})
 }
 
 func (r *run) skip(name, why string) {
-	r.checks = append(r.checks, Check{Name: name, OK: true, Skipped: true, Detail: "skipped: " + why})
+	r.checks = append(r.checks, Check{Name: name, OK: true, State: "skipped", Skipped: true, Detail: "skipped: " + why})
 }
 
 func (r *run) fail(name string, code exitcode.Code, detail, fix string) {
-	r.checks = append(r.checks, Check{Name: name, Exit: code, Detail: detail, Fix: fix})
+	r.checks = append(r.checks, Check{Name: name, State: "failed", Exit: code, Detail: detail, Fix: fix})
 }
 
 // errText is err's message on one line.

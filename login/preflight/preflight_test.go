@@ -143,6 +143,9 @@ func TestPreflightProfile(t *testing.T) {
 		layer  exitcode.Code
 		detail string // in the first failure's detail
 		fix    string // in the first failure's fix
+		// skipped is a check that must say it was skipped, not passed
+		// (issue #25 row 3: slurmrestd, not contacted without a token).
+		skipped string
 	}{
 		{name: "all pass", failed: nil},
 		{name: "wrong partition", edit: func(f *fields) { f.Partition = "gpu" },
@@ -153,7 +156,7 @@ func TestPreflightProfile(t *testing.T) {
 			failed: []string{"slurmrestd"}, layer: exitcode.Config, detail: "no slurmrestd token", fix: "slurm.token_command"},
 		{name: "failing token command", setup: func(t *testing.T) { t.Setenv("PREFLIGHT_TEST_JWT", "") },
 			edit:   func(f *fields) { f.TokenCommand = `["sh", "./missing-token.sh"]` },
-			failed: []string{"token"}, layer: exitcode.Config, detail: "minting a token with sh", fix: "make slurm.token_command"},
+			failed: []string{"token"}, layer: exitcode.Config, detail: "minting a token with sh", fix: "make slurm.token_command", skipped: "slurmrestd"},
 		{name: "missing model dir", edit: func(f *fields) { f.Model = "models/nowhere" },
 			failed: []string{"model mock"}, layer: exitcode.Config, detail: "models/nowhere does not exist", fix: "set models.mock in"},
 		{name: "unwritable squash dir", edit: func(f *fields) { f.Squash = unwritableDir(t) },
@@ -179,6 +182,18 @@ func TestPreflightProfile(t *testing.T) {
 			}
 			if got := strings.Join(names, ","); got != "slurmrestd,api-version,token,partition,nodes,account,runs-dir,squash-dir,model,image" {
 				t.Errorf("checks %s: every check must be reported once, in order", got)
+			}
+			for _, c := range r.Checks {
+				want := map[bool]string{true: "passed", false: "failed"}[c.OK]
+				if c.Skipped {
+					want = "skipped"
+				}
+				if c.State != want {
+					t.Errorf("check %s: state %q, want %q (ok %v, skipped %v)", c.Name, c.State, want, c.OK, c.Skipped)
+				}
+			}
+			if tt.skipped != "" && check(t, r, tt.skipped).State != "skipped" {
+				t.Errorf("check %s: %+v, want it skipped", tt.skipped, check(t, r, tt.skipped))
 			}
 			if got := strings.Join(failedNames(r), ","); got != strings.Join(tt.failed, ",") {
 				var b bytes.Buffer

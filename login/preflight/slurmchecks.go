@@ -32,12 +32,11 @@ func (r *run) slurmChecks(ctx context.Context) bool {
 
 	client := r.o.Client
 	if client == nil {
-		cfg, err := p.SlurmConfig()
-		if err == nil {
+		var err error
+		client, err = p.SlurmClient(func(cfg *slurm.Config) {
 			cfg.Retry.Max = -1 // one attempt: preflight reports, it does not wait
 			cfg.RequestTimeout = requestTimeout
-			client, err = slurm.New(cfg)
-		}
+		})
 		if err != nil {
 			r.fail("slurmrestd", layerConfig, errText(err), tokenFix(p))
 			return skipRest(0, "no slurmrestd client")
@@ -51,7 +50,7 @@ func (r *run) slurmChecks(ctx context.Context) bool {
 		r.pass("slurmrestd", "%s answers: Slurm %s", srv.URL, orUnknown(srv.SlurmRelease))
 	case slurm.IsTokenError(err):
 		// Negotiation sends a token, so a failing token command shows here.
-		r.pass("slurmrestd", "%s (not contacted: no token yet)", p.Slurm.RestURL)
+		r.skip("slurmrestd", fmt.Sprintf("%s not contacted: no token yet", p.Slurm.RestURL))
 		r.skip("api-version", "no token")
 		r.fail("token", layerConfig, errText(err), tokenFix(p))
 		return skipRest(2, "no token")

@@ -185,20 +185,27 @@ func CheckStaging(pl *plan.Plan, o CollectOptions) error {
 	if o.StageDir == "" {
 		return nil
 	}
-	// The stage directory itself may be made, but not its parents: a
-	// missing parent is more likely a typo than a wish for a new tree.
-	if _, err := os.Stat(o.StageDir); errors.Is(err, fs.ErrNotExist) {
-		parent := filepath.Dir(filepath.Clean(o.StageDir))
-		if _, err := os.Stat(parent); err != nil {
-			return fmt.Errorf("--stage-dir (GITHUB_WORKSPACE) %s: its parent %s does not exist; create it first", o.StageDir, parent)
+	// The stage directory itself may be made (by staging, at the end), but
+	// not its parents: a missing parent is more likely a typo than a wish
+	// for a new tree. Nothing is created here: a run refused later (its
+	// preflight) leaves no empty stage directory behind.
+	dir := o.StageDir
+	st, err := os.Stat(dir)
+	switch {
+	case err == nil && !st.IsDir():
+		return fmt.Errorf("--stage-dir (GITHUB_WORKSPACE) %s is a file, not a directory", dir)
+	case errors.Is(err, fs.ErrNotExist):
+		parent := filepath.Dir(filepath.Clean(dir))
+		if st, err := os.Stat(parent); err != nil || !st.IsDir() {
+			return fmt.Errorf("--stage-dir (GITHUB_WORKSPACE) %s: its parent %s does not exist (or is not a directory); create it first", dir, parent)
 		}
-		if err := os.Mkdir(o.StageDir, 0o755); err != nil {
-			return fmt.Errorf("--stage-dir (GITHUB_WORKSPACE): %w", err)
-		}
-	}
-	f, err := os.CreateTemp(o.StageDir, ".slurmbench-check-*")
-	if err != nil {
+		dir = parent // staging will create the directory here
+	case err != nil:
 		return fmt.Errorf("--stage-dir (GITHUB_WORKSPACE): %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".slurmbench-check-*")
+	if err != nil {
+		return fmt.Errorf("--stage-dir (GITHUB_WORKSPACE) %s: cannot write there: %w", o.StageDir, err)
 	}
 	f.Close()
 	return os.Remove(f.Name())

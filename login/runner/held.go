@@ -33,7 +33,7 @@ func (h Held) GPUsPerNode() int { return h.Plan.Slurm.GPUsPerNode }
 func FindHeld(ctx context.Context, client *slurm.Client, id slurm.JobID) (Held, error) {
 	job, err := client.LookupJob(ctx, id)
 	if err != nil {
-		return Held{}, exitcode.With(exitcode.Slurm, fmt.Errorf("looking up job %d: %w", id, err))
+		return Held{}, exitcode.With(slurm.ExitCode(err, exitcode.Slurm), fmt.Errorf("looking up job %d: %w", id, err))
 	}
 	dir, err := RunDirOf(job)
 	if err != nil {

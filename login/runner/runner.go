@@ -139,7 +139,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if ctx.Err() != nil {
 			return r.res, exitcode.With(o.Interrupted(), fmt.Errorf("interrupted while submitting: %w", err))
 		}
-		return r.res, exitcode.With(exitcode.Submit, err)
+		return r.res, exitcode.With(slurm.ExitCode(err, exitcode.Submit), err)
 	}
 	return r.res, r.end(ctx)
 }
@@ -258,6 +258,7 @@ func (r *runState) follow(ctx context.Context) error {
 	}
 	done := make(chan waited, 1)
 	var lastPollError time.Time
+	queue := &queueWait{}
 	go func() {
 		job, err := o.Client.Wait(waitCtx, r.res.JobID, slurm.WaitOptions{
 			PollMax: 10 * time.Second,
@@ -267,6 +268,7 @@ func (r *runState) follow(ctx context.Context) error {
 					note = ""
 				}
 				r.progress("job %d %s %s", j.ID, j.State, note)
+				queue.seen(j, note)
 			},
 			// A failing slurmrestd, or a job it does not find, is looked
 			// up again with backoff for as long as it takes; say so, at
@@ -306,6 +308,7 @@ func (r *runState) follow(ctx context.Context) error {
 			r.res.Job = wt.job
 			return r.judge()
 		case <-tick.C:
+			queue.report(r)
 			if st, ok := w.watch(); ok && o.Hold && st.Phase == rundir.PhaseServing && st.Serving != nil {
 				r.res.Serving = st.Serving
 				return nil // the job serves on: Run returns, the job stays

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/slurmbench/slurmbench/internal/duration"
 	"github.com/slurmbench/slurmbench/internal/flock"
 	"github.com/slurmbench/slurmbench/rundir"
 )
@@ -208,29 +206,12 @@ func remove(ctx context.Context, dir string, unchanged func() error) error {
 	return nil
 }
 
-// MaxAge is the largest --older-than: time.Duration holds about 292 years,
-// and an age past it would wrap to a negative one that every run exceeds.
-const MaxAge = 100 * 365 * 24 * time.Hour
-
-// ParseAge reads --older-than: a Go duration ("36h", "90m") or a number of
-// days ("7d"), at most MaxAge.
+// ParseAge reads --older-than through the one duration parser: "7d",
+// "36h", "90m", Slurm's "1-12:00:00".
 func ParseAge(s string) (time.Duration, error) {
-	if days, ok := strings.CutSuffix(strings.TrimSpace(s), "d"); ok {
-		n, err := strconv.ParseFloat(days, 64)
-		if err != nil || n < 0 || math.IsNaN(n) {
-			return 0, fmt.Errorf("%q is not a number of days (e.g. 7d)", s)
-		}
-		if n*float64(24*time.Hour) > float64(MaxAge) {
-			return 0, fmt.Errorf("%q is more than the %dd an age may be", s, MaxAge/(24*time.Hour))
-		}
-		return time.Duration(n * float64(24*time.Hour)), nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%q is not an age such as 7d, 36h or 90m", s)
-	}
-	if d > MaxAge {
-		return 0, fmt.Errorf("%q is more than the %dd an age may be", s, MaxAge/(24*time.Hour))
+	d, err := duration.Age.Parse(s)
+	if err != nil {
+		return 0, err
 	}
 	return d, nil
 }

@@ -252,7 +252,8 @@ func TestParseAge(t *testing.T) {
 		{"999999d", 0, true},
 		{"36501d", 0, true},
 		{"876001h", 0, true},
-		{"36500d", MaxAge, false},
+		{"3650d", 3650 * 24 * time.Hour, false},
+		{"3651d", 0, true},
 	} {
 		got, err := ParseAge(tt.in)
 		if (err != nil) != tt.err || got != tt.want {

@@ -91,12 +91,21 @@ func (c *Curve) sort() {
 	})
 }
 
-// WriteCSV writes every curve's points, one line each.
+// WriteCSV writes every curve's points, one line each: by side as given,
+// then by concurrency and point label (the order a person reads a table
+// in; the curves keep their drawing order, by interactivity).
 func WriteCSV(w io.Writer, curves []Curve) error {
 	var b strings.Builder
 	b.WriteString("side,point,concurrency,interactivity_tok_s_per_user,tput_per_gpu_tok_s\n")
 	for _, c := range curves {
-		for _, p := range c.Points {
+		points := append([]Point(nil), c.Points...)
+		sort.SliceStable(points, func(i, j int) bool {
+			if points[i].Concurrency != points[j].Concurrency {
+				return points[i].Concurrency < points[j].Concurrency
+			}
+			return points[i].Label < points[j].Label
+		})
+		for _, p := range points {
 			fmt.Fprintf(&b, "%s,%s,%d,%s,%s\n", csvField(c.Name), csvField(p.Label), p.Concurrency, num(p.Interactivity, 3), num(p.TputPerGPU, 3))
 		}
 	}
