@@ -172,8 +172,10 @@ func imagesImport(c *cli.Context) error {
 		Runner:      runner,
 		Checksum:    c.Bool("checksum"),
 		Version:     version,
-		Logf:        func(format string, args ...any) { fmt.Fprintf(c.App.ErrWriter, format+"\n", args...) },
-		Output:      c.App.ErrWriter,
+		// The sidecar (and so every staged manifest) names the digest imported.
+		ResolveDigest: true,
+		Logf:          func(format string, args ...any) { fmt.Fprintf(c.App.ErrWriter, format+"\n", args...) },
+		Output:        c.App.ErrWriter,
 	})
 	if err != nil {
 		return configErrorf("%v", err)

@@ -325,7 +325,7 @@ func importImage(ctx context.Context, prof *profile.Profile, client *slurm.Clien
 		return err
 	}
 	opts := enroot.Options{SquashDir: prof.Paths.SquashDir, Enroot: prof.Container.Enroot, Version: version, Output: log,
-		Arch: prof.ImportArch(), Runner: importRunner(prof, client, jobEnv(pl)[:1], log)}
+		Arch: prof.ImportArch(), Runner: importRunner(prof, client, jobEnv(pl)[:1], log), ResolveDigest: true}
 	if prof.ImportOnCompute() && client == nil {
 		opts.Runner = noImportJob{}
 	}
