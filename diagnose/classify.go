@@ -30,6 +30,9 @@ const (
 	ModelMissing Class = "model_missing"
 	PortInUse    Class = "port_in_use"
 	PythonImport Class = "python_import"
+	// ContainerRuntime: pyxis or enroot could not start the container (the
+	// engine never ran); RuntimeLog has enroot's own log.
+	ContainerRuntime Class = "container_runtime"
 )
 
 // Classes the driver assigns from what it observed, not from logs.
@@ -74,6 +77,7 @@ var hints = map[Class]string{
 	ModelMissing:        "model path not mounted or wrong alias: check [models] in the profile",
 	PortInUse:           "another process holds the port: a leftover step from an earlier job on this node",
 	PythonImport:        "the image lacks a module the engine needs: check the container image and the dynamo install",
+	ContainerRuntime:    "pyxis/enroot could not start the container: read enroot's log (runtime_log): a missing or unreadable squash file, /dev/fuse or user namespaces on the node, a mount source that does not exist, or an image without /bin/sh",
 	HealthDeadline:      "workers did not register in time: raise health_check.max_attempts or read the worker logs",
 	ExitedBeforeHealthy: "the process exited before the frontend was healthy without a known error: read its exit code and log tail",
 	DiedAfterHealthy:    "a process died after the health gate passed: read its log tail (a crash under load, or killed by the OOM killer)",
@@ -161,6 +165,60 @@ var patterns = []struct {
 		`\b(ModuleNotFoundError|ImportError): `,
 		`\bAttributeError: .*has no attribute`,
 	)},
+	// pyxis's errors in slurmstepd's stderr (third_party/pyxis:
+	// pyxis_slurmstepd.c, enroot.c) and enroot's own when a step runs
+	// `enroot start` (third_party/enroot: "[ERROR] " from common::err, and
+	// its C helpers' err(3) lines "enroot-<helper>: failed to ...").
+	{ContainerRuntime, res(
+		`pyxis: container start failed`,
+		`pyxis: failed to (create|import|start|get|attach|read|set)`,
+		`pyxis: child \d+ failed with error code`,
+		`pyxis: couldn't `,
+		`spank: required plugin spank_pyxis\.so: .* failed`,
+		`\benroot-[a-z0-9]+: failed to `,
+		`^\[ERROR\] (Failed to mount|No such file or directory|Could not|Invalid|Command not found|File already exists|URL )`,
+		`fuse: device not found`,
+	)},
+}
+
+// enrootLogStart is the line after which pyxis prints enroot's log, each
+// line prefixed by "pyxis:     " (third_party/pyxis/enroot.c memfd_print_log).
+var (
+	enrootLogStart = regexp.MustCompile(`pyxis: printing (enroot|importer) log file:`)
+	pyxisLogLine   = regexp.MustCompile(`pyxis:  +(\S.*)$`)
+	enrootOwnLine  = regexp.MustCompile(`^\[(ERROR|WARN|INFO)\] |^enroot-[a-z0-9]+: `)
+)
+
+// maxRuntimeLog bounds RuntimeLog.
+const maxRuntimeLog = 30
+
+// RuntimeLog returns enroot's own log from a step's output: the lines pyxis
+// printed after "printing enroot log file:" (without pyxis's prefix), or,
+// for a step that ran `enroot start` itself, enroot's [ERROR]/[WARN]/[INFO]
+// lines and its helpers' messages. At most the last 30; nil when none.
+func RuntimeLog(lines []string) []string {
+	var out []string
+	inPyxis := false
+	for _, l := range lines {
+		switch {
+		case enrootLogStart.MatchString(l):
+			inPyxis = true
+			continue
+		case inPyxis:
+			if m := pyxisLogLine.FindStringSubmatch(l); m != nil {
+				out = append(out, strings.TrimRight(m[1], " \t\r"))
+				continue
+			}
+			inPyxis = false
+		}
+		if enrootOwnLine.MatchString(l) {
+			out = append(out, strings.TrimRight(l, " \t\r"))
+		}
+	}
+	if len(out) > maxRuntimeLog {
+		out = out[len(out)-maxRuntimeLog:]
+	}
+	return out
 }
 
 // errorToken marks a line as an error when no pattern matched: Python

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -130,6 +131,51 @@ const pyxisError = `slurmstepd: error: pyxis: container start failed with error 
 slurmstepd: error: pyxis: printing enroot log file:
 slurmstepd: error: pyxis:     [ERROR] No such file or directory: /var/lib/enroot/x.sqsh`
 
+const pyxisNoShell = `slurmstepd-node1: error: pyxis: container start failed with error code: 1
+slurmstepd-node1: error: pyxis: printing enroot log file:
+slurmstepd-node1: error: pyxis:     enroot-switchroot: failed to execute: /bin/sh: No such file or directory
+slurmstepd-node1: error: pyxis: container was not started successfully by another task
+slurmstepd-node1: error: spank: required plugin spank_pyxis.so: task_init() failed with rc=-1
+slurmstepd-node1: error: Failed to invoke spank plugin stack`
+
+const pyxisNoSquash = `slurmstepd-node1: error: pyxis: child 14894 failed with error code: 1
+slurmstepd-node1: error: pyxis: failed to create container filesystem for image: /srv/shared/img/mock.sqsh
+slurmstepd-node1: error: pyxis: printing enroot log file:
+slurmstepd-node1: error: pyxis:     [ERROR] No such file or directory: /srv/shared/img/mock.sqsh
+slurmstepd-node1: error: spank: required plugin spank_pyxis.so: task_init() failed with rc=-1
+slurmstepd-node1: error: Failed to invoke spank plugin stack
+srun: error: node1: task 0: Exited with exit code 1`
+
+const enrootNoFuse = `[WARN] fuse: device not found, try 'modprobe fuse' first
+[ERROR] Failed to mount: /srv/shared/squash/mock.sqsh
+srun: error: node2: task 0: Exited with exit code 1`
+
+func TestRuntimeLog(t *testing.T) {
+	for _, tc := range []struct {
+		name, log string
+		want      []string
+	}{
+		{"pyxis prints enroot's log", pyxisNoShell, []string{"enroot-switchroot: failed to execute: /bin/sh: No such file or directory"}},
+		{"pyxis, enroot's [ERROR]", pyxisNoSquash, []string{"[ERROR] No such file or directory: /srv/shared/img/mock.sqsh"}},
+		{"enroot start's own lines", enrootNoFuse, []string{"[WARN] fuse: device not found, try 'modprobe fuse' first", "[ERROR] Failed to mount: /srv/shared/squash/mock.sqsh"}},
+		{"an engine log has none", sglangOOM, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := RuntimeLog(strings.Split(tc.log, "\n"))
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("RuntimeLog =\n%q\nwant\n%q", got, tc.want)
+			}
+		})
+	}
+	var long []string
+	for i := range 100 {
+		long = append(long, fmt.Sprintf("[INFO] line %d", i))
+	}
+	if got := RuntimeLog(long); len(got) != maxRuntimeLog || got[len(got)-1] != "[INFO] line 99" {
+		t.Errorf("RuntimeLog of 100 lines: %d lines ending %q, want the last %d", len(got), got[len(got)-1], maxRuntimeLog)
+	}
+}
+
 func TestClassify(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -160,7 +206,7 @@ func TestClassify(t *testing.T) {
 			"(EngineCore_0 pid=1234) ERROR 06-10 08:00:09 [core.py:700] EngineCore failed to start.", 2},
 		{"unknown traceback gives its exception line", unknownTraceback, Unknown,
 			"KeyError: 'missing'", 8},
-		{"slurm and pyxis error lines", pyxisError, Unknown,
+		{"slurm and pyxis error lines", pyxisError, ContainerRuntime,
 			"slurmstepd: error: pyxis: container start failed with error code: 1", 1},
 		{"no error at all", "INFO start\nINFO error_rate=0\nDecode batch. #running-req: 1", Unknown, "", 0},
 		{"empty", "", Unknown, "", 0},
@@ -179,6 +225,12 @@ func TestClassify(t *testing.T) {
 		{"rust eaddrinuse", "Error: Os { code: 98, kind: AddrInUse, message: \"Address already in use\" }", PortInUse, "Error: Os { code: 98, kind: AddrInUse, message: \"Address already in use\" }", 1},
 		{"import error", "ImportError: cannot import name 'flashinfer_allreduce' from 'sgl_kernel'", PythonImport, "ImportError: cannot import name 'flashinfer_allreduce' from 'sgl_kernel'", 1},
 		{"fatal", "INFO ok\nfatal: unable to access '/workspace/.git'", Unknown, "fatal: unable to access '/workspace/.git'", 2},
+		// Seen on the test cluster with enroot 4.1.2 and pyxis 0.24.0.
+		{"pyxis: image without /bin/sh", pyxisNoShell, ContainerRuntime, "slurmstepd-node1: error: pyxis: container start failed with error code: 1", 1},
+		{"pyxis: squash file missing", pyxisNoSquash, ContainerRuntime, "slurmstepd-node1: error: pyxis: child 14894 failed with error code: 1", 1},
+		{"enroot start: no /dev/fuse", enrootNoFuse, ContainerRuntime, "[WARN] fuse: device not found, try 'modprobe fuse' first", 1},
+		{"enroot import without the helpers' capabilities", "[INFO] Converting whiteouts...\nenroot-aufs2ovlfs: failed to set capabilities: Operation not permitted", ContainerRuntime, "enroot-aufs2ovlfs: failed to set capabilities: Operation not permitted", 2},
+		{"an engine's [ERROR] line is not enroot's", "[ERROR] request 17 timed out", Unknown, "", 0},
 		{"python import loses to port in use", "ImportError: cannot import name 'x' from 'y'\nOSError: [Errno 98] Address already in use", PortInUse, "OSError: [Errno 98] Address already in use", 2},
 	}
 	for _, tt := range tests {

@@ -1,7 +1,7 @@
 // Package enroot names, imports and starts container images with NVIDIA
 // enroot, and renders the matching pyxis flags.
 //
-// Three jobs, each in its own file:
+// Each job in its own file:
 //
 //   - ref.go: one image reference type for the docker, registry, pyxis and
 //     pinned forms used in InferenceX configs (plus absolute .sqsh paths),
@@ -11,4 +11,8 @@
 //     squash directory; a reader never sees a half-written file.
 //   - argv.go: `enroot start` argv and pyxis srun flags, always as argv slices,
 //     with environment values kept out of argv.
+//   - digest.go: `enroot digest`, so an import of a tag goes by the digest
+//     the tag names now, and the sidecar records it.
+//   - space.go: an import whose directory filled up names it and the space
+//     it had.
 package enroot

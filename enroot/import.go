@@ -55,6 +55,12 @@ type Options struct {
 	Checksum bool
 	// Version is recorded in sidecars as slurmbench_version.
 	Version string
+	// ResolveDigest makes an import of a reference without a digest ask the
+	// registry for the tag's digest first (ResolveDigest) and import by that
+	// digest, so the squash is exactly the image its sidecar names. When
+	// enroot cannot say (enroot 3.x has no `digest`), the import goes ahead
+	// by tag and the sidecar's digest stays empty, with a warning.
+	ResolveDigest bool
 	// Logf receives progress messages (default: discarded).
 	Logf func(format string, args ...any)
 	// Output receives enroot's own output as it runs (default: discarded;
@@ -272,13 +278,46 @@ func (im *Importer) importLocked(ctx context.Context, ref Ref, res *Result) (err
 	if im.opts.Output != nil {
 		w = io.MultiWriter(tail, im.opts.Output)
 	}
-	im.opts.Logf("importing %s as %s", ref.EnrootURI(), res.Path)
+	from := ref
+	if im.opts.ResolveDigest && ref.Digest == "" {
+		digest, derr := im.ResolveDigest(ctx, ref)
+		switch {
+		case ctx.Err() != nil:
+			return derr
+		case derr != nil:
+			im.opts.Logf("warning: importing %s by tag, without its digest: %v", ref, derr)
+		default:
+			from.Digest = digest
+			args[len(args)-1] = from.EnrootURI()
+		}
+	}
+	im.opts.Logf("importing %s as %s", from.EnrootURI(), res.Path)
+	// Free space before, to say how much a full disk lacked.
+	dirs := []string{im.opts.SquashDir}
+	if im.opts.ScratchDir != "" {
+		dirs = append(dirs, im.opts.ScratchDir)
+	}
+	free0 := map[string]int64{}
+	for _, d := range dirs {
+		free0[d] = freeBytes(d)
+	}
+	// enroot deletes what it wrote when it fails, and its "No space left"
+	// may not reach an output file on the same full disk: the lowest free
+	// space seen while it ran tells instead.
+	low := watchSpace(dirs)
 	runErr := im.opts.Runner.Run(ctx, Command{Path: im.opts.Enroot, Args: args, Env: env, Stdout: w, Stderr: w})
+	minFree := low.stop()
 	if runErr != nil {
-		return fmt.Errorf("enroot import %s failed: %w%s", ref.EnrootURI(), runErr, quoteTail(tail))
+		if serr := spaceError(dirs, free0, minFree, tail.lastLines(outputTailLines), from.EnrootURI(), runErr); serr != nil && ctx.Err() == nil {
+			return fmt.Errorf("%w%s", serr, quoteTail(tail))
+		}
+		return fmt.Errorf("enroot import %s failed: %w%s", from.EnrootURI(), runErr, quoteTail(tail))
 	}
 	if _, err := ValidateSquash(out); err != nil {
-		return fmt.Errorf("enroot import %s produced no valid squash file: %w%s", ref.EnrootURI(), err, quoteTail(tail))
+		if serr := spaceError(dirs, free0, minFree, tail.lastLines(outputTailLines), from.EnrootURI(), err); serr != nil {
+			return fmt.Errorf("%w%s", serr, quoteTail(tail))
+		}
+		return fmt.Errorf("enroot import %s produced no valid squash file: %w%s", from.EnrootURI(), err, quoteTail(tail))
 	}
 	f, err := os.Open(out)
 	if err != nil {
@@ -311,6 +350,7 @@ func (im *Importer) importLocked(ctx context.Context, ref Ref, res *Result) (err
 		im.opts.Logf("warning: syncing %s: %v", im.opts.SquashDir, err)
 	}
 	m := im.manifest(ref, OriginImported, info.Size(), info.ModTime())
+	m.Digest = from.Digest
 	m.SHA256 = sum
 	if err := writeManifest(res.Path, m); err != nil {
 		im.opts.Logf("warning: cannot write sidecar for %s (the next check validates again): %v", res.Path, err)

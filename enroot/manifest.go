@@ -25,7 +25,7 @@ type Manifest struct {
 	Ref       string `json:"ref"`  // as written by the user
 	Name      string `json:"name"` // normalised (Ref.Name)
 	EnrootURI string `json:"enroot_uri"`
-	Digest    string `json:"digest,omitempty"` // the pinned digest, when the reference had one
+	Digest    string `json:"digest,omitempty"` // the registry digest imported: pinned in the reference, or resolved from its tag (Options.ResolveDigest)
 	Size      int64  `json:"size"`
 	// MTime is the squash file's modification time; JSON keeps nanoseconds.
 	MTime     time.Time `json:"mtime"`

@@ -91,10 +91,13 @@ type Outcome struct {
 	Hint       string         `json:"hint,omitempty"`
 	Message    string         `json:"message,omitempty"`
 	LastLines  []string       `json:"last_lines,omitempty"`
-	Log        string         `json:"log,omitempty"`
-	JobID      string         `json:"job_id"`
-	Started    time.Time      `json:"started"`
-	Ended      time.Time      `json:"ended"`
+	// RuntimeLog is enroot's own log from the failed step's output (pyxis
+	// prints it on a container start failure; diagnose.RuntimeLog).
+	RuntimeLog []string  `json:"runtime_log,omitempty"`
+	Log        string    `json:"log,omitempty"`
+	JobID      string    `json:"job_id"`
+	Started    time.Time `json:"started"`
+	Ended      time.Time `json:"ended"`
 }
 
 // PointState is a benchmark point's state in the progress file.

@@ -10,7 +10,11 @@ sb=$repo/bin/slurmbench
 demo=/srv/slurmbench/shared/demo
 : "${SLURM_REST_URL:?no test cluster: run as root (make demo starts it)}"
 
-# The test cluster has no enroot: the test-only stand-in plays it.
+# The demo still runs through the test-only stand-in enroot, where
+# profiles/testcluster.toml's container.enroot points; the test cluster itself
+# has the real enroot 4.1.2 and pyxis 0.24.0, with which
+# internal/e2e/container_test.go runs this topology (runtime pyxis and
+# enroot, the image imported from the cluster's registry).
 mkdir -p "$demo/bin" "$demo/runs" "$demo/squash" "$demo/models/mock"
 chmod 0777 "$demo/runs"
 install -m 0755 "$repo/testdata/enroot-standin/enroot" "$demo/bin/enroot"

@@ -29,6 +29,13 @@ elif [[ $(id -u) == 0 ]]; then
 		[[ $was_up == 0 ]] && started=1
 		# shellcheck disable=SC1090
 		. "$env_file"
+		# The mock-engine image in the cluster's registry, built from this
+		# checkout's binary (make test and make demo build it first).
+		bin=$repo/bin/linux-$(go env GOARCH 2>/dev/null || echo amd64)/slurmbench
+		if [[ -x $bin && -n ${SLURMBENCH_CLUSTER_REGISTRY:-} ]]; then
+			bash "$repo/testcluster/mock-image.sh" "$bin" slurmbench/mock-engine:demo >&2 ||
+				echo "with-cluster: could not push the mock-engine image" >&2
+		fi
 	else
 		echo "with-cluster: could not start the test cluster (see above)" >&2
 		[[ ${SLURMBENCH_REQUIRE_CLUSTER:-0} == 1 ]] && exit 1

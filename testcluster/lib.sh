@@ -3,6 +3,8 @@
 # the start/stop machinery of the slurmbench test cluster. See README.md.
 
 TC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# The project's copies of the enroot and pyxis sources (built into the rootfs).
+THIRD_PARTY=$(cd "$TC_DIR/.." && pwd)/third_party
 # shellcheck source=rootfs.sh
 . "$TC_DIR/rootfs.sh"
 
@@ -51,6 +53,12 @@ ROOTFS=$(realpath -m "$BASE")/rootfs
 RUN=$BASE/run
 LOG=$BASE/log
 STATE=$RUN/state
+# The nodes' mount namespace (see up.sh), kept by a bind mount of its
+# nsfs file under a private mount of NSDIR.
+NSDIR=$BASE/ns
+MNTNS=$NSDIR/mnt
+# Mounts the host makes below MOUNT_DIR show on the nodes too (up.sh).
+MOUNT_DIR=$SHARED/mnt
 MARKER=.slurmbench-rootfs
 HOSTS_BEGIN="# BEGIN slurmbench-testcluster$INSTANCE (managed by testcluster/up.sh)"
 HOSTS_END="# END slurmbench-testcluster$INSTANCE"
@@ -84,6 +92,14 @@ validate_knobs() {
 node_name() { printf '%s%d' "$NODE_PREFIX" "$1"; }
 node_addr() { printf '%s.%d' "$SUBNET" $((10 + $1)); }
 ctl_addr() { printf '%s.1' "$SUBNET"; }
+# The test registry listens on the bridge address (nodes and host reach it).
+registry_addr() { printf '%s:5000' "$(ctl_addr)"; }
+# registry_up: GET /v2/ answers 200.
+registry_up() {
+	timeout 5 bash -c 'exec 3<>"/dev/tcp/${0%:*}/${0##*:}" || exit 1
+		printf "GET /v2/ HTTP/1.0\r\nHost: %s\r\n\r\n" "$0" >&3
+		head -n1 <&3' "$(registry_addr)" 2>/dev/null | grep -q ' 200'
+}
 node_names_csv() {
 	local i out=
 	for ((i = 1; i <= NUM_NODES; i++)); do out+=${out:+,}$(node_name "$i"); done
@@ -112,6 +128,21 @@ cache_key() {
 		sha256sum | cut -c1-16
 }
 
+# tools_key is the cache key of the enroot+pyxis build: the build recipe
+# (rootfs.sh's build_tools_tarball and TOOLS_BUILD_PACKAGES, build-tools.sh),
+# the vendored sources, suite, mirror and arch.
+tools_key() {
+	local arch
+	arch=$(dpkg --print-architecture 2>/dev/null || uname -m)
+	{
+		declare -f build_tools_tarball
+		declare -p TOOLS_BUILD_PACKAGES
+		cat "$TC_DIR/build-tools.sh"
+		(cd "$THIRD_PARTY" && find enroot pyxis -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
+		printf '%s\n' "$ROOTFS_SUITE" "$MIRROR" "$arch"
+	} | sha256sum | cut -c1-16
+}
+
 # ensure_host_tools installs missing host packages with apt (bookworm host).
 # Arguments are pairs "command:package"; a package is installed when its
 # command is missing (or, for files, when the path is missing).
@@ -136,12 +167,24 @@ ensure_host_tools() {
 }
 
 # ---- process helpers ------------------------------------------------------------
-# is_ours PID: the process is alive and chrooted into our rootfs. This guards
+# is_ours PID: the process is alive and runs in our rootfs: chrooted into it
+# (slurmctld, slurmrestd), or in the nodes' mount namespace whose root is the
+# rootfs (slurmd and its jobs: readlink shows "/" there, so the root is
+# compared by device and inode), or a descendant of such a process (job tasks
+# inside enroot/pyxis containers have the container's root). This guards
 # every kill against recycled PIDs and against touching anything else.
 is_ours() {
-	local root
-	root=$(readlink "/proc/$1/root" 2>/dev/null) || return 1
-	[[ $root == "$ROOTFS" || $root == "$ROOTFS (deleted)" ]]
+	local pid=$1 root stat rest depth
+	root=$(readlink "/proc/$pid/root" 2>/dev/null) || return 1
+	[[ $root == "$ROOTFS" || $root == "$ROOTFS (deleted)" ]] && return 0
+	for ((depth = 0; depth < 32; depth++)); do
+		[[ /proc/$pid/root/ -ef $ROOTFS/ ]] && return 0
+		read -r stat <"/proc/$pid/stat" 2>/dev/null || return 1
+		rest=${stat##*) }
+		read -r _ pid _ <<<"$rest"
+		((pid > 1)) || return 1
+	done
+	return 1
 }
 
 # rooted_pids lists every process chrooted into our rootfs.
@@ -231,7 +274,7 @@ signature() {
 	scripts=$(cat "$TC_DIR/lib.sh" "$TC_DIR/up.sh" | sha256sum | cut -c1-16)
 	printf 'nodes=%s gpus=%s cpus=%s mem=%s port=%s partition=%s subnet=%s shared=%s base=%s hosthosts=%s nodebin=%s rootfs=%s scripts=%s' \
 		"$NUM_NODES" "$GPUS" "$CPUS" "$MEM_MB" "$REST_PORT" "$PARTITION" "$SUBNET" "$SHARED" "$BASE" \
-		"$HOST_HOSTS" "$NODE_BIN" "$(cache_key)" "$scripts"
+		"$HOST_HOSTS" "$NODE_BIN" "$(cache_key)+$(tools_key)" "$scripts"
 }
 
 # ---- host /etc/hosts (optional, SLURMBENCH_CLUSTER_HOST_HOSTS=1) ---------------
@@ -310,6 +353,12 @@ teardown() {
 	rm -f "$RUN"/*.pid
 
 	unmount_all
+	local m
+	while read -r m; do
+		[[ -n $m ]] && { umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || log "cannot unmount $m"; }
+	done < <(mounts_under "${STATE_MOUNT_DIR:-$MOUNT_DIR}")
+	if mountpoint -q "$MNTNS" 2>/dev/null; then umount "$MNTNS" || umount -l "$MNTNS"; fi
+	if mountpoint -q "$NSDIR" 2>/dev/null; then umount "$NSDIR" || umount -l "$NSDIR"; fi
 
 	while read -r ns _; do
 		[[ $ns == "$NETNS_PREFIX"* ]] && ip netns del "$ns" 2>/dev/null
@@ -325,6 +374,8 @@ teardown() {
 	mapfile -t pids < <(rooted_pids)
 	if ((${#pids[@]})); then log "still running in the rootfs: ${pids[*]}"; left=1; fi
 	if [[ -n $(mounts_under "$ROOTFS") ]]; then log "still mounted: $(mounts_under "$ROOTFS" | tr '\n' ' ')"; left=1; fi
+	if mountpoint -q "$NSDIR" 2>/dev/null; then log "still mounted: $NSDIR"; left=1; fi
+	if [[ -n $(mounts_under "${STATE_MOUNT_DIR:-$MOUNT_DIR}") ]]; then log "still mounted: $(mounts_under "${STATE_MOUNT_DIR:-$MOUNT_DIR}" | tr '\n' ' ')"; left=1; fi
 	if ip netns list 2>/dev/null | grep -q "^$NETNS_PREFIX"; then log "network namespaces left"; left=1; fi
 	if ip -o link show 2>/dev/null | grep -qE ": (${VETH_PREFIX}[^:]*|${BRIDGE})[@:]"; then log "links left"; left=1; fi
 	if ((left)); then

@@ -18,10 +18,11 @@ mkdir -p "$BASE" "$RUN" "$LOG" "$CACHE"
 exec 9>"$BASE/.lock"
 flock -w 300 9 || die "another up.sh/down.sh holds $BASE/.lock"
 
-ensure_host_tools ip:iproute2 zstd:zstd nsenter:util-linux flock:util-linux
+ensure_host_tools ip:iproute2 zstd:zstd nsenter:util-linux flock:util-linux setcap:libcap2-bin
 
 SIG=$(signature)
 KEY=$(cache_key)
+TKEY=$(tools_key)
 
 # shq quotes a value for the env file only when it needs it, so the file
 # stays readable by simple KEY=VALUE parsers too.
@@ -38,6 +39,8 @@ write_env() { # TOKEN
 		printf 'export SLURMBENCH_SHARED_DIR=%s\n' "$(shq "$SHARED")"
 		printf 'export SLURMBENCH_CLUSTER_NODES=%s\n' "$(shq "$(node_names_csv)")"
 		printf 'export SLURMBENCH_CLUSTER_NODE_ADDRS=%s\n' "$(shq "$(node_addrs_csv)")"
+		printf 'export SLURMBENCH_CLUSTER_REGISTRY=%s\n' "$(shq "$(registry_addr)")"
+		printf 'export SLURMBENCH_CLUSTER_MOUNT_DIR=%s\n' "$(shq "$MOUNT_DIR")"
 	} >"$tmp"
 	chmod 0600 "$tmp"
 	sync "$tmp" 2>/dev/null || true
@@ -47,7 +50,7 @@ write_env() { # TOKEN
 
 daemons_alive() {
 	local f
-	for f in "$RUN/slurmctld.pid" "$RUN/slurmrestd.pid"; do
+	for f in "$RUN/slurmctld.pid" "$RUN/slurmrestd.pid" "$RUN/registry.pid"; do
 		[[ -f $f ]] && is_ours "$(<"$f")" || return 1
 	done
 	for ((i = 1; i <= NUM_NODES; i++)); do
@@ -83,7 +86,8 @@ fi
 # ---- rootfs --------------------------------------------------------------------------
 T=$(now_ms)
 TARBALL=$CACHE/rootfs-$ROOTFS_SUITE-$KEY.tar.zst
-if [[ -f $ROOTFS/$MARKER && $(<"$ROOTFS/$MARKER") == "$KEY" ]]; then
+TOOLS_TARBALL=$CACHE/tools-$ROOTFS_SUITE-$TKEY.tar.zst
+if [[ -f $ROOTFS/$MARKER && $(<"$ROOTFS/$MARKER") == "$KEY $TKEY" ]]; then
 	log "reusing unpacked rootfs $ROOTFS"
 else
 	purge_rootfs
@@ -100,11 +104,26 @@ else
 		find "$CACHE" -maxdepth 1 -name 'rootfs-*.tar.zst' ! -name "${TARBALL##*/}" -delete
 		log "built $TARBALL ($(du -h "$TARBALL" | cut -f1)) in $(since "$TB")"
 	fi
-	log "unpacking $TARBALL"
+	# enroot and pyxis, built from third_party/ in a throw-away chroot and
+	# cached on their own key: a change of the sources rebuilds only them.
+	if [[ ! -f $TOOLS_TARBALL ]]; then
+		ensure_host_tools mmdebstrap:mmdebstrap /usr/share/keyrings/debian-archive-keyring.gpg:debian-archive-keyring
+		log "building enroot and pyxis from $THIRD_PARTY (cache key $TKEY)"
+		TB=$(now_ms)
+		tmp=$CACHE/.tools-$$.tar.zst
+		trap 'rm -f "$tmp" "${tmp%.zst}"' EXIT
+		build_tools_tarball "$tmp" "$CACHE/debs" "$MIRROR" "$THIRD_PARTY" >&2 || die "building enroot and pyxis failed"
+		mv -f "$tmp" "$TOOLS_TARBALL"
+		trap - EXIT
+		find "$CACHE" -maxdepth 1 -name 'tools-*.tar.zst' ! -name "${TOOLS_TARBALL##*/}" -delete
+		log "built $TOOLS_TARBALL ($(du -h "$TOOLS_TARBALL" | cut -f1)) in $(since "$TB")"
+	fi
+	log "unpacking $TARBALL and $TOOLS_TARBALL"
 	rm -rf --one-file-system "$ROOTFS.tmp"
 	mkdir -p "$ROOTFS.tmp"
 	tar --zstd -xpf "$TARBALL" --numeric-owner -C "$ROOTFS.tmp"
-	printf '%s\n' "$KEY" >"$ROOTFS.tmp/$MARKER"
+	tar --zstd -xpf "$TOOLS_TARBALL" --numeric-owner -C "$ROOTFS.tmp/usr"
+	printf '%s\n' "$KEY $TKEY" >"$ROOTFS.tmp/$MARKER"
 	mv "$ROOTFS.tmp" "$ROOTFS"
 fi
 log "rootfs ready ($(since "$T"))"
@@ -214,14 +233,61 @@ EOF
 # slurmd 24.11 initialises a cgroup plugin even with proctrack/linuxproc and
 # dies without /sys/fs/cgroup unless told not to.
 printf 'CgroupPlugin=disabled\n' >"$SC/cgroup.conf"
-chmod 0644 "$SC/slurm.conf" "$SC/gres.conf" "$SC/cgroup.conf"
+# pyxis (built from third_party/pyxis) in every srun and slurmstepd, as on
+# the production clusters. runtime_path is per node: up.sh mounts each
+# node's own directory at /run/pyxis (below).
+printf 'required /usr/local/lib/slurm/spank_pyxis.so runtime_path=/run/pyxis\n' >"$SC/plugstack.conf"
+chmod 0644 "$SC/slurm.conf" "$SC/gres.conf" "$SC/cgroup.conf" "$SC/plugstack.conf"
+
+# enroot (built from third_party/enroot): the nodes share one rootfs, so
+# everything enroot keeps per machine lives under /run/enroot, which is each
+# node's own directory (mounted below); the test registry is plain HTTP.
+mkdir -p "$R/usr/local/etc/enroot/enroot.conf.d"
+cat >"$R/usr/local/etc/enroot/enroot.conf.d/slurmbench-testcluster.conf" <<'EOF'
+# Written by testcluster/up.sh at every start.
+ENROOT_RUNTIME_PATH /run/enroot/runtime/user-$(id -u)
+ENROOT_DATA_PATH    /run/enroot/data/user-$(id -u)
+ENROOT_CACHE_PATH   /run/enroot/cache/user-$(id -u)
+ENROOT_ALLOW_HTTP   yes
+EOF
+mkdir -p "$R/.oldroot" "$R/run/pyxis" "$R/run/enroot"
+# enroot's two privileged helpers get the file capabilities of the enroot+caps
+# package (third_party/enroot/pkg/deb/PACKAGE+caps.postinst): without them an
+# unprivileged `enroot import` fails converting whiteouts.
+setcap cap_sys_admin+pe "$R/usr/local/bin/enroot-mksquashovlfs"
+setcap cap_sys_admin,cap_mknod+pe "$R/usr/local/bin/enroot-aufs2ovlfs"
+
+# The registry (Debian's docker-registry, Docker registry v2) on the
+# cluster's bridge address, plain HTTP; its storage stays in the unpacked
+# rootfs, so a warm start finds the pushed images again.
+mkdir -p "$R/etc/docker/registry" "$R/var/lib/docker-registry"
+cat >"$R/etc/docker/registry/config.yml" <<EOF
+# Written by testcluster/up.sh at every start.
+version: 0.1
+log:
+  level: info
+storage:
+  filesystem:
+    rootdirectory: /var/lib/docker-registry
+  delete:
+    enabled: true
+http:
+  addr: $(registry_addr)
+EOF
+rm -rf "$R/var/lib/slurmbench-node"
+for ((i = 1; i <= NUM_NODES; i++)); do
+	nd=$R/var/lib/slurmbench-node/$(node_name "$i")
+	install -d -m 0755 "$nd/pyxis" "$nd/enroot"
+	install -d -m 1777 "$nd/enroot/runtime" "$nd/enroot/data" "$nd/enroot/cache"
+done
 
 # Fake GPUs: char devices 1:3 (like /dev/null), one per GRES index.
 rm -rf "$R/dev/fakegpu"
 mkdir -p "$R/dev/fakegpu"
 for ((g = 0; g < GPUS; g++)); do mknod -m 0666 "$R/dev/fakegpu/nvidia$g" c 1 3; done
 # Basic device nodes (mmdebstrap's tarball normally has them already).
-for d in null:1:3 zero:1:5 full:1:7 random:1:8 urandom:1:9 tty:5:0; do
+# fuse: enroot start mounts a .sqsh with squashfuse and fuse-overlayfs.
+for d in null:1:3 zero:1:5 full:1:7 random:1:8 urandom:1:9 tty:5:0 fuse:10:229; do
 	IFS=: read -r n maj min <<<"$d"
 	[[ -c $R/dev/$n ]] || { rm -f "$R/dev/$n"; mknod -m 0666 "$R/dev/$n" c "$maj" "$min"; }
 done
@@ -257,7 +323,13 @@ mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$R/sys"
 mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts "$R/dev/pts"
 mount -t tmpfs -o mode=1777,nosuid,nodev shm "$R/dev/shm"
 mkdir -p "$R$SHARED" "$R$LOG"
-mount --bind "$SHARED" "$R$SHARED"
+# $SHARED/mnt is a shared mount: what the host mounts below it later (a test's
+# small tmpfs as a full disk) shows at the same path on every node too.
+mkdir -p "$MOUNT_DIR"
+chown "$JOB_UID:$JOB_UID" "$MOUNT_DIR"
+mount --bind "$MOUNT_DIR" "$MOUNT_DIR"
+mount --make-shared "$MOUNT_DIR"
+mount --rbind "$SHARED" "$R$SHARED"
 # Jobs execute binaries from the shared dir: make sure it is not noexec.
 if findmnt -no OPTIONS --target "$R$SHARED" | tr ',' '\n' | grep -qx noexec; then
 	mount -o remount,bind,exec "$R$SHARED"
@@ -267,6 +339,17 @@ if [[ -n $NODE_BIN ]]; then
 	mount --bind "$NODE_BIN" "$R/usr/local/bin"
 	mount -o remount,bind,ro "$R/usr/local/bin"
 fi
+# The nodes' mount namespace: the rootfs (with the mounts above) is its real
+# root (pivot_root), not a chroot, because the kernel refuses user
+# namespaces to chrooted processes and enroot needs them. Kept alive by a
+# bind mount of its nsfs file; each slurmd joins it with nsenter (start_daemon).
+mkdir -p "$NSDIR"
+mount --bind "$NSDIR" "$NSDIR"
+mount --make-private "$NSDIR"
+: >"$MNTNS"
+unshare --mount="$MNTNS" --propagation slave /bin/sh -c \
+	'mount --rbind "$0" "$0" && cd "$0" && pivot_root . .oldroot && exec umount -l /.oldroot' "$R" ||
+	die "could not make the nodes' mount namespace"
 log "mounted ($(since "$T"))"
 
 # ---- network -------------------------------------------------------------------------
@@ -298,9 +381,20 @@ start_daemon() {
 	shift 3
 	# slurmd writes its own .log (SlurmdLogFile); its stderr copy goes aside.
 	[[ $name == slurmd-* ]] && logext=stderr
-	[[ -n $ns ]] && argv+=(nsenter --net="/run/netns/$ns")
-	[[ -n $host ]] && argv+=(unshare --uts /bin/sh -c 'echo "$0" >/proc/sys/kernel/hostname && exec "$@"' "$host")
-	argv+=(chroot "$ROOTFS" /usr/bin/env -i PATH="$CHROOT_PATH" HOME=/root LANG=C.UTF-8 "$@")
+	if [[ -n $ns ]]; then
+		# A node: in the nodes' mount namespace (root = the rootfs, no
+		# chroot) and its own network, hostname and mount namespace, where
+		# /run/pyxis and /run/enroot are the node's own directories.
+		argv+=(nsenter --mount="$MNTNS" --net="/run/netns/$ns" unshare --uts --mount --propagation slave /bin/sh -c '
+			echo "$0" >/proc/sys/kernel/hostname &&
+			mount --bind "/var/lib/slurmbench-node/$0/pyxis" /run/pyxis &&
+			mount --bind "/var/lib/slurmbench-node/$0/enroot" /run/enroot &&
+			exec "$@"' "$host")
+		argv+=(/usr/bin/env -i PATH="$CHROOT_PATH" HOME=/root LANG=C.UTF-8 "$@")
+	else
+		[[ -n $host ]] && argv+=(unshare --uts /bin/sh -c 'echo "$0" >/proc/sys/kernel/hostname && exec "$@"' "$host")
+		argv+=(chroot "$ROOTFS" /usr/bin/env -i PATH="$CHROOT_PATH" HOME=/root LANG=C.UTF-8 "$@")
+	fi
 	# 9>&-: the daemons must not inherit (and so hold forever) the lock.
 	"${argv[@]}" </dev/null >>"$LOG/$name.$logext" 2>&1 9>&- &
 	printf '%s\n' "$!" >"$RUN/$name.pid"
@@ -348,6 +442,8 @@ done
 start_daemon slurmrestd "" "" SLURM_JWT=daemon \
 	slurmrestd -a rest_auth/jwt -s openapi/slurmctld -u "$REST_USER" -g "$REST_USER" "127.0.0.1:$REST_PORT"
 
+start_daemon registry "" "" docker-registry serve /etc/docker/registry/config.yml
+
 nodes_idle() {
 	local idle
 	idle=$(in_root sinfo -h -N -p "$PARTITION" -o '%N %t' 2>/dev/null | awk '$2 == "idle"' | sort -u | wc -l)
@@ -360,6 +456,8 @@ TOKEN=$(mint_token "$TOKEN_LIFESPAN") || fail_with_logs "could not mint a token"
 rest_up() { rest_ping_up "$TOKEN"; }
 wait_for 30 "slurmrestd /ping UP" rest_up
 log "slurmrestd UP on 127.0.0.1:$REST_PORT ($(since "$T"))"
+wait_for 30 "the registry on $(registry_addr)" registry_up
+log "registry UP on $(registry_addr) ($(since "$T"))"
 
 ((HOST_HOSTS == 1)) && host_hosts_add
 
@@ -368,6 +466,7 @@ log "slurmrestd UP on 127.0.0.1:$REST_PORT ($(since "$T"))"
 	printf 'STATE_ENV_FILE=%q\n' "$ENV_FILE"
 	printf 'STATE_HOST_HOSTS=%q\n' "$HOST_HOSTS"
 	printf 'STATE_NUM_NODES=%q\n' "$NUM_NODES"
+	printf 'STATE_MOUNT_DIR=%q\n' "$MOUNT_DIR"
 } >"$STATE"
 mkdir -p "$(dirname "$ENV_FILE")"
 write_env "$TOKEN"

@@ -669,6 +669,7 @@ func (d *driver) conclude(phase rundir.Phase, f *failure) Result {
 					o.Class = diag.Class
 				}
 				o.FirstError = diag.FirstError
+				o.RuntimeLog = diagnose.RuntimeLog(lines)
 			}
 		}
 		o.Hint = o.Class.Hint()

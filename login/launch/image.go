@@ -37,7 +37,7 @@ func ImportImage(ctx context.Context, prof *profile.Profile, client *slurm.Clien
 		return err
 	}
 	opts := enroot.Options{SquashDir: prof.Paths.SquashDir, Enroot: prof.Container.Enroot, Version: version, Output: log,
-		Arch: prof.ImportArch(), Runner: ImportRunner(prof, client, JobEnv(pl)[:1], log)}
+		Arch: prof.ImportArch(), Runner: ImportRunner(prof, client, JobEnv(pl)[:1], log), ResolveDigest: true}
 	if prof.ImportOnCompute() && client == nil {
 		opts.Runner = noImportJob{}
 	}

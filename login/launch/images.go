@@ -121,6 +121,8 @@ func ImagesImport(ctx context.Context, o ImportOptions) error {
 		Runner:      runner,
 		Checksum:    o.Checksum,
 		Version:     o.Version,
+		// The sidecar (and so every staged manifest) names the digest imported.
+		ResolveDigest: true,
 		Logf:        func(format string, args ...any) { fmt.Fprintf(o.Stderr, format+"\n", args...) },
 		Output:      o.Stderr,
 	})

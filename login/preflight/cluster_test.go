@@ -88,10 +88,23 @@ enroot = %q
 	}
 	probe := check(t, r, "probe")
 	t.Logf("probe: %s", probe.Detail)
-	for _, want := range []string{profile.GoArch(), "4 GPUs", "enroot 3.5.0", "pyxis no"} {
+	// The test cluster loads pyxis 0.24.0 (testcluster/up.sh, built from
+	// third_party/pyxis); the profile's enroot here is the stand-in.
+	for _, want := range []string{profile.GoArch(), "4 GPUs", "enroot 3.5.0", "pyxis 0.24.0"} {
 		if !strings.Contains(probe.Detail, want) {
 			t.Errorf("probe detail %q lacks %q", probe.Detail, want)
 		}
+	}
+	// With the enroot the test cluster installs on every node (built from
+	// third_party/enroot), the probe reports its real version.
+	real := *p
+	real.Container.Enroot = "/usr/local/bin/enroot"
+	real.Container.Runtime = profile.RuntimePyxis
+	r = Run(context.Background(), Options{Profile: &real, Probe: true, ProbeTimeout: 2 * time.Minute})
+	if probe := check(t, r, "probe"); !r.OK() || !strings.Contains(probe.Detail, "enroot 4.1.2") || !strings.Contains(probe.Detail, "pyxis 0.24.0") {
+		b.Reset()
+		r.WriteText(&b)
+		t.Errorf("probe with the real enroot and pyxis: %q, want enroot 4.1.2 and pyxis 0.24.0\n%s", probe.Detail, b.String())
 	}
 
 	// A wrong partition: one ✗, naming the fix, exit 2.

@@ -392,6 +392,8 @@ func TestParseNodeReport(t *testing.T) {
 	}{
 		{out: "arch=aarch64\nhost=n1\nslurm_gpus=4\ncuda_visible_devices=0,1,2,3\nnvidia_smi=4\nenroot=3.5.0\npyxis=yes\n",
 			want: NodeReport{Host: "n1", Arch: "aarch64", GPUs: 4, Enroot: "3.5.0", Pyxis: true}},
+		{out: "arch=x86_64\nhost=node1\nslurm_gpus=4\nenroot=4.1.2\npyxis=yes\npyxis_version=0.24.0\n",
+			want: NodeReport{Host: "node1", Arch: "x86_64", GPUs: 4, Enroot: "4.1.2", Pyxis: true, PyxisVersion: "0.24.0"}},
 		{out: "arch=x86_64\nhost=node1\nslurm_gpus=4\nenroot=missing\npyxis=no\n",
 			want: NodeReport{Host: "node1", Arch: "x86_64", GPUs: 4}},
 		{out: "arch=x86_64\nhost=node1\nslurm_gpus=\nenroot=\npyxis=no\n",

@@ -32,6 +32,19 @@ else
 	echo "enroot=missing"
 fi
 if srun --help 2>&1 | grep -q -- '--container-image'; then echo "pyxis=yes"; else echo "pyxis=no"; fi
+# pyxis's version: the plugin plugstack.conf loads carries the line
+# "pyxis: version vX.Y.Z" that slurmd logs (pyxis_slurmd.c).
+# PlugStackConfig is "(null)" when unset: then plugstack.conf beside slurm.conf.
+config=$(scontrol show config 2>/dev/null)
+plugstack=$(printf '%s\n' "$config" | sed -n 's/^PlugStackConfig *= *//p')
+case "$plugstack" in ""|"(null)")
+	conf=$(printf '%s\n' "$config" | sed -n 's/^SLURM_CONF *= *//p')
+	plugstack=$(dirname "${conf:-/etc/slurm/slurm.conf}")/plugstack.conf ;;
+esac
+so=$(grep -ho '[^ 	]*spank_pyxis\.so' "$plugstack" "$plugstack".d/*.conf 2>/dev/null | head -n 1)
+if [ -n "$so" ] && [ -r "$so" ]; then
+	echo "pyxis_version=$(grep -ao 'pyxis: version v[0-9][0-9a-z.+~-]*' "$so" | head -n 1 | sed 's/^pyxis: version v//')"
+fi
 `
 
 // NodeReport is what the probe job found on its node.
@@ -43,6 +56,9 @@ type NodeReport struct {
 	GPUs   int    `json:"gpus"`
 	Enroot string `json:"enroot"` // its version, or "" when missing
 	Pyxis  bool   `json:"pyxis"`
+	// PyxisVersion is the version in the plugin plugstack.conf loads, ""
+	// when it could not be read.
+	PyxisVersion string `json:"pyxis_version,omitempty"`
 }
 
 // ParseNodeReport reads the probe script's output.
@@ -57,7 +73,7 @@ func ParseNodeReport(out string) (NodeReport, error) {
 	if kv["arch"] == "" {
 		return NodeReport{}, errors.New("the probe printed no arch= line")
 	}
-	n := NodeReport{Host: kv["host"], Arch: kv["arch"], GPUs: -1, Pyxis: kv["pyxis"] == "yes"}
+	n := NodeReport{Host: kv["host"], Arch: kv["arch"], GPUs: -1, Pyxis: kv["pyxis"] == "yes", PyxisVersion: kv["pyxis_version"]}
 	if v := kv["enroot"]; v != "missing" {
 		n.Enroot = firstNonEmpty(v, "(version unknown)")
 	}
@@ -110,7 +126,11 @@ func (r *run) probe(ctx context.Context) {
 	if n.GPUs < 0 {
 		gpus = "unknown"
 	}
-	found := fmt.Sprintf("%s: %s, %s GPUs, enroot %s, pyxis %s", n.Host, n.Arch, gpus, firstNonEmpty(n.Enroot, "missing"), yesNo(n.Pyxis))
+	pyxis := yesNo(n.Pyxis)
+	if n.Pyxis && n.PyxisVersion != "" {
+		pyxis = n.PyxisVersion
+	}
+	found := fmt.Sprintf("%s: %s, %s GPUs, enroot %s, pyxis %s", n.Host, n.Arch, gpus, firstNonEmpty(n.Enroot, "missing"), pyxis)
 	if len(problems) > 0 {
 		r.fail("probe", layerConfig, found+"; "+strings.Join(problems, "; "), strings.Join(fixes, "; "))
 		return

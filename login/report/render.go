@@ -83,6 +83,10 @@ func (s Summary) Markdown() string {
 			fence := strings.Repeat("`", max(3, longestRun(fe, '`')+1))
 			b.WriteString("\nFirst error:\n\n" + fence + "text\n" + fe + "\n" + fence + "\n")
 		}
+		if rl := clean(strings.Join(s.RuntimeLog, "\n")); rl != "" {
+			fence := strings.Repeat("`", max(3, longestRun(rl, '`')+1))
+			b.WriteString("\nenroot log:\n\n" + fence + "text\n" + rl + "\n" + fence + "\n")
+		}
 	}
 	return b.String()
 }
@@ -147,6 +151,9 @@ func (s Summary) Text() string {
 		}
 		if fe := clean(s.FirstError); fe != "" {
 			b.WriteString("first error:" + indent(fe) + "\n")
+		}
+		if rl := clean(strings.Join(s.RuntimeLog, "\n")); rl != "" {
+			b.WriteString("enroot log:" + indent(rl) + "\n")
 		}
 	}
 	return b.String()

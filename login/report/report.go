@@ -51,6 +51,9 @@ type Summary struct {
 	Process    string `json:"process,omitempty"`
 	Message    string `json:"message,omitempty"`
 	FirstError string `json:"first_error,omitempty"`
+	// RuntimeLog is enroot's own log of a step whose container did not
+	// start (outcome.json runtime_log).
+	RuntimeLog []string `json:"runtime_log,omitempty"`
 	// ExitCode is the code slurmbench exits with for this run.
 	ExitCode int `json:"exit_code"`
 

@@ -29,6 +29,7 @@ func Summary(pl *plan.Plan, res *Result, runErr error) report.Summary {
 		if o := res.Outcome; o.Result != "" {
 			sum.Outcome, sum.Class, sum.FirstError = string(o.Result), string(o.Class), o.FirstError
 			sum.Phase, sum.Process = string(o.Phase), o.Process
+			sum.RuntimeLog = o.RuntimeLog
 		}
 	}
 	if col != nil {
