@@ -126,7 +126,7 @@ func TestImagesImportErrors(t *testing.T) {
 		{"no image", []string{"import", "--squash-dir", dir}, "", exitcode.Config, "no image given"},
 		{"no squash dir", []string{"import", "nginx:1.27.4"}, "", exitcode.Config, "no squash directory"},
 		{"squash dir missing", []string{"ls", "--squash-dir", filepath.Join(dir, "nope")}, "", exitcode.Config, "not an existing directory"},
-		{"failing enroot", []string{"import", "--squash-dir", dir, "--enroot", standin, "nginx:1.27.4"}, "ENROOT_STANDIN_FAIL_IMPORT", exitcode.Image, `importing image "nginx:1.27.4": enroot import docker://nginx:1.27.4 failed`},
+		{"failing enroot", []string{"import", "--squash-dir", dir, "--enroot", standin, "nginx:1.27.4"}, "ENROOT_STANDIN_FAIL_IMPORT", exitcode.Image, `importing image "nginx:1.27.4": no space left in`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
