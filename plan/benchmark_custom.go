@@ -19,6 +19,10 @@ type CustomBenchmark struct {
 	// InferenceX workspace, agentic_srt.sh's AGENTIC_OUTPUT_DIR default).
 	ResultDir string `json:"result_dir"`
 	OutputDir string `json:"output_dir,omitempty"`
+	// Concurrencies are the ones the workload is asked for, as InferenceX's
+	// scripts read them (${CONC_LIST:-$CONC} from the step's environment),
+	// derived once when planning: collection and telemetry expect these.
+	Concurrencies []int `json:"concurrencies,omitempty"`
 }
 
 // writeBenchmarkNotes is the human plan's view of a custom command and of

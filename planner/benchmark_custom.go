@@ -159,6 +159,12 @@ func (b *builder) customBenchmark(bm plan.Benchmark) error {
 	for k, v := range b.p.Env.Set {
 		env[k] = v
 	}
+	var fromFlag bool
+	c.Concurrencies, fromFlag = customConcurrencies(env, b.in.Concurrencies, b.in.EnvConc)
+	if fromFlag {
+		// --conc given as a flag reaches the workload as CONC_LIST.
+		env["CONC_LIST"] = strings.Join(strings.Split(plan.JoinInts(c.Concurrencies), ","), " ")
+	}
 	c.ResultDir = filepath.Join(pl.Layout.Results, "custom")
 	if d := env["RESULT_DIR"]; d != "" {
 		if host, ok := hostPath(d, mounts); ok {
@@ -399,4 +405,34 @@ func (b *builder) tokenizerClient(bm *plan.Benchmark) error {
 	}
 	bm.Client = profile.BenchSABench
 	return nil
+}
+
+// customConcurrencies are the concurrencies a custom workload is asked
+// for, as agentic_srt.sh and srt_fixed_sequence.sh read them,
+// ${CONC_LIST:-$CONC}: the step's own environment (benchmark.env, the
+// recipe's) first, then --conc / CONC_LIST, then the step's CONC, then the
+// submitting environment's CONC. fromFlag reports that --conc gave them (so
+// the step's environment must carry them). nil when none is readable: not
+// a list of positive numbers, slurmbench does not guess.
+func customConcurrencies(env map[string]string, flag []int, envConc string) (concs []int, fromFlag bool) {
+	parse := func(list string) []int {
+		var out []int
+		for _, f := range strings.Fields(list) {
+			n, err := strconv.Atoi(f)
+			if err != nil || n < 1 {
+				return nil
+			}
+			out = append(out, n)
+		}
+		return out
+	}
+	switch {
+	case env["CONC_LIST"] != "":
+		return parse(env["CONC_LIST"]), false
+	case len(flag) > 0:
+		return append([]int(nil), flag...), true
+	case env["CONC"] != "":
+		return parse(env["CONC"]), false
+	}
+	return parse(envConc), false
 }

@@ -27,6 +27,9 @@ type Inputs struct {
 	Binary string
 	// Overrides from flags or the InferenceX workflow's environment.
 	Concurrencies []int               // CONC_LIST
+	// EnvConc is the submitting environment's CONC, which a custom
+	// workload reads when nothing sets CONC_LIST (the job inherits it).
+	EnvConc string
 	ISL, OSL      int                 // must agree with the recipe when both are set
 	Image         string              // IMAGE: replaces model.container
 	BenchClient   profile.BenchClient // "" = profile default

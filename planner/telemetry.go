@@ -136,9 +136,11 @@ func (b *builder) customTelemetry(t *plan.Telemetry, subdir string) error {
 	if bench == nil {
 		return nil
 	}
+	// The workload's own concurrencies, derived once (customConcurrencies);
+	// else the recipe's benchmark.concurrencies, as srtctl's windows go.
 	concs := b.r.Benchmark.Concurrencies.Values
-	if len(b.in.Concurrencies) > 0 {
-		concs = b.in.Concurrencies
+	if c := b.plan.Benchmark.Custom; c != nil && len(c.Concurrencies) > 0 {
+		concs = c.Concurrencies
 	}
 	// Without concurrencies (InferenceX's workflow gives CONC_LIST at run
 	// time) no window is expected: the samples cover the serve session and

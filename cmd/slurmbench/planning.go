@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -43,7 +44,7 @@ func planOptions(c *cli.Context, runID string) launch.PlanOptions {
 	o := launch.PlanOptions{
 		Profile: c.String("profile"), Recipe: c.String("recipe"), ConfigFile: c.String("config-file"),
 		RecipesRoot: c.String("recipes-root"), Master: c.String("master"), Key: c.String("key"), Point: c.Int("point"),
-		Conc: c.String("conc"), Image: c.String("image"), Workspace: c.String("workspace"),
+		Conc: c.String("conc"), EnvConc: os.Getenv("CONC"), Image: c.String("image"), Workspace: c.String("workspace"),
 		BenchClient: c.String("bench-client"), RunEval: c.String("run-eval"), EvalOnly: c.String("eval-only"),
 		EvalConc: c.String("eval-conc"), EvalClient: c.String("eval-client"), JobName: c.String("job-name"),
 		RunID: runID, Variant: c.String("variant"), AllowDuplicateKeys: c.Bool("allow-duplicate-keys"),

@@ -38,6 +38,7 @@ type PlanOptions struct {
 	Master, Key string
 	Point       int    // search-space point of Key; -1: not given
 	Conc        string // --conc (CONC_LIST)
+	EnvConc     string // the submitting environment's CONC (a custom workload's fallback)
 	ISL, OSL    *int   // nil: not given
 	Image       string
 	Workspace   string
@@ -146,6 +147,7 @@ func buildPlan(ctx context.Context, o PlanOptions) (*plan.Plan, *profile.Profile
 		}
 		in.Concurrencies = concs
 	}
+	in.EnvConc = o.EnvConc
 	if o.ISL != nil {
 		in.ISL = *o.ISL
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
@@ -21,7 +20,7 @@ func collectCustom(pl *plan.Plan, name string, overwrite bool) (*results.CustomO
 	c := pl.Benchmark.Custom
 	out, err := results.CollectCustom(results.CustomCollectOptions{
 		ResultDir: c.ResultDir, OutputDirs: []string{c.OutputDir}, ResultFilename: name,
-		Concurrencies: customConcurrencies(pl, os.LookupEnv),
+		Concurrencies: c.Concurrencies,
 	})
 	if out == nil {
 		return nil, err
@@ -30,39 +29,6 @@ func collectCustom(pl *plan.Plan, name string, overwrite bool) (*results.CustomO
 		err = serr
 	}
 	return out, err
-}
-
-// customConcurrencies are the concurrencies the workload is asked for as
-// agentic_srt.sh reads them, ${CONC_LIST:-$CONC}, from the environment the
-// job gives it: the process's own (benchmark.env) over what lookup (the
-// submitting environment, which the job inherits) holds.
-func customConcurrencies(pl *plan.Plan, lookup func(string) (string, bool)) []int {
-	for _, p := range pl.Processes {
-		if p.Role != plan.RoleBenchmark {
-			continue
-		}
-		get := func(k string) string {
-			if v, ok := p.Env[k]; ok {
-				return v
-			}
-			v, _ := lookup(k)
-			return v
-		}
-		list := get("CONC_LIST")
-		if list == "" {
-			list = get("CONC")
-		}
-		var out []int
-		for _, f := range strings.Fields(list) {
-			n, err := strconv.Atoi(f)
-			if err != nil || n < 1 {
-				return nil // not a list slurmbench can read: do not guess
-			}
-			out = append(out, n)
-		}
-		return out
-	}
-	return nil
 }
 
 // benchmarkProvenance records in the manifest which benchmark client ran
@@ -136,7 +102,7 @@ func collectFixedSequence(pl *plan.Plan) (points []results.CollectedPoint, found
 	if len(dirs) == 0 {
 		return nil, false, nil
 	}
-	concs := customConcurrencies(pl, os.LookupEnv)
+	concs := pl.Benchmark.Custom.Concurrencies
 	if len(concs) == 0 {
 		return nil, true, errors.New("custom benchmark wrote SA-Bench results under " + pl.Layout.Logs + " but its concurrencies (CONC_LIST or CONC) are not known")
 	}
