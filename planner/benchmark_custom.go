@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -18,6 +19,21 @@ import (
 // interpreters run their first operand as the script.
 var interpreters = map[string]bool{"bash": true, "sh": true, "python": true, "python3": true}
 
+// ErrNeedsShell is matched (errors.Is) by SplitCommand's error for a
+// command that parses but needs a shell: a sequence, a pipe, a redirection,
+// a variable. The planner runs such a command as srtctl does (bash -l)
+// from a script file written verbatim, so the plan still holds an argv.
+var ErrNeedsShell = errors.New("needs a shell")
+
+type shellError struct{ msg string }
+
+func (e *shellError) Error() string        { return e.msg }
+func (e *shellError) Is(target error) bool { return target == ErrNeedsShell }
+
+func needsShell(format string, args ...any) error {
+	return &shellError{fmt.Sprintf(format, args...)}
+}
+
 // SplitCommand splits a recipe's benchmark.command into argv, once, with
 // mvdan.cc/sh's bash parser. A real parser rather than a word lexer (such
 // as github.com/google/shlex) because it knows the whole grammar: a command
@@ -30,27 +46,27 @@ func SplitCommand(cmd string) ([]string, error) {
 		return nil, fmt.Errorf("not a shell command: %w", err)
 	}
 	if len(f.Stmts) != 1 {
-		return nil, fmt.Errorf("holds %d commands; write one command (put a sequence in a script)", len(f.Stmts))
+		return nil, needsShell("holds %d commands; write one command (put a sequence in a script)", len(f.Stmts))
 	}
 	st := f.Stmts[0]
 	switch {
 	case st.Background || st.Coprocess || st.Negated:
-		return nil, fmt.Errorf("uses &, coproc or !; write a plain command (put shell logic in a script)")
+		return nil, needsShell("uses &, coproc or !; write a plain command (put shell logic in a script)")
 	case len(st.Redirs) > 0:
-		return nil, fmt.Errorf("redirects (%s); the benchmark's output already goes to its log", redirOp(st.Redirs[0]))
+		return nil, needsShell("redirects (%s); the benchmark's output already goes to its log", redirOp(st.Redirs[0]))
 	}
 	call, ok := st.Cmd.(*syntax.CallExpr)
 	if !ok || call == nil {
-		return nil, fmt.Errorf("is a shell construct (%T), not a plain command; put it in a script", st.Cmd)
+		return nil, needsShell("is a shell construct (%T), not a plain command; put it in a script", st.Cmd)
 	}
 	if len(call.Assigns) > 0 {
-		return nil, fmt.Errorf("sets %s= before the command; use benchmark.env", call.Assigns[0].Name.Value)
+		return nil, needsShell("sets %s= before the command; use benchmark.env", call.Assigns[0].Name.Value)
 	}
 	argv := make([]string, 0, len(call.Args))
 	for _, w := range call.Args {
 		s, ok := literalWord(w)
 		if !ok {
-			return nil, fmt.Errorf("word %q needs a shell to expand (a variable, substitution or glob); pass values through benchmark.env", wordText(cmd, w))
+			return nil, needsShell("word %q needs a shell to expand (a variable, substitution or glob); pass values through benchmark.env", wordText(cmd, w))
 		}
 		argv = append(argv, s)
 	}
@@ -137,6 +153,15 @@ func unescapeDouble(s string) string {
 func (b *builder) customBenchmark(bm plan.Benchmark) error {
 	r, pl := b.r, b.plan
 	argv, err := SplitCommand(r.Benchmark.Command)
+	var files map[string]string
+	if errors.Is(err, ErrNeedsShell) {
+		// srtctl hands the command to bash -lc; the plan keeps an argv by
+		// running the command, verbatim, from a file in the run's logs
+		// (mounted at the same path in the container).
+		script := filepath.Join(pl.Layout.Logs, "benchmark.command.sh")
+		files = map[string]string{script: "# benchmark.command of " + r.Name + ", run as srtctl runs it (bash -l)\n" + strings.TrimSuffix(r.Benchmark.Command, "\n") + "\n"}
+		argv, err = []string{"bash", "-l", script}, nil
+	}
 	if err != nil {
 		return b.fail("benchmark.command", "%q %v", r.Benchmark.Command, err)
 	}
@@ -183,7 +208,7 @@ func (b *builder) customBenchmark(bm plan.Benchmark) error {
 	}
 	pl.Benchmark = bm
 	proc := plan.Process{Name: "benchmark", Role: plan.RoleBenchmark, Nodes: []int{node}, Container: true, Mounts: mounts,
-		Env: env, Argv: argv, Log: b.logPath("benchmark"), Critical: true, Srun: plan.SrunOptions{Extra: b.srunExtra()}}
+		Env: env, Argv: argv, Files: files, Log: b.logPath("benchmark"), Critical: true, Srun: plan.SrunOptions{Extra: b.srunExtra()}}
 	// srtctl's CustomBenchmarkRunner.get_container_image: the recipe's
 	// benchmark.container_image, else the job's image.
 	if ci := b.r.Benchmark.ContainerImage; ci != "" {

@@ -150,7 +150,6 @@ func TestCustomBenchmarkRefused(t *testing.T) {
 		want          string
 	}{
 		{"bash -c", "b200.toml", []string{`command: "bash /infmax-workspace/benchmarks/multi_node/agentic_srt.sh"`, `command: "bash -c 'a.sh && b.sh'"`}, "benchmark.command"},
-		{"shell pipeline", "b200.toml", []string{`command: "bash /infmax-workspace/benchmarks/multi_node/agentic_srt.sh"`, `command: "bash run.sh | tee x"`}, "benchmark.command"},
 		{"no decode for last_decode", "b200.toml", []string{"  prefill_nodes: 1\n  decode_nodes: 2\n  prefill_workers: 1\n  decode_workers: 2\n", "  agg_nodes: 1\n  agg_workers: 1\n",
 			"    prefill:\n      served-model-name: deepseek-ai/DeepSeek-R1\n      tensor-parallel-size: 8\n    decode:\n", "    aggregated:\n"}, "benchmark.client_placement"},
 	}
@@ -257,4 +256,35 @@ func TestCustomBenchmarkImage(t *testing.T) {
 	if p := benchmarkProcess(t, pl); p.Image != "docker.io/rocm/sgl-dev:bench-1" || !p.Container {
 		t.Errorf("client image %q (container %v)", p.Image, p.Container)
 	}
+}
+
+// TestCustomBenchmarkShellCommand: a benchmark.command that needs a shell
+// (a sequence, a pipe, exports) runs as srtctl runs it, bash -l, from a
+// file holding the command verbatim, so the plan's argv stays an argv.
+func TestCustomBenchmarkShellCommand(t *testing.T) {
+	td := testdataDir(t)
+	text := string(readTestdata(t, "recipes", "agentic.yaml"))
+	cmd := "set -eo pipefail\nexport RESULT_DIR=/logs/agentic\nbash run.sh | tee x\n"
+	text = strings.Replace(text, `command: "bash /infmax-workspace/benchmarks/multi_node/agentic_srt.sh"`, "command: |\n    "+strings.ReplaceAll(strings.TrimSuffix(cmd, "\n"), "\n", "\n    "), 1)
+	pl := buildText(t, "b200.toml", text)
+	var bench *plan.Process
+	for i := range pl.Processes {
+		if pl.Processes[i].Role == plan.RoleBenchmark {
+			bench = &pl.Processes[i]
+		}
+	}
+	if bench == nil {
+		t.Fatal("no benchmark process")
+	}
+	script := filepath.Join(pl.Layout.Logs, "benchmark.command.sh")
+	if want := []string{"bash", "-l", script}; !reflect.DeepEqual(bench.Argv, want) {
+		t.Errorf("argv %q, want %q", bench.Argv, want)
+	}
+	if body := bench.Files[script]; !strings.HasSuffix(body, cmd) {
+		t.Errorf("script %q does not end with the command verbatim %q", body, cmd)
+	}
+	if err := pl.Validate(); err != nil {
+		t.Errorf("validate: %v", err)
+	}
+	_ = td
 }

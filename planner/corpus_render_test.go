@@ -104,6 +104,10 @@ runs_dir = "/shared/runs"
 squash_dir = "/shared/squash"
 # The InferenceX checkout: custom benchmarks and the sa-bench client run from it.
 workspace = %s
+# A cluster that collects power names its DCGM exporter image (srtctl 2.x's
+# cluster default exporter): recipes that turn telemetry on without one use it.
+[telemetry]
+exporter_image = "nvcr.io/nvidia/k8s/dcgm-exporter:4.2.3-4.1.3-ubuntu22.04"
 [models]
 %s`, gpn, gpn, strconv.Quote(filepath.Dir(filepath.Dir(filepath.Dir(corpusRoot(t))))), models.String())
 		path := filepath.Join(dir, fmt.Sprintf("gpn%d.toml", gpn))
