@@ -11,9 +11,9 @@ import (
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/job/steps"
 	"github.com/slurmbench/slurmbench/login/launch"
-	"github.com/slurmbench/slurmbench/urlmode"
 	"github.com/slurmbench/slurmbench/plan"
 	"github.com/slurmbench/slurmbench/rundir"
+	"github.com/slurmbench/slurmbench/urlmode"
 )
 
 func stepFlags() []cli.Flag {

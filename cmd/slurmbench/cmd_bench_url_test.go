@@ -13,10 +13,10 @@ import (
 	"github.com/slurmbench/slurmbench/clients/gsm8k"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/internal/shareddata"
-	"github.com/slurmbench/slurmbench/urlmode"
 	"github.com/slurmbench/slurmbench/mockengine"
 	"github.com/slurmbench/slurmbench/plan"
 	"github.com/slurmbench/slurmbench/results"
+	"github.com/slurmbench/slurmbench/urlmode"
 )
 
 // TestBenchURLMatchesRun: `bench --url` at the demo's point (examples/

@@ -11,8 +11,8 @@ import (
 	"github.com/slurmbench/slurmbench/internal/duration"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/job/dynamoinstall"
-	"github.com/slurmbench/slurmbench/urlmode"
 	"github.com/slurmbench/slurmbench/plan"
+	"github.com/slurmbench/slurmbench/urlmode"
 )
 
 func dynamoInstallCommand() *cli.Command {

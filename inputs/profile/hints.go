@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/slurmbench/slurmbench/internal/suggest"
 )
 
 // Error messages that help with a mistyped or misplaced profile: an
@@ -85,7 +86,7 @@ func closestKey(t reflect.Type, k toml.Key) string {
 		if name == "" || name == "-" {
 			continue
 		}
-		if d := editDistance(last, name); d < bestDist {
+		if d := suggest.Distance(last, name); d < bestDist {
 			best, bestDist = name, d
 		}
 	}
@@ -109,27 +110,6 @@ func tomlField(t reflect.Type, name string) (reflect.Type, bool) {
 		}
 	}
 	return nil, false
-}
-
-// editDistance is Levenshtein's distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // LooksLikeRecipe says whether a file that does not parse as a profile is

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/slurmbench/slurmbench/internal/suggest"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -398,7 +399,7 @@ func suggestPath(root reflect.Type, version int, t reflect.Type, prefix, rest []
 	sort.Strings(names)
 	best, bestD := "", -1
 	for _, n := range names {
-		if d := editDistance(rest[0], n); bestD < 0 || d < bestD {
+		if d := suggest.Distance(rest[0], n); bestD < 0 || d < bestD {
 			best, bestD = n, d
 		}
 	}
@@ -425,25 +426,4 @@ func suggestPath(root reflect.Type, version int, t reflect.Type, prefix, rest []
 		return strings.Join(full, ".")
 	}
 	return strings.Join(path, ".")
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

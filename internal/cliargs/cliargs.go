@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/internal/suggest"
 )
 
 func configErrorf(format string, args ...any) error {
@@ -106,15 +107,15 @@ func lookupCommand(cmds []*cli.Command, name string) *cli.Command {
 func unknownCommand(cmds []*cli.Command, path []string, name string) error {
 	where := strings.Join(append([]string{"slurmbench"}, path...), " ")
 	msg := fmt.Sprintf("unknown command %q", strings.Join(append(path, name), " "))
-	if s := suggest(cmds, name); s != "" {
+	if s := closestCommand(cmds, name); s != "" {
 		msg += fmt.Sprintf("; did you mean %q?", strings.Join(append(path, s), " "))
 	}
 	return configErrorf("%s ('%s --help' lists the commands)", msg, where)
 }
 
-// suggest is the command name Closest to name: a prefix match, else the
+// closestCommand is the command name closest to name: a prefix match, else the
 // smallest edit distance within a third of the name's length (at least 2).
-func suggest(cmds []*cli.Command, name string) string {
+func closestCommand(cmds []*cli.Command, name string) string {
 	var names []string
 	for _, c := range cmds {
 		if !c.Hidden {
@@ -136,32 +137,11 @@ func Closest(names []string, name string) string {
 	}
 	best, bestDist := "", max(2, len(name)/3)+1
 	for _, n := range names {
-		if d := EditDistance(name, n); d < bestDist {
+		if d := suggest.Distance(name, n); d < bestDist {
 			best, bestDist = n, d
 		}
 	}
 	return best
-}
-
-// EditDistance is Levenshtein's distance between a and b.
-func EditDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // Interleave puts flags (and the values of flags that take one) before the
