@@ -1,4 +1,7 @@
-package slurm
+// Package sbatch translates the sbatch directives a recipe passes through
+// (srtctl writes them as #SBATCH lines) into slurmrestd job_desc fields,
+// refusing by name what a job description cannot carry.
+package sbatch
 
 import (
 	"errors"
@@ -156,7 +159,7 @@ var unexpressible = map[string]string{
 // "" for a bare flag) into job-description fields. Options the plan sets
 // itself are skipped ("comment") or refused; anything the job description
 // cannot express is refused, every such option named.
-func SbatchDirectives(d map[string]string) (map[string]any, error) {
+func Directives(d map[string]string) (map[string]any, error) {
 	if len(d) == 0 {
 		return nil, nil
 	}
