@@ -21,5 +21,5 @@ for concurrency in $CONC_LIST; do
 	num_prompts=$((concurrency * 10 < 16 ? 16 : concurrency * 10))
 	env -u RESULT_FILENAME "$SLURMBENCH" bench --url "http://${SRT_FRONTEND_HOST}:${SRT_FRONTEND_PORT}" --model "$MODEL" \
 		--isl "$ISL" --osl "$OSL" --conc "$concurrency" --num-prompts "$num_prompts" --warmups "$((concurrency * 2))" \
-		--range-ratio 1.0 --out "$logs" --gpus "$((ctx + gen))" --prefill-gpus "$ctx" --decode-gpus "$gen"
+		--range-ratio 1.0 --out "$logs" --overwrite --gpus "$((ctx + gen))" --prefill-gpus "$ctx" --decode-gpus "$gen"
 done
