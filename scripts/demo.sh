@@ -10,14 +10,14 @@ sb=$repo/bin/slurmbench
 demo=/srv/slurmbench/shared/demo
 : "${SLURM_REST_URL:?no test cluster: run as root (make demo starts it)}"
 
-# The demo still runs through the test-only stand-in enroot, where
-# profiles/testcluster.toml's container.enroot points; the test cluster itself
-# has the real enroot 4.1.2 and pyxis 0.24.0, with which
-# internal/e2e/container_test.go runs this topology (runtime pyxis and
-# enroot, the image imported from the cluster's registry).
-mkdir -p "$demo/bin" "$demo/runs" "$demo/squash" "$demo/models/mock"
-chmod 0777 "$demo/runs"
-install -m 0755 "$repo/testdata/enroot-standin/enroot" "$demo/bin/enroot"
+# The production container path: pyxis starts the containers and the real
+# enroot imports the image from the cluster's registry, where this build's
+# mock-engine image is pushed first (the staged manifest records its digest).
+: "${SLURMBENCH_CLUSTER_REGISTRY:?the test cluster has no registry (testcluster/up.sh starts one)}"
+mkdir -p "$demo/runs" "$demo/squash" "$demo/models/mock"
+chmod 0777 "$demo/runs" "$demo/squash"
+pushed=$(bash "$repo/testcluster/mock-image.sh" "$sb" slurmbench/mock-engine:demo)
+echo "demo: mock-engine image $pushed" >&2
 # The eval's GSM8K data is built into the binary; the mock engine answers
 # from a key made from the same data (95 % right), on the shared filesystem.
 "$sb" mock-answer-key --accuracy 0.95 --out "$demo/gsm8k-answer-key.jsonl"

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -47,4 +48,17 @@ func TestDemoFromLoneClone(t *testing.T) {
 	if len(staged) == 0 {
 		t.Errorf("nothing staged in demo-out/:\n%s", out)
 	}
+	// The demo runs the production container path (pyxis, the real enroot,
+	// the image from the cluster's registry): its manifest names the digest
+	// the registry holds for the image it pushed.
+	m := demoImageLine.FindStringSubmatch(string(out))
+	if m == nil {
+		t.Fatalf("make demo did not say which image it pushed:\n%s", out)
+	}
+	if got := stagedManifest(t, filepath.Join(clone, "demo-out")).Provenance.ImageDigest; got != m[1] {
+		t.Errorf("staged manifest image_digest %q, want the registry's %s", got, m[1])
+	}
 }
+
+// demoImageLine is scripts/demo.sh's line naming the image it pushed.
+var demoImageLine = regexp.MustCompile(`(?m)^demo: mock-engine image \S+@(sha256:[0-9a-f]{64})$`)
