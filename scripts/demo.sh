@@ -20,7 +20,7 @@ pushed=$(bash "$repo/testcluster/mock-image.sh" "$sb" slurmbench/mock-engine:dem
 echo "demo: mock-engine image $pushed" >&2
 # The eval's GSM8K data is built into the binary; the mock engine answers
 # from a key made from the same data (95 % right), on the shared filesystem.
-"$sb" mock-answer-key --accuracy 0.95 --out "$demo/gsm8k-answer-key.jsonl"
+"$sb" mock-answer-key --accuracy 0.95 --out "$demo/models/mock/gsm8k-answer-key.jsonl"
 
 out=$repo/demo-out
 rm -rf "$out"

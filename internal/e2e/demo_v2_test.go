@@ -35,7 +35,7 @@ func TestDemoRecipeSchema2(t *testing.T) {
 		t.Fatalf("examples/mock-2p1d.yaml is not a schema-2 recipe:\n%s", rec)
 	}
 	rec = strings.Replace(rec, "\nname: mock-2p1d\n", "\nname: "+name+"\n", 1)
-	rec = strings.Replace(rec, "/srv/slurmbench/shared/demo/gsm8k-answer-key.jsonl", key, 1)
+	rec = strings.Replace(rec, "/model/gsm8k-answer-key.jsonl", key, 1)
 	r := c.prepare(t, runOpts{name: name, recipe: rec, args: []string{"--run-eval", "true", "--eval-conc", "64"}})
 	appendProfile(t, r.profile, "\n[telemetry]\nmock_watts = 350\n")
 	r.start()
