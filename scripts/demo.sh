@@ -24,5 +24,7 @@ echo "demo: mock-engine image $pushed" >&2
 
 out=$repo/demo-out
 rm -rf "$out"
-exec "$sb" run --profile "$repo/profiles/testcluster.toml" --recipe "$repo/examples/mock-2p1d.yaml" \
+# Pinned by digest: the squash cache keys on it, so a rebuilt image is
+# imported again rather than an older import of the same tag reused.
+exec "$sb" run --profile "$repo/profiles/testcluster.toml" --recipe "$repo/examples/mock-2p1d.yaml" --image "$pushed" \
 	--run-eval true --eval-conc 64 --stage-dir "$out" --result-filename demo_mock-2p1d
