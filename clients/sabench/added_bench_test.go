@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,8 +30,9 @@ const (
 // SABENCH_OSL, SABENCH_TTFT and SABENCH_ITL override) and prints, per
 // point, the added latency's median, p90, p99 and max (added_*), the same
 // from the moment the client parsed the event (read_*), the process's
-// whole CPU (user + sys, warmup included) per streamed token, the load
-// average around the point, and each goal's verdict. It is not a timed
+// whole CPU (user + sys, warmup included) per streamed token, the time
+// its threads waited for a CPU (client_runq_wait_%), the load average
+// around the point, and each goal's verdict. It is not a timed
 // test: it only reports. The goals' setting, engine on core 0 and client
 // on core 1:
 //
@@ -54,10 +56,12 @@ func BenchmarkAddedLatency(b *testing.B) {
 			for b.Loop() {
 				cfg := NewConfig(engine.url, benchModel, isl, osl, conc)
 				load0 := loadAvg()
+				wait0 := runQueueWait(os.Getpid())
 				cpu0, srv0, t0 := selfCPU(), engine.cpuTime(), time.Now()
 				res, err := Run(context.Background(), cfg)
 				wall := time.Since(t0)
 				cpu, srv := selfCPU()-cpu0, engine.cpuTime()-srv0
+				wait := runQueueWait(os.Getpid()) - wait0
 				load1 := loadAvg()
 				if err != nil {
 					b.Fatal(err)
@@ -82,12 +86,14 @@ func BenchmarkAddedLatency(b *testing.B) {
 				b.ReportMetric(100*cpu.Seconds()/wall.Seconds(), "client_cpu_%")
 				b.ReportMetric(100*srv.Seconds()/wall.Seconds(), "engine_cpu_%")
 				b.ReportMetric(res.OutputThroughput, "tok/s")
+				b.ReportMetric(100*wait.Seconds()/wall.Seconds(), "client_runq_wait_%")
 				b.Logf("c%d ISL/OSL %d/%d TTFT %s ITL %s, GOMAXPROCS %d, load average %s → %s", conc, isl, osl, ttft, itl,
 					runtime.GOMAXPROCS(0), load0, load1)
 				b.Logf("added (time given − mock's send stamp) over %d events: median %.4f, p90 %.4f, p99 %.3f, max %.1f ms (%d negative)",
 					a.Events, a.Median, a.P90, a.P99, a.Max, a.Negative)
 				b.Logf("read (parsed − send stamp): median %.4f, p90 %.4f, p99 %.3f, max %.1f ms", r.Median, r.P90, r.P99, r.Max)
 				b.Logf("whole-process CPU %.2f s over %d streamed tokens: %.2f µs/token", cpu.Seconds(), streamed, usPerToken)
+				b.Logf("the client's threads waited %.2f s on a run queue (runnable, not running) over the %.1f s point", wait.Seconds(), wall.Seconds())
 				b.Logf("goals: added median ≤ %g ms %s; added p99 ≤ %g ms %s; CPU ≤ %g µs/token %s",
 					goalAddedMedianMs, verdict(a.Median <= goalAddedMedianMs), goalAddedP99Ms, verdict(a.P99 <= goalAddedP99Ms),
 					goalCPUPerTokenUs, verdict(usPerToken <= goalCPUPerTokenUs))
@@ -114,4 +120,26 @@ func loadAvg() string {
 		return "?"
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// runQueueWait is the time the process's threads spent runnable but not
+// running (the second field of each /proc/<pid>/task/*/schedstat): how
+// long the client waited for a CPU. 0 where there is no schedstat.
+func runQueueWait(pid int) time.Duration {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return 0
+	}
+	var sum time.Duration
+	for _, t := range tasks {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(data)); len(f) >= 2 {
+			ns, _ := strconv.ParseInt(f[1], 10, 64)
+			sum += time.Duration(ns)
+		}
+	}
+	return sum
 }
