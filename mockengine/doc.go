@@ -21,12 +21,17 @@
 // carries finish_reason ("length" or "stop"); with include_usage a final
 // chunk has empty choices and usage {prompt_tokens, completion_tokens,
 // total_tokens}; then "data: [DONE]". Non-streaming answers carry usage.
+// Every token chunk ends with one more member, "mock_sent_unix_ns"
+// (SentStampKey): the Unix time in nanoseconds at which the mock wrote it
+// to the socket, so a client on the same host can tell the latency it adds
+// from the mock's own (OpenAI clients ignore unknown members).
 //
 // Timing: token i (0-based) of a request is due at arrival + TTFT + i×ITL,
 // computed from the arrival time so that late wake-ups never accumulate; a
 // non-streaming answer is sent when its last token is due. Each request waits
-// on one reusable timer, and chunks are flushed only before a wait, so a
-// server behind schedule sends the overdue chunks in one write.
+// on one reusable timer, and chunks are written and flushed only before a
+// wait, so a server behind schedule sends the overdue chunks in one write
+// (stamped with the time of that write).
 //
 // Token counting: prompt_tokens is exact for token-id prompts (one per id);
 // for text it is ApproxTokens, one token per 4 bytes of UTF-8 rounded up

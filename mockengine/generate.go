@@ -170,7 +170,19 @@ func newChunkEncoder(req *genRequest, id string, created int64, model string) *c
 	return &chunkEncoder{head: head, chat: req.endpoint == endpointChat}
 }
 
-func (e *chunkEncoder) appendToken(dst []byte, index int, quoted string, first bool, finish string) []byte {
+// SentStampKey is the member every streamed token chunk ends with: the
+// Unix time in nanoseconds at which the mock handed the chunk to the
+// kernel (taken just before the chunk is encoded and written, at the flush
+// that sends it). A client on the same host subtracts it from the time it
+// gave the chunk and gets the latency it added itself, apart from the
+// mock's own lateness. OpenAI clients ignore members they do not know
+// (benchmark_serving.py reads only "choices" and "usage"), so the chunk
+// stays a valid completion chunk; an SSE comment line would not be, since
+// benchmark_serving.py's completions reader json.loads every non-empty line.
+const SentStampKey = "mock_sent_unix_ns"
+
+// appendToken renders one token's chunk, stamped with sent (SentStampKey).
+func (e *chunkEncoder) appendToken(dst []byte, index int, quoted string, first bool, finish string, sent int64) []byte {
 	dst = append(dst, e.head...)
 	dst = append(dst, `{"index":`...)
 	dst = strconv.AppendInt(dst, int64(index), 10)
@@ -192,7 +204,9 @@ func (e *chunkEncoder) appendToken(dst []byte, index int, quoted string, first b
 	} else {
 		dst = strconv.AppendQuote(dst, finish)
 	}
-	return append(dst, "}]}\n\n"...)
+	dst = append(dst, `}],"`+SentStampKey+`":`...)
+	dst = strconv.AppendInt(dst, sent, 10)
+	return append(dst, "}\n\n"...)
 }
 
 // appendUsage renders OpenAI's final usage chunk: empty choices plus usage.
@@ -252,50 +266,57 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *genReques
 	rc := http.NewResponseController(w)
 	enc := newChunkEncoder(req, id, start.Unix(), model)
 	buf := make([]byte, 0, 512)
-	pending := 0 // chunks written since the last flush
-	flush := func() bool {
-		if pending == 0 {
+	written := 0 // steps whose chunks have been sent
+	// send writes the chunks of steps [written, upto) in one write and
+	// flushes them, stamped with one reading of the clock taken right
+	// before: when the server is behind schedule the overdue chunks leave
+	// in one syscall, and their stamp is when they left, not when they
+	// were due (the client's added latency excludes the mock's lateness).
+	// tail goes after them in the same write.
+	send := func(upto int, tail func([]byte) []byte) bool {
+		sent := time.Now().UnixNano()
+		buf = buf[:0]
+		n := 0
+		for ; written < upto; written++ {
+			for _, c := range plans {
+				if written >= c.total {
+					continue
+				}
+				finish := ""
+				if written == c.total-1 {
+					finish = c.finish
+				}
+				buf = enc.appendToken(buf, c.index, c.quotedToken(written), written == 0, finish, sent)
+				n++
+			}
+		}
+		if tail != nil {
+			buf = tail(buf)
+		}
+		if len(buf) == 0 {
 			return true
 		}
-		s.tokens.Add(int64(pending))
-		pending = 0
+		if _, err := w.Write(buf); err != nil {
+			return false
+		}
+		s.tokens.Add(int64(n))
 		return rc.Flush() == nil
 	}
 	for step := range steps {
 		due := start.Add(s.opts.TTFT + time.Duration(step)*itl)
-		// Flush only before waiting: when the server is behind schedule the
-		// overdue chunks leave in one write instead of one syscall each.
+		// Send only before waiting (see send).
 		if time.Until(due) > 0 {
-			if !flush() || !s.sleepUntil(timer, due, done) {
+			if !send(step, nil) || !s.sleepUntil(timer, due, done) {
 				return
 			}
 		}
-		for _, c := range plans {
-			if step >= c.total {
-				continue
-			}
-			finish := ""
-			if step == c.total-1 {
-				finish = c.finish
-			}
-			buf = enc.appendToken(buf[:0], c.index, c.quotedToken(step), step == 0, finish)
-			if _, err := w.Write(buf); err != nil {
-				return
-			}
-			pending++
+	}
+	send(steps, func(b []byte) []byte {
+		if req.includeUsage {
+			b = enc.appendUsage(b, u)
 		}
-	}
-	if req.includeUsage {
-		buf = enc.appendUsage(buf[:0], u)
-		if _, err := w.Write(buf); err != nil {
-			return
-		}
-	}
-	if _, err := w.Write(sseDone); err != nil {
-		return
-	}
-	flush()
-	_ = rc.Flush()
+		return append(b, sseDone...)
+	})
 }
 
 // sleepUntil waits for t on timer; false when the request or server ends first.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -26,6 +27,7 @@ type sseChunk struct {
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *usage `json:"usage"`
+	Sent  *int64 `json:"mock_sent_unix_ns"`
 }
 
 type streamResult struct {
@@ -285,3 +287,53 @@ func TestTimingSchedule(t *testing.T) {
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestSentStamps: every token chunk, completions and chat, ends with
+// mock_sent_unix_ns, an integer that decodes back exactly, taken when the
+// chunk was written: not before its due time, not after the client read
+// it, never decreasing; the usage chunk carries none.
+func TestSentStamps(t *testing.T) {
+	const ttft, itl, n = 20 * time.Millisecond, 5 * time.Millisecond, 6
+	url := StartTest(t, Options{Model: "m", TTFT: ttft, ITL: itl})
+	for _, tc := range []struct{ path, body string }{
+		{"/v1/completions", `{"prompt":"x","max_tokens":6,"stream":true,"ignore_eos":true,"stream_options":{"include_usage":true}}`},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"max_tokens":6,"stream":true,"ignore_eos":true,"stream_options":{"include_usage":true}}`},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			start := time.Now()
+			resp := postJSON(t, url+tc.path, tc.body)
+			raw, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			read := time.Now()
+			res := readStream(t, bytes.NewReader(raw))
+			if len(res.chunks) != n+1 {
+				t.Fatalf("%d chunks, want %d tokens and usage", len(res.chunks), n)
+			}
+			var prev int64
+			for i, c := range res.chunks[:n] {
+				if c.Sent == nil {
+					t.Fatalf("token chunk %d has no %s", i, SentStampKey)
+				}
+				sent := time.Unix(0, *c.Sent)
+				if due := start.Add(ttft + time.Duration(i)*itl); sent.Before(due) {
+					t.Errorf("chunk %d stamped %s after the request, before its due time %s", i, sent.Sub(start), due.Sub(start))
+				}
+				if sent.After(read) || *c.Sent < prev {
+					t.Errorf("chunk %d stamped %d: after the read (%d) or before chunk %d's %d", i, *c.Sent, read.UnixNano(), i-1, prev)
+				}
+				prev = *c.Sent
+			}
+			if res.chunks[n].Sent != nil || res.chunks[n].Usage == nil {
+				t.Errorf("usage chunk %+v: stamped, or without usage", res.chunks[n])
+			}
+			// The member is the chunk's last and its text is the integer.
+			first := raw[:bytes.Index(raw, []byte("\n\n"))]
+			want := fmt.Sprintf(`,"%s":%d}`, SentStampKey, *res.chunks[0].Sent)
+			if !bytes.HasSuffix(first, []byte(want)) {
+				t.Errorf("first chunk %s does not end with %s", first, want)
+			}
+		})
+	}
+}

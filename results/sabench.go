@@ -50,6 +50,17 @@ type SABenchResult struct {
 	Valid         *bool
 	InvalidReason string
 
+	// AddedLatency is the latency the client added to the token events of
+	// streams whose server stamped them (the mock engine): the time the
+	// client gave each event (what TTFT and ITL are made of) minus the time
+	// the server wrote it, on the host's one clock
+	// (slurmbench_added_latency). ReadLatency is the same from the moment
+	// the client parsed the event (slurmbench_read_latency): how far
+	// behind the stream the client read. Both nil without stamps; neither
+	// is a benchmark_serving.py field, and as objects they stay out of
+	// the aggregate, which takes only numeric members.
+	AddedLatency, ReadLatency *LatencyDist
+
 	// Warmup outcome, not written.
 	WarmupCompleted, WarmupFailed int
 
@@ -62,6 +73,21 @@ type SABenchDetail struct {
 	ITLs           [][]float64 // seconds
 	GeneratedTexts []string
 	Errors         []string
+}
+
+// LatencyDist is a distribution of per-event latencies in milliseconds.
+// Median, P90 and P99 are nearest-rank (the smallest sample with at least
+// that share of the samples at or below it); Max is the largest sample.
+// Negative counts events the client dated before the server's stamp (a
+// clock that stepped), taken as 0 in the statistics.
+type LatencyDist struct {
+	Events   int     `json:"events"`
+	Negative int     `json:"negative"`
+	Mean     float64 `json:"mean_ms"`
+	Median   float64 `json:"median_ms"`
+	P90      float64 `json:"p90_ms"`
+	P99      float64 `json:"p99_ms"`
+	Max      float64 `json:"max_ms"`
 }
 
 // ErrorCount is one distinct request failure and how often it happened.

@@ -24,6 +24,8 @@ const (
 	keySlurmbenchErrors     = "slurmbench_errors"
 	keySlurmbenchValid      = "slurmbench_valid"
 	keySlurmbenchInvalidWhy = "slurmbench_invalid_reason"
+	keySlurmbenchAdded      = "slurmbench_added_latency"
+	keySlurmbenchRead       = "slurmbench_read_latency"
 )
 
 // metricKey matches mean_/median_/std_/p<P>_<metric>_ms.
@@ -146,6 +148,30 @@ func (r *SABenchResult) appendSlurmbench(o *pyjson.Object) {
 		}
 		o.Write([]byte{']'})
 	}
+	for _, l := range []struct {
+		key string
+		d   *LatencyDist
+	}{{keySlurmbenchAdded, r.AddedLatency}, {keySlurmbenchRead, r.ReadLatency}} {
+		if l.d == nil {
+			continue
+		}
+		d := l.d
+		o.Key(l.key)
+		b := []byte(`{"events": `)
+		b = strconv.AppendInt(b, int64(d.Events), 10)
+		b = append(b, `, "negative": `...)
+		b = strconv.AppendInt(b, int64(d.Negative), 10)
+		for _, f := range []struct {
+			k string
+			v float64
+		}{{"mean_ms", d.Mean}, {"median_ms", d.Median}, {"p90_ms", d.P90}, {"p99_ms", d.P99}, {"max_ms", d.Max}} {
+			b = append(b, `, "`...)
+			b = append(b, f.k...)
+			b = append(b, `": `...)
+			b = pyjson.AppendFloat(b, f.v)
+		}
+		o.Write(append(b, '}'))
+	}
 	if r.Valid != nil {
 		o.Key(keySlurmbenchValid)
 		o.Write(strconv.AppendBool(nil, *r.Valid))
@@ -266,6 +292,12 @@ func (r *SABenchResult) setField(key string, val json.RawMessage) error {
 		}
 	case keySlurmbenchInvalidWhy:
 		err = json.Unmarshal(val, &r.InvalidReason)
+	case keySlurmbenchAdded:
+		r.AddedLatency = new(LatencyDist)
+		err = json.Unmarshal(val, r.AddedLatency)
+	case keySlurmbenchRead:
+		r.ReadLatency = new(LatencyDist)
+		err = json.Unmarshal(val, r.ReadLatency)
 	default:
 		if m := metricKey.FindStringSubmatch(key); m != nil {
 			err = r.setMetric(m[3], m[1], m[2], val)

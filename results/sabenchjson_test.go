@@ -219,3 +219,55 @@ func count(xs []string, x string) int {
 	}
 	return n
 }
+
+// TestAddedLatencyFields: the client-added latency distributions are
+// written after benchmark_serving.py's members (which stay exactly as
+// without them), read back, kept when a file is marked again, and left out
+// of InferenceX's aggregate (which copies every numeric *ms member).
+func TestAddedLatencyFields(t *testing.T) {
+	plain := pythonFormatResult()
+	plain.Client = ClientNative
+	want, _ := plain.MarshalJSON()
+
+	res := pythonFormatResult()
+	res.Client = ClientNative
+	res.AddedLatency = &LatencyDist{Events: 2282, Negative: 1, Mean: 0.0625, Median: 0.03125, P90: 0.5, P99: 1.25, Max: 7.5}
+	res.ReadLatency = &LatencyDist{Events: 2282, Mean: 0.25, Median: 0.125, P90: 1, P99: 2.5, Max: 9}
+	data, _ := res.MarshalJSON()
+	wantTail := `, "slurmbench_added_latency": {"events": 2282, "negative": 1, "mean_ms": 0.0625, "median_ms": 0.03125, "p90_ms": 0.5, "p99_ms": 1.25, "max_ms": 7.5}` +
+		`, "slurmbench_read_latency": {"events": 2282, "negative": 0, "mean_ms": 0.25, "median_ms": 0.125, "p90_ms": 1.0, "p99_ms": 2.5, "max_ms": 9.0}}`
+	if !bytes.Equal(data, append(want[:len(want)-1:len(want)-1], wantTail...)) {
+		t.Errorf("written\n%s\nwant the plain result followed by\n%s", data, wantTail)
+	}
+
+	path := filepath.Join(t.TempDir(), "r.json")
+	if err := WriteSABench(path, res); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadSABench(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.AddedLatency == nil || *back.AddedLatency != *res.AddedLatency || back.ReadLatency == nil || *back.ReadLatency != *res.ReadLatency {
+		t.Fatalf("read back %+v / %+v", back.AddedLatency, back.ReadLatency)
+	}
+	valid := true
+	back.Valid = &valid
+	if err := WriteSABench(path, back); err != nil {
+		t.Fatal(err)
+	}
+	marked, _ := os.ReadFile(path)
+	if !bytes.Contains(marked, []byte(`"slurmbench_added_latency": {"events": 2282,`)) || count(topLevelKeys(t, marked), "slurmbench_added_latency") != 1 {
+		t.Errorf("marking lost or doubled the distribution:\n%s", marked)
+	}
+
+	rec, err := Aggregate(back, Point{Concurrency: 8, GPUs: 24, PrefillGPUs: 16, DecodeGPUs: 8}, RunInfo{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range rec.Keys() {
+		if strings.Contains(k, "slurmbench") || strings.Contains(k, "latency") {
+			t.Errorf("aggregate has %q", k)
+		}
+	}
+}

@@ -90,8 +90,28 @@ type benchEngine struct {
 
 func startBenchEngine(b *testing.B) *benchEngine {
 	b.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), benchEngineEnv+"=1", "SABENCH_TTFT="+benchTTFT.String(), "SABENCH_ITL="+benchITL.String())
+	return startBenchEngineAt(b, benchTTFT, benchITL)
+}
+
+// benchEngineCPUs is the SABENCH_ENGINE_CPUS variable: a CPU list the
+// engine process is pinned to with taskset (e.g. 0, with the benchmark
+// itself run under taskset -c 1), so engine and client each have a core.
+const benchEngineCPUs = "SABENCH_ENGINE_CPUS"
+
+// startBenchEngineAt starts the engine process with the given schedule,
+// pinned per SABENCH_ENGINE_CPUS.
+func startBenchEngineAt(b *testing.B, ttft, itl time.Duration) *benchEngine {
+	b.Helper()
+	argv := []string{os.Args[0], "-test.run=^$"}
+	if cpus := os.Getenv(benchEngineCPUs); cpus != "" {
+		taskset, err := exec.LookPath("taskset")
+		if err != nil {
+			b.Fatalf("%s=%s: no taskset to pin the engine with: %v", benchEngineCPUs, cpus, err)
+		}
+		argv = append([]string{taskset, "-c", cpus}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), benchEngineEnv+"=1", "SABENCH_TTFT="+ttft.String(), "SABENCH_ITL="+itl.String())
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

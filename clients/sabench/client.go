@@ -69,6 +69,9 @@ type runner struct {
 	h1 *h1Client
 	// tail is the body after the prompt up to max_tokens' value.
 	tail []byte
+	// stamps are the measured requests' client-added latencies, from
+	// the events a server stamped (added.go).
+	stamps stampHists
 }
 
 // Run runs one SA-Bench point against cfg.BaseURL: the warmup, then the
@@ -107,6 +110,7 @@ func Run(ctx context.Context, cfg Config) (*results.SABenchResult, error) {
 	r.measure(ctx, records, rng)
 	end := time.Now()
 	fill(res, cfg, ds, records, start, end)
+	res.AddedLatency, res.ReadLatency = r.stamps.added.dist(), r.stamps.read.dist()
 	// Partial only if cancellation actually cost requests: a context that
 	// ends just after the last completion leaves a whole result.
 	if slices.ContainsFunc(records, func(rec record) bool { return !rec.sent || rec.interrupted }) {
@@ -269,7 +273,7 @@ func (r *runner) measure(ctx context.Context, records []record, rng *legacyRand)
 	one := func(i int) {
 		rec := &records[i]
 		rec.sent = true
-		r.do(ctx, r.requestBody(i, r.ds.OutputLens[i]), r.ds.OutputLens[i], rec)
+		r.doStamped(ctx, r.requestBody(i, r.ds.OutputLens[i]), r.ds.OutputLens[i], rec, &r.stamps)
 		t.add(rec)
 	}
 	var wg sync.WaitGroup
@@ -341,13 +345,19 @@ dispatch:
 // client (h1.go), everything else (https, a caller's http.Client) through
 // net/http; both feed the same streamRecorder.
 func (r *runner) do(ctx context.Context, body []byte, maxTokens int, rec *record) {
+	r.doStamped(ctx, body, maxTokens, rec, nil)
+}
+
+// doStamped is do, adding the stream's stamped events to stamps (nil: not
+// recorded, as for the warmup).
+func (r *runner) doStamped(ctx context.Context, body []byte, maxTokens int, rec *record, stamps *stampHists) {
 	rec.outputTokens = -1
 	if cap(rec.itl) == 0 {
 		rec.itl = make([]time.Duration, 0, max(maxTokens-1, 0))
 	}
 	reqCtx, cancel := context.WithTimeout(ctx, r.cfg.RequestTimeout)
 	defer cancel()
-	sr := streamRecorder{rec: rec, saveText: r.cfg.SaveDetailed}
+	sr := streamRecorder{rec: rec, saveText: r.cfg.SaveDetailed, stamps: stamps}
 	if r.h1 != nil {
 		r.h1.do(reqCtx, r.h1Request(body), &sr)
 	} else {
@@ -379,6 +389,11 @@ type streamRecorder struct {
 	// err is a transport failure (judged by runner.fail); a refused request
 	// or a malformed chunk goes to rec.err directly.
 	err error
+	// stamps, when set, take the client-added latency of every token event
+	// the server stamped; readAt is when the transport read the bytes
+	// being fed (Unix ns; 0: the event's own time, as with net/http).
+	stamps *stampHists
+	readAt int64
 }
 
 // line handles one trimmed line that arrived at now; false stops the
@@ -410,6 +425,14 @@ func (s *streamRecorder) line(line []byte, now time.Time) bool {
 		}
 		s.last = now
 		rec.chunks++
+		if c.sent != 0 && s.stamps != nil {
+			at := now.UnixNano()
+			read := s.readAt
+			if read == 0 {
+				read = at
+			}
+			s.stamps.observe(at, read, c.sent)
+		}
 		if s.saveText {
 			rec.text = append(rec.text, choiceText(c.choicesRaw)...)
 		}

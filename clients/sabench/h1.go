@@ -214,6 +214,7 @@ func (cn *h1Conn) roundTrip(ctx context.Context, req []byte, sr *streamRecorder)
 				return true
 			}
 			got = true
+			sr.readAt = cn.rx.read
 			if now.Before(sr.start) {
 				now = sr.start // a clock step between the two readings
 			}

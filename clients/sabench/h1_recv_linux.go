@@ -24,6 +24,9 @@ type h1RX struct {
 	msg syscall.Msghdr
 	iov syscall.Iovec
 	oob [64]byte // one SCM_TIMESTAMPNS message (16-byte header + timespec)
+	// read is when the last recv returned (Unix ns): the arrival stamp's
+	// counterpart for the client-added latency's read distribution.
+	read int64
 }
 
 // enableRXStamps asks the kernel to stamp the socket's incoming data.
@@ -53,8 +56,9 @@ func (x *h1RX) recv(fd uintptr, b []byte) (int, time.Time, error) {
 	if errno != 0 {
 		return 0, now, errno
 	}
+	x.read = now.UnixNano()
 	if at := x.stamp(); at != 0 {
-		if wait := now.UnixNano() - at; wait > 0 {
+		if wait := x.read - at; wait > 0 {
 			now = now.Add(-time.Duration(wait))
 		}
 	}

@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// mockChunk is one token's SSE line as the mock engine (and vLLM) sends it.
-var mockChunk = []byte(`data: {"id":"cmpl-mock-1","object":"text_completion","created":1764700000,"model":"mock/DeepSeek-R1","choices":[{"index":0,"text":" tok","logprobs":null,"finish_reason":null}]}`)
+// mockChunk is one token's SSE line as the mock engine sends it (vLLM's
+// without the stamp).
+var mockChunk = []byte(`data: {"id":"cmpl-mock-1","object":"text_completion","created":1764700000,"model":"mock/DeepSeek-R1","choices":[{"index":0,"text":" tok","logprobs":null,"finish_reason":null}],"mock_sent_unix_ns":1764700000123456789}`)
 
 // BenchmarkStreamLine is the client's CPU per token line outside the
 // network: SSE framing, the chunk scan and the record update.

@@ -25,6 +25,9 @@ type chunk struct {
 	// usage is true when "usage" carries a numeric completion_tokens.
 	usage            bool
 	completionTokens int
+	// sent is the server's send stamp (sentStampKey) in Unix ns, 0 when
+	// the chunk has none.
+	sent int64
 }
 
 var errNotObject = errors.New("chunk is not a JSON object")
@@ -53,6 +56,8 @@ func parseChunk(b []byte) (chunk, error) {
 				c.choices = j < len(val) && val[j] != ']'
 				c.choicesRaw = val
 			}
+		case sentStampKey:
+			c.sent, _ = parseStamp(val)
 		case "usage":
 			if len(val) > 0 && val[0] == '{' {
 				if err := eachMember(val, 0, func(k, v []byte) error {

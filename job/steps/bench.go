@@ -353,8 +353,13 @@ func pointLine(pr PointResult, n int) string {
 	r := pr.Res
 	ttft, _ := r.Metric("ttft")
 	tpot, _ := r.Metric("tpot")
-	stats := fmt.Sprintf("completed %d/%d, %.1f tok/s (%.1f output), median TTFT %.1f ms, median TPOT %.2f ms -> %s",
-		r.Completed, pr.Point.NumPrompts, r.TotalTokenThroughput, r.OutputThroughput, ttft.Median, tpot.Median, filepath.Base(pr.Path))
+	added := ""
+	if a := r.AddedLatency; a != nil {
+		// Only a server that stamps its chunks (the mock engine) gives it.
+		added = fmt.Sprintf(", client-added latency median %.3f / p99 %.3f / max %.1f ms", a.Median, a.P99, a.Max)
+	}
+	stats := fmt.Sprintf("completed %d/%d, %.1f tok/s (%.1f output), median TTFT %.1f ms, median TPOT %.2f ms%s -> %s",
+		r.Completed, pr.Point.NumPrompts, r.TotalTokenThroughput, r.OutputThroughput, ttft.Median, tpot.Median, added, filepath.Base(pr.Path))
 	if pr.Err != nil {
 		return fmt.Sprintf("%s INVALID: %s; %s", head, stats, pointReason(pr.Err))
 	}

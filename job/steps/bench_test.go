@@ -52,6 +52,14 @@ func TestBenchNative(t *testing.T) {
 		if !strings.Contains(out.String(), pointLine(points[i], 2)) {
 			t.Errorf("stdout lacks the line of point %d:\n%s", i+1, out.String())
 		}
+		// The mock stamps its chunks: the file and the line carry the
+		// client-added latency of every measured token.
+		if a := res.AddedLatency; a == nil || a.Events != sum || res.ReadLatency == nil {
+			t.Errorf("c%d: added latency %+v for %d tokens", pt.Concurrency, a, sum)
+		}
+		if !strings.Contains(pointLine(points[i], 2), ", client-added latency median ") {
+			t.Errorf("point line %q lacks the client-added latency", pointLine(points[i], 2))
+		}
 	}
 	if !strings.Contains(out.String(), "point 1/2: c2 valid: completed 20/20,") || !strings.Contains(out.String(), "point 2/2: c4 valid: completed 40/40,") {
 		t.Errorf("stdout:\n%s", out.String())
