@@ -61,7 +61,9 @@ func TestBenchURLMatchesRun(t *testing.T) {
 	}
 	measured := map[string]bool{"date": true, "duration": true, "benchmark_start_time_unix": true,
 		"benchmark_end_time_unix": true, "request_throughput": true, "output_throughput": true,
-		"total_token_throughput": true}
+		"total_token_throughput": true,
+		// Measured distributions of the client's own latency (#25).
+		"slurmbench_added_latency": true, "slurmbench_read_latency": true}
 	for _, rel := range runFiles {
 		runKeys, runVals := resultFields(t, filepath.Join(runResults, rel))
 		urlKeys, urlVals := resultFields(t, filepath.Join(urlOut, rel))
