@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/slurmbench/slurmbench/plan"
+	"github.com/slurmbench/slurmbench/planner/engine"
 
 	"github.com/slurmbench/slurmbench/inputs/profile"
 	"github.com/slurmbench/slurmbench/inputs/recipe"
@@ -50,18 +50,16 @@ type EvalInputs struct {
 // Fixed ports, srtctl's, so results and logs line up with its runs
 // (docs/plan-format.md).
 const (
-	portPublicFrontend   = 8000
+	portPublicFrontend   = engine.PortPublicFrontend
 	portInternalFrontend = 8180
 	portNATS             = 4222
 	portEtcd             = 2379
 	portEtcdPeer         = 2380
 	portWorkerHTTPBase   = 6100 // + 32·k per node
 	portWorkerHTTPStride = 32
-	portBootstrapBase    = 7200 // + k per node, prefill only
-	portSystemBase       = 7500 // + global process counter
-	portNCCLBase         = 17500
-	portDistInit         = 8300
-	portKVEventsBase     = 5200 // + a global counter (KV-event publishers)
+	portBootstrapBase    = 7200                    // + k per node, prefill only
+	portSystemBase       = engine.PortSystemBase   // + global process counter
+	portKVEventsBase     = engine.PortKVEventsBase // + a global counter (KV-event publishers)
 )
 
 // Build computes and validates the plan. Errors name the field at fault.
@@ -539,5 +537,5 @@ func (b *builder) srunExtra() []string {
 	return out
 }
 
-func placeholderHost(n int) string { return "{host:" + strconv.Itoa(n) + "}" }
-func placeholderIP(n int) string   { return "{ip:" + strconv.Itoa(n) + "}" }
+func placeholderHost(n int) string { return plan.HostPlaceholder(n) }
+func placeholderIP(n int) string   { return plan.IPPlaceholder(n) }

@@ -6,7 +6,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/slurmbench/slurmbench/internal/pyjson"
 	"github.com/slurmbench/slurmbench/plan"
+	"github.com/slurmbench/slurmbench/planner/engine"
 
 	"github.com/slurmbench/slurmbench/inputs/profile"
 )
@@ -91,7 +93,7 @@ func (b *builder) checkMooncake() error {
 		return b.fail(field+".store_config", "only the vllm backend writes a Mooncake store config")
 	}
 	if m.StoreConfig != nil && m.StoreConfig.Node != nil && m.StoreConfig.Node.Tag != "!!null" {
-		if _, err := mappingFields(m.StoreConfig.Node); err != nil {
+		if _, err := pyjson.YAMLFields(m.StoreConfig.Node); err != nil {
 			return b.fail(field+".store_config", "must be a mapping of MooncakeStoreConfig keys")
 		}
 	}
@@ -173,21 +175,21 @@ func (b *builder) addMooncake(node int) {
 // mooncakeStoreConfig is srtctl's store config JSON: the recipe's
 // store_config in its order, master_server_address set to the infra node.
 func (b *builder) mooncakeStoreConfig(node int) string {
-	var fields []pyField
+	var fields []pyjson.YAMLField
 	if sc := b.r.Backend.MooncakeKV.StoreConfig; sc != nil && sc.Node != nil && sc.Node.Tag != "!!null" {
-		fields, _ = mappingFields(sc.Node) // checkMooncake checked the shape
+		fields, _ = pyjson.YAMLFields(sc.Node) // checkMooncake checked the shape
 	}
-	addr := scalar("!!str", placeholderIP(node)+":"+strconv.Itoa(portMooncakeMaster))
+	addr := pyjson.YAMLScalar("!!str", placeholderIP(node)+":"+strconv.Itoa(portMooncakeMaster))
 	replaced := false
 	for i := range fields {
-		if fields[i].key == "master_server_address" {
-			fields[i].value, replaced = addr, true
+		if fields[i].Key == "master_server_address" {
+			fields[i].Value, replaced = addr, true
 		}
 	}
 	if !replaced {
-		fields = append(fields, pyField{"master_server_address", addr})
+		fields = append(fields, pyjson.YAMLField{Key: "master_server_address", Value: addr})
 	}
-	out, err := pyJSONObject(2, fields)
+	out, err := pyjson.YAMLObject(2, fields)
 	if err != nil {
 		// A value JSON cannot hold; checkMooncake's field names it.
 		return ""
@@ -199,12 +201,12 @@ func (b *builder) mooncakeStoreConfig(node int) string {
 // a Mooncake store: the worker's own address (the recipe's env may pin
 // another), the recipe's env, the master's addresses, and for vLLM the
 // store config's path.
-func (b *builder) mooncakeWorkerEnv(proc *plan.Process, w *workerCtx, vllm bool) {
+func (b *builder) mooncakeWorkerEnv(proc *plan.Process, w *engine.Worker, vllm bool) {
 	m := b.r.Backend.MooncakeKV
 	if m == nil {
 		return
 	}
-	proc.Env["MOONCAKE_LOCAL_HOSTNAME"] = placeholderIP(w.node)
+	proc.Env["MOONCAKE_LOCAL_HOSTNAME"] = placeholderIP(w.Node)
 	for k, v := range m.Env.Strings() {
 		proc.Env[k] = v
 	}

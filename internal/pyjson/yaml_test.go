@@ -1,4 +1,4 @@
-package planner
+package pyjson
 
 import (
 	"testing"
@@ -6,9 +6,9 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// TestPyJSON: YAML values come out as Python's json.dumps writes what
+// TestYAMLObject: YAML values come out as Python's json.dumps writes what
 // PyYAML parsed, compact (", ", ": ") or indented, keys in document order.
-func TestPyJSON(t *testing.T) {
+func TestYAMLObject(t *testing.T) {
 	cases := []struct {
 		yaml   string
 		indent int
@@ -24,11 +24,11 @@ func TestPyJSON(t *testing.T) {
 		if err := yaml.Unmarshal([]byte(tc.yaml), &n); err != nil {
 			t.Fatal(err)
 		}
-		fields, err := mappingFields(n.Content[0])
+		fields, err := YAMLFields(n.Content[0])
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := pyJSONObject(tc.indent, fields)
+		got, err := YAMLObject(tc.indent, fields)
 		if err != nil || got != tc.want {
 			t.Errorf("%s (indent %d):\n got %s, %v\nwant %s", tc.yaml, tc.indent, got, err, tc.want)
 		}

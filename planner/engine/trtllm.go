@@ -1,4 +1,4 @@
-package planner
+package engine
 
 import (
 	"bytes"
@@ -21,51 +21,52 @@ import (
 // trtllm-llmapi-launch, one MPI srun per endpoint with a task per GPU, the
 // engine config as a YAML file (srtctl's backends/trtllm.py).
 type trtllmEngine struct {
-	b *builder
+	b Builder
 	// nodeProcs counts the node processes srtctl's generic layout made
 	// before this endpoint: each took a KV-events port.
 	nodeProcs int
 }
 
-func (e *trtllmEngine) perEndpoint() bool    { return true }
-func (e *trtllmEngine) visibleDevices() bool { return true }
+func (e *trtllmEngine) PerEndpoint() bool     { return true }
+func (e *trtllmEngine) VisibleDevices() bool  { return true }
+func (e *trtllmEngine) PerGPU(plan.Role) bool { return false }
 
-func (e *trtllmEngine) worker(w *workerCtx, proc *plan.Process) error {
+func (e *trtllmEngine) Complete(w *Worker, proc *plan.Process) error {
 	b := e.b
-	mode := w.srtctlMode()
+	mode := w.SrtctlMode()
 	// The leader's KV-events port in srtctl's layout (unused by the
 	// engine; KVBM's leader ports derive from it).
-	w.kvEvents = portKVEventsBase + e.nodeProcs
-	e.nodeProcs += len(w.ep.nodes)
-	if err := e.checkParallelism(w, b.engineConfig(w.ep.role)); err != nil {
+	w.KVEvents = PortKVEventsBase + e.nodeProcs
+	e.nodeProcs += len(w.Nodes)
+	if err := e.checkParallelism(w, b.EngineConfig(w.Role)); err != nil {
 		return err
 	}
-	conf, err := trtllmConfigYAML(b.engineConfig(w.ep.role))
+	conf, err := trtllmConfigYAML(b.EngineConfig(w.Role))
 	if err != nil {
-		return b.fail("backend.trtllm_config."+w.mode(), "%v", err)
+		return b.Fail("backend.trtllm_config."+w.Mode(), "%v", err)
 	}
 	// The engine reads the file at /logs, the run's log directory in the
 	// container, where srtctl writes it too.
 	name := "trtllm_config_" + mode + ".yaml"
-	proc.Files = map[string]string{filepath.Join(b.plan.Layout.Logs, name): conf}
+	proc.Files = map[string]string{filepath.Join(b.Plan().Layout.Logs, name): conf}
 
 	var argv []string
-	numactl := (b.r.Resources.GPUType == "gb200" || b.r.Resources.GPUType == "gb300") && w.ep.role != plan.RoleAgg
-	if b.r.Backend.NUMABind != nil {
-		numactl = *b.r.Backend.NUMABind
+	numactl := (b.Recipe().Resources.GPUType == "gb200" || b.Recipe().Resources.GPUType == "gb300") && w.Role != plan.RoleAgg
+	if b.Recipe().Backend.NUMABind != nil {
+		numactl = *b.Recipe().Backend.NUMABind
 	}
 	if numactl {
 		// Grace-Blackwell: allocate from both sockets' memory.
 		argv = append(argv, "numactl", "-m", "0,1")
 	}
 	argv = append(argv, "trtllm-llmapi-launch", "python3", "-m", "dynamo.trtllm",
-		"--model-path", b.workerModelArg(), "--served-model-name", b.plan.Model.ServedName)
-	if w.ep.role != plan.RoleAgg {
+		"--model-path", b.WorkerModelArg(), "--served-model-name", b.Plan().Model.ServedName)
+	if w.Role != plan.RoleAgg {
 		argv = append(argv, "--disaggregation-mode", mode)
 	}
-	proc.Argv = append(argv, "--extra-engine-args", "/logs/"+name, "--request-plane", b.plan.Dynamo.RequestPlane)
-	b.seqStart = append(b.seqStart, proc.Name)
-	if pm := b.r.Backend.PublishMetrics; pm != nil && *pm {
+	proc.Argv = append(argv, "--extra-engine-args", "/logs/"+name, "--request-plane", b.Plan().Dynamo.RequestPlane)
+	b.StartSequentially(proc.Name)
+	if pm := b.Recipe().Backend.PublishMetrics; pm != nil && *pm {
 		// Schema 2's engine.publish_metrics: engine metrics without KV-cache
 		// events (srtctl 2.x's TRTLLMBackend). Unset keeps c88ef731's
 		// command, so a schema-2 recipe plans as its schema-1 equivalent.
@@ -74,21 +75,21 @@ func (e *trtllmEngine) worker(w *workerCtx, proc *plan.Process) error {
 
 	// srtctl's MPI launch sets no DYN_REQUEST_PLANE (the flag carries it)
 	// unless the recipe does.
-	if _, set := b.roleEnv(w.ep.role)["DYN_REQUEST_PLANE"]; !set {
-		if _, set := b.r.Env["DYN_REQUEST_PLANE"]; !set {
+	if _, set := b.RoleEnv(w.Role)["DYN_REQUEST_PLANE"]; !set {
+		if _, set := b.Recipe().Env["DYN_REQUEST_PLANE"]; !set {
 			delete(proc.Env, "DYN_REQUEST_PLANE")
 		}
 	}
 	// The expert-load-balancer's shared memory must be unique per worker
 	// on a node: srtctl draws a uuid4, this is stable per run and process.
-	sum := sha256.Sum256([]byte(b.plan.RunID + "/" + proc.Name))
+	sum := sha256.Sum256([]byte(b.Plan().RunID + "/" + proc.Name))
 	proc.Env["TRTLLM_EPLB_SHM_NAME"] = "moe_shared_" + hex.EncodeToString(sum[:16])
 
-	local := w.ep.gpus
-	if local > b.gpn {
-		local = b.gpn
+	local := w.EndpointGPUs
+	if local > b.GPUsPerNode() {
+		local = b.GPUsPerNode()
 	}
-	proc.Srun.NTasks = len(w.ep.nodes) * local
+	proc.Srun.NTasks = len(w.Nodes) * local
 	proc.Srun.MPI = "pmix"
 	proc.Srun.Extra = append([]string{"--oversubscribe", "--cpu-bind=verbose,none"}, proc.Srun.Extra...)
 	delete(proc.Ports, "http") // dynamo.trtllm serves through the Dynamo runtime
@@ -201,8 +202,8 @@ func blockStyle(n *yaml.Node) {
 // checkParallelism holds TRT-LLM's world size (one MPI rank per GPU) to the
 // worker's GPUs: tensor × pipeline × context parallel size; the MoE expert
 // and tensor split run inside the tensor-parallel group.
-func (e *trtllmEngine) checkParallelism(w *workerCtx, cfg map[string]recipe.Value) error {
-	field := "backend.trtllm_config." + w.mode()
+func (e *trtllmEngine) checkParallelism(w *Worker, cfg map[string]recipe.Value) error {
+	field := "backend.trtllm_config." + w.Mode()
 	sizes := map[string]int{}
 	for _, k := range []string{"tensor_parallel_size", "pipeline_parallel_size", "context_parallel_size", "moe_expert_parallel_size", "moe_tensor_parallel_size"} {
 		n, err := intValue(cfg, k, 1)
@@ -210,17 +211,17 @@ func (e *trtllmEngine) checkParallelism(w *workerCtx, cfg map[string]recipe.Valu
 			err = fmt.Errorf("%s: must be positive, got %d", k, n)
 		}
 		if err != nil {
-			return e.b.fail(field, "%v", err)
+			return e.b.Fail(field, "%v", err)
 		}
 		sizes[k] = n
 	}
 	tp, pp, cp := sizes["tensor_parallel_size"], sizes["pipeline_parallel_size"], sizes["context_parallel_size"]
-	if tp*pp*cp != w.ep.gpus {
-		return e.b.fail(field, "tensor_parallel_size %d × pipeline_parallel_size %d × context_parallel_size %d = %d GPUs, but the %s worker has %d (one MPI rank per GPU)",
-			tp, pp, cp, tp*pp*cp, w.mode(), w.ep.gpus)
+	if tp*pp*cp != w.EndpointGPUs {
+		return e.b.Fail(field, "tensor_parallel_size %d × pipeline_parallel_size %d × context_parallel_size %d = %d GPUs, but the %s worker has %d (one MPI rank per GPU)",
+			tp, pp, cp, tp*pp*cp, w.Mode(), w.EndpointGPUs)
 	}
 	if ep := sizes["moe_expert_parallel_size"]; ep > tp {
-		return e.b.fail(field, "moe_expert_parallel_size %d exceeds tensor_parallel_size %d", ep, tp)
+		return e.b.Fail(field, "moe_expert_parallel_size %d exceeds tensor_parallel_size %d", ep, tp)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package planner
+package pyjson
 
 import (
 	"fmt"
@@ -7,70 +7,71 @@ import (
 	"strings"
 
 	"github.com/slurmbench/slurmbench/internal/pyfloat"
-	"github.com/slurmbench/slurmbench/internal/pyjson"
 	"go.yaml.in/yaml/v3"
 )
 
-// pyJSON renders a YAML value as Python's json.dumps would render what
+// yamlEncoder renders a YAML value as Python's json.dumps would render what
 // PyYAML parses from it (ensure_ascii, keys in document order): compact
 // with ", " and ": " when indent is 0 (srtctl's --kv-events-config), one
 // item per line when indent > 0 (srtctl's mooncake_store_config.json).
-type pyJSON struct {
+type yamlEncoder struct {
 	indent int
 	b      strings.Builder
 }
 
-// pyField is one key of an object built in Go, in order.
-type pyField struct {
-	key   string
-	value *yaml.Node
+// YAMLField is one key of an object built in Go, in order.
+type YAMLField struct {
+	Key   string
+	Value *yaml.Node
 }
 
-func pyJSONObject(indent int, fields []pyField) (string, error) {
-	e := &pyJSON{indent: indent}
+// YAMLObject renders fields as one JSON object (see yamlEncoder for
+// indent).
+func YAMLObject(indent int, fields []YAMLField) (string, error) {
+	e := &yamlEncoder{indent: indent}
 	if err := e.object(fields, 0); err != nil {
 		return "", err
 	}
 	return e.b.String(), nil
 }
 
-// mappingFields are a YAML mapping's keys and values, in order; keys that
+// YAMLFields are a YAML mapping's keys and values, in order; keys that
 // PyYAML reads as numbers or booleans become strings as json.dumps makes
 // them.
-func mappingFields(n *yaml.Node) ([]pyField, error) {
+func YAMLFields(n *yaml.Node) ([]YAMLField, error) {
 	for n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias
 	}
 	if n.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("not a mapping")
 	}
-	var out []pyField
+	var out []YAMLField
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
 		key := k.Value
 		if k.Tag == "!!bool" {
 			key = strings.ToLower(key)
 		}
-		out = append(out, pyField{key, n.Content[i+1]})
+		out = append(out, YAMLField{key, n.Content[i+1]})
 	}
 	return out, nil
 }
 
-func (e *pyJSON) newline(depth int) {
+func (e *yamlEncoder) newline(depth int) {
 	if e.indent > 0 {
 		e.b.WriteByte('\n')
 		e.b.WriteString(strings.Repeat(" ", e.indent*depth))
 	}
 }
 
-func (e *pyJSON) sep() string {
+func (e *yamlEncoder) sep() string {
 	if e.indent > 0 {
 		return ","
 	}
 	return ", "
 }
 
-func (e *pyJSON) object(fields []pyField, depth int) error {
+func (e *yamlEncoder) object(fields []YAMLField, depth int) error {
 	if len(fields) == 0 {
 		e.b.WriteString("{}")
 		return nil
@@ -81,10 +82,10 @@ func (e *pyJSON) object(fields []pyField, depth int) error {
 			e.b.WriteString(e.sep())
 		}
 		e.newline(depth + 1)
-		e.str(f.key)
+		e.str(f.Key)
 		e.b.WriteString(": ")
-		if err := e.value(f.value, depth+1); err != nil {
-			return fmt.Errorf("%s: %w", f.key, err)
+		if err := e.value(f.Value, depth+1); err != nil {
+			return fmt.Errorf("%s: %w", f.Key, err)
 		}
 	}
 	e.newline(depth)
@@ -92,13 +93,13 @@ func (e *pyJSON) object(fields []pyField, depth int) error {
 	return nil
 }
 
-func (e *pyJSON) value(n *yaml.Node, depth int) error {
+func (e *yamlEncoder) value(n *yaml.Node, depth int) error {
 	for n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias
 	}
 	switch n.Kind {
 	case yaml.MappingNode:
-		fields, err := mappingFields(n)
+		fields, err := YAMLFields(n)
 		if err != nil {
 			return err
 		}
@@ -157,7 +158,7 @@ func (e *pyJSON) value(n *yaml.Node, depth int) error {
 }
 
 // str quotes s as json.dumps does with ensure_ascii.
-func (e *pyJSON) str(s string) { e.b.Write(pyjson.AppendString(nil, s)) }
+func (e *yamlEncoder) str(s string) { e.b.Write(AppendString(nil, s)) }
 
 // yaml11Bools are the plain words PyYAML reads as booleans beyond
 // true/false.
@@ -183,7 +184,7 @@ func yamlFloat(s string) (float64, error) {
 	return f, nil
 }
 
-// scalar builds a plain YAML scalar node for an object built in Go.
-func scalar(tag, value string) *yaml.Node {
+// YAMLScalar builds a plain YAML scalar node for an object built in Go.
+func YAMLScalar(tag, value string) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: value}
 }

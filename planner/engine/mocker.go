@@ -1,4 +1,4 @@
-package planner
+package engine
 
 import (
 	"sort"
@@ -14,25 +14,26 @@ import (
 // simulated engine, which loads the tokenizer but no weights and
 // registers with Dynamo's discovery like a real worker. (slurmbench's own
 // mock engine, backend.type mock, runs without Dynamo at all.)
-type mockerEngine struct{ b *builder }
+type mockerEngine struct{ b Builder }
 
 // One srun per node, no MPI (srtctl's get_srun_config).
-func (e *mockerEngine) perEndpoint() bool    { return false }
-func (e *mockerEngine) visibleDevices() bool { return true }
+func (e *mockerEngine) PerEndpoint() bool     { return false }
+func (e *mockerEngine) VisibleDevices() bool  { return true }
+func (e *mockerEngine) PerGPU(plan.Role) bool { return false }
 
-func (e *mockerEngine) worker(w *workerCtx, proc *plan.Process) error {
+func (e *mockerEngine) Complete(w *Worker, proc *plan.Process) error {
 	b := e.b
-	m := b.r.Backend.Mocker
-	mode := w.mode()
+	m := b.Recipe().Backend.Mocker
+	mode := w.Mode()
 	if mode == "aggregated" {
 		mode = "agg"
 	}
-	argv := []string{"python3", "-m", "dynamo.mocker", "--model-path", b.plan.Model.Path}
+	argv := []string{"python3", "-m", "dynamo.mocker", "--model-path", b.Plan().Model.Path}
 	if mode != "agg" {
 		argv = append(argv, "--disaggregation-mode", mode)
 	}
-	if mode == "prefill" && w.bootstrap != 0 {
-		argv = append(argv, "--bootstrap-ports", strconv.Itoa(w.bootstrap))
+	if mode == "prefill" && w.Bootstrap != 0 {
+		argv = append(argv, "--bootstrap-ports", strconv.Itoa(w.Bootstrap))
 	}
 	f := func(p *float64, def float64) string {
 		if p == nil {
@@ -78,7 +79,7 @@ func (e *mockerEngine) worker(w *workerCtx, proc *plan.Process) error {
 	// mocker_config's mode section, keys sorted, _ → - (srtctl's
 	// _config_to_cli_args: true → flag, false/None dropped, a list → flag
 	// then items).
-	cfg := b.engineConfig(w.ep.role)
+	cfg := b.EngineConfig(w.Role)
 	keys := make([]string, 0, len(cfg))
 	for k := range cfg {
 		keys = append(keys, k)
