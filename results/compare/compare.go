@@ -1,4 +1,4 @@
-package results
+package compare
 
 import (
 	"bytes"
@@ -18,12 +18,13 @@ import (
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
 	"github.com/slurmbench/slurmbench/internal/readlimit"
 	"github.com/slurmbench/slurmbench/power"
+	"github.com/slurmbench/slurmbench/results"
 )
 
 // ResultSet is every SA-Bench point and gsm8k score found under a directory.
 type ResultSet struct {
 	Dir    string
-	Points map[Point]*CollectedPoint
+	Points map[results.Point]*results.CollectedPoint
 	// GSM8K is keyed by eval concurrency, from a "_conc<N>" name suffix;
 	// 0 for the usual single results_<timestamp>.json.
 	GSM8K map[int]*SetEval
@@ -31,16 +32,16 @@ type ResultSet struct {
 	Notes []string
 	// Energy holds each point's figures from a valid power package beside
 	// the results (LOGS/power), when there is one.
-	Energy map[Point]*power.Energy
+	Energy map[results.Point]*power.Energy
 
-	sums map[Point][sha256.Size]byte // of each point's file, to spot a copy
+	sums map[results.Point][sha256.Size]byte // of each point's file, to spot a copy
 }
 
 // SetEval is one gsm8k result of a ResultSet.
 type SetEval struct {
 	Concurrency int
 	Path        string
-	Score       *GSM8KScore
+	Score       *results.GSM8KScore
 }
 
 var evalConcRE = regexp.MustCompile(`_conc([0-9]+)(?:_[0-9]+)?\.json$`)
@@ -58,7 +59,7 @@ func LoadResultSet(dir string) (*ResultSet, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("loading results: %s is not a directory", dir)
 	}
-	set := &ResultSet{Dir: dir, Points: map[Point]*CollectedPoint{}, GSM8K: map[int]*SetEval{}, sums: map[Point][sha256.Size]byte{}}
+	set := &ResultSet{Dir: dir, Points: map[results.Point]*results.CollectedPoint{}, GSM8K: map[int]*SetEval{}, sums: map[results.Point][sha256.Size]byte{}}
 	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -67,16 +68,16 @@ func LoadResultSet(dir string) (*ResultSet, error) {
 		if d.IsDir() && power.IsWindowsDir(path) {
 			return fs.SkipDir // window records carry result names but are not results
 		}
-		if !d.Type().IsRegular() || !strings.HasSuffix(name, ".json") || name == ManifestName ||
+		if !d.Type().IsRegular() || !strings.HasSuffix(name, ".json") || name == results.ManifestName ||
 			strings.HasPrefix(name, "agg_") || strings.HasPrefix(name, "power_validation_") ||
 			strings.HasPrefix(name, atomicfile.TempPrefix) {
 			return nil
 		}
-		pn, perr := ParseName(name)
+		pn, perr := results.ParseName(name)
 		switch {
 		case perr == nil:
 			return set.addPoint(path, pn.Point)
-		case !errors.Is(perr, ErrNotResultName):
+		case !errors.Is(perr, results.ErrNotResultName):
 			return perr // looks like a result name but its numbers are wrong
 		case strings.HasPrefix(name, "results"):
 			return set.addEval(path)
@@ -93,7 +94,7 @@ func LoadResultSet(dir string) (*ResultSet, error) {
 	return set, nil
 }
 
-func (s *ResultSet) addPoint(path string, p Point) error {
+func (s *ResultSet) addPoint(path string, p results.Point) error {
 	data, err := readlimit.ReadFile(path, readlimit.Default)
 	if err != nil {
 		return err
@@ -105,11 +106,11 @@ func (s *ResultSet) addPoint(path string, p Point) error {
 		}
 		return fmt.Errorf("two different results for %s: %s and %s", p.Label(), prev.Path, path)
 	}
-	r, err := ParseSABench(data)
+	r, err := results.ParseSABench(data)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	s.Points[p] = &CollectedPoint{Point: p, Path: path, Result: r}
+	s.Points[p] = &results.CollectedPoint{Point: p, Path: path, Result: r}
 	s.sums[p] = sum
 	if probs := r.Problems(); len(probs) > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("%s: %s", p.Label(), strings.Join(probs, "; ")))
@@ -122,8 +123,8 @@ func (s *ResultSet) addEval(path string) error {
 	if err != nil {
 		return err
 	}
-	score, err := ParseLMEvalGSM8K(data)
-	if errors.Is(err, ErrNoGSM8K) {
+	score, err := results.ParseLMEvalGSM8K(data)
+	if errors.Is(err, results.ErrNoGSM8K) {
 		return nil
 	}
 	if err != nil {
@@ -151,7 +152,7 @@ func (s *ResultSet) addEval(path string) error {
 	return nil
 }
 
-func sameScore(a, b *GSM8KScore) bool {
+func sameScore(a, b *results.GSM8KScore) bool {
 	eq := func(x, y *float64) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
 	return eq(a.StrictMatch, b.StrictMatch) && eq(a.FlexibleExtract, b.FlexibleExtract) &&
 		eq(a.StrictMatchStderr, b.StrictMatchStderr) && eq(a.FlexibleExtractStderr, b.FlexibleExtractStderr) &&
@@ -172,29 +173,24 @@ type metric struct {
 	unit    string
 	prec    int
 	inline  string // unit written after the values in the summary line
-	pointFn func(*CollectedPoint) (float64, bool)
-	evalFn  func(*GSM8KScore) (float64, bool)
+	pointFn func(*results.CollectedPoint) (float64, bool)
+	evalFn  func(*results.GSM8KScore) (float64, bool)
 }
 
-func msField(key string, scale float64) func(*CollectedPoint) (float64, bool) {
-	return func(sp *CollectedPoint) (float64, bool) {
-		for _, f := range sp.Result.members() {
-			if f.key == key {
-				v, ok := number(f.val)
-				return v * scale, ok
-			}
-		}
-		return 0, false
+func msField(key string, scale float64) func(*results.CollectedPoint) (float64, bool) {
+	return func(sp *results.CollectedPoint) (float64, bool) {
+		v, ok := sp.Result.Number(key)
+		return v * scale, ok
 	}
 }
 
-func perGPU(pick func(PerGPU) float64) func(*CollectedPoint) (float64, bool) {
-	return func(sp *CollectedPoint) (float64, bool) {
+func perGPU(pick func(results.PerGPU) float64) func(*results.CollectedPoint) (float64, bool) {
+	return func(sp *results.CollectedPoint) (float64, bool) {
 		r := sp.Result
 		if !r.Has("total_token_throughput") || !r.Has("output_throughput") {
 			return 0, false
 		}
-		g, err := PerGPUThroughput(sp.Point, r.TotalTokenThroughput, r.OutputThroughput)
+		g, err := results.PerGPUThroughput(sp.Point, r.TotalTokenThroughput, r.OutputThroughput)
 		if err != nil {
 			return 0, false
 		}
@@ -202,8 +198,8 @@ func perGPU(pick func(PerGPU) float64) func(*CollectedPoint) (float64, bool) {
 	}
 }
 
-func score(pick func(*GSM8KScore) *float64) func(*GSM8KScore) (float64, bool) {
-	return func(g *GSM8KScore) (float64, bool) {
+func score(pick func(*results.GSM8KScore) *float64) func(*results.GSM8KScore) (float64, bool) {
+	return func(g *results.GSM8KScore) (float64, bool) {
 		if v := pick(g); v != nil {
 			return *v, true
 		}
@@ -214,8 +210,8 @@ func score(pick func(*GSM8KScore) *float64) func(*GSM8KScore) (float64, bool) {
 // Latencies: TTFT and E2E in seconds, as process_result.py's aggregates
 // carry them; TPOT in milliseconds, as SA-Bench and the PR tables show it.
 var pointMetrics = []metric{
-	{key: "tput_per_gpu", label: "tput/GPU", unit: "tok/s/GPU", prec: 1, pointFn: perGPU(func(g PerGPU) float64 { return g.TputPerGPU })},
-	{key: "output_tput_per_gpu", label: "out/GPU", unit: "tok/s/GPU", prec: 1, pointFn: perGPU(func(g PerGPU) float64 { return g.OutputTputPerGPU })},
+	{key: "tput_per_gpu", label: "tput/GPU", unit: "tok/s/GPU", prec: 1, pointFn: perGPU(func(g results.PerGPU) float64 { return g.TputPerGPU })},
+	{key: "output_tput_per_gpu", label: "out/GPU", unit: "tok/s/GPU", prec: 1, pointFn: perGPU(func(g results.PerGPU) float64 { return g.OutputTputPerGPU })},
 	// TTFT in ms, as bench and run print it (one unit per metric everywhere).
 	{key: "median_ttft_ms", label: "median TTFT", unit: "ms", inline: " ms", prec: 2, pointFn: msField("median_ttft_ms", 1)},
 	{key: "median_tpot_ms", label: "median TPOT", unit: "ms", inline: " ms", prec: 2, pointFn: msField("median_tpot_ms", 1)},
@@ -223,8 +219,8 @@ var pointMetrics = []metric{
 }
 
 var evalMetrics = []metric{
-	{key: "gsm8k_strict_match", label: "strict-match", unit: "accuracy", prec: 4, evalFn: score(func(g *GSM8KScore) *float64 { return g.StrictMatch })},
-	{key: "gsm8k_flexible_extract", label: "flexible-extract", unit: "accuracy", prec: 4, evalFn: score(func(g *GSM8KScore) *float64 { return g.FlexibleExtract })},
+	{key: "gsm8k_strict_match", label: "strict-match", unit: "accuracy", prec: 4, evalFn: score(func(g *results.GSM8KScore) *float64 { return g.StrictMatch })},
+	{key: "gsm8k_flexible_extract", label: "flexible-extract", unit: "accuracy", prec: 4, evalFn: score(func(g *results.GSM8KScore) *float64 { return g.FlexibleExtract })},
 }
 
 // Comparison is the baseline-versus-candidate table.
@@ -312,7 +308,7 @@ func Compare(baseline, candidate *ResultSet) *Comparison {
 	evalOrder := unionKeys(baseline.GSM8K, candidate.GSM8K)
 	sort.Ints(evalOrder)
 	for _, conc := range evalOrder {
-		var bs, cs *GSM8KScore
+		var bs, cs *results.GSM8KScore
 		if e := baseline.GSM8K[conc]; e != nil {
 			bs = e.Score
 		}

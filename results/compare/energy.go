@@ -1,4 +1,4 @@
-package results
+package compare
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/slurmbench/slurmbench/power"
+	"github.com/slurmbench/slurmbench/results"
 )
 
 // energyMetrics compare a valid power package's figures (docs/power.md):
@@ -60,7 +61,7 @@ func (s *ResultSet) loadEnergy() {
 		s.Notes = append(s.Notes, fmt.Sprintf("power package %s is not publishable (%v): no energy figures", m.Status, m.Reasons))
 		return
 	}
-	s.Energy = map[Point]*power.Energy{}
+	s.Energy = map[results.Point]*power.Energy{}
 	for p, cp := range s.Points {
 		e, err := power.WindowEnergy(dir, m, p.Concurrency, cp.Result.TotalOutputTokens)
 		if err != nil {
