@@ -4,22 +4,22 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/slurmbench/slurmbench/slurm"
+	"github.com/slurmbench/slurmbench/slurm/sbatch"
 )
 
 // checkDirectives refuses, when planning, an sbatch directive the job
-// description cannot carry (slurm.SbatchDirectives, which submit uses),
+// description cannot carry (sbatch.Directives, which submit uses),
 // naming the recipe's field or the profile's: srtctl writes every
 // directive as an #SBATCH line; slurmbench submits through slurmrestd and
 // must find each one its job field.
 func (b *builder) checkDirectives(d map[string]string) error {
-	_, err := slurm.SbatchDirectives(d)
+	_, err := sbatch.Directives(d)
 	if err == nil {
 		return nil
 	}
 	var errs []error
 	for _, e := range unjoin(err) {
-		var de *slurm.DirectiveError
+		var de *sbatch.DirectiveError
 		if !errors.As(e, &de) {
 			errs = append(errs, e)
 			continue

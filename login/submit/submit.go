@@ -18,6 +18,7 @@ import (
 	"github.com/slurmbench/slurmbench/plan"
 	"github.com/slurmbench/slurmbench/rundir"
 	"github.com/slurmbench/slurmbench/slurm"
+	"github.com/slurmbench/slurmbench/slurm/sbatch"
 )
 
 // BatchScript is the whole batch script: exec the driver, nothing else.
@@ -154,8 +155,8 @@ func JobSpec(pl *plan.Plan, env []string) (slurm.JobSpec, error) {
 }
 
 // directives maps sbatch options to job-description fields
-// (slurm.SbatchDirectives). An option with no mapping is refused before
+// (sbatch.Directives). An option with no mapping is refused before
 // anything is submitted.
 func directives(d map[string]string) (map[string]any, error) {
-	return slurm.SbatchDirectives(d)
+	return sbatch.Directives(d)
 }

@@ -1,4 +1,4 @@
-package slurm
+package sbatch
 
 import (
 	"errors"
@@ -151,12 +151,12 @@ var unexpressible = map[string]string{
 	"gid":              "slurmrestd submits as the authenticated user",
 }
 
-// SbatchDirectives translates sbatch long options (as a recipe's
+// Directives translates sbatch long options (as a recipe's
 // sbatch_directives or a profile's directives give them: option → value,
 // "" for a bare flag) into job-description fields. Options the plan sets
 // itself are skipped ("comment") or refused; anything the job description
 // cannot express is refused, every such option named.
-func SbatchDirectives(d map[string]string) (map[string]any, error) {
+func Directives(d map[string]string) (map[string]any, error) {
 	if len(d) == 0 {
 		return nil, nil
 	}

@@ -1,4 +1,4 @@
-package slurm
+package sbatch
 
 import (
 	"errors"
@@ -7,11 +7,11 @@ import (
 	"testing"
 )
 
-// TestSbatchDirectives: each sbatch option becomes its job-description
+// TestDirectives: each sbatch option becomes its job-description
 // field with the value slurmrestd reads; options the plan sets, options
 // the job description has no field for, unknown options and bad values
 // are refused naming the option.
-func TestSbatchDirectives(t *testing.T) {
+func TestDirectives(t *testing.T) {
 	cases := []struct {
 		key, value string
 		field      string
@@ -61,7 +61,7 @@ func TestSbatchDirectives(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
-			out, err := SbatchDirectives(map[string]string{tc.key: tc.value})
+			out, err := Directives(map[string]string{tc.key: tc.value})
 			if tc.wantErr != "" {
 				var de *DirectiveError
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.As(err, &de) || de.Directive != tc.key {
@@ -79,24 +79,24 @@ func TestSbatchDirectives(t *testing.T) {
 	}
 }
 
-// TestSbatchDirectivesTogether: flags from several options accumulate; two
+// TestDirectivesTogether: flags from several options accumulate; two
 // options setting one field are refused; every bad option is named.
-func TestSbatchDirectivesTogether(t *testing.T) {
-	out, err := SbatchDirectives(map[string]string{"gres-flags": "enforce-binding", "kill-on-invalid-dep": "yes", "spread-job": ""})
+func TestDirectivesTogether(t *testing.T) {
+	out, err := Directives(map[string]string{"gres-flags": "enforce-binding", "kill-on-invalid-dep": "yes", "spread-job": ""})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := fmt.Sprint(out["flags"]); got != "[GRES_BINDING_ENFORCED KILL_INVALID_DEPENDENCY SPREAD_JOB]" {
 		t.Errorf("flags %s", got)
 	}
-	if _, err := SbatchDirectives(map[string]string{"gres": "gpu:8", "gpus-per-node": "8"}); err == nil || !strings.Contains(err.Error(), "tres_per_node") {
+	if _, err := Directives(map[string]string{"gres": "gpu:8", "gpus-per-node": "8"}); err == nil || !strings.Contains(err.Error(), "tres_per_node") {
 		t.Errorf("two options setting tres_per_node: %v", err)
 	}
-	_, err = SbatchDirectives(map[string]string{"hint": "x", "segmnet": "1", "mem": "0"})
+	_, err = Directives(map[string]string{"hint": "x", "segmnet": "1", "mem": "0"})
 	if err == nil || !strings.Contains(err.Error(), `"hint"`) || !strings.Contains(err.Error(), `"segmnet"`) {
 		t.Errorf("want both bad options named: %v", err)
 	}
-	if out, err := SbatchDirectives(nil); out != nil || err != nil {
+	if out, err := Directives(nil); out != nil || err != nil {
 		t.Errorf("none: %v %v", out, err)
 	}
 }
