@@ -1,6 +1,7 @@
 // Package engine holds each inference engine's worker launch, srtctl's
 // backends/<type>.py: the program, flags, environment, files and srun
-// options of one worker process. The builder (package planner) lays out
+// options of one worker process, and the profiler's wrapping of it
+// (ProfileWorkers). The builder (package planner) lays out
 // endpoints, ports and the environment every worker shares, then hands
 // each worker's plan.Process to its Engine to complete; an engine reads
 // the recipe and the plan so far only through the Builder it is given.
@@ -37,7 +38,8 @@ type Builder interface {
 	// Recipe is the recipe the plan is built from.
 	Recipe() *recipe.Recipe
 	// Plan is the plan so far: model, binary, run id, layout and Dynamo
-	// settings are final when workers are laid out.
+	// settings are final when workers are laid out; ProfileWorkers edits
+	// its worker processes in place.
 	Plan() *plan.Plan
 	// GPUsPerNode is the cluster's GPUs per node.
 	GPUsPerNode() int
