@@ -9,6 +9,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/plan"
 	"github.com/slurmbench/slurmbench/planner/engine"
+	"github.com/slurmbench/slurmbench/planner/infra"
 
 	"github.com/slurmbench/slurmbench/inputs/profile"
 	"github.com/slurmbench/slurmbench/inputs/recipe"
@@ -50,11 +51,11 @@ type EvalInputs struct {
 // Fixed ports, srtctl's, so results and logs line up with its runs
 // (docs/plan-format.md).
 const (
-	portPublicFrontend   = engine.PortPublicFrontend
-	portInternalFrontend = 8180
-	portNATS             = 4222
-	portEtcd             = 2379
-	portEtcdPeer         = 2380
+	portPublicFrontend   = plan.PortPublicFrontend
+	portInternalFrontend = infra.PortInternalFrontend
+	portNATS             = infra.PortNATS
+	portEtcd             = infra.PortEtcd
+	portEtcdPeer         = infra.PortEtcdPeer
 	portWorkerHTTPBase   = 6100 // + 32·k per node
 	portWorkerHTTPStride = 32
 	portBootstrapBase    = 7200                    // + k per node, prefill only

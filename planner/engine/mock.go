@@ -36,7 +36,7 @@ func (e *mockEngine) Complete(w *Worker, proc *plan.Process) error {
 	}
 	proc.Argv = append([]string{b.Plan().Binary, "mock-engine", "--mode", mode,
 		"--listen", "0.0.0.0:" + port,
-		"--frontend", "http://" + plan.IPPlaceholder(b.HeadNode()) + ":" + strconv.Itoa(PortPublicFrontend),
+		"--frontend", "http://" + plan.IPPlaceholder(b.HeadNode()) + ":" + strconv.Itoa(plan.PortPublicFrontend),
 		"--advertise", "http://" + plan.IPPlaceholder(w.Node) + ":" + port,
 		"--model", b.Plan().Model.ServedName}, recipe.Flags(cfg)...)
 	return nil

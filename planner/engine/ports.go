@@ -3,7 +3,6 @@ package engine
 // Fixed ports, srtctl's, that engines bind or pass (docs/plan-format.md);
 // the builder allocates from the same bases.
 const (
-	PortPublicFrontend = 8000
 	PortSystemBase     = 7500 // + global process counter
 	PortNCCLBase       = 17500
 	PortDistInit       = 8300

@@ -286,8 +286,8 @@ func (e *vllmEngine) serve(w *Worker, proc *plan.Process, cfg map[string]recipe.
 	argv := []string{"vllm", "serve", b.Plan().Model.Path}
 	delete(proc.Ports, "http")
 	if w.Rank == 0 {
-		argv = append(argv, "--host", "0.0.0.0", "--port", strconv.Itoa(PortPublicFrontend))
-		proc.Ports["http"] = PortPublicFrontend
+		argv = append(argv, "--host", "0.0.0.0", "--port", strconv.Itoa(plan.PortPublicFrontend))
+		proc.Ports["http"] = plan.PortPublicFrontend
 	}
 	if w.MultiNode() {
 		argv = append(argv, "--master-addr", leader, "--nnodes", strconv.Itoa(len(w.Nodes)), "--node-rank", strconv.Itoa(w.Rank))

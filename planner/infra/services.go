@@ -1,4 +1,4 @@
-package planner
+package infra
 
 import (
 	"cmp"
@@ -20,7 +20,7 @@ import (
 // the recipe's command run as argv in the job container unless the entry
 // names one. A preamble runs from a script file before the command.
 func (b *builder) services() error {
-	for _, s := range b.r.Services {
+	for _, s := range b.Recipe().Services {
 		if !s.IsEnabled() || s.EffectiveType() != "generic" {
 			continue // the discovery kinds run as infra (the v1 fields they map to)
 		}
@@ -31,9 +31,9 @@ func (b *builder) services() error {
 		}
 		image := ""
 		if s.Container != "" {
-			ref, err := b.p.ContainerRef(s.Container)
+			ref, err := b.Profile().ContainerRef(s.Container)
 			if err != nil {
-				return b.fail(field+".container", "%v", err)
+				return b.Fail(field+".container", "%v", err)
 			}
 			image = ref
 		}
@@ -43,16 +43,16 @@ func (b *builder) services() error {
 				name += "_" + strconv.Itoa(node)
 			}
 			proc := plan.Process{Name: name, Role: plan.RoleService, Worker: k, Nodes: []int{node}, Container: true, Image: image,
-				Mounts: b.mounts(), Log: b.logPath(name), Critical: s.EffectiveCritical(), Start: s.EffectiveStart(),
+				Mounts: b.Mounts(), Log: b.LogPath(name), Critical: s.EffectiveCritical(), Start: s.EffectiveStart(),
 				Env: b.serviceEnv(s, node, k), Srun: plan.SrunOptions{Extra: b.serviceSrun(s)}}
 			argv := b.serviceTemplate(s.EffectiveCommand(), node, k, s.EffectivePlacement())
 			if plan.IsShellString(argv) {
-				return b.fail(field+".command", "%s hands a string to a shell; put the commands in a script (or in preamble) and run that", plan.QuoteArgv(argv))
+				return b.Fail(field+".command", "%s hands a string to a shell; put the commands in a script (or in preamble) and run that", plan.QuoteArgv(argv))
 			}
 			if s.Preamble != "" {
 				// Run as a script file, never a shell string in argv: the
 				// preamble's exports reach the command it execs.
-				script := filepath.Join(b.plan.Layout.Logs, name+".preamble.sh")
+				script := filepath.Join(b.Plan().Layout.Logs, name+".preamble.sh")
 				body := "# services[" + s.Name + "].preamble, then the service's command (slurmbench)\n" +
 					b.serviceTemplate([]string{s.Preamble}, node, k, s.EffectivePlacement())[0] + "\nexec \"$@\"\n"
 				proc.Files = map[string]string{script: body}
@@ -65,7 +65,7 @@ func (b *builder) services() error {
 					proc.Ports = map[string]int{"service": proc.Ready.Port}
 				}
 			}
-			b.add(proc)
+			b.Add(proc)
 		}
 	}
 	return nil
@@ -103,11 +103,11 @@ func serviceProbe(rd *recipe.ServiceReadiness, node int) *plan.Probe {
 func (b *builder) serviceNodes(placement, field string) ([]int, error) {
 	switch placement {
 	case "head":
-		return []int{b.headNode}, nil
+		return []int{b.HeadNode()}, nil
 	case "infra":
-		return []int{b.infraNode}, nil
+		return []int{b.InfraNode()}, nil
 	case "all":
-		out := make([]int, b.plan.Nodes)
+		out := make([]int, b.Plan().Nodes)
 		for i := range out {
 			out[i] = i
 		}
@@ -116,11 +116,11 @@ func (b *builder) serviceNodes(placement, field string) ([]int, error) {
 	roles := map[string][]plan.Role{"prefill": {plan.RolePrefill}, "decode": {plan.RoleDecode}, "agg": {plan.RoleAgg},
 		"workers": {plan.RolePrefill, plan.RoleDecode, plan.RoleAgg}, "compute": {plan.RolePrefill, plan.RoleDecode, plan.RoleAgg}}[placement]
 	if roles == nil {
-		return nil, b.fail(field, "%q is not a placement slurmbench runs a generic service on (head, infra, prefill, decode, agg, workers, compute, all)", placement)
+		return nil, b.Fail(field, "%q is not a placement slurmbench runs a generic service on (head, infra, prefill, decode, agg, workers, compute, all)", placement)
 	}
 	seen := map[int]bool{}
 	var out []int
-	for _, p := range b.plan.Processes {
+	for _, p := range b.Plan().Processes {
 		for _, r := range roles {
 			if p.Role != r {
 				continue
@@ -137,7 +137,7 @@ func (b *builder) serviceNodes(placement, field string) ([]int, error) {
 		sort.Ints(out)
 	}
 	if len(out) == 0 {
-		return nil, b.fail(field, "%q, but the recipe has no %s workers", placement, placement)
+		return nil, b.Fail(field, "%q, but the recipe has no %s workers", placement, placement)
 	}
 	return out, nil
 }
@@ -148,11 +148,11 @@ func (b *builder) serviceNodes(placement, field string) ([]int, error) {
 // {ip:N}, which the driver fills; other braces are left alone.
 func (b *builder) serviceTemplate(in []string, node, index int, role string) []string {
 	r := strings.NewReplacer(
-		"{node}", placeholderHost(node), "{node_ip}", placeholderIP(node), "{node_id}", strconv.Itoa(node),
+		"{node}", plan.HostPlaceholder(node), "{node_ip}", plan.IPPlaceholder(node), "{node_id}", strconv.Itoa(node),
 		"{index}", strconv.Itoa(index), "{role}", role,
-		"{head_node}", placeholderHost(b.headNode), "{head_ip}", placeholderIP(b.headNode),
-		"{infra_node}", placeholderHost(b.infraNode), "{infra_ip}", placeholderIP(b.infraNode),
-		"{gpus_per_node}", strconv.Itoa(b.gpn))
+		"{head_node}", plan.HostPlaceholder(b.HeadNode()), "{head_ip}", plan.IPPlaceholder(b.HeadNode()),
+		"{infra_node}", plan.HostPlaceholder(b.InfraNode()), "{infra_ip}", plan.IPPlaceholder(b.InfraNode()),
+		"{gpus_per_node}", strconv.Itoa(b.GPUsPerNode()))
 	out := make([]string, len(in))
 	for i, s := range in {
 		out[i] = r.Replace(s)
@@ -167,14 +167,14 @@ func (b *builder) serviceTemplate(in []string, node, index int, role string) []s
 // inherit the recipe's top-level environment.
 func (b *builder) serviceEnv(s recipe.Service, node, index int) map[string]string {
 	env := map[string]string{}
-	if s.InheritsDiscovery() && b.needsInfra() {
-		env["ETCD_ENDPOINTS"] = "http://" + placeholderHost(b.infraNode) + ":" + strconv.Itoa(portEtcd)
-		env["NATS_SERVER"] = "nats://" + placeholderHost(b.infraNode) + ":" + strconv.Itoa(portNATS)
+	if s.InheritsDiscovery() && b.NeedsInfra() {
+		env["ETCD_ENDPOINTS"] = "http://" + plan.HostPlaceholder(b.InfraNode()) + ":" + strconv.Itoa(portEtcd)
+		env["NATS_SERVER"] = "nats://" + plan.HostPlaceholder(b.InfraNode()) + ":" + strconv.Itoa(portNATS)
 	}
 	for _, k := range profile.SortedKeys(s.Env.Strings()) {
 		env[k] = b.serviceTemplate([]string{s.Env[k].Text()}, node, index, s.EffectivePlacement())[0]
 	}
-	for k, v := range b.p.Env.Set {
+	for k, v := range b.Profile().Env.Set {
 		env[k] = v
 	}
 	return env
@@ -183,7 +183,7 @@ func (b *builder) serviceEnv(s recipe.Service, node, index int) map[string]strin
 // serviceSrun is the recipe's srun_options, then the entry's cpus_per_task,
 // cpu_bind and own srun_options.
 func (b *builder) serviceSrun(s recipe.Service) []string {
-	out := b.srunExtra()
+	out := b.SrunExtra()
 	if s.CPUsPerTask != nil {
 		out = append(out, "--cpus-per-task="+strconv.Itoa(*s.CPUsPerTask))
 	}

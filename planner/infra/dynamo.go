@@ -1,4 +1,4 @@
-package planner
+package infra
 
 import (
 	"fmt"
@@ -22,8 +22,8 @@ import (
 // source and puts the step, the cache mount and srtctl's environment into
 // the plan.
 
-// dynamoInstallArgv is the setup step that installs d from its cache.
-func dynamoInstallArgv(binary string, d plan.Dynamo) ([]string, error) {
+// DynamoInstallArgv is the setup step that installs d from its cache.
+func DynamoInstallArgv(binary string, d plan.Dynamo) ([]string, error) {
 	kind, ref, err := d.Source()
 	if err != nil {
 		return nil, err
@@ -53,7 +53,7 @@ func dynamoWheelEnv(d plan.Dynamo) map[string]string {
 // prepareDynamo settles where the install step caches Dynamo and checks
 // the source, once, before any process names it.
 func (b *builder) prepareDynamo() error {
-	d := &b.plan.Dynamo
+	d := &b.Plan().Dynamo
 	if !d.Install {
 		return nil
 	}
@@ -69,20 +69,20 @@ func (b *builder) prepareDynamo() error {
 		case d.Version != "":
 			field = "dynamo.version"
 		}
-		return b.fail(field, "%v", err)
+		return b.Fail(field, "%v", err)
 	}
-	d.Cache = plan.FirstNonEmpty(b.p.Paths.WheelCache, filepath.Join(b.p.Paths.RunsDir, ".dynamo-wheels"))
+	d.Cache = plan.FirstNonEmpty(b.Profile().Paths.WheelCache, filepath.Join(b.Profile().Paths.RunsDir, ".dynamo-wheels"))
 	return nil
 }
 
 // checkSetupScript refuses a setup_script that would leave /configs.
 func (b *builder) checkSetupScript() error {
-	s := b.r.SetupScript
+	s := b.Recipe().SetupScript
 	if s == "" {
 		return nil
 	}
 	if path.IsAbs(s) || path.Clean(s) != s || strings.HasPrefix(s, "..") || strings.ContainsAny(s, "\x00\n") {
-		return b.fail("setup_script", "%q is not a file name under /configs", s)
+		return b.Fail("setup_script", "%q is not a file name under /configs", s)
 	}
 	return nil
 }
@@ -92,14 +92,14 @@ func (b *builder) checkSetupScript() error {
 // install (when this process runs Dynamo and the recipe asks for it).
 func (b *builder) setupSteps(dynamo bool) [][]string {
 	var steps [][]string
-	if s := b.r.SetupScript; s != "" {
+	if s := b.Recipe().SetupScript; s != "" {
 		// srtctl runs /configs/<name> (falling back to /configs/patches/<name>,
 		// and only warning when neither exists); the profile mounts the
 		// scripts directory at /configs.
 		steps = append(steps, []string{"bash", path.Join("/configs", s)})
 	}
-	if dynamo && b.plan.Dynamo.Install {
-		argv, err := dynamoInstallArgv(b.plan.Binary, b.plan.Dynamo)
+	if dynamo && b.Plan().Dynamo.Install {
+		argv, err := DynamoInstallArgv(b.Plan().Binary, b.Plan().Dynamo)
 		if err == nil { // prepareDynamo checked the source
 			steps = append(steps, argv)
 		}
@@ -110,9 +110,9 @@ func (b *builder) setupSteps(dynamo bool) [][]string {
 // engineMounts are the mounts of a process in the engine image: the
 // common ones plus the Dynamo wheel cache at its own path.
 func (b *builder) engineMounts() []string {
-	m := b.mounts()
-	if b.plan.Dynamo.Install && b.plan.Dynamo.Cache != "" {
-		m = append(m, b.plan.Dynamo.Cache+":"+b.plan.Dynamo.Cache)
+	m := b.Mounts()
+	if b.Plan().Dynamo.Install && b.Plan().Dynamo.Cache != "" {
+		m = append(m, b.Plan().Dynamo.Cache+":"+b.Plan().Dynamo.Cache)
 	}
 	return m
 }

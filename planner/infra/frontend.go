@@ -1,4 +1,4 @@
-package planner
+package infra
 
 import (
 	"fmt"
@@ -18,15 +18,15 @@ import (
 // the internal port. Dynamo frontends and SGLang routers share the layout;
 // `vllm serve` is its own server.
 func (b *builder) addFrontends(head int) error {
-	pl := b.plan
-	ft := b.frontendType()
-	pl.Backend, pl.Frontend = b.backendType(), ft
-	if b.backendType() == "mock" {
-		b.add(plan.Process{
-			Name: "frontend_0", Role: plan.RoleFrontend, Nodes: []int{head}, Container: true, Mounts: b.mounts(),
+	pl := b.Plan()
+	ft := b.FrontendType()
+	pl.Backend, pl.Frontend = b.BackendType(), ft
+	if b.BackendType() == "mock" {
+		b.Add(plan.Process{
+			Name: "frontend_0", Role: plan.RoleFrontend, Nodes: []int{head}, Container: true, Mounts: b.Mounts(),
 			Argv: []string{pl.Binary, "mock-engine", "--mode", "frontend", "--listen", "0.0.0.0:" + strconv.Itoa(portPublicFrontend),
 				"--model", pl.Model.ServedName},
-			Ports: map[string]int{"http": portPublicFrontend}, Log: b.logPath("frontend_0"), Critical: true,
+			Ports: map[string]int{"http": portPublicFrontend}, Log: b.LogPath("frontend_0"), Critical: true,
 		})
 		return nil
 	}
@@ -37,9 +37,9 @@ func (b *builder) addFrontends(head int) error {
 	if err != nil {
 		return err
 	}
-	b.apiNode = nodes[0]
+	b.SetAPINode(nodes[0])
 	if port == portInternalFrontend {
-		b.apiNode = head // nginx
+		b.SetAPINode(head) // nginx
 	}
 	if port == portInternalFrontend {
 		if err := b.addNginx(head, nodes); err != nil {
@@ -59,18 +59,18 @@ func (b *builder) addFrontends(head int) error {
 // frontendNodes are the nodes routers run on and the port they listen on.
 // A single frontend runs where frontend.orchestrator_placement puts it.
 func (b *builder) frontendNodes(head int) ([]int, int, error) {
-	r := b.r
+	r := b.Recipe()
 	multiple := r.Frontend.EnableMultipleFrontends == nil || *r.Frontend.EnableMultipleFrontends
-	others := b.plan.Nodes - 1 - head // worker nodes after the head
+	others := b.Plan().Nodes - 1 - head // worker nodes after the head
 	if !multiple || others <= 0 {
-		node, err := b.placedNode(r.Frontend.OrchestratorPlacement, "frontend.orchestrator_placement")
+		node, err := b.PlacedNode(r.Frontend.OrchestratorPlacement, "frontend.orchestrator_placement")
 		return []int{node}, portPublicFrontend, err
 	}
 	if p := r.Frontend.OrchestratorPlacement; p != "" && p != "head" {
 		// srtctl keeps nginx on the head node then, but still sends its
 		// health checks and clients to the placed node, where nothing
 		// listens.
-		return nil, 0, b.fail("frontend.orchestrator_placement", "%q places a single frontend; with enable_multiple_frontends and %d worker nodes nginx serves on the head node (set enable_multiple_frontends: false)", p, b.plan.Nodes-head)
+		return nil, 0, b.Fail("frontend.orchestrator_placement", "%q places a single frontend; with enable_multiple_frontends and %d worker nodes nginx serves on the head node (set enable_multiple_frontends: false)", p, b.Plan().Nodes-head)
 	}
 	routers := deref(r.Frontend.NumAdditionalFrontends, 9) + 1
 	if routers > others {
@@ -86,35 +86,35 @@ func (b *builder) frontendNodes(head int) ([]int, int, error) {
 func (b *builder) addDynamoFrontend(i, node, port int) {
 	name := fmt.Sprintf("frontend_%d", i)
 	env := map[string]string{
-		"ETCD_ENDPOINTS":                 "http://" + placeholderHost(b.infraNode) + ":" + strconv.Itoa(portEtcd),
-		"NATS_SERVER":                    "nats://" + placeholderHost(b.infraNode) + ":" + strconv.Itoa(portNATS),
-		"DYN_REQUEST_PLANE":              b.plan.Dynamo.RequestPlane,
+		"ETCD_ENDPOINTS":                 "http://" + plan.HostPlaceholder(b.InfraNode()) + ":" + strconv.Itoa(portEtcd),
+		"NATS_SERVER":                    "nats://" + plan.HostPlaceholder(b.InfraNode()) + ":" + strconv.Itoa(portNATS),
+		"DYN_REQUEST_PLANE":              b.Plan().Dynamo.RequestPlane,
 		"DYN_SKIP_SGLANG_LOG_FORMATTING": "1",
 	}
-	if ep := b.plan.Dynamo.EventPlane; ep != "" {
+	if ep := b.Plan().Dynamo.EventPlane; ep != "" {
 		env["DYN_EVENT_PLANE"] = ep
 	}
 	// The recipe's and the frontend's environment as written: srtctl
 	// formats {node} and {node_id} for workers only.
-	for k, v := range b.recipeEnv() {
+	for k, v := range b.RecipeEnv() {
 		env[k] = v
 	}
-	for k, v := range b.r.Frontend.Env.Strings() {
+	for k, v := range b.Recipe().Frontend.Env.Strings() {
 		env[k] = v
 	}
-	for k, v := range b.p.Env.Set {
+	for k, v := range b.Profile().Env.Set {
 		env[k] = v
 	}
 	argv := append([]string{"python3", "-m", "dynamo.frontend", "--http-port=" + strconv.Itoa(port)}, b.frontendArgs()...)
 	proc := plan.Process{Name: name, Role: plan.RoleFrontend, Worker: i, Nodes: []int{node}, Container: true, Mounts: b.engineMounts(),
-		Env: env, Argv: argv, Setup: b.setupSteps(true), Ports: map[string]int{"http": port}, Log: b.logPath(name), Critical: true,
+		Env: env, Argv: argv, Setup: b.setupSteps(true), Ports: map[string]int{"http": port}, Log: b.LogPath(name), Critical: true,
 		// srtctl: "I don't have the faintest clue of why this is needed in
 		// later versions of Dynamo, but it is."
 		Srun: plan.SrunOptions{MPI: "pmix"}}
-	if b.plan.Dynamo.Install {
+	if b.Plan().Dynamo.Install {
 		proc.Srun.Export = []string{"ENROOT_REMAP_ROOT=yes"}
 	}
-	b.add(proc)
+	b.Add(proc)
 }
 
 // addRouter starts SGLang's router over the workers' HTTP endpoints: in
@@ -123,15 +123,15 @@ func (b *builder) addDynamoFrontend(i, node, port int) {
 func (b *builder) addRouter(i, node, port int) {
 	argv := []string{"python", "-m", "sglang_router.launch_router"}
 	var agg []string
-	disagg := b.plan.Mode == "disaggregated"
+	disagg := b.Plan().Mode == "disaggregated"
 	if disagg {
 		argv = append(argv, "--pd-disaggregation")
 	}
-	for _, proc := range b.plan.Processes {
+	for _, proc := range b.Plan().Processes {
 		if proc.Rank != 0 || proc.Ports["http"] == 0 {
 			continue
 		}
-		url := "http://" + placeholderIP(proc.Nodes[0]) + ":" + strconv.Itoa(proc.Ports["http"])
+		url := "http://" + plan.IPPlaceholder(proc.Nodes[0]) + ":" + strconv.Itoa(proc.Ports["http"])
 		switch proc.Role {
 		case plan.RolePrefill:
 			argv = append(argv, "--prefill", url)
@@ -151,13 +151,13 @@ func (b *builder) addRouter(i, node, port int) {
 	argv = append(argv, b.frontendArgs()...)
 	// srtctl's router gets frontend.env alone, as written: not the
 	// recipe's environment, which Dynamo frontends and workers get.
-	env := b.r.Frontend.Env.Strings()
-	for k, v := range b.p.Env.Set {
+	env := b.Recipe().Frontend.Env.Strings()
+	for k, v := range b.Profile().Env.Set {
 		env[k] = v
 	}
 	name := fmt.Sprintf("router_%d", i)
-	b.add(plan.Process{Name: name, Role: plan.RoleFrontend, Worker: i, Nodes: []int{node}, Container: true, Mounts: b.mounts(),
-		Env: env, Argv: argv, Ports: map[string]int{"http": port}, Log: b.logPath(name), Critical: true})
+	b.Add(plan.Process{Name: name, Role: plan.RoleFrontend, Worker: i, Nodes: []int{node}, Container: true, Mounts: b.Mounts(),
+		Env: env, Argv: argv, Ports: map[string]int{"http": port}, Log: b.LogPath(name), Critical: true})
 }
 
 // frontendArgs renders frontend.args by srtctl's rule for router flags,
@@ -165,7 +165,7 @@ func (b *builder) addRouter(i, node, port int) {
 // the recipe's order (Python's dict order), true → --key, false and null → omitted, anything else
 // → --key str(value).
 func (b *builder) frontendArgs() []string {
-	args := b.r.Frontend.Args
+	args := b.Recipe().Frontend.Args
 	keys := make([]string, 0, len(args))
 	for k := range args {
 		keys = append(keys, k)
@@ -203,14 +203,14 @@ var headerNameRe = regexp.MustCompile(`^[A-Za-z0-9-]+$`)
 // addNginx puts nginx on the head node at the public port in front of the
 // routers (srtctl's nginx.conf.j2, rendered into the logs directory).
 func (b *builder) addNginx(head int, routers []int) error {
-	r := b.r
-	image, err := b.p.ContainerRef(plan.FirstNonEmpty(r.Frontend.NginxContainer, "nginx:1.27.4"))
+	r := b.Recipe()
+	image, err := b.Profile().ContainerRef(plan.FirstNonEmpty(r.Frontend.NginxContainer, "nginx:1.27.4"))
 	if err != nil {
-		return b.fail("frontend.nginx_container", "%v", err)
+		return b.Fail("frontend.nginx_container", "%v", err)
 	}
 	header := plan.FirstNonEmpty(r.Frontend.NginxAffinityHeader, "X-Dynamo-Session-ID")
 	if r.Frontend.NginxSessionAffinity && !headerNameRe.MatchString(header) {
-		return b.fail("frontend.nginx_session_affinity_header", "%q is not an HTTP header name", header)
+		return b.Fail("frontend.nginx_session_affinity_header", "%q is not an HTTP header name", header)
 	}
 	conf := nginxConf(routers, portInternalFrontend, portPublicFrontend, r.Frontend.NginxSessionAffinity, header,
 		plan.FirstNonEmpty(r.Frontend.NginxKeepaliveTimeout, "600s"))
@@ -218,13 +218,13 @@ func (b *builder) addNginx(head int, routers []int) error {
 	if raise {
 		conf = raiseNginxNoFile(conf)
 	}
-	b.add(plan.Process{Name: "nginx", Role: plan.RoleNginx, Nodes: []int{head}, Container: true, Image: image,
-		Mounts: b.mounts(), Argv: []string{"nginx", "-c", "/logs/nginx.conf", "-g", "daemon off;"},
-		Files: map[string]string{filepath.Join(b.plan.Layout.Logs, "nginx.conf"): conf},
-		Ports: map[string]int{"http": portPublicFrontend}, Log: b.logPath("nginx"), Critical: true,
+	b.Add(plan.Process{Name: "nginx", Role: plan.RoleNginx, Nodes: []int{head}, Container: true, Image: image,
+		Mounts: b.Mounts(), Argv: []string{"nginx", "-c", "/logs/nginx.conf", "-g", "daemon off;"},
+		Files: map[string]string{filepath.Join(b.Plan().Layout.Logs, "nginx.conf"): conf},
+		Ports: map[string]int{"http": portPublicFrontend}, Log: b.LogPath("nginx"), Critical: true,
 		Srun: plan.SrunOptions{Extra: []string{"--container-remap-root"}}})
 	if raise {
-		b.plan.Processes[len(b.plan.Processes)-1].NoFile = nginxNoFile
+		b.Plan().Processes[len(b.Plan().Processes)-1].NoFile = nginxNoFile
 	}
 	return nil
 }
@@ -250,7 +250,7 @@ func nginxConf(routers []int, routerPort, listen int, affinity bool, header, kee
 		s.WriteString("        hash $frontend_hash_key consistent;\n")
 	}
 	for _, n := range routers {
-		fmt.Fprintf(&s, "        server %s:%d;\n", placeholderIP(n), routerPort)
+		fmt.Fprintf(&s, "        server %s:%d;\n", plan.IPPlaceholder(n), routerPort)
 	}
 	fmt.Fprintf(&s, "        keepalive 512;\n        keepalive_timeout %s;\n    }\n\n", keepalive)
 	fmt.Fprintf(&s, "    server {\n        listen %d;\n\n        location / {\n", listen)
