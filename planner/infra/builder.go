@@ -21,6 +21,7 @@ const (
 	PortEtcdPeer         = 2380
 )
 
+// The names the planning code here uses.
 const (
 	portPublicFrontend   = plan.PortPublicFrontend
 	portInternalFrontend = PortInternalFrontend
@@ -62,6 +63,7 @@ type Builder interface {
 	SetAPINode(n int)
 }
 
+// builder carries the entry points' Builder through the planning code.
 type builder struct{ Builder }
 
 // AddFrontends adds the frontends from node head: one, or nginx on head in
