@@ -3,10 +3,10 @@ package engine
 // Fixed ports, srtctl's, that engines bind or pass (docs/plan-format.md);
 // the builder allocates from the same bases.
 const (
-	PortSystemBase     = 7500 // + global process counter
-	PortNCCLBase       = 17500
-	PortDistInit       = 8300
-	PortKVEventsBase   = 5200 // + a global counter (KV-event publishers)
+	PortSystemBase   = 7500 // + global process counter
+	PortNCCLBase     = 17500
+	PortDistInit     = 8300
+	PortKVEventsBase = 5200 // + a global counter (KV-event publishers)
 )
 
 // vLLM's own ports, srtctl's NodePortAllocator: KV-event publishers and
