@@ -1,4 +1,4 @@
-package recipe
+package migrate
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/slurmbench/slurmbench/inputs/recipe"
 	"github.com/slurmbench/slurmbench/internal/golden"
 )
 
@@ -35,7 +36,7 @@ func TestMigrateGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := Migrate(in, data, MigrateOptions{})
+			res, err := Migrate(in, data, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,7 +70,7 @@ func TestMigrateGolden(t *testing.T) {
 			}
 			// Migrating is idempotent in the sense srtctl's is: the result
 			// is schema 2, which Migrate refuses.
-			if _, err := Migrate(in, res.Text, MigrateOptions{}); !errors.Is(err, ErrAlreadySchema2) {
+			if _, err := Migrate(in, res.Text, Options{}); !errors.Is(err, ErrAlreadySchema2) {
 				t.Errorf("migrating the migration: %v, want ErrAlreadySchema2", err)
 			}
 		})
@@ -96,15 +97,15 @@ func TestMigrateRefuses(t *testing.T) {
 		want       string
 	}{
 		{"already schema 2", "schema: 2\nname: a\nengine: sglang\n", func(err error) bool { return errors.Is(err, ErrAlreadySchema2) }, "already schema 2"},
-		{"unknown schema", "schema: 3\nname: a\n", func(err error) bool { var e *Error; return errors.As(err, &e) && e.Field == "schema" }, `"3" is not a supported schema version`},
+		{"unknown schema", "schema: 3\nname: a\n", func(err error) bool { var e *recipe.Error; return errors.As(err, &e) && e.Field == "schema" }, `"3" is not a supported schema version`},
 		{"not a recipe", "dsr1-fp4-key:\n  image: x\n", func(err error) bool { var e *NotRecipeError; return errors.As(err, &e) }, "not a recipe"},
-		{"duplicate key", "name: a\nname: b\n", func(err error) bool { var e *DuplicateKeyError; return errors.As(err, &e) }, "set twice"},
-		{"two documents", "name: a\n---\nname: b\n", func(err error) bool { var e *Error; return errors.As(err, &e) }, "second YAML document"},
-		{"bad --set", "name: a\n", func(err error) bool { var e *OverrideError; return errors.As(err, &e) }, "did you mean"},
+		{"duplicate key", "name: a\nname: b\n", func(err error) bool { var e *recipe.DuplicateKeyError; return errors.As(err, &e) }, "set twice"},
+		{"two documents", "name: a\n---\nname: b\n", func(err error) bool { var e *recipe.Error; return errors.As(err, &e) }, "second YAML document"},
+		{"bad --set", "name: a\n", func(err error) bool { var e *recipe.OverrideError; return errors.As(err, &e) }, "did you mean"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			opt := MigrateOptions{}
+			opt := Options{}
 			if tc.name == "bad --set" {
 				opt.Overrides = overrides(t, "--set health_check.max_attemps=1")
 			}
@@ -115,12 +116,12 @@ func TestMigrateRefuses(t *testing.T) {
 		})
 	}
 	// A duplicate key is migrated, last value kept, when allowed.
-	res, err := Migrate("/r.yaml", []byte("name: a\nname: b\nmodel: {path: m}\n"), MigrateOptions{AllowDuplicateKeys: true})
+	res, err := Migrate("/r.yaml", []byte("name: a\nname: b\nmodel: {path: m}\n"), Options{AllowDuplicateKeys: true})
 	if err != nil || !strings.Contains(string(res.Text), "name: b") || strings.Contains(string(res.Text), "name: a") {
 		t.Errorf("allowed duplicate: %v\n%s", err, res.Text)
 	}
 	// --set edits the original before it is migrated, and lands at its v2 place.
-	res, err = Migrate("/r.yaml", []byte("name: a\nresources:\n  prefill_nodes: 1\n"), MigrateOptions{Overrides: overrides(t, "--set resources.prefill_nodes=3")})
+	res, err = Migrate("/r.yaml", []byte("name: a\nresources:\n  prefill_nodes: 1\n"), Options{Overrides: overrides(t, "--set resources.prefill_nodes=3")})
 	if err != nil || !strings.Contains(string(res.Text), "roles:\n  prefill:\n    nodes: 3\n") || len(res.Applied) != 1 {
 		t.Errorf("--set before migrating: %v\n%s", err, res.Text)
 	}
@@ -140,7 +141,7 @@ func TestMigrateCorpus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := Migrate(f, data, MigrateOptions{AllowDuplicateKeys: true})
+		res, err := Migrate(f, data, Options{AllowDuplicateKeys: true})
 		if err != nil {
 			t.Errorf("%s: %v", rel, err)
 			continue
@@ -151,13 +152,13 @@ func TestMigrateCorpus(t *testing.T) {
 				t.Errorf("%s: comment %q lost", rel, c)
 			}
 		}
-		opt := Options{AllowDuplicateKeys: true}
-		r, err := ParseWith(f, res.Text, opt)
-		var ve *VariantError
+		opt := recipe.Options{AllowDuplicateKeys: true}
+		r, err := recipe.ParseWith(f, res.Text, opt)
+		var ve *recipe.VariantError
 		if errors.As(err, &ve) {
 			for _, v := range ve.Variants {
 				opt.Variant = v
-				if r, err = ParseWith(f, res.Text, opt); err != nil {
+				if r, err = recipe.ParseWith(f, res.Text, opt); err != nil {
 					break
 				}
 			}
@@ -171,8 +172,8 @@ func TestMigrateCorpus(t *testing.T) {
 			// A typed refusal is the original's too (TestMigrationEquivalence
 			// in package launcher compares the outcomes); any other error is
 			// the migration's fault.
-			var ue *UnsupportedError
-			var se *SrtctlRefusalError
+			var ue *recipe.UnsupportedError
+			var se *recipe.SrtctlRefusalError
 			if !errors.As(err, &ue) && !errors.As(err, &se) {
 				t.Errorf("%s: the migration does not read: %v", rel, err)
 			}

@@ -1,4 +1,4 @@
-package recipe
+package migrate
 
 import (
 	"strings"
@@ -101,7 +101,7 @@ func TestMigrateRules(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := Migrate("/r.yaml", []byte(tc.in), MigrateOptions{})
+			res, err := Migrate("/r.yaml", []byte(tc.in), Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

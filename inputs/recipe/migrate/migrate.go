@@ -1,4 +1,4 @@
-package recipe
+package migrate
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/slurmbench/slurmbench/inputs/recipe"
+	"github.com/slurmbench/slurmbench/inputs/recipe/yamltree"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -49,17 +51,17 @@ import (
 //     goes to roles.<role>.kv_events.
 //   - schema: 2 is written first.
 
-// MigrateOptions change how Migrate reads the document.
-type MigrateOptions struct {
+// Options change how Migrate reads the document.
+type Options struct {
 	// AllowDuplicateKeys keeps the last of a key set twice (srtctl's
 	// PyYAML behaviour) instead of refusing the file.
 	AllowDuplicateKeys bool
 	// Overrides are --set/--unset edits applied before migrating.
-	Overrides []Override
+	Overrides []recipe.Override
 }
 
-// MigrateResult is one migrated document.
-type MigrateResult struct {
+// Result is one migrated document.
+type Result struct {
 	Text    []byte
 	Changed bool
 	// Notes say what moved where, and what was deliberately left.
@@ -69,7 +71,7 @@ type MigrateResult struct {
 }
 
 // AlreadySchema2Error is a document that already declares schema: 2.
-type AlreadySchema2Error struct{ Err Error }
+type AlreadySchema2Error struct{ Err recipe.Error }
 
 func (e *AlreadySchema2Error) Error() string { return e.Err.Error() }
 
@@ -80,7 +82,7 @@ func (e *AlreadySchema2Error) Unwrap() error { return ErrAlreadySchema2 }
 
 // NotRecipeError is a YAML file that is no recipe (an InferenceX master
 // config beside the recipes, say).
-type NotRecipeError struct{ Err Error }
+type NotRecipeError struct{ Err recipe.Error }
 
 func (e *NotRecipeError) Error() string { return e.Err.Error() }
 
@@ -88,7 +90,7 @@ func (e *NotRecipeError) Error() string { return e.Err.Error() }
 // override file) has at its top level.
 func looksLikeRecipe(doc *yaml.Node) bool {
 	for _, k := range []string{"name", "model", "resources", "backend", "engine", "roles", "base"} {
-		if mapGet(doc, k) != nil {
+		if yamltree.Get(doc, k) != nil {
 			return true
 		}
 	}
@@ -134,51 +136,44 @@ var benchmarkPlanned = map[string]bool{"isl": true, "osl": true, "concurrencies"
 // SchemaOf returns the schema version a recipe document declares (1 when
 // it declares none).
 func SchemaOf(path string, doc *yaml.Node) (int, error) {
-	v := mapGet(doc, "schema")
+	v := yamltree.Get(doc, "schema")
 	if v == nil {
 		return 1, nil
 	}
-	v = deAlias(v)
+	v = yamltree.DeAlias(v)
 	if v.Kind == yaml.ScalarNode && v.Tag == "!!int" {
 		if n, err := strconv.Atoi(v.Value); err == nil && (n == 1 || n == 2) {
 			return n, nil
 		}
 	}
-	return 0, &Error{File: path, Line: v.Line, Field: "schema", Msg: fmt.Sprintf("%q is not a supported schema version (1, or absent, for srt-slurm c88ef731's layout; 2 for srt-slurm 2.x's)", v.Value)}
+	return 0, &recipe.Error{File: path, Line: v.Line, Field: "schema", Msg: fmt.Sprintf("%q is not a supported schema version (1, or absent, for srt-slurm c88ef731's layout; 2 for srt-slurm 2.x's)", v.Value)}
 }
 
 // Migrate rewrites the schema-1 recipe data (path names it in errors) into
 // schema 2. A document that already declares schema: 2 is an
 // *AlreadySchema2Error.
-func Migrate(path string, data []byte, opt MigrateOptions) (*MigrateResult, error) {
-	if len(data) > MaxInputBytes {
-		return nil, &Error{File: path, Msg: fmt.Sprintf("%d bytes is more than the %d MiB a recipe may have", len(data), MaxInputBytes>>20)}
+func Migrate(path string, data []byte, opt Options) (*Result, error) {
+	if len(data) > recipe.MaxInputBytes {
+		return nil, &recipe.Error{File: path, Msg: fmt.Sprintf("%d bytes is more than the %d MiB a recipe may have", len(data), recipe.MaxInputBytes>>20)}
 	}
 	// The checks a recipe read makes (one document, a mapping, aliases of
 	// bounded size), then a tree of our own to edit and write back.
-	if _, err := parseDocument(path, data); err != nil {
+	root, warnings, err := recipe.ReadForEdit(path, data, opt.AllowDuplicateKeys)
+	if err != nil {
 		return nil, err
-	}
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, &Error{File: path, Line: yamlErrLine(err), Msg: cleanYAMLErr(err)}
 	}
 	doc := root.Content[0]
-	var warnings []string
-	if err := resolveDuplicateKeys(path, doc, "", opt.AllowDuplicateKeys, &warnings); err != nil {
-		return nil, err
-	}
 	if !looksLikeRecipe(doc) {
-		return nil, &NotRecipeError{Error{File: path, Line: doc.Line, Msg: "not a recipe: none of name, model, resources, backend, engine, roles or base at its top level"}}
+		return nil, &NotRecipeError{recipe.Error{File: path, Line: doc.Line, Msg: "not a recipe: none of name, model, resources, backend, engine, roles or base at its top level"}}
 	}
 	version, err := SchemaOf(path, doc)
 	if err != nil {
 		return nil, err
 	}
 	if version == 2 {
-		return nil, &AlreadySchema2Error{Error{File: path, Line: mapGet(doc, "schema").Line, Field: "schema", Msg: ErrAlreadySchema2.Error()}}
+		return nil, &AlreadySchema2Error{recipe.Error{File: path, Line: yamltree.Get(doc, "schema").Line, Field: "schema", Msg: ErrAlreadySchema2.Error()}}
 	}
-	applied, err := ApplyOverrides(doc, opt.Overrides)
+	applied, err := recipe.ApplyOverrides(doc, opt.Overrides)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -188,8 +183,8 @@ func Migrate(path string, data []byte, opt MigrateOptions) (*MigrateResult, erro
 
 	// schema: 2 first; a comment above the first key that is separated from
 	// it by a blank line is the file's header and stays above everything.
-	schemaKey, schemaVal := scalarKey("schema"), &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: "2"}
-	if i := keyIndex(doc, "schema"); i >= 0 {
+	schemaKey, schemaVal := yamltree.StrKey("schema"), &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: "2"}
+	if i := yamltree.KeyIndex(doc, "schema"); i >= 0 {
 		doc.Content[i+1] = schemaVal
 	} else {
 		if len(doc.Content) > 0 && root.HeadComment == "" {
@@ -203,14 +198,14 @@ func Migrate(path string, data []byte, opt MigrateOptions) (*MigrateResult, erro
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
-	if err := enc.Encode(&root); err != nil {
-		return nil, &Error{File: path, Msg: "writing the migrated document: " + err.Error()}
+	if err := enc.Encode(root); err != nil {
+		return nil, &recipe.Error{File: path, Msg: "writing the migrated document: " + err.Error()}
 	}
 	if err := enc.Close(); err != nil {
-		return nil, &Error{File: path, Msg: "writing the migrated document: " + err.Error()}
+		return nil, &recipe.Error{File: path, Msg: "writing the migrated document: " + err.Error()}
 	}
 	out := keepBlankLines(data, buf.Bytes())
-	return &MigrateResult{Text: out, Changed: !bytes.Equal(out, data), Notes: m.notes, Applied: applied}, nil
+	return &Result{Text: out, Changed: !bytes.Equal(out, data), Notes: m.notes, Applied: applied}, nil
 }
 
 type migration struct{ notes []string }
@@ -231,11 +226,11 @@ type migrationVariant struct {
 func (m *migration) run(doc *yaml.Node) {
 	variants := []migrationVariant{{node: doc}}
 	base := doc
-	if isOverrideFile(doc) {
-		base = deAlias(mapGet(doc, "base"))
+	if recipe.IsOverrideFile(doc) {
+		base = yamltree.DeAlias(yamltree.Get(doc, "base"))
 		variants = nil
 		for i := 0; i+1 < len(doc.Content); i += 2 {
-			k, v := doc.Content[i].Value, deAlias(doc.Content[i+1])
+			k, v := doc.Content[i].Value, yamltree.DeAlias(doc.Content[i+1])
 			if v.Kind != yaml.MappingNode {
 				continue
 			}
@@ -278,7 +273,7 @@ func (m *migration) run(doc *yaml.Node) {
 		m.foldMooncake(v)
 		m.foldEngine(v, engine, engineKey, baseEngine)
 		for _, key := range []string{"resources", "dynamo", "frontend"} {
-			if b := mapGet(v.node, key); b != nil && b.Kind == yaml.MappingNode && len(b.Content) == 0 {
+			if b := yamltree.Get(v.node, key); b != nil && b.Kind == yaml.MappingNode && len(b.Content) == 0 {
 				b.Style = yaml.FlowStyle // keep an emptied block as {}: an override may still refer to it
 			}
 		}
@@ -286,10 +281,10 @@ func (m *migration) run(doc *yaml.Node) {
 	// A section's engine: NAME would replace base's engine mapping whole,
 	// dropping base's knobs that v1's backend: merge kept: spell it as a
 	// mapping, which merges.
-	if be := deAlias(mapGet(base, "engine")); doc != base && be != nil && be.Kind == yaml.MappingNode {
+	if be := yamltree.DeAlias(yamltree.Get(base, "engine")); doc != base && be != nil && be.Kind == yaml.MappingNode {
 		for _, v := range variants {
-			if i := keyIndex(v.node, "engine"); v.override && i >= 0 && v.node.Content[i+1].Kind == yaml.ScalarNode && v.node.Content[i+1].Tag != "!!null" {
-				v.node.Content[i+1] = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{scalarKey("type"), v.node.Content[i+1]}}
+			if i := yamltree.KeyIndex(v.node, "engine"); v.override && i >= 0 && v.node.Content[i+1].Kind == yaml.ScalarNode && v.node.Content[i+1].Tag != "!!null" {
+				v.node.Content[i+1] = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{yamltree.StrKey("type"), v.node.Content[i+1]}}
 			}
 		}
 	}
@@ -297,7 +292,7 @@ func (m *migration) run(doc *yaml.Node) {
 
 // scalarAt is the scalar value at block.key of mapping n, or "".
 func scalarAt(n *yaml.Node, block, key string) string {
-	v := deAlias(mapGet(mapGet(n, block), key))
+	v := yamltree.DeAlias(yamltree.Get(yamltree.Get(n, block), key))
 	if v == nil || v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
 		return ""
 	}
@@ -307,9 +302,9 @@ func scalarAt(n *yaml.Node, block, key string) string {
 // presentEngineKey is the backend.<engine>_config key n has, for a
 // variant whose engine type is nowhere (srtctl's _engine_key_for).
 func presentEngineKey(n *yaml.Node) string {
-	backend := mapGet(n, "backend")
+	backend := yamltree.Get(n, "backend")
 	for _, e := range []string{"sglang", "vllm", "trtllm", "mocker", "mock"} {
-		if mapGet(backend, engineConfigKey[e]) != nil {
+		if yamltree.Get(backend, engineConfigKey[e]) != nil {
 			return engineConfigKey[e]
 		}
 	}
@@ -319,11 +314,11 @@ func presentEngineKey(n *yaml.Node) string {
 // takeKey removes key from mapping m and returns its key and value nodes
 // (nil when absent).
 func takeKey(m *yaml.Node, key string) (k, v *yaml.Node) {
-	m = deAlias(m)
+	m = yamltree.DeAlias(m)
 	if m == nil || m.Kind != yaml.MappingNode {
 		return nil, nil
 	}
-	i := keyIndex(m, key)
+	i := yamltree.KeyIndex(m, key)
 	if i < 0 {
 		return nil, nil
 	}
@@ -336,10 +331,10 @@ func takeKey(m *yaml.Node, key string) (k, v *yaml.Node) {
 // (appended when after is "" or absent). An aliased mapping is copied into
 // place first, so an edit never reaches the anchor's other users.
 func childMap(parent *yaml.Node, key, after string) *yaml.Node {
-	if i := keyIndex(parent, key); i >= 0 {
+	if i := yamltree.KeyIndex(parent, key); i >= 0 {
 		v := parent.Content[i+1]
-		if v.Kind == yaml.AliasNode || hasMerge(deAlias(v)) {
-			v = flattenCopy(deAlias(v))
+		if v.Kind == yaml.AliasNode || yamltree.HasMerge(yamltree.DeAlias(v)) {
+			v = yamltree.FlattenCopy(yamltree.DeAlias(v))
 			parent.Content[i+1] = v
 		}
 		if v.Kind == yaml.MappingNode {
@@ -353,14 +348,14 @@ func childMap(parent *yaml.Node, key, after string) *yaml.Node {
 		return nv
 	}
 	created := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-	insertAfter(parent, after, scalarKey(key), created)
+	insertAfter(parent, after, yamltree.StrKey(key), created)
 	return created
 }
 
 // insertAfter puts k: v after the key after in mapping m (at the end when
 // after is "" or not there).
 func insertAfter(m *yaml.Node, after string, k, v *yaml.Node) {
-	if i := keyIndex(m, after); after != "" && i >= 0 {
+	if i := yamltree.KeyIndex(m, after); after != "" && i >= 0 {
 		m.Content = append(m.Content[:i+2], append([]*yaml.Node{k, v}, m.Content[i+2:]...)...)
 		return
 	}
@@ -374,7 +369,7 @@ func (m *migration) moveKey(label string, src *yaml.Node, key string, dst *yaml.
 	if k == nil {
 		return false
 	}
-	if keyIndex(dst, newKey) >= 0 {
+	if yamltree.KeyIndex(dst, newKey) >= 0 {
 		m.note("%s%s.%s already set; kept it and dropped legacy %s", label, where, newKey, key)
 		return false
 	}
@@ -385,9 +380,9 @@ func (m *migration) moveKey(label string, src *yaml.Node, key string, dst *yaml.
 }
 
 func (m *migration) foldRoles(v migrationVariant, engineKey string) {
-	resources := deAlias(mapGet(v.node, "resources"))
-	backend := deAlias(mapGet(v.node, "backend"))
-	engineCfg := deAlias(mapGet(backend, engineKey))
+	resources := yamltree.DeAlias(yamltree.Get(v.node, "resources"))
+	backend := yamltree.DeAlias(yamltree.Get(v.node, "backend"))
+	engineCfg := yamltree.DeAlias(yamltree.Get(backend, engineKey))
 	var roles *yaml.Node
 	for _, role := range roleNames {
 		mode := roleMode[role]
@@ -397,17 +392,17 @@ func (m *migration) foldRoles(v migrationVariant, engineKey string) {
 		}
 		var moves []move
 		for _, kv := range [][2]string{{role + "_nodes", "nodes"}, {role + "_workers", "workers"}, {"gpus_per_" + role, "gpus"}} {
-			if mapGet(resources, kv[0]) != nil {
+			if yamltree.Get(resources, kv[0]) != nil {
 				moves = append(moves, move{resources, kv[0], kv[1]})
 			}
 		}
-		if mapGet(backend, mode+"_environment") != nil {
+		if yamltree.Get(backend, mode+"_environment") != nil {
 			moves = append(moves, move{backend, mode + "_environment", "env"})
 		}
-		if mapGet(backend, mode+"_extra_args") != nil {
+		if yamltree.Get(backend, mode+"_extra_args") != nil {
 			moves = append(moves, move{backend, mode + "_extra_args", "extra_args"})
 		}
-		if engineCfg != nil && engineCfg.Kind == yaml.MappingNode && mapGet(engineCfg, mode) != nil {
+		if engineCfg != nil && engineCfg.Kind == yaml.MappingNode && yamltree.Get(engineCfg, mode) != nil {
 			moves = append(moves, move{engineCfg, mode, "args"})
 		}
 		if len(moves) == 0 {
@@ -415,9 +410,9 @@ func (m *migration) foldRoles(v migrationVariant, engineKey string) {
 		}
 		if roles == nil {
 			anchor := ""
-			if mapGet(v.node, "backend") != nil {
+			if yamltree.Get(v.node, "backend") != nil {
 				anchor = "backend"
-			} else if mapGet(v.node, "resources") != nil {
+			} else if yamltree.Get(v.node, "resources") != nil {
 				anchor = "resources"
 			}
 			roles = childMap(v.node, "roles", anchor)
@@ -428,7 +423,7 @@ func (m *migration) foldRoles(v migrationVariant, engineKey string) {
 		}
 		if role == "decode" {
 			// A zip section's list holds one value per config.
-			if n := deAlias(mapGet(spec, "nodes")); n != nil {
+			if n := yamltree.DeAlias(yamltree.Get(spec, "nodes")); n != nil {
 				for _, e := range append([]*yaml.Node{n}, n.Content...) {
 					if e.Kind == yaml.ScalarNode && e.Tag == "!!int" && e.Value == "0" {
 						e.Value, e.Tag, e.Style = "colocate", "!!str", 0
@@ -439,39 +434,39 @@ func (m *migration) foldRoles(v migrationVariant, engineKey string) {
 		}
 		m.note("%sfolded %s fields into roles.%s", v.label, role, role)
 	}
-	if cfg := deAlias(mapGet(backend, engineKey)); cfg != nil && cfg.Kind == yaml.MappingNode && len(cfg.Content) == 0 {
+	if cfg := yamltree.DeAlias(yamltree.Get(backend, engineKey)); cfg != nil && cfg.Kind == yaml.MappingNode && len(cfg.Content) == 0 {
 		takeKey(backend, engineKey)
 	}
 }
 
 func (m *migration) foldPlacement(v migrationVariant) {
 	fold := func(block, placeKey, dedicatedKey string) {
-		sec := deAlias(mapGet(v.node, block))
-		if sec == nil || sec.Kind != yaml.MappingNode || (mapGet(sec, placeKey) == nil && mapGet(sec, dedicatedKey) == nil) {
+		sec := yamltree.DeAlias(yamltree.Get(v.node, block))
+		if sec == nil || sec.Kind != yaml.MappingNode || (yamltree.Get(sec, placeKey) == nil && yamltree.Get(sec, dedicatedKey) == nil) {
 			return
 		}
 		dk, dv := takeKey(sec, dedicatedKey)
 		pk, pv := takeKey(sec, placeKey)
 		dedicated := false
 		if dv != nil {
-			b, ok := (Value{deAlias(dv)}).Bool()
+			b, ok := recipe.NewValue(yamltree.DeAlias(dv)).Bool()
 			dedicated = ok && b
 		}
 		var node *yaml.Node
 		switch {
 		case dedicated:
 			node = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "dedicated"}
-		case pv != nil && deAlias(pv).Tag != "!!null":
+		case pv != nil && yamltree.DeAlias(pv).Tag != "!!null":
 			node = pv
 		default:
 			node = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "head"}
 		}
 		placement := childMap(sec, "placement", "")
-		if i := keyIndex(placement, "node"); i >= 0 {
+		if i := yamltree.KeyIndex(placement, "node"); i >= 0 {
 			placement.Content[i+1] = node
 		} else {
 			// The replaced keys' comments go with the new one.
-			nk := scalarKey("node")
+			nk := yamltree.StrKey("node")
 			for _, n := range []*yaml.Node{pk, pv, dk, dv} {
 				if n == nil {
 					continue
@@ -485,13 +480,13 @@ func (m *migration) foldPlacement(v migrationVariant) {
 			}
 			placement.Content = append(placement.Content, nk, node)
 		}
-		m.note("%s%s.placement.node: %s", v.label, block, Value{node}.String())
+		m.note("%s%s.placement.node: %s", v.label, block, recipe.NewValue(node).String())
 	}
 	fold("frontend", "orchestrator_placement", "dedicated_node")
 	fold("benchmark", "client_placement", "client_dedicated_node")
 	// v1's frontend.type sglang is the SGLang router; schema 2 spells it
 	// sglang-router (sglang there is the router-free direct worker).
-	if t := deAlias(mapGet(mapGet(v.node, "frontend"), "type")); t != nil {
+	if t := yamltree.DeAlias(yamltree.Get(yamltree.Get(v.node, "frontend"), "type")); t != nil {
 		renamed := false
 		for _, n := range append([]*yaml.Node{t}, t.Content...) {
 			if n.Kind == yaml.ScalarNode && n.Value == "sglang" {
@@ -508,18 +503,18 @@ func (m *migration) foldPlacement(v migrationVariant) {
 // to the list when missing.
 func serviceEntry(services *yaml.Node, name string) *yaml.Node {
 	for _, e := range services.Content {
-		if e = deAlias(e); e.Kind == yaml.MappingNode && scalarValue(mapGet(e, "name")) == name {
+		if e = yamltree.DeAlias(e); e.Kind == yaml.MappingNode && scalarValue(yamltree.Get(e, "name")) == name {
 			return e
 		}
 	}
 	e := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{
-		scalarKey("name"), scalarKey(name), scalarKey("type"), scalarKey(name)}}
+		yamltree.StrKey("name"), yamltree.StrKey(name), yamltree.StrKey("type"), yamltree.StrKey(name)}}
 	services.Content = append(services.Content, e)
 	return e
 }
 
 func scalarValue(n *yaml.Node) string {
-	if n = deAlias(n); n == nil || n.Kind != yaml.ScalarNode {
+	if n = yamltree.DeAlias(n); n == nil || n.Kind != yaml.ScalarNode {
 		return ""
 	}
 	return n.Value
@@ -527,21 +522,21 @@ func scalarValue(n *yaml.Node) string {
 
 // servicesList is variant's services: list, created after near.
 func servicesList(variant *yaml.Node, near string) *yaml.Node {
-	if s := deAlias(mapGet(variant, "services")); s != nil && s.Kind == yaml.SequenceNode {
+	if s := yamltree.DeAlias(yamltree.Get(variant, "services")); s != nil && s.Kind == yaml.SequenceNode {
 		return s
 	}
 	s := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-	insertAfter(variant, near, scalarKey("services"), s)
+	insertAfter(variant, near, yamltree.StrKey("services"), s)
 	return s
 }
 
 // setScalar sets m[key] = v and returns the key node.
 func setScalar(m *yaml.Node, key string, v *yaml.Node) *yaml.Node {
-	if i := keyIndex(m, key); i >= 0 {
+	if i := yamltree.KeyIndex(m, key); i >= 0 {
 		m.Content[i+1] = v
 		return m.Content[i]
 	}
-	k := scalarKey(key)
+	k := yamltree.StrKey(key)
 	m.Content = append(m.Content, k, v)
 	return k
 }
@@ -566,17 +561,17 @@ func str(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!
 
 // foldInfra is srtctl's _fold_infra_services.
 func (m *migration) foldInfra(v migrationVariant, discovery bool) {
-	if mapGet(v.node, "infra") == nil {
+	if yamltree.Get(v.node, "infra") == nil {
 		return
 	}
-	infra := deAlias(mapGet(v.node, "infra"))
+	infra := yamltree.DeAlias(yamltree.Get(v.node, "infra"))
 	if !discovery {
 		if infra.Kind == yaml.MappingNode {
 			if _, p := takeKey(infra, "nats_max_payload_mb"); p != nil {
 				m.note("%sdropped infra.nats_max_payload_mb (no discovery plane under this frontend)", v.label)
 			}
-			if d := deAlias(mapGet(infra, "etcd_nats_dedicated_node")); d != nil {
-				if b, _ := (Value{d}).Bool(); b {
+			if d := yamltree.DeAlias(yamltree.Get(infra, "etcd_nats_dedicated_node")); d != nil {
+				if b, _ := recipe.NewValue(d).Bool(); b {
 					m.note("%sinfra.etcd_nats_dedicated_node left as is: it reserves a node although this frontend runs no etcd/NATS", v.label)
 				} else {
 					takeKey(infra, "etcd_nats_dedicated_node")
@@ -605,7 +600,7 @@ func (m *migration) foldInfra(v migrationVariant, discovery bool) {
 	var dedicated *bool
 	dk, d := takeKey(infra, "etcd_nats_dedicated_node")
 	if d != nil {
-		b, _ := (Value{deAlias(d)}).Bool()
+		b, _ := recipe.NewValue(yamltree.DeAlias(d)).Bool()
 		dedicated = &b
 	}
 	pk, payload := takeKey(infra, "nats_max_payload_mb")
@@ -633,7 +628,7 @@ func (m *migration) foldInfra(v migrationVariant, discovery bool) {
 	}
 	if len(infra.Content) == 0 {
 		k, _ := takeKey(v.node, "infra")
-		if s := keyIndex(v.node, "services"); s >= 0 && k != nil && v.node.Content[s].HeadComment == "" {
+		if s := yamltree.KeyIndex(v.node, "services"); s >= 0 && k != nil && v.node.Content[s].HeadComment == "" {
 			v.node.Content[s].HeadComment = k.HeadComment
 		}
 	}
@@ -641,21 +636,24 @@ func (m *migration) foldInfra(v migrationVariant, discovery bool) {
 
 // foldDynamoSource is srtctl's _fold_dynamo_source.
 func (m *migration) foldDynamoSource(v migrationVariant) {
-	dynamo := deAlias(mapGet(v.node, "dynamo"))
-	if dynamo == nil || dynamo.Kind != yaml.MappingNode || mapGet(dynamo, "source") != nil {
+	dynamo := yamltree.DeAlias(yamltree.Get(v.node, "dynamo"))
+	if dynamo == nil || dynamo.Kind != yaml.MappingNode || yamltree.Get(dynamo, "source") != nil {
 		return
 	}
-	if b, _ := (Value{deAlias(mapGet(dynamo, "top_of_tree"))}).Bool(); b {
+	if b, _ := recipe.NewValue(yamltree.DeAlias(yamltree.Get(dynamo, "top_of_tree"))).Bool(); b {
 		m.note("%sdynamo.top_of_tree left as is (no immutable rev to pin; choose a commit for source.rev)", v.label)
 		return
 	}
-	set := func(key string) bool { n := deAlias(mapGet(dynamo, key)); return n != nil && n.Tag != "!!null" }
+	set := func(key string) bool {
+		n := yamltree.DeAlias(yamltree.Get(dynamo, key))
+		return n != nil && n.Tag != "!!null"
+	}
 	hasGit, hasWheel, hasVersion := set("hash"), set("wheel"), set("version")
 	if !hasGit && !hasWheel && !hasVersion {
 		return
 	}
 	after := ""
-	if mapGet(dynamo, "install") != nil {
+	if yamltree.Get(dynamo, "install") != nil {
 		after = "install"
 	}
 	source := childMap(dynamo, "source", after)
@@ -682,7 +680,7 @@ func (m *migration) foldDynamoSource(v migrationVariant) {
 
 // stripBenchmark is srtctl's _strip_unused_benchmark_fields.
 func (m *migration) stripBenchmark(v migrationVariant, btype string) {
-	bench := deAlias(mapGet(v.node, "benchmark"))
+	bench := yamltree.DeAlias(yamltree.Get(v.node, "benchmark"))
 	if bench == nil || bench.Kind != yaml.MappingNode {
 		return
 	}
@@ -706,7 +704,7 @@ func (m *migration) stripBenchmark(v migrationVariant, btype string) {
 		// A key slurmbench plans whatever the type, or one srtctl never
 		// read but slurmbench plans (BeyondSrtctl: tokenizer_mode), has an
 		// effect; the schema-2 reader keeps it, and so does the migration.
-		if benchmarkPlanned[k] || BeyondSrtctl("benchmark."+k) {
+		if benchmarkPlanned[k] || recipe.BeyondSrtctl("benchmark."+k) {
 			m.note("%skept benchmark.%s: srt-slurm 2.x refuses it for type %s, but slurmbench plans it", v.label, k, btype)
 			i += 2
 			continue
@@ -718,41 +716,41 @@ func (m *migration) stripBenchmark(v migrationVariant, btype string) {
 
 // foldMooncake is srtctl's _fold_mooncake.
 func (m *migration) foldMooncake(v migrationVariant) {
-	backend := deAlias(mapGet(v.node, "backend"))
-	store := deAlias(mapGet(backend, "mooncake_kv_store"))
+	backend := yamltree.DeAlias(yamltree.Get(v.node, "backend"))
+	store := yamltree.DeAlias(yamltree.Get(backend, "mooncake_kv_store"))
 	if store == nil || store.Kind != yaml.MappingNode {
 		return
 	}
 	var specs []*yaml.Node
-	roles := deAlias(mapGet(v.node, "roles"))
+	roles := yamltree.DeAlias(yamltree.Get(v.node, "roles"))
 	if roles != nil && roles.Kind == yaml.MappingNode {
 		for i := 1; i < len(roles.Content); i += 2 {
-			if deAlias(roles.Content[i]).Kind == yaml.MappingNode {
-				specs = append(specs, deAlias(roles.Content[i]))
+			if yamltree.DeAlias(roles.Content[i]).Kind == yaml.MappingNode {
+				specs = append(specs, yamltree.DeAlias(roles.Content[i]))
 			}
 		}
 	}
-	env := deAlias(mapGet(store, "env"))
+	env := yamltree.DeAlias(yamltree.Get(store, "env"))
 	if env != nil && env.Kind == yaml.MappingNode && len(env.Content) > 0 && len(specs) == 0 {
 		m.note("%sbackend.mooncake_kv_store left as is (no roles in this variant to carry its env)", v.label)
 		return
 	}
 	near := ""
-	if mapGet(v.node, "roles") != nil {
+	if yamltree.Get(v.node, "roles") != nil {
 		near = "roles"
 	}
 	entry := serviceEntry(servicesList(v.node, near), "mooncake-master")
 	m.moveKey(v.label, store, "container", entry, "container", "services[mooncake-master]")
 	m.moveKey(v.label, store, "master_extra_args", entry, "args", "services[mooncake-master]")
-	if mapGet(store, "store_config") != nil {
+	if yamltree.Get(store, "store_config") != nil {
 		m.moveKey(v.label, store, "store_config", childMap(entry, "options", ""), "store_config", "services[mooncake-master].options")
 	}
-	if _, moved := takeKey(store, "env"); moved != nil && len(deAlias(moved).Content) > 0 {
-		moved = deAlias(moved)
+	if _, moved := takeKey(store, "env"); moved != nil && len(yamltree.DeAlias(moved).Content) > 0 {
+		moved = yamltree.DeAlias(moved)
 		for _, spec := range specs {
 			roleEnv := childMap(spec, "env", "")
 			for i := 0; i+1 < len(moved.Content); i += 2 {
-				setScalar(roleEnv, moved.Content[i].Value, deepCopy(moved.Content[i+1]))
+				setScalar(roleEnv, moved.Content[i].Value, yamltree.DeepCopy(moved.Content[i+1]))
 			}
 		}
 		m.note("%sbackend.mooncake_kv_store.env -> roles.*.env", v.label)
@@ -766,23 +764,23 @@ func (m *migration) foldMooncake(v migrationVariant) {
 // foldEngine is srtctl's _fold_engine: what is left of backend becomes
 // engine:, where backend was.
 func (m *migration) foldEngine(v migrationVariant, engine, engineKey, baseEngine string) {
-	bi := keyIndex(v.node, "backend")
+	bi := yamltree.KeyIndex(v.node, "backend")
 	if bi < 0 {
 		return
 	}
-	bk, backend := v.node.Content[bi], deAlias(v.node.Content[bi+1])
-	roles := deAlias(mapGet(v.node, "roles"))
+	bk, backend := v.node.Content[bi], yamltree.DeAlias(v.node.Content[bi+1])
+	roles := yamltree.DeAlias(yamltree.Get(v.node, "roles"))
 	if backend.Kind != yaml.MappingNode {
 		return // null (an override deleting it) or malformed: the reader reports it
 	}
-	if kv := deAlias(mapGet(backend, "kv_events_config")); kv != nil && roles != nil {
+	if kv := yamltree.DeAlias(yamltree.Get(backend, "kv_events_config")); kv != nil && roles != nil {
 		switch {
 		case kv.Kind == yaml.MappingNode:
 			all := true
 			for _, role := range roleNames {
 				mode := roleMode[role]
-				if e := mapGet(kv, mode); e != nil {
-					if spec := deAlias(mapGet(roles, role)); spec != nil {
+				if e := yamltree.Get(kv, mode); e != nil {
+					if spec := yamltree.DeAlias(yamltree.Get(roles, role)); spec != nil {
 						setScalar(spec, "kv_events", e)
 						m.note("%sbackend.kv_events_config.%s -> roles.%s.kv_events", v.label, mode, role)
 					} else {
@@ -794,7 +792,7 @@ func (m *migration) foldEngine(v migrationVariant, engine, engineKey, baseEngine
 				takeKey(backend, "kv_events_config")
 			}
 		case kv.Kind == yaml.ScalarNode && kv.Tag == "!!bool":
-			if b, _ := (Value{kv}).Bool(); b {
+			if b, _ := recipe.NewValue(kv).Bool(); b {
 				resolved := engine
 				if resolved == "" {
 					resolved = "sglang"
@@ -804,7 +802,7 @@ func (m *migration) foldEngine(v migrationVariant, engine, engineKey, baseEngine
 					covered = roleNames
 				}
 				for _, role := range covered {
-					if spec := deAlias(mapGet(roles, role)); spec != nil {
+					if spec := yamltree.DeAlias(yamltree.Get(roles, role)); spec != nil {
 						setScalar(spec, "kv_events", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
 					}
 				}
@@ -813,7 +811,7 @@ func (m *migration) foldEngine(v migrationVariant, engine, engineKey, baseEngine
 			}
 		}
 	}
-	typ := deAlias(mapGet(backend, "type"))
+	typ := yamltree.DeAlias(yamltree.Get(backend, "type"))
 	var rest []*yaml.Node
 	for i := 0; i+1 < len(backend.Content); i += 2 {
 		if backend.Content[i].Value != "type" {
@@ -843,7 +841,7 @@ func (m *migration) foldEngine(v migrationVariant, engine, engineKey, baseEngine
 	case len(rest) > 0:
 		value = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: backend.Style}
 		if typ != nil {
-			value.Content = append(value.Content, scalarKey("type"), typ)
+			value.Content = append(value.Content, yamltree.StrKey("type"), typ)
 		}
 		value.Content = append(value.Content, rest...)
 	case typ != nil:
