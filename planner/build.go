@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/slurmbench/slurmbench/plan"
+	"github.com/slurmbench/slurmbench/planner/engine"
+	"github.com/slurmbench/slurmbench/planner/infra"
 
 	"github.com/slurmbench/slurmbench/inputs/profile"
 	"github.com/slurmbench/slurmbench/inputs/recipe"
@@ -26,13 +27,13 @@ type Inputs struct {
 	// names its copy inside the run directory.
 	Binary string
 	// Overrides from flags or the InferenceX workflow's environment.
-	Concurrencies []int               // CONC_LIST
+	Concurrencies []int // CONC_LIST
 	// EnvConc is the submitting environment's CONC, which a custom
 	// workload reads when nothing sets CONC_LIST (the job inherits it).
-	EnvConc string
-	ISL, OSL      int                 // must agree with the recipe when both are set
-	Image         string              // IMAGE: replaces model.container
-	BenchClient   profile.BenchClient // "" = profile default
+	EnvConc     string
+	ISL, OSL    int                 // must agree with the recipe when both are set
+	Image       string              // IMAGE: replaces model.container
+	BenchClient profile.BenchClient // "" = profile default
 	// Workspace is the InferenceX checkout (GITHUB_WORKSPACE); it replaces
 	// the profile's paths.workspace. Absolute.
 	Workspace string
@@ -53,18 +54,16 @@ type EvalInputs struct {
 // Fixed ports, srtctl's, so results and logs line up with its runs
 // (docs/plan-format.md).
 const (
-	portPublicFrontend   = 8000
-	portInternalFrontend = 8180
-	portNATS             = 4222
-	portEtcd             = 2379
-	portEtcdPeer         = 2380
+	portPublicFrontend   = plan.PortPublicFrontend
+	portInternalFrontend = infra.PortInternalFrontend
+	portNATS             = infra.PortNATS
+	portEtcd             = infra.PortEtcd
+	portEtcdPeer         = infra.PortEtcdPeer
 	portWorkerHTTPBase   = 6100 // + 32·k per node
 	portWorkerHTTPStride = 32
-	portBootstrapBase    = 7200 // + k per node, prefill only
-	portSystemBase       = 7500 // + global process counter
-	portNCCLBase         = 17500
-	portDistInit         = 8300
-	portKVEventsBase     = 5200 // + a global counter (KV-event publishers)
+	portBootstrapBase    = 7200                    // + k per node, prefill only
+	portSystemBase       = engine.PortSystemBase   // + global process counter
+	portKVEventsBase     = engine.PortKVEventsBase // + a global counter (KV-event publishers)
 )
 
 // Build computes and validates the plan. Errors name the field at fault.
@@ -542,5 +541,5 @@ func (b *builder) srunExtra() []string {
 	return out
 }
 
-func placeholderHost(n int) string { return "{host:" + strconv.Itoa(n) + "}" }
-func placeholderIP(n int) string   { return "{ip:" + strconv.Itoa(n) + "}" }
+func placeholderHost(n int) string { return plan.HostPlaceholder(n) }
+func placeholderIP(n int) string   { return plan.IPPlaceholder(n) }

@@ -8,7 +8,7 @@ import (
 )
 
 // checkDirectives refuses, when planning, an sbatch directive the job
-// description cannot carry (slurm.SbatchDirectives, which submit uses),
+// description cannot carry (sbatch.Directives, which submit uses),
 // naming the recipe's field or the profile's: srtctl writes every
 // directive as an #SBATCH line; slurmbench submits through slurmrestd and
 // must find each one its job field.

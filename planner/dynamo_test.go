@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/slurmbench/slurmbench/plan"
+	"github.com/slurmbench/slurmbench/planner/infra"
 )
 
 // TestDynamoInstallInPlan: every process that runs Dynamo installs it from
@@ -82,7 +83,7 @@ func TestDynamoFork(t *testing.T) {
 	if pl.Dynamo.Hash != "39d2a68abcd" || pl.Dynamo.Git != "https://github.com/someone/dynamo.git" {
 		t.Fatalf("dynamo %+v", pl.Dynamo)
 	}
-	argv, err := dynamoInstallArgv("/bin/slurmbench", pl.Dynamo)
+	argv, err := infra.DynamoInstallArgv("/bin/slurmbench", pl.Dynamo)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,9 +7,7 @@ import (
 	"testing"
 
 	"github.com/slurmbench/slurmbench/plan"
-
-	"github.com/slurmbench/slurmbench/inputs/recipe"
-	"go.yaml.in/yaml/v3"
+	"github.com/slurmbench/slurmbench/planner/engine"
 )
 
 // buildText plans a recipe given as text on a testdata profile.
@@ -84,7 +82,7 @@ func TestVLLMPerNodeDP(t *testing.T) {
 	if n := strings.Count(strings.Join(pre.Argv, " "), "--data-parallel-hybrid-lb"); n != 1 || indexOf(pre.Argv, "13345") >= 0 {
 		t.Errorf("recipe's DP layout flags not replaced: %q", pre.Argv)
 	}
-	if argAfter(pre.Argv, "--kv-transfer-config") != nixlTransferConfig {
+	if argAfter(pre.Argv, "--kv-transfer-config") != engine.NIXLTransferConfig {
 		t.Errorf("default connector: --kv-transfer-config %q", argAfter(pre.Argv, "--kv-transfer-config"))
 	}
 	wantEnv := map[string]string{"DYN_VLLM_KV_EVENT_PORT": "5200", "VLLM_NIXL_SIDE_CHANNEL_PORT": "5400", "VLLM_NIXL_SIDE_CHANNEL_HOST": "{ip:0}", "VLLM_PORT": "20000"}
@@ -227,52 +225,6 @@ func TestTRTLLMLaunch(t *testing.T) {
 		"    decode: {tensor_parallel_size: 8, cuda_graph_config: {batch_sizes: [1, 2, 4]}}\n", "").Replace(trtllmRecipe))
 	if got := strings.Join(procNamed(t, agg, "agg_w0").Argv, " "); got != "trtllm-llmapi-launch python3 -m dynamo.trtllm --model-path /model --served-model-name Qwen3.5-397B-A17B-NVFP4 --extra-engine-args /logs/trtllm_config_agg.yaml --request-plane tcp" {
 		t.Errorf("agg argv %s", got)
-	}
-}
-
-// TestTRTLLMConfigYAML: the engine YAML reads back (as YAML 1.1 would) to
-// the recipe's values and types, keys sorted, list items at their key's
-// indent as PyYAML writes them.
-func TestTRTLLMConfigYAML(t *testing.T) {
-	var cfg recipe.EngineConfig
-	src := "b: 0.9\na: {x: 1, y: [1, 2], z: '16', w: 1e-05, v: [{k: on}]}\nc: null\nd: true\ne: DEFAULT\nf: 1e-05\ng: 'yes'\nh: 2.0\n"
-	if err := yaml.Unmarshal([]byte(src), &cfg); err != nil {
-		t.Fatal(err)
-	}
-	got, err := trtllmConfigYAML(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `a:
-  v:
-  - k: "on"
-  w: 1.0e-05
-  x: 1
-  "y":
-  - 1
-  - 2
-  z: "16"
-b: 0.9
-c: null
-d: true
-e: DEFAULT
-f: 1.0e-05
-g: "yes"
-h: 2.0
-`
-	if got != want {
-		t.Errorf("YAML:\n%s\nwant:\n%s", got, want)
-	}
-	var back map[string]any
-	if err := yaml.Unmarshal([]byte(got), &back); err != nil {
-		t.Fatal(err)
-	}
-	a := back["a"].(map[string]any)
-	if a["z"] != "16" || a["x"] != 1 || a["w"] != 1e-05 || back["h"] != 2.0 || back["c"] != nil || back["g"] != "yes" {
-		t.Errorf("read back %#v", back)
-	}
-	if empty, err := trtllmConfigYAML(nil); err != nil || empty != "{}\n" {
-		t.Errorf("empty config %q, %v", empty, err)
 	}
 }
 

@@ -25,8 +25,8 @@ func (b *builder) kvbmEnv(w *workerCtx, proc *plan.Process) {
 	if b.leaderKVEvents == nil {
 		b.leaderKVEvents = map[string]int{}
 	}
-	if w.rank == 0 {
-		b.leaderKVEvents[key] = w.kvEvents
+	if w.Rank == 0 {
+		b.leaderKVEvents[key] = w.KVEvents
 	}
 	if !strings.EqualFold(proc.Env["DYN_CONNECTOR"], "kvbm") {
 		return
@@ -39,7 +39,7 @@ func (b *builder) kvbmEnv(w *workerCtx, proc *plan.Process) {
 		return true
 	}
 	if len(w.ep.nodes) > 1 {
-		setDefault("DYN_KVBM_LEADER_ZMQ_HOST", placeholderIP(w.leader))
+		setDefault("DYN_KVBM_LEADER_ZMQ_HOST", placeholderIP(w.Leader))
 	}
 	kv, ok := b.leaderKVEvents[key]
 	if !ok || kv == 0 {
@@ -52,10 +52,10 @@ func (b *builder) kvbmEnv(w *workerCtx, proc *plan.Process) {
 	setPub := setDefault("DYN_KVBM_LEADER_ZMQ_PUB_PORT", strconv.Itoa(pub))
 	setAck := setDefault("DYN_KVBM_LEADER_ZMQ_ACK_PORT", strconv.Itoa(pub+1))
 	// The leader binds the pair.
-	if w.rank == 0 && setPub {
+	if w.Rank == 0 && setPub {
 		proc.Ports["kvbm_pub"] = pub
 	}
-	if w.rank == 0 && setAck {
+	if w.Rank == 0 && setAck {
 		proc.Ports["kvbm_ack"] = pub + 1
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/inputs/profile"
 	"github.com/slurmbench/slurmbench/inputs/recipe"
+	"github.com/slurmbench/slurmbench/inputs/recipe/migrate"
 	"github.com/slurmbench/slurmbench/internal/shareddata"
 )
 
@@ -32,7 +33,7 @@ func loadRecipeForm(t *testing.T, path string, migrated bool) (*recipe.Recipe, e
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := recipe.Migrate(path, data, recipe.MigrateOptions{})
+	res, err := migrate.Migrate(path, data, migrate.Options{})
 	if err != nil {
 		t.Fatalf("%s: migrate: %v", path, err)
 	}
@@ -61,7 +62,7 @@ func verifyCorpusFile(t *testing.T, f string, profileFor func(*recipe.Recipe) (*
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := recipe.Migrate(f, data, recipe.MigrateOptions{AllowDuplicateKeys: true})
+	res, err := migrate.Migrate(f, data, migrate.Options{AllowDuplicateKeys: true})
 	if err != nil {
 		return MigrationCheck{}, err
 	}

@@ -10,11 +10,11 @@ import (
 	"github.com/slurmbench/slurmbench/inputs/recipe"
 )
 
-// TestVerifyMigrationGolden: each golden migration of recipe/testdata/migrate
+// TestVerifyMigrationGolden: each golden migration of recipe/migrate/testdata/migrate
 // (one input per migration rule) plans as its original does, and a
 // migration changed in one value is caught, naming the plan field.
 func TestVerifyMigrationGolden(t *testing.T) {
-	inputs, err := filepath.Glob(filepath.Join("..", "inputs", "recipe", "testdata", "migrate", "*.v1.yaml"))
+	inputs, err := filepath.Glob(filepath.Join("..", "inputs", "recipe", "migrate", "testdata", "migrate", "*.v1.yaml"))
 	if err != nil || len(inputs) < 5 {
 		t.Fatalf("inputs %v: %v", inputs, err)
 	}

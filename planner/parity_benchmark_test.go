@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slurmbench/slurmbench/internal/shellwords"
 	"github.com/slurmbench/slurmbench/plan"
 
 	"github.com/slurmbench/slurmbench/inputs/profile"
@@ -39,7 +40,7 @@ func splitsTo(srtctl, ours string) bool {
 	if !ok {
 		return false
 	}
-	argv, err := SplitCommand(cmd)
+	argv, err := shellwords.Split(cmd)
 	return err == nil && strings.Join(argv, " ") == ours
 }
 

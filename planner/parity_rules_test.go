@@ -12,6 +12,7 @@ import (
 	"github.com/slurmbench/slurmbench/plan"
 
 	"github.com/slurmbench/slurmbench/inputs/recipe"
+	"github.com/slurmbench/slurmbench/planner/engine"
 	"github.com/slurmbench/slurmbench/planner/srtctlscripts"
 )
 
@@ -231,7 +232,7 @@ func TestVLLMPortsPerNode(t *testing.T) {
 			for _, r := range c.roles {
 				shapes[plan.Role(r.role)] = r
 			}
-			kv, nixl := portKVEventsBase, portVLLMNIXLBase
+			kv, nixl := portKVEventsBase, engine.PortVLLMNIXLBase
 			blocks := map[string]int{} // endpoint → its NIXL block
 			seen := 0
 			for _, p := range pl.Processes {

@@ -9,8 +9,7 @@ import (
 	"strings"
 
 	"github.com/slurmbench/slurmbench/plan"
-
-	"go.yaml.in/yaml/v3"
+	"github.com/slurmbench/slurmbench/planner/engine"
 
 	"github.com/slurmbench/slurmbench/inputs/profile"
 	"github.com/slurmbench/slurmbench/inputs/recipe"
@@ -27,76 +26,15 @@ func (b *builder) add(proc plan.Process) {
 	b.plan.Processes = append(b.plan.Processes, proc)
 }
 
-// engine is one backend's worker launch, srtctl's backends/<type>.py. The
-// generic code lays out endpoints, ports and the environment every worker
-// shares; the engine adds its program, flags, environment, files and srun
-// options.
-type engine interface {
-	// perEndpoint reports an MPI launch: one srun spans all nodes of an
-	// endpoint with one task per GPU (TRT-LLM), instead of one per node.
-	perEndpoint() bool
-	// visibleDevices reports whether a worker on part of a node gets its GPU
-	// slice as CUDA_VISIBLE_DEVICES (vLLM takes --device-ids instead).
-	visibleDevices() bool
-	// worker completes proc, the process of w.
-	worker(w *workerCtx, proc *plan.Process) error
-}
-
-func (b *builder) engine() (engine, error) {
-	switch b.backendType() {
-	case "sglang":
-		return &sglangEngine{b: b}, nil
-	case "vllm":
-		return newVLLMEngine(b), nil
-	case "trtllm":
-		return &trtllmEngine{b: b}, nil
-	case "mock":
-		return &mockEngine{b: b}, nil
-	case "mocker":
-		return &mockerEngine{b: b}, nil
-	}
-	return nil, b.fail("backend.type", "%q has no worker command", b.backendType())
-}
-
-// workerCtx is one node process of an endpoint (srtctl's Process), or the
-// leader's for an MPI launch, with srtctl's ports: HTTP 6100+32·k per node
-// for leaders, bootstrap 7200+k per leader node for prefill endpoints,
-// DYN_SYSTEM_PORT from one global counter.
+// workerCtx is one worker process as the builder lays it out: what its
+// engine sees, and the endpoint it belongs to.
 type workerCtx struct {
-	ep                 endpoint
-	rank, node, leader int
-	// httpPort is 0 on followers (srtctl passes --port 0 there).
-	// bootstrap is the prefill endpoint's, on every node process of it
-	// (srtctl's endpoints_to_processes allocates it once per endpoint and
-	// gives it to each), on the leader only for per-GPU DP ranks.
-	httpPort, bootstrap, sysPort int
+	engine.Worker
+	ep endpoint
 	// gpus is the process's own GPU when it runs one GPU of the endpoint
 	// (a per-GPU DP rank); nil = the endpoint's slice.
 	gpus []int
-	// kvEvents is the KV-events port srtctl allocates the process (the
-	// engine sets it), whether or not the engine publishes there.
-	kvEvents int
 }
-
-func (w *workerCtx) mode() string {
-	switch w.ep.role {
-	case plan.RolePrefill:
-		return "prefill"
-	case plan.RoleDecode:
-		return "decode"
-	}
-	return "aggregated"
-}
-
-// srtctlMode is the mode as srtctl names it in files and flags ("agg").
-func (w *workerCtx) srtctlMode() string {
-	if w.ep.role == plan.RoleAgg {
-		return "agg"
-	}
-	return w.mode()
-}
-
-func (w *workerCtx) multiNode() bool { return len(w.ep.nodes) > 1 }
 
 // gpuSlice is the process's CUDA_VISIBLE_DEVICES list (nil = whole node).
 func (w *workerCtx) gpuSlice(gpn int) []int {
@@ -130,19 +68,16 @@ func (b *builder) addWorkers(eps []endpoint) error {
 			bootstrapSlot[leader]++
 		}
 		var ranks []*workerCtx
-		perGPU := false
-		if l, ok := eng.(interface{ perGPU(plan.Role) bool }); ok {
-			perGPU = l.perGPU(ep.role)
-		}
+		perGPU := eng.PerGPU(ep.role)
 		if perGPU {
 			// One process per GPU, each its own DP rank, in node then GPU
 			// order (srtctl's deprecated per_gpu vLLM layout).
 			for _, node := range ep.nodes {
 				for _, g := range ep.gpuList(b.gpn) {
-					w := &workerCtx{ep: ep, rank: len(ranks), node: node, leader: leader, sysPort: b.sysPort, gpus: []int{g}}
+					w := &workerCtx{Worker: newWorker(ep, len(ranks), node, leader, b.sysPort), ep: ep, gpus: []int{g}}
 					b.sysPort++
-					if w.rank == 0 {
-						w.httpPort, w.bootstrap = httpPort, bootstrap
+					if w.Rank == 0 {
+						w.HTTPPort, w.Bootstrap = httpPort, bootstrap
 					}
 					ranks = append(ranks, w)
 				}
@@ -152,14 +87,15 @@ func (b *builder) addWorkers(eps []endpoint) error {
 			if perGPU {
 				break
 			}
-			w := &workerCtx{ep: ep, rank: rank, node: node, leader: leader, sysPort: b.sysPort, bootstrap: bootstrap}
+			w := &workerCtx{Worker: newWorker(ep, rank, node, leader, b.sysPort), ep: ep}
+			w.Bootstrap = bootstrap
 			b.sysPort++
 			if rank == 0 {
-				w.httpPort = httpPort
+				w.HTTPPort = httpPort
 			}
 			ranks = append(ranks, w)
 		}
-		if eng.perEndpoint() {
+		if eng.PerEndpoint() {
 			proc, err := b.workerProcess(eng, ranks[0], fmt.Sprintf("%s_w%d", ep.role, ep.index), ep.nodes)
 			if err != nil {
 				return err
@@ -170,9 +106,9 @@ func (b *builder) addWorkers(eps []endpoint) error {
 		for _, w := range ranks {
 			name := fmt.Sprintf("%s_w%d", ep.role, ep.index)
 			if len(ranks) > 1 {
-				name = fmt.Sprintf("%s_r%d", name, w.rank)
+				name = fmt.Sprintf("%s_r%d", name, w.Rank)
 			}
-			proc, err := b.workerProcess(eng, w, name, []int{w.node})
+			proc, err := b.workerProcess(eng, w, name, []int{w.Node})
 			if err != nil {
 				return err
 			}
@@ -182,24 +118,24 @@ func (b *builder) addWorkers(eps []endpoint) error {
 	return b.sequentialStart()
 }
 
-func (b *builder) workerProcess(eng engine, w *workerCtx, name string, nodes []int) (plan.Process, error) {
-	ports := map[string]int{"system": w.sysPort}
-	if w.httpPort != 0 {
-		ports["http"] = w.httpPort
+func (b *builder) workerProcess(eng engine.Engine, w *workerCtx, name string, nodes []int) (plan.Process, error) {
+	ports := map[string]int{"system": w.SysPort}
+	if w.HTTPPort != 0 {
+		ports["http"] = w.HTTPPort
 	}
-	if w.bootstrap != 0 {
-		ports["bootstrap"] = w.bootstrap
+	if w.Bootstrap != 0 {
+		ports["bootstrap"] = w.Bootstrap
 	}
 	proc := plan.Process{
-		Name: name, Role: w.ep.role, Worker: w.ep.index, Rank: w.rank, Nodes: nodes,
+		Name: name, Role: w.ep.role, Worker: w.ep.index, Rank: w.Rank, Nodes: nodes,
 		GPUs: w.gpuSlice(b.gpn), Ports: ports, Container: true, Mounts: b.engineMounts(),
-		Env: b.workerEnv(w, !eng.perEndpoint()), Log: b.logPath(name), Critical: true,
+		Env: b.workerEnv(w, !eng.PerEndpoint()), Log: b.logPath(name), Critical: true,
 		Srun: plan.SrunOptions{Extra: b.srunExtra()},
 	}
-	if s := w.gpuSlice(b.gpn); s != nil && eng.visibleDevices() {
+	if s := w.gpuSlice(b.gpn); s != nil && eng.VisibleDevices() {
 		proc.Env["CUDA_VISIBLE_DEVICES"] = plan.JoinInts(s)
 	}
-	if err := eng.worker(w, &proc); err != nil {
+	if err := eng.Complete(&w.Worker, &proc); err != nil {
 		return plan.Process{}, err
 	}
 	b.kvbmEnv(w, &proc)
@@ -232,7 +168,7 @@ func (b *builder) workerEnv(w *workerCtx, perNode bool) map[string]string {
 			env["ETCD_ENDPOINTS"] = "http://" + placeholderHost(b.infraNode) + ":" + strconv.Itoa(portEtcd)
 			env["NATS_SERVER"] = "nats://" + placeholderHost(b.infraNode) + ":" + strconv.Itoa(portNATS)
 		}
-		env["DYN_SYSTEM_PORT"] = strconv.Itoa(w.sysPort)
+		env["DYN_SYSTEM_PORT"] = strconv.Itoa(w.SysPort)
 		env["DYN_REQUEST_PLANE"] = b.plan.Dynamo.RequestPlane
 		env["DYN_SKIP_SGLANG_LOG_FORMATTING"] = "1"
 		if ep := b.plan.Dynamo.EventPlane; ep != "" {
@@ -242,7 +178,7 @@ func (b *builder) workerEnv(w *workerCtx, perNode bool) map[string]string {
 	}
 	fill := func(v string) string { return v }
 	if perNode {
-		fill = func(v string) string { return b.templated(v, w.node) }
+		fill = func(v string) string { return b.templated(v, w.Node) }
 	}
 	for k, v := range b.roleEnv(w.ep.role).Strings() {
 		env[k] = fill(v)
@@ -319,47 +255,6 @@ func (b *builder) engineConfig(role plan.Role) map[string]recipe.Value {
 		out[k] = v
 	}
 	return out
-}
-
-// pop removes keys (in either spelling, '-' or '_') from cfg and returns
-// the first value found.
-func pop(cfg map[string]recipe.Value, keys ...string) (recipe.Value, bool) {
-	var found recipe.Value
-	ok := false
-	for _, k := range keys {
-		for _, spelling := range []string{k, strings.ReplaceAll(k, "-", "_")} {
-			if v, has := cfg[spelling]; has {
-				if !ok {
-					found, ok = v, true
-				}
-				delete(cfg, spelling)
-			}
-		}
-	}
-	return found, ok
-}
-
-// lookup returns a key's value in either spelling without removing it.
-func lookup(cfg map[string]recipe.Value, key string) (recipe.Value, bool) {
-	for _, spelling := range []string{key, strings.ReplaceAll(key, "-", "_")} {
-		if v, ok := cfg[spelling]; ok && !v.IsNull() {
-			return v, true
-		}
-	}
-	return recipe.Value{}, false
-}
-
-// intValue is a config value as a whole number (def when absent).
-func intValue(cfg map[string]recipe.Value, key string, def int) (int, error) {
-	v, ok := lookup(cfg, key)
-	if !ok {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v.String())
-	if err != nil {
-		return 0, fmt.Errorf("%s: %q is not a whole number", key, v.String())
-	}
-	return n, nil
 }
 
 func (b *builder) benchmark() error {
@@ -571,118 +466,4 @@ func appendUnique(xs []string, x string) []string {
 func (b *builder) frontendURL() string {
 	node, port := b.frontendEndpoint()
 	return "http://" + placeholderIP(node) + ":" + strconv.Itoa(port)
-}
-
-// kvEventsDefaults are an engine's --kv-events-config defaults (srtctl's
-// get_kv_events_config_for_mode), in order.
-type kvEventsDefaults []pyField
-
-var (
-	sglangKVEventsDefaults = kvEventsDefaults{{"publisher", scalar("!!str", "zmq")}, {"topic", scalar("!!str", "kv-events")}}
-	vllmKVEventsDefaults   = append(append(kvEventsDefaults{}, sglangKVEventsDefaults...), pyField{"enable_kv_cache_events", scalar("!!bool", "true")})
-)
-
-// checkKVEvents refuses a backend.kv_events_config srtctl's schema would
-// not take: true/false/null, or a mapping of prefill, decode and
-// aggregated to true/false/null or a mapping.
-func (b *builder) checkKVEvents() error {
-	raw := b.r.Backend.KVEventsConfig
-	if raw == nil || raw.Node == nil {
-		return nil
-	}
-	const field = "backend.kv_events_config"
-	if bt := b.backendType(); bt != "sglang" && bt != "vllm" {
-		return b.fail(field, "srtctl's %s backend has no KV events config (sglang and vllm do)", bt)
-	}
-	n := raw.Node
-	switch {
-	case n.Kind == yaml.ScalarNode && (n.Tag == "!!bool" || n.Tag == "!!null"):
-		return nil
-	case n.Kind != yaml.MappingNode:
-		return b.fail(field, "%q: want true, false or a mapping of prefill/decode/aggregated", n.Value)
-	}
-	fields, _ := mappingFields(n)
-	for _, f := range fields {
-		switch f.key {
-		case "prefill", "decode", "aggregated":
-		default:
-			return b.fail(field, "%q: not a mode (prefill, decode, aggregated)", f.key)
-		}
-		v := f.value
-		if !(v.Kind == yaml.MappingNode || v.Kind == yaml.ScalarNode && (v.Tag == "!!bool" || v.Tag == "!!null")) {
-			return b.fail(field+"."+f.key, "%q: want true, false or a mapping", v.Value)
-		}
-		if v.Kind == yaml.MappingNode {
-			if _, err := pyJSONObject(0, mustFields(v)); err != nil {
-				return b.fail(field+"."+f.key, "%v", err)
-			}
-		}
-	}
-	return nil
-}
-
-func mustFields(n *yaml.Node) []pyField {
-	f, _ := mappingFields(n)
-	return f
-}
-
-// kvEventsFlag is srtctl's --kv-events-config for w's mode, publishing on
-// port: true enables the defaults for prefill and decode only; a mapping
-// names each mode (true, or keys merged over the defaults); the endpoint is
-// set last. nil when the mode publishes nothing.
-func (b *builder) kvEventsFlag(w *workerCtx, port int, defaults kvEventsDefaults) ([]string, error) {
-	raw := b.r.Backend.KVEventsConfig
-	if raw == nil || raw.Node == nil {
-		return nil, nil
-	}
-	var modeCfg *yaml.Node
-	n := raw.Node
-	switch {
-	case n.Kind == yaml.ScalarNode && n.Tag == "!!bool":
-		if on, _ := strconv.ParseBool(strings.ToLower(n.Value)); !on || w.ep.role == plan.RoleAgg {
-			return nil, nil
-		}
-		modeCfg = scalar("!!bool", "true")
-	case n.Kind == yaml.MappingNode:
-		key := w.mode() // prefill, decode, aggregated
-		for _, f := range mustFields(n) {
-			if f.key == key {
-				modeCfg = f.value
-			}
-		}
-	}
-	if modeCfg == nil {
-		return nil, nil
-	}
-	fields := append([]pyField(nil), defaults...)
-	switch {
-	case modeCfg.Kind == yaml.MappingNode:
-		for _, f := range mustFields(modeCfg) {
-			fields = setField(fields, f)
-		}
-	case modeCfg.Tag == "!!bool":
-		if on, _ := strconv.ParseBool(strings.ToLower(modeCfg.Value)); !on {
-			return nil, nil
-		}
-	default:
-		return nil, nil
-	}
-	fields = setField(fields, pyField{"endpoint", scalar("!!str", "tcp://*:"+strconv.Itoa(port))})
-	out, err := pyJSONObject(0, fields)
-	if err != nil {
-		return nil, b.fail("backend.kv_events_config", "%v", err)
-	}
-	return []string{"--kv-events-config", out}, nil
-}
-
-// setField replaces a key in place (Python's dict update keeps its
-// position) or appends it.
-func setField(fields []pyField, f pyField) []pyField {
-	for i := range fields {
-		if fields[i].key == f.key {
-			fields[i].value = f.value
-			return fields
-		}
-	}
-	return append(fields, f)
 }

@@ -7,11 +7,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/slurmbench/slurmbench/internal/shellwords"
 	"github.com/slurmbench/slurmbench/plan"
 
 	"github.com/slurmbench/slurmbench/inputs/recipe"
 )
-
 
 // defaultExporterCommand is srtctl's DCGM exporter command; {port} is the
 // exporter's port.
@@ -111,7 +111,7 @@ func (b *builder) telemetry() error {
 		t.ExporterImage = image
 		cmdline := cmp.Or(set.ExporterCommand, defaultExporterCommand)
 		cmdline = strings.ReplaceAll(cmdline, "{port}", strconv.Itoa(t.Port))
-		argv, err := SplitCommand(cmdline)
+		argv, err := shellwords.Split(cmdline)
 		if err != nil {
 			return b.fail("telemetry.dcgm_exporter.command", "%q %v", cmdline, err)
 		}

@@ -14,6 +14,6 @@
 // Every file is written through package atomicfile: temp file, fsync,
 // rename, and never silently over a different existing file.
 //
-// LoadResultSet and Compare build the baseline-versus-candidate table of
-// "slurmbench results compare".
+// Package results/compare builds the baseline-versus-candidate table of
+// "slurmbench results compare" from them.
 package results

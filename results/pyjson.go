@@ -17,3 +17,14 @@ func number(v json.RawMessage) (float64, bool) {
 	}
 	return f, true
 }
+
+// Number is the first member key's value as a number; false when it is
+// absent or not a number (null, a string, NaN, infinite).
+func (r *SABenchResult) Number(key string) (float64, bool) {
+	for _, f := range r.members() {
+		if f.key == key {
+			return number(f.val)
+		}
+	}
+	return 0, false
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/inputs/profile"
 	"github.com/slurmbench/slurmbench/inputs/recipe"
+	"github.com/slurmbench/slurmbench/inputs/recipe/migrate"
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
 	"github.com/slurmbench/slurmbench/internal/cliargs"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
@@ -78,7 +79,7 @@ Examples (from the repository's root):
 type migrator struct {
 	c          *cli.Context
 	verify     bool
-	opt        recipe.MigrateOptions
+	opt        migrate.Options
 	profileFor func(*recipe.Recipe) (*profile.Profile, error)
 	in         planner.Inputs
 }
@@ -87,7 +88,7 @@ type migrator struct {
 type migrated struct {
 	path      string
 	data      []byte // the original
-	res       *recipe.MigrateResult
+	res       *migrate.Result
 	check     planner.MigrationCheck
 	already   bool // schema 2 already
 	notRecipe bool // a YAML file that is no recipe
@@ -107,7 +108,7 @@ func runMigrate(c *cli.Context) error {
 		return configErrorf("-f: %v", err)
 	}
 	m := &migrator{c: c, verify: c.Bool("verify"),
-		opt: recipe.MigrateOptions{AllowDuplicateKeys: c.Bool("allow-duplicate-keys"), Overrides: overridesOf(c)}}
+		opt: migrate.Options{AllowDuplicateKeys: c.Bool("allow-duplicate-keys"), Overrides: overridesOf(c)}}
 	if st.IsDir() && len(m.opt.Overrides) > 0 {
 		return configErrorf("--set/--unset apply to one recipe file, not a directory (-f %s)", c.String("file"))
 	}
@@ -153,10 +154,10 @@ func (m *migrator) one(path string) migrated {
 	if out.err != nil {
 		return out
 	}
-	out.res, out.err = recipe.Migrate(path, out.data, m.opt)
-	var nr *recipe.NotRecipeError
+	out.res, out.err = migrate.Migrate(path, out.data, m.opt)
+	var nr *migrate.NotRecipeError
 	switch {
-	case errors.Is(out.err, recipe.ErrAlreadySchema2):
+	case errors.Is(out.err, migrate.ErrAlreadySchema2):
 		out.already, out.err = true, nil
 		return out
 	case errors.As(out.err, &nr):

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slurmbench/slurmbench/inputs/recipe"
+	"github.com/slurmbench/slurmbench/inputs/recipe/migrate"
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 )
@@ -31,7 +31,7 @@ func copyExample(t *testing.T, dir, name string, perm os.FileMode) (path string,
 func TestMigrateFile(t *testing.T) {
 	dir := t.TempDir()
 	path, orig := copyExample(t, dir, "mock-2p1d-v1.yaml", 0o640)
-	want, err := recipe.Migrate(path, orig, recipe.MigrateOptions{})
+	want, err := migrate.Migrate(path, orig, migrate.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

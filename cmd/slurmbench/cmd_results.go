@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/results"
+	"github.com/slurmbench/slurmbench/results/compare"
 )
 
 func resultsCommand() *cli.Command {
@@ -133,7 +134,7 @@ With --fail-on the comparison is a gate: one row per point, each metric
 a rule, or that is missing or invalid on either side (unless --allow-missing):
 
   slurmbench results compare --fail-on 'tput_per_gpu<-2%,median_ttft>+10%,median_tpot>+5%' \
-    results/testdata/compare/baseline results/testdata/compare/candidate
+    results/compare/testdata/compare/baseline results/compare/testdata/compare/candidate
 
 Metrics: tput_per_gpu, output_tput_per_gpu, median_ttft, median_tpot,
 median_e2el, gsm8k_strict_match, gsm8k_flexible_extract. --json prints the
@@ -146,11 +147,11 @@ data. In GitHub Actions the table and a Mermaid chart go to the step summary.`,
 			if c.NArg() != 2 {
 				return configErrorf("results compare: want BASELINE and CANDIDATE directories, got %d arguments", c.NArg())
 			}
-			base, err := results.LoadResultSet(c.Args().Get(0))
+			base, err := compare.LoadResultSet(c.Args().Get(0))
 			if err != nil {
 				return configErrorf("results compare: baseline: %w", err)
 			}
-			cand, err := results.LoadResultSet(c.Args().Get(1))
+			cand, err := compare.LoadResultSet(c.Args().Get(1))
 			if err != nil {
 				return configErrorf("results compare: candidate: %w", err)
 			}
@@ -161,7 +162,7 @@ data. In GitHub Actions the table and a Mermaid chart go to the step summary.`,
 			if c.IsSet("fail-on") {
 				return compareGate(c, base, cand, chart)
 			}
-			cmp := results.Compare(base, cand)
+			cmp := compare.Compare(base, cand)
 			if c.Bool("json") {
 				return cmp.WriteJSON(c.App.Writer)
 			}

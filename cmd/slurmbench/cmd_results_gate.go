@@ -9,7 +9,7 @@ import (
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/login/launch"
 	"github.com/slurmbench/slurmbench/login/report"
-	"github.com/slurmbench/slurmbench/results"
+	"github.com/slurmbench/slurmbench/results/compare"
 	"github.com/slurmbench/slurmbench/results/pareto"
 )
 
@@ -26,7 +26,7 @@ func compareGateFlags() []cli.Flag {
 
 // comparePareto writes --svg and --csv and returns the Mermaid chart for a
 // step summary.
-func comparePareto(c *cli.Context, base, cand *results.ResultSet) (string, error) {
+func comparePareto(c *cli.Context, base, cand *compare.ResultSet) (string, error) {
 	bc, _ := pareto.FromSet("baseline", base)
 	cc, _ := pareto.FromSet("candidate", cand)
 	curves := []pareto.Curve{bc, cc}
@@ -41,12 +41,12 @@ func comparePareto(c *cli.Context, base, cand *results.ResultSet) (string, error
 
 // compareGate prints the gated comparison (one row per point) and returns
 // exit 8 naming the failing rows when it fails.
-func compareGate(c *cli.Context, base, cand *results.ResultSet, chart string) error {
-	rules, err := results.ParseRules(c.String("fail-on"))
+func compareGate(c *cli.Context, base, cand *compare.ResultSet, chart string) error {
+	rules, err := compare.ParseRules(c.String("fail-on"))
 	if err != nil {
 		return configErrorf("--fail-on: %w", err)
 	}
-	g := results.Gate(base, cand, results.GateOptions{Rules: rules, AllowMissing: c.Bool("allow-missing")})
+	g := compare.Gate(base, cand, compare.GateOptions{Rules: rules, AllowMissing: c.Bool("allow-missing")})
 	var md bytes.Buffer
 	if err := g.WriteMarkdown(&md); err != nil {
 		return err

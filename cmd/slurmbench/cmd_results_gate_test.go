@@ -16,7 +16,7 @@ import (
 // invalid point fails unless --allow-missing; --json is machine output;
 // --svg/--csv and the step summary are written.
 func TestResultsCompareGate(t *testing.T) {
-	data := filepath.Join("..", "..", "results", "testdata", "compare")
+	data := filepath.Join("..", "..", "results", "compare", "testdata", "compare")
 	base, cand := filepath.Join(data, "baseline"), filepath.Join(data, "candidate")
 	summary := filepath.Join(t.TempDir(), "summary.md")
 	t.Setenv("GITHUB_ACTIONS", "true")

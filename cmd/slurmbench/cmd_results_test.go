@@ -71,7 +71,7 @@ func TestResultsParse(t *testing.T) {
 }
 
 func TestResultsCompare(t *testing.T) {
-	data := filepath.Join("..", "..", "results", "testdata", "compare")
+	data := filepath.Join("..", "..", "results", "compare", "testdata", "compare")
 	base, cand := filepath.Join(data, "baseline"), filepath.Join(data, "candidate")
 
 	out, errOut, code := runResults(t, "compare", base, cand)

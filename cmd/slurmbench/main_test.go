@@ -148,7 +148,7 @@ func TestFlagsAfterArguments(t *testing.T) {
 		t.Errorf("logs %s -f --process decode_w0: exit %d\n%q\n%s", id, code, out, errOut)
 	}
 
-	data := filepath.Join("..", "..", "results", "testdata", "compare")
+	data := filepath.Join("..", "..", "results", "compare", "testdata", "compare")
 	out, errOut, code = runCLI(t, "results", "compare", filepath.Join(data, "baseline"), filepath.Join(data, "candidate"), "--json")
 	if code != 0 || !json.Valid([]byte(out)) {
 		t.Errorf("results compare A B --json: exit %d\n%s\n%s", code, out, errOut)

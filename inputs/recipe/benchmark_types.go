@@ -54,7 +54,7 @@ var mooncakeWorkloads = map[string]bool{"mooncake": true, "conversation": true, 
 
 // MockerFields are srtctl's mocker backend settings (backends/mocker.py):
 // Dynamo's simulated engine, python3 -m dynamo.mocker, in the recipe's
-// container (planner/backend_mocker.go).
+// container (planner/engine/mocker.go).
 type MockerFields struct {
 	EngineType           string         `yaml:"engine_type"`
 	SpeedupRatio         *float64       `yaml:"speedup_ratio"`

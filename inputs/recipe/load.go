@@ -367,16 +367,6 @@ func checkKeys(path string, n *yaml.Node, t reflect.Type, field string, schema i
 	return nil
 }
 
-func mergeSources(v *yaml.Node) []*yaml.Node {
-	for v.Kind == yaml.AliasNode && v.Alias != nil {
-		v = v.Alias
-	}
-	if v.Kind == yaml.SequenceNode {
-		return v.Content
-	}
-	return []*yaml.Node{v}
-}
-
 // yamlFieldsFor maps the YAML keys a struct reads, as schema version schema
 // reads it (below 2, fields tagged `schema:"2"` are left out), to their
 // types; open is true when an inline map or node catches every other key.

@@ -346,24 +346,3 @@ func setName(doc *yaml.Node, name string) *yaml.Node {
 	}
 	return out
 }
-
-// mapGet returns the value of key in mapping n, or nil.
-func mapGet(n *yaml.Node, key string) *yaml.Node {
-	n = deAlias(n)
-	if n == nil || n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
-	}
-	return nil
-}
-
-func deAlias(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	return n
-}

@@ -138,7 +138,7 @@ type Backend struct {
 	PrefillExtraArgs    []string `yaml:"prefill_extra_args" schema:"2"`
 	DecodeExtraArgs     []string `yaml:"decode_extra_args" schema:"2"`
 	AggregatedExtraArgs []string `yaml:"aggregated_extra_args" schema:"2"`
-	// Mocker is srtctl's mocker backend settings (backend_mocker.go).
+	// Mocker is srtctl's mocker backend settings (planner/engine/mocker.go).
 	Mocker MockerFields `yaml:",inline"`
 }
 

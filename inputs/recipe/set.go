@@ -275,59 +275,6 @@ func applyOne(m *yaml.Node, o Override, value *yaml.Node) error {
 	return nil
 }
 
-func scalarKey(k string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k} }
-
-// keyIndex is the index in m.Content of key's key node, or -1.
-func keyIndex(m *yaml.Node, key string) int {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return i
-		}
-	}
-	return -1
-}
-
-func hasMerge(m *yaml.Node) bool { return keyIndex(m, "<<") >= 0 }
-
-// flattenCopy copies mapping m with its merge keys (<<) expanded into
-// explicit keys (explicit ones win, as in YAML), so editing the copy
-// changes no anchor another block shares.
-func flattenCopy(m *yaml.Node) *yaml.Node {
-	out := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: m.Line, Column: m.Column, Style: m.Style,
-		HeadComment: m.HeadComment, LineComment: m.LineComment, FootComment: m.FootComment}
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if k := m.Content[i]; k.Value != "<<" {
-			seen[k.Value] = true
-			out.Content = append(out.Content, k, m.Content[i+1])
-		}
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value != "<<" {
-			continue
-		}
-		for _, src := range mergeSources(m.Content[i+1]) {
-			src = flattenCopy(deAlias(src))
-			for j := 0; j+1 < len(src.Content); j += 2 {
-				if k := src.Content[j]; !seen[k.Value] {
-					seen[k.Value] = true
-					out.Content = append(out.Content, k, src.Content[j+1])
-				}
-			}
-		}
-	}
-	return out
-}
-
-func deepCopy(n *yaml.Node) *yaml.Node {
-	c := *n
-	c.Content = make([]*yaml.Node, len(n.Content))
-	for i, x := range n.Content {
-		c.Content[i] = deepCopy(x)
-	}
-	return &c
-}
-
 // checkOverride checks o's path against the recipe schema t and, for a
 // --set, that its value decodes into the field's type.
 func checkOverride(root reflect.Type, version int, o Override) error {

@@ -1,6 +1,6 @@
 // Package dynamoinstall installs Dynamo into a running engine container
 // from a wheel cache on the shared filesystem: the body of the plan's
-// `slurmbench dynamo-install` setup step (planner/dynamo.go names it in the plan; steps.go holds its commands).
+// `slurmbench dynamo-install` setup step (planner/infra/dynamo.go names it in the plan; steps.go holds its commands).
 //
 // The cache entry of a source (release, exact wheel or source commit) for
 // one Python ABI and machine is filled once, by whichever node gets there

@@ -155,7 +155,7 @@ func JobSpec(pl *plan.Plan, env []string) (slurm.JobSpec, error) {
 }
 
 // directives maps sbatch options to job-description fields
-// (slurm.SbatchDirectives). An option with no mapping is refused before
+// (sbatch.Directives). An option with no mapping is refused before
 // anything is submitted.
 func directives(d map[string]string) (map[string]any, error) {
 	return sbatch.Directives(d)

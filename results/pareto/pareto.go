@@ -17,6 +17,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
 	"github.com/slurmbench/slurmbench/results"
+	"github.com/slurmbench/slurmbench/results/compare"
 )
 
 // Point is one concurrency of a curve.
@@ -37,7 +38,7 @@ type Curve struct {
 
 // FromSet builds the curve of a result set. Points without a median TPOT
 // or throughput are left out and named in skipped.
-func FromSet(name string, set *results.ResultSet) (c Curve, skipped []string) {
+func FromSet(name string, set *compare.ResultSet) (c Curve, skipped []string) {
 	c.Name = name
 	for _, cp := range set.Points {
 		p, ok := pointOf(cp)

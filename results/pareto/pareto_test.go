@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/slurmbench/slurmbench/internal/golden"
-	"github.com/slurmbench/slurmbench/results"
+	"github.com/slurmbench/slurmbench/results/compare"
 )
 
 // curves are the results package's comparison fixtures as two curves.
@@ -17,7 +17,7 @@ func curves(t *testing.T) []Curve {
 	t.Helper()
 	var out []Curve
 	for _, side := range []string{"baseline", "candidate"} {
-		set, err := results.LoadResultSet(filepath.Join("..", "testdata", "compare", side))
+		set, err := compare.LoadResultSet(filepath.Join("..", "compare", "testdata", "compare", side))
 		if err != nil {
 			t.Fatal(err)
 		}
