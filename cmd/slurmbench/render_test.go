@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -559,7 +561,7 @@ func TestRenderBadInputs(t *testing.T) {
 // is @TESTDATA@ in the files.
 func TestRenderGolden(t *testing.T) {
 	clearRenderEnv(t)
-	data := renderData(t)
+	data := fixedLengthCopy(t, renderData(t))
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -576,4 +578,22 @@ func TestRenderGolden(t *testing.T) {
 			golden.Assert(t, filepath.Join("testdata", "render", "golden", tc.name), []byte(strings.ReplaceAll(out, data, "@TESTDATA@")))
 		})
 	}
+}
+
+// fixedLengthCopy copies dir to a directory whose path has the same length
+// in every checkout (the temp directory plus a fixed-width name): render
+// wraps argv lines at a column, so the golden output must not depend on
+// how deep the clone sits.
+func fixedLengthCopy(t *testing.T, dir string) string {
+	t.Helper()
+	dst := filepath.Join(os.TempDir(), fmt.Sprintf("sbgold%08x", rand.Uint32()))
+	if err := os.CopyFS(dst, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dst) })
+	real, err := filepath.EvalSymlinks(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return real
 }
