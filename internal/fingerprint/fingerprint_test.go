@@ -1,0 +1,152 @@
+package fingerprint
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+func writeFile(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func fixed() (func() time.Time, func() (string, error)) {
+	return func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }, func() (string, error) { return "node7", nil }
+}
+
+// Packages come from dist-info METADATA and egg-info PKG-INFO headers (the
+// body is never read as headers), deduplicated across directories and
+// sorted as pip freeze sorts; unreadable metadata is counted in a note.
+func TestProbePackagesAndGPUs(t *testing.T) {
+	root := t.TempDir()
+	a, b := filepath.Join(root, "a", "site-packages"), filepath.Join(root, "b", "dist-packages")
+	writeFile(t, filepath.Join(a, "vllm-0.11.0.dist-info", "METADATA"), "Metadata-Version: 2.1\nName: vllm\nVersion: 0.11.0\nSummary: x\n\nName: not-a-header\n")
+	writeFile(t, filepath.Join(a, "Torch-2.8.0.dist-info", "METADATA"), "Name: Torch\r\nVersion: 2.8.0\r\n\r\n")
+	writeFile(t, filepath.Join(b, "vllm-0.11.0.dist-info", "METADATA"), "Name: vllm\nVersion: 0.11.0\n")
+	writeFile(t, filepath.Join(b, "old.egg-info"), "Name: old\nVersion: 1.0\n")
+	writeFile(t, filepath.Join(b, "nixl-0.6.dist-info", "METADATA"), "Name: nixl\n") // no version
+	writeFile(t, filepath.Join(b, "README"), "Name: ignored\nVersion: 9\n")
+	now, host := fixed()
+	rec := Probe(context.Background(), Options{
+		Step: "decode_w0", Argv: []string{"python3", "-m", "vllm"}, Env: []string{"PATH=/x", "HF_TOKEN=secret", "SLURM_PROCID=1", "=bad"},
+		Roots: []string{filepath.Join(root, "*", "site-packages"), filepath.Join(root, "*", "dist-packages"), filepath.Join(root, "missing")},
+		RunGPUQuery: func(context.Context) ([]byte, error) {
+			return []byte("0, NVIDIA GB300, 580.1, GPU-1\n\n1, NVIDIA GB300, 580.1, GPU-2\n"), nil
+		},
+		Now: now, Hostname: host,
+	})
+	want := []Package{{"old", "1.0"}, {"Torch", "2.8.0"}, {"vllm", "0.11.0"}}
+	if !reflect.DeepEqual(rec.Packages, want) {
+		t.Errorf("packages %v, want %v", rec.Packages, want)
+	}
+	if !reflect.DeepEqual(rec.EnvNames, []string{"HF_TOKEN", "PATH", "SLURM_PROCID"}) || rec.Task != "1" || rec.Host != "node7" {
+		t.Errorf("env names %v, task %q, host %q", rec.EnvNames, rec.Task, rec.Host)
+	}
+	if len(rec.GPUs) != 2 || rec.GPUs[1] != (GPU{Index: "1", Name: "NVIDIA GB300", Driver: "580.1", UUID: "GPU-2"}) {
+		t.Errorf("gpus %+v", rec.GPUs)
+	}
+	if !slices.Equal(rec.Notes, []string{"1 package metadata files unreadable or without Name/Version"}) {
+		t.Errorf("notes %q", rec.Notes)
+	}
+	b2, _ := json.Marshal(rec)
+	if strings.Contains(string(b2), "secret") {
+		t.Errorf("record holds an environment value: %s", b2)
+	}
+}
+
+// The mock engine's image: no site-packages, no nvidia-smi. The probe
+// says so and still records argv and environment names.
+func TestProbeDegradesGracefully(t *testing.T) {
+	now, host := fixed()
+	rec := Probe(context.Background(), Options{Step: "agg_w0", Argv: []string{"/slurmbench", "mock-engine"}, Env: []string{"PATH=" + t.TempDir()},
+		Roots: []string{filepath.Join(t.TempDir(), "none*")}, Now: now, Hostname: host})
+	want := []string{
+		"no Python site-packages found: engine and library versions unknown",
+		"nvidia-smi not found in PATH: GPU model and driver unknown",
+	}
+	if !slices.Equal(rec.Notes, want) || len(rec.Packages) != 0 || len(rec.GPUs) != 0 {
+		t.Errorf("notes %q, packages %v, gpus %v; want %q", rec.Notes, rec.Packages, rec.GPUs, want)
+	}
+	if !slices.Equal(rec.Argv, []string{"/slurmbench", "mock-engine"}) || !slices.Equal(rec.EnvNames, []string{"PATH"}) {
+		t.Errorf("argv %v env %v", rec.Argv, rec.EnvNames)
+	}
+	// nvidia-smi present but failing (no driver loaded): its message.
+	bin := t.TempDir()
+	writeFile(t, filepath.Join(bin, "nvidia-smi"), "#!/bin/sh\necho 'NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver' >&2\nexit 9\n")
+	if err := os.Chmod(filepath.Join(bin, "nvidia-smi"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rec = Probe(context.Background(), Options{Env: []string{"PATH=" + bin}, Roots: []string{}, Now: now, Hostname: host})
+	if len(rec.Notes) != 2 || !strings.Contains(rec.Notes[1], "could not communicate with the NVIDIA driver") || !strings.Contains(rec.Notes[1], "exit status 9") {
+		t.Errorf("notes %q, want nvidia-smi's failure", rec.Notes)
+	}
+}
+
+// A query that hangs (a wedged driver) is ended by the probe's bound, so a
+// step never waits on it for more than gpuQueryLimit.
+func TestProbeBoundsTheGPUQuery(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		now, host := fixed()
+		start := time.Now()
+		rec := Probe(context.Background(), Options{Roots: []string{}, Now: now, Hostname: host,
+			RunGPUQuery: func(ctx context.Context) ([]byte, error) { <-ctx.Done(); return nil, ctx.Err() }})
+		if waited := time.Since(start); waited != gpuQueryLimit {
+			t.Errorf("waited %v, want the bound %v", waited, gpuQueryLimit)
+		}
+		if len(rec.Notes) != 2 || !strings.Contains(rec.Notes[1], "deadline exceeded") {
+			t.Errorf("notes %q, want the query's deadline", rec.Notes)
+		}
+	})
+}
+
+func TestParseGPUs(t *testing.T) {
+	for _, c := range []struct {
+		in      string
+		want    []GPU
+		wantErr bool
+	}{
+		{in: "", want: nil},
+		{in: "0, NVIDIA H100 80GB HBM3, 550.54.15\n", want: []GPU{{Index: "0", Name: "NVIDIA H100 80GB HBM3", Driver: "550.54.15"}}},
+		{in: "0, A, 1, U\n1, B, 2, V", want: []GPU{{"0", "A", "1", "U"}, {"1", "B", "2", "V"}}},
+		{in: "garbage\n", wantErr: true},
+	} {
+		got, err := ParseGPUs([]byte(c.in))
+		if (err != nil) != c.wantErr || (!c.wantErr && !reflect.DeepEqual(got, c.want)) {
+			t.Errorf("ParseGPUs(%q) = %+v, %v", c.in, got, err)
+		}
+	}
+}
+
+func TestWriteReadDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "fp")
+	for _, r := range []Record{{Step: "w", Task: "10"}, {Step: "w", Task: "2"}, {Step: "a"}} {
+		if _, err := Write(dir, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(dir, "broken.json"), "{")
+	recs, problems := ReadDir(dir)
+	var got []string
+	for _, r := range recs {
+		got = append(got, r.Step+"/"+r.Task)
+	}
+	if !slices.Equal(got, []string{"a/", "w/2", "w/10"}) || len(problems) != 1 || !strings.Contains(problems[0], "broken.json") {
+		t.Errorf("records %v problems %q", got, problems)
+	}
+	if recs, problems := ReadDir(filepath.Join(dir, "none")); recs != nil || problems != nil {
+		t.Errorf("missing dir: %v %v", recs, problems)
+	}
+}
