@@ -24,6 +24,11 @@ var evalConcRE = regexp.MustCompile(`_conc(\d+)(?:_\d+)?\.json$`)
 // validate_scores --expected-concs "16 4" accepts: one results*_conc<N>.json
 // per concurrency, their samples, and meta_env.json listing them all as
 // completed.
+//
+// The same run checks the staged manifest's provenance: every step that
+// ran left its fingerprint (argv, environment names), the mock image's
+// probe says it found no nvidia-smi and no packages, and no environment
+// value is in the manifest.
 func TestEvalListEvalOnly(t *testing.T) {
 	c := setup(t)
 	name := uniqueName("e2e-evallist")
@@ -45,7 +50,7 @@ func TestEvalListEvalOnly(t *testing.T) {
 	// under name proves the eval recipe was planned.
 	benchRec := strings.Replace(rec, "\nname: mock-2p1d\n", "\nname: "+name+"-bench\n", 1)
 	r := c.prepare(t, runOpts{name: name, recipe: evalRec,
-		env: []string{"EVAL_ONLY=true", "EVAL_CONC=16 4", "EVAL_LIMIT=200"}})
+		env: []string{"EVAL_ONLY=true", "EVAL_CONC=16 4", "EVAL_LIMIT=200", "RUNNER_TYPE=" + secretish}})
 	benchPath := filepath.Join(r.dir, "bench.yaml")
 	if err := os.WriteFile(benchPath, []byte(benchRec), 0o644); err != nil {
 		t.Fatal(err)
@@ -104,6 +109,62 @@ func TestEvalListEvalOnly(t *testing.T) {
 	if got := stagedResults(t, r.stage); slices.ContainsFunc(got, func(n string) bool { return strings.HasPrefix(n, "results_concurrency_") }) {
 		t.Errorf("eval-only run staged benchmark results %v", got)
 	}
+	checkRuntimeProvenance(t, filepath.Join(r.stage, "manifest.json"))
 	t.Logf("eval-only at 2 concurrencies ran in %s", r.ended.Sub(r.started).Round(time.Second))
 	r.removeOnPass()
+}
+
+// secretish is a value the run's environment carries (RUNNER_TYPE, passed
+// to the job) that the manifest must never hold: names only.
+const secretish = "value-never-in-the-manifest-7f3a"
+
+func checkRuntimeProvenance(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("staged manifest: %v", err)
+	}
+	if strings.Contains(string(b), secretish) {
+		t.Errorf("the manifest holds an environment value (RUNNER_TYPE's)")
+	}
+	var m struct {
+		SchemaVersion int `json:"schema_version"`
+		Provenance    struct {
+			Runtime *struct {
+				Processes []struct {
+					Step     string   `json:"step"`
+					Host     string   `json:"host"`
+					Argv     []string `json:"argv"`
+					EnvNames []string `json:"env_names"`
+					Notes    []string `json:"notes"`
+				} `json:"processes"`
+				Missing []string `json:"missing"`
+			} `json:"runtime"`
+		} `json:"provenance"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	rt := m.Provenance.Runtime
+	if m.SchemaVersion != 2 || rt == nil {
+		t.Fatalf("manifest schema %d without runtime:\n%s", m.SchemaVersion, b)
+	}
+	steps := map[string]bool{}
+	for _, p := range rt.Processes {
+		t.Logf("fingerprint %s on %s: %d env names, notes %q", p.Step, p.Host, len(p.EnvNames), p.Notes)
+		steps[p.Step] = true
+		if p.Host == "" || len(p.Argv) == 0 || !slices.Contains(p.EnvNames, "PATH") {
+			t.Errorf("step %s: host %q, argv %q, env names %v", p.Step, p.Host, p.Argv, p.EnvNames)
+		}
+		if !slices.Contains(p.Notes, "nvidia-smi not found in PATH: GPU model and driver unknown") ||
+			!slices.Contains(p.Notes, "no Python site-packages found: engine and library versions unknown") {
+			t.Errorf("step %s on the mock cluster: notes %q, want nvidia-smi's and site-packages' absence said", p.Step, p.Notes)
+		}
+		if p.Step == "eval" && (!slices.Contains(p.Argv, "eval") || !slices.Contains(p.EnvNames, "RUNNER_TYPE")) {
+			t.Errorf("eval step: argv %q env names %v, want the eval command and RUNNER_TYPE's name", p.Argv, p.EnvNames)
+		}
+	}
+	if !steps["eval"] || len(steps) < 3 || len(rt.Missing) != 0 {
+		t.Errorf("fingerprinted steps %v, missing %v: want every step (workers, frontend, eval)", steps, rt.Missing)
+	}
 }
