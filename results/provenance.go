@@ -19,8 +19,8 @@ type Runtime struct {
 	// Software are the distinct package sets, each listed once; a
 	// process names its set by ID.
 	Software []Software `json:"software,omitempty"`
-	// Nodes are the GPUs and driver each host reported.
-	Nodes []NodeGPUs `json:"nodes,omitempty"`
+	// Nodes are what each host reported: GPUs and driver, CPU, OS.
+	Nodes []Node `json:"nodes,omitempty"`
 	// Missing are the plan's steps that left no fingerprint (the step never
 	// started, or an older binary ran it).
 	Missing []string `json:"missing,omitempty"`
@@ -50,12 +50,17 @@ type Software struct {
 	Engines      map[string]string `json:"engines,omitempty"`
 }
 
-// NodeGPUs is one host's GPUs as nvidia-smi reported them.
-type NodeGPUs struct {
+// Node is one host as its first fingerprinted step saw it: its GPUs as
+// nvidia-smi reported them (none without nvidia-smi), CPU and OS.
+type Node struct {
 	Host    string            `json:"host"`
 	GPUs    []fingerprint.GPU `json:"gpus"`
-	Drivers []string          `json:"drivers"`
-	Models  []string          `json:"models"`
+	Drivers []string          `json:"drivers,omitempty"`
+	Models  []string          `json:"models,omitempty"`
+	Arch    string            `json:"arch,omitempty"`
+	CPU     string            `json:"cpu,omitempty"`
+	CPUs    int               `json:"cpus,omitempty"`
+	OS      string            `json:"os,omitempty"`
 }
 
 // EnginePackages are the distributions Engines picks out: the serving
@@ -103,9 +108,24 @@ func RuntimeOf(recs []fingerprint.Record, steps []string, problems []string) *Ru
 			p.Software = id
 		}
 		rt.Processes = append(rt.Processes, p)
-		if len(r.GPUs) > 0 && r.Host != "" {
-			if _, ok := nodeIdx[r.Host]; !ok {
-				n := NodeGPUs{Host: r.Host, GPUs: r.GPUs}
+		if r.Host != "" {
+			i, ok := nodeIdx[r.Host]
+			if ok && len(rt.Nodes[i].GPUs) == 0 && len(r.GPUs) > 0 {
+				// A container step sees the GPUs a host-side step did not.
+				rt.Nodes = slices.Delete(rt.Nodes, i, i+1)
+				delete(nodeIdx, r.Host)
+				for h, j := range nodeIdx {
+					if j > i {
+						nodeIdx[h] = j - 1
+					}
+				}
+				ok = false
+			}
+			if !ok {
+				n := Node{Host: r.Host, GPUs: r.GPUs, Arch: r.Arch, CPU: r.CPU.Model, CPUs: r.CPU.LogicalCPUs, OS: r.OS}
+				if n.GPUs == nil {
+					n.GPUs = []fingerprint.GPU{}
+				}
 				for _, g := range r.GPUs {
 					if !slices.Contains(n.Drivers, g.Driver) {
 						n.Drivers = append(n.Drivers, g.Driver)

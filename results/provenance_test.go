@@ -23,9 +23,13 @@ func TestRuntimeOf(t *testing.T) {
 		{Step: "prefill_w0", Host: "n1", Argv: []string{"python3", "-m", "sglang.launch_server"}, EnvNames: []string{"A"}, Packages: engine, GPUs: gpus},
 		{Step: "decode_w0", Host: "n2", Argv: []string{"python3", "-m", "sglang.launch_server"}, EnvNames: []string{"B"}, Packages: engine, GPUs: gpus[:1]},
 		{Step: "benchmark", Host: "n1", Argv: []string{"/slurmbench", "bench"}, Notes: []string{"no Python site-packages found: engine and library versions unknown"}},
+		{Step: "frontend", Host: "n3", Argv: []string{"nginx"}, OS: "Alpine"},
 	}
-	rt := RuntimeOf(recs, []string{"prefill_w0", "decode_w0", "benchmark", "eval"}, []string{"fingerprint x: bad"})
-	if len(rt.Software) != 1 || rt.Processes[0].Software != rt.Software[0].ID || rt.Processes[1].Software != rt.Software[0].ID || rt.Processes[2].Software != "" {
+	// n1's host-side benchmark step (no GPUs) comes first: the worker's
+	// GPUs still describe n1.
+	recs[0], recs[2] = recs[2], recs[0]
+	rt := RuntimeOf(recs, []string{"prefill_w0", "decode_w0", "benchmark", "eval", "frontend"}, []string{"fingerprint x: bad"})
+	if len(rt.Software) != 1 || rt.Processes[2].Software != rt.Software[0].ID || rt.Processes[1].Software != rt.Software[0].ID || rt.Processes[0].Software != "" {
 		t.Fatalf("software %+v processes %+v: want one set shared by the two workers", rt.Software, rt.Processes)
 	}
 	sw := rt.Software[0]
@@ -33,8 +37,8 @@ func TestRuntimeOf(t *testing.T) {
 		!slices.Equal(sw.Packages, []string{"SGLang==0.5.2", "flashinfer_python==0.3.1", "numpy==2.1"}) {
 		t.Errorf("software %+v", sw)
 	}
-	if len(rt.Nodes) != 2 || rt.Nodes[0].Host != "n1" || len(rt.Nodes[0].GPUs) != 2 || !slices.Equal(rt.Nodes[0].Drivers, []string{"570.1"}) ||
-		!slices.Equal(rt.Nodes[1].Models, []string{"NVIDIA B200"}) {
+	if len(rt.Nodes) != 3 || rt.Nodes[0].Host != "n1" || len(rt.Nodes[0].GPUs) != 2 || !slices.Equal(rt.Nodes[0].Drivers, []string{"570.1"}) ||
+		!slices.Equal(rt.Nodes[1].Models, []string{"NVIDIA B200"}) || rt.Nodes[2].Host != "n3" || rt.Nodes[2].OS != "Alpine" || len(rt.Nodes[2].GPUs) != 0 {
 		t.Errorf("nodes %+v", rt.Nodes)
 	}
 	if !slices.Equal(rt.Missing, []string{"eval"}) || !slices.Equal(rt.Problems, []string{"fingerprint x: bad"}) {

@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -62,8 +63,23 @@ type Record struct {
 	SitePackages []string  `json:"site_packages,omitempty"`
 	Packages     []Package `json:"packages,omitempty"`
 	GPUs         []GPU     `json:"gpus,omitempty"`
+	// Arch is the machine (runtime.GOARCH of the shim, which runs natively);
+	// OS is /etc/os-release's PRETTY_NAME inside the container.
+	Arch string `json:"arch"`
+	OS   string `json:"os,omitempty"`
+	CPU  CPU    `json:"cpu"`
 	// Notes say what could not be read and why.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// CPU is the processor and the share of it the step may use, as srtctl's
+// cpu_info records it.
+type CPU struct {
+	Model       string `json:"model,omitempty"`
+	LogicalCPUs int    `json:"logical_cpus,omitempty"`
+	// AffinityCPUs is how many CPUs the step may run on (its cgroup/affinity).
+	AffinityCPUs int               `json:"affinity_cpus"`
+	Slurm        map[string]string `json:"slurm,omitempty"`
 }
 
 // Package is one installed distribution, as `pip freeze` names it.
@@ -77,6 +93,7 @@ type GPU struct {
 	Index  string `json:"index"`
 	Name   string `json:"name"`
 	Driver string `json:"driver"`
+	Memory string `json:"memory,omitempty"` // memory.total as printed, e.g. "183359 MiB"
 	UUID   string `json:"uuid,omitempty"`
 }
 
@@ -85,12 +102,12 @@ type GPU struct {
 var DefaultRoots = []string{
 	"/usr/lib/python3*/site-packages", "/usr/lib/python3*/dist-packages", "/usr/lib/python3/dist-packages",
 	"/usr/local/lib/python3*/site-packages", "/usr/local/lib/python3*/dist-packages",
-	"/opt/conda/lib/python3*/site-packages", "/opt/venv/lib/python3*/site-packages",
+	"/opt/dynamo/venv/lib/python3*/site-packages", "/opt/conda/lib/python3*/site-packages", "/opt/venv/lib/python3*/site-packages",
 	"/root/.local/lib/python3*/site-packages",
 }
 
 // GPUQueryArgv is the nvidia-smi query a probe runs.
-var GPUQueryArgv = []string{"nvidia-smi", "--query-gpu=index,name,driver_version,uuid", "--format=csv,noheader"}
+var GPUQueryArgv = []string{"nvidia-smi", "--query-gpu=index,name,driver_version,memory.total,uuid", "--format=csv,noheader"}
 
 // Options tune a probe; the zero value probes the real image.
 type Options struct {
@@ -105,6 +122,8 @@ type Options struct {
 	RunGPUQuery func(ctx context.Context) ([]byte, error)
 	Now         func() time.Time
 	Hostname    func() (string, error)
+	// Root prefixes /etc/os-release and /proc/cpuinfo (tests); "" is /.
+	Root string
 }
 
 // Probe fingerprints the current process's view of the image.
@@ -134,6 +153,7 @@ func Probe(ctx context.Context, o Options) Record {
 		}
 	}
 	rec.Task = envMap["SLURM_PROCID"]
+	rec.Arch, rec.OS, rec.CPU = runtime.GOARCH, osName(o.Root), cpuInfo(o.Root, envMap)
 	rec.EnvNames = make([]string, 0, len(envMap))
 	for k := range envMap {
 		rec.EnvNames = append(rec.EnvNames, k)
@@ -208,7 +228,7 @@ func nvidiaSMI(ctx context.Context, path string) ([]byte, error) {
 }
 
 // ParseGPUs reads nvidia-smi's csv,noheader lines: index, name, driver,
-// uuid (names have no commas in nvidia-smi's output).
+// memory.total, uuid (names have no commas in nvidia-smi's output).
 func ParseGPUs(out []byte) ([]GPU, error) {
 	var gpus []GPU
 	sc := bufio.NewScanner(bytes.NewReader(out))
@@ -219,14 +239,17 @@ func ParseGPUs(out []byte) ([]GPU, error) {
 		}
 		f := strings.Split(line, ",")
 		if len(f) < 3 {
-			return gpus, fmt.Errorf("line %d %q: want index, name, driver_version[, uuid]", n, line)
+			return gpus, fmt.Errorf("line %d %q: want index, name, driver_version[, memory.total[, uuid]]", n, line)
 		}
 		for i := range f {
 			f[i] = strings.TrimSpace(f[i])
 		}
 		g := GPU{Index: f[0], Name: f[1], Driver: f[2]}
 		if len(f) > 3 {
-			g.UUID = f[3]
+			g.Memory = f[3]
+		}
+		if len(f) > 4 {
+			g.UUID = f[4]
 		}
 		gpus = append(gpus, g)
 	}
@@ -406,6 +429,62 @@ func ReadDir(dir string) ([]Record, []string) {
 		return a < b
 	})
 	return recs, problems
+}
+
+// osName is PRETTY_NAME from the image's /etc/os-release, as srtctl's
+// probe_os reads it.
+func osName(root string) string {
+	b, err := readlimit.ReadFile(filepath.Join(root, "/etc/os-release"), 64<<10)
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "PRETTY_NAME="); ok {
+			return strings.Trim(strings.TrimSpace(v), `"'`)
+		}
+	}
+	return ""
+}
+
+// cpuInfo is srtctl's cpu_info: the model from /proc/cpuinfo (x86's
+// "model name", else "CPU model"/"Hardware"), the logical CPUs, how many
+// this step may use, and Slurm's CPU variables.
+func cpuInfo(root string, env map[string]string) CPU {
+	c := CPU{AffinityCPUs: runtime.NumCPU()}
+	for _, k := range []string{"SLURM_CPUS_ON_NODE", "SLURM_CPUS_PER_GPU", "SLURM_CPUS_PER_TASK", "SLURM_JOB_CPUS_PER_NODE"} {
+		if v, ok := env[k]; ok {
+			if c.Slurm == nil {
+				c.Slurm = map[string]string{}
+			}
+			c.Slurm[k] = v
+		}
+	}
+	// /proc files report size 0: read through a bounded reader, not Stat.
+	f, err := os.Open(filepath.Join(root, "/proc/cpuinfo"))
+	if err != nil {
+		return c
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(io.LimitReader(f, 16<<20))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		k, v = strings.ToLower(strings.TrimSpace(k)), strings.TrimSpace(v)
+		switch {
+		case k == "processor" && isDecimal(v):
+			c.LogicalCPUs++
+		case c.Model == "" && v != "" && (k == "model name" || k == "cpu model" || k == "hardware"):
+			c.Model = v
+		}
+	}
+	return c
+}
+
+func isDecimal(s string) bool {
+	_, err := strconv.Atoi(s)
+	return err == nil
 }
 
 func firstLine(s string) string {

@@ -44,7 +44,7 @@ func TestProbePackagesAndGPUs(t *testing.T) {
 		Step: "decode_w0", Argv: []string{"python3", "-m", "vllm"}, Env: []string{"PATH=/x", "HF_TOKEN=secret", "SLURM_PROCID=1", "=bad"},
 		Roots: []string{filepath.Join(root, "*", "site-packages"), filepath.Join(root, "*", "dist-packages"), filepath.Join(root, "missing")},
 		RunGPUQuery: func(context.Context) ([]byte, error) {
-			return []byte("0, NVIDIA GB300, 580.1, GPU-1\n\n1, NVIDIA GB300, 580.1, GPU-2\n"), nil
+			return []byte("0, NVIDIA GB300, 580.1, 284208 MiB, GPU-1\n\n1, NVIDIA GB300, 580.1, 284208 MiB, GPU-2\n"), nil
 		},
 		Now: now, Hostname: host,
 	})
@@ -55,7 +55,7 @@ func TestProbePackagesAndGPUs(t *testing.T) {
 	if !reflect.DeepEqual(rec.EnvNames, []string{"HF_TOKEN", "PATH", "SLURM_PROCID"}) || rec.Task != "1" || rec.Host != "node7" {
 		t.Errorf("env names %v, task %q, host %q", rec.EnvNames, rec.Task, rec.Host)
 	}
-	if len(rec.GPUs) != 2 || rec.GPUs[1] != (GPU{Index: "1", Name: "NVIDIA GB300", Driver: "580.1", UUID: "GPU-2"}) {
+	if len(rec.GPUs) != 2 || rec.GPUs[1] != (GPU{Index: "1", Name: "NVIDIA GB300", Driver: "580.1", Memory: "284208 MiB", UUID: "GPU-2"}) {
 		t.Errorf("gpus %+v", rec.GPUs)
 	}
 	if !slices.Equal(rec.Notes, []string{"1 package metadata files unreadable or without Name/Version"}) {
@@ -120,7 +120,7 @@ func TestParseGPUs(t *testing.T) {
 	}{
 		{in: "", want: nil},
 		{in: "0, NVIDIA H100 80GB HBM3, 550.54.15\n", want: []GPU{{Index: "0", Name: "NVIDIA H100 80GB HBM3", Driver: "550.54.15"}}},
-		{in: "0, A, 1, U\n1, B, 2, V", want: []GPU{{"0", "A", "1", "U"}, {"1", "B", "2", "V"}}},
+		{in: "0, A, 1, 80 MiB, U\n1, B, 2, 96 MiB, V", want: []GPU{{"0", "A", "1", "80 MiB", "U"}, {"1", "B", "2", "96 MiB", "V"}}},
 		{in: "garbage\n", wantErr: true},
 	} {
 		got, err := ParseGPUs([]byte(c.in))
@@ -148,5 +148,26 @@ func TestWriteReadDir(t *testing.T) {
 	}
 	if recs, problems := ReadDir(filepath.Join(dir, "none")); recs != nil || problems != nil {
 		t.Errorf("missing dir: %v %v", recs, problems)
+	}
+}
+
+// The OS and CPU facts srtctl's probe records, read from the image's
+// /etc/os-release and /proc/cpuinfo: x86's "model name", and ARM's
+// "CPU model" when there is no model name.
+func TestProbeOSAndCPU(t *testing.T) {
+	now, host := fixed()
+	for _, c := range []struct{ cpuinfo, model string }{
+		{"processor\t: 0\nmodel name\t: AMD EPYC 9654\n\nprocessor\t: 1\nmodel name\t: AMD EPYC 9654\n", "AMD EPYC 9654"},
+		{"processor : 0\nBogoMIPS : 2000\nCPU model : NVIDIA Grace\nprocessor : 1\n", "NVIDIA Grace"},
+	} {
+		root := t.TempDir()
+		writeFile(t, filepath.Join(root, "etc", "os-release"), "NAME=\"Ubuntu\"\nPRETTY_NAME=\"Ubuntu 24.04.2 LTS\"\n")
+		writeFile(t, filepath.Join(root, "proc", "cpuinfo"), c.cpuinfo)
+		rec := Probe(context.Background(), Options{Root: root, Roots: []string{}, Env: []string{"SLURM_CPUS_PER_TASK=16"}, Now: now, Hostname: host,
+			RunGPUQuery: func(context.Context) ([]byte, error) { return nil, nil }})
+		if rec.OS != "Ubuntu 24.04.2 LTS" || rec.CPU.Model != c.model || rec.CPU.LogicalCPUs != 2 || rec.CPU.AffinityCPUs < 1 ||
+			rec.CPU.Slurm["SLURM_CPUS_PER_TASK"] != "16" || rec.Arch == "" {
+			t.Errorf("os %q arch %q cpu %+v, want model %q over 2 CPUs", rec.OS, rec.Arch, rec.CPU, c.model)
+		}
 	}
 }

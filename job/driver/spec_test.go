@@ -133,7 +133,7 @@ func TestExecWritesFingerprint(t *testing.T) {
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	smi := "#!/bin/sh\necho '0, NVIDIA B200, 570.86.15, GPU-aaaa'\necho '1, NVIDIA B200, 570.86.15, GPU-bbbb'\n"
+	smi := "#!/bin/sh\necho '0, NVIDIA B200, 570.86.15, 183359 MiB, GPU-aaaa'\necho '1, NVIDIA B200, 570.86.15, 183359 MiB, GPU-bbbb'\n"
 	if err := os.WriteFile(filepath.Join(bin, "nvidia-smi"), []byte(smi), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,20 @@ func writeProvenance(row func(k, v string), p *results.Provenance) {
 		row("software "+sw.ID, v)
 	}
 	for _, n := range rt.Nodes {
-		row("gpus "+n.Host, fmt.Sprintf("%d × %s, driver %s", len(n.GPUs), strings.Join(n.Models, " + "), strings.Join(n.Drivers, " + ")))
+		v := "no GPUs reported"
+		if len(n.GPUs) > 0 {
+			v = fmt.Sprintf("%d × %s, driver %s", len(n.GPUs), strings.Join(n.Models, " + "), strings.Join(n.Drivers, " + "))
+		}
+		var machine []string
+		for _, s := range []string{n.Arch, n.CPU, n.OS} {
+			if s != "" {
+				machine = append(machine, s)
+			}
+		}
+		if len(machine) > 0 {
+			v += "; " + strings.Join(machine, ", ")
+		}
+		row("node "+n.Host, v)
 	}
 	notes := map[string][]string{}
 	var order []string
