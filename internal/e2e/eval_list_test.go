@@ -168,3 +168,25 @@ func checkRuntimeProvenance(t *testing.T, path string) {
 		t.Errorf("fingerprinted steps %v, missing %v: want every step (workers, frontend, eval)", steps, rt.Missing)
 	}
 }
+
+// runtimeMissing is the staged manifest's list of steps without a
+// fingerprint; a manifest without a runtime fails the test.
+func runtimeMissing(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("staged manifest: %v", err)
+	}
+	var m struct {
+		Provenance struct {
+			Runtime *struct {
+				Processes []json.RawMessage `json:"processes"`
+				Missing   []string          `json:"missing"`
+			} `json:"runtime"`
+		} `json:"provenance"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil || m.Provenance.Runtime == nil || len(m.Provenance.Runtime.Processes) == 0 {
+		t.Fatalf("manifest %s: %v, no runtime processes", path, err)
+	}
+	return m.Provenance.Runtime.Missing
+}
