@@ -278,6 +278,7 @@ func packages(roots []string, notes []string) ([]string, []Package, []string) {
 	seen := map[Package]bool{}
 	var pkgs []Package
 	unreadable := 0
+	buf := make([]byte, metadataHeader)
 	for _, dir := range dirs {
 		ents, err := os.ReadDir(dir)
 		if err != nil {
@@ -297,7 +298,7 @@ func packages(roots []string, notes []string) ([]string, []Package, []string) {
 			default:
 				continue
 			}
-			p, err := readMetadata(meta)
+			p, err := readMetadata(meta, buf)
 			if err != nil {
 				unreadable++
 				continue
@@ -329,7 +330,7 @@ func packages(roots []string, notes []string) ([]string, []Package, []string) {
 
 // readMetadata reads Name and Version from the header block of a core
 // metadata file (RFC 822 style: headers end at the first blank line).
-func readMetadata(path string) (Package, error) {
+func readMetadata(path string, buf []byte) (Package, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return Package{}, err
@@ -339,13 +340,21 @@ func readMetadata(path string) (Package, error) {
 	if err != nil || !st.Mode().IsRegular() {
 		return Package{}, fmt.Errorf("%s: not a regular file", path)
 	}
-	buf := make([]byte, metadataHeader)
 	n, err := io.ReadFull(f, buf)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return Package{}, err
 	}
+	head := buf[:n]
+	// Only the header block is parsed: the description after it is
+	// most of the file.
+	if i := bytes.Index(head, []byte("\n\n")); i >= 0 {
+		head = head[:i]
+	}
+	if i := bytes.Index(head, []byte("\r\n\r\n")); i >= 0 {
+		head = head[:i]
+	}
 	var p Package
-	for _, line := range strings.Split(string(buf[:n]), "\n") {
+	for _, line := range strings.Split(string(head), "\n") {
 		line = strings.TrimRight(line, "\r")
 		if line == "" {
 			break

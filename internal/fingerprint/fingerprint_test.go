@@ -3,6 +3,7 @@ package fingerprint
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -168,6 +169,29 @@ func TestProbeOSAndCPU(t *testing.T) {
 		if rec.OS != "Ubuntu 24.04.2 LTS" || rec.CPU.Model != c.model || rec.CPU.LogicalCPUs != 2 || rec.CPU.AffinityCPUs < 1 ||
 			rec.CPU.Slurm["SLURM_CPUS_PER_TASK"] != "16" || rec.Arch == "" {
 			t.Errorf("os %q arch %q cpu %+v, want model %q over 2 CPUs", rec.OS, rec.Arch, rec.CPU, c.model)
+		}
+	}
+}
+
+// BenchmarkProbe is the probe's cost on an image with 400 packages (no
+// nvidia-smi): what it adds to every step's start.
+func BenchmarkProbe(b *testing.B) {
+	root := b.TempDir()
+	header := "Metadata-Version: 2.1\nName: pkg%d\nVersion: 1.%d\n" + strings.Repeat("Classifier: Programming Language :: Python :: 3\n", 100) + "\n" + strings.Repeat("body ", 4000)
+	for i := range 400 {
+		dir := filepath.Join(root, "site-packages", fmt.Sprintf("pkg%d-1.%d.dist-info", i, i))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "METADATA"), fmt.Appendf(nil, header, i, i), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	o := Options{Roots: []string{filepath.Join(root, "site-packages")}, Env: []string{"PATH=" + root}}
+	b.ResetTimer()
+	for b.Loop() {
+		if rec := Probe(context.Background(), o); len(rec.Packages) != 400 {
+			b.Fatalf("%d packages", len(rec.Packages))
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -101,6 +102,12 @@ func CheckEval(pl *plan.Plan, opts EvalOptions) error {
 	}
 	if pl.Model.ServedName == "" {
 		errs = append(errs, errors.New("model served_name is empty"))
+	}
+	for i, c := range e.Concurrencies {
+		if c <= 0 || slices.Contains(e.Concurrencies[:i], c) {
+			errs = append(errs, fmt.Errorf("eval concurrencies %v: each must be positive and listed once", e.Concurrencies))
+			break
+		}
 	}
 	if e.Concurrency < 0 || opts.Limit < 0 || opts.ContextLength < 0 {
 		errs = append(errs, fmt.Errorf("eval concurrency %d, limit %d and context length %d must not be negative", e.Concurrency, opts.Limit, opts.ContextLength))

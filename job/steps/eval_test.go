@@ -235,6 +235,8 @@ func TestCheckEval(t *testing.T) {
 		{"disabled", func(_ *EvalOptions, p *plan.Plan) { p.Eval.Enabled = false }, "no eval step"},
 		{"built-in data", func(_ *EvalOptions, p *plan.Plan) { p.Eval.DataDir = "" }, ""},
 		{"limit", func(o *EvalOptions, _ *plan.Plan) { o.Limit = -1 }, "must not be negative"},
+		{"repeated concurrency", func(_ *EvalOptions, p *plan.Plan) { p.Eval.Concurrencies = []int{4, 8, 4} }, "listed once"},
+		{"zero concurrency", func(_ *EvalOptions, p *plan.Plan) { p.Eval.Concurrencies = []int{4, 0} }, "must be positive"},
 		{"lm-eval without workspace", func(_ *EvalOptions, p *plan.Plan) { p.Eval.Client = profile.EvalLMEval }, "needs the InferenceX workspace"},
 		{"lm-eval without port", func(o *EvalOptions, p *plan.Plan) {
 			p.Eval.Client, o.Workspace, o.Frontend = profile.EvalLMEval, "/ws", "http://head"
