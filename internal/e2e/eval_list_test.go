@@ -109,6 +109,10 @@ func TestEvalListEvalOnly(t *testing.T) {
 	if got := stagedResults(t, r.stage); slices.ContainsFunc(got, func(n string) bool { return strings.HasPrefix(n, "results_concurrency_") }) {
 		t.Errorf("eval-only run staged benchmark results %v", got)
 	}
+	// The summary gives each concurrency's scores.
+	if out := r.stdout.String(); !regexp.MustCompile(`c16 strict-match 1\.0000.*; c4 strict-match 1\.0000`).MatchString(out) {
+		t.Errorf("summary lacks both concurrencies' scores:\n%s", out)
+	}
 	checkRuntimeProvenance(t, filepath.Join(r.stage, "manifest.json"))
 	t.Logf("eval-only at 2 concurrencies ran in %s", r.ended.Sub(r.started).Round(time.Second))
 	r.removeOnPass()
