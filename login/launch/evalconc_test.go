@@ -75,4 +75,35 @@ func TestEvalConfigFileAndList(t *testing.T) {
 			t.Errorf("EVAL_ONLY=%s: recipe %s, eval %+v; want recipe %s and the eval at 16 then 4", c.evalOnly, pl.Name, pl.Eval, c.want)
 		}
 	}
+	// A master point's additional-settings carry EVAL_CONFIG_FILE beside
+	// CONFIG_FILE, as InferenceX's master configs pair them.
+	master := filepath.Join(dir, "master.yaml")
+	if err := os.WriteFile(master, []byte(`k:
+  image: mock-image
+  model: mock
+  scenarios:
+    fixed-seq-len:
+    - isl: 1024
+      osl: 128
+      search-space:
+      - conc-list: [8]
+        prefill:
+          num-worker: 2
+          tp: 4
+          additional-settings:
+          - "CONFIG_FILE=recipes/bench.yaml"
+          - "EVAL_CONFIG_FILE=recipes/evalrecipe.yaml"
+        decode: {num-worker: 1, tp: 4}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for only, want := range map[string]string{"true": "evalrecipe", "false": "bench"} {
+		pl, _, err := Plan(context.Background(), PlanOptions{Profile: profPath, Master: master, Key: "k", Point: -1, EvalOnly: only, RunEval: "true"})
+		if err != nil {
+			t.Fatalf("--master, EVAL_ONLY=%s: %v", only, err)
+		}
+		if pl.Name != want {
+			t.Errorf("--master, EVAL_ONLY=%s: recipe %s, want %s", only, pl.Name, want)
+		}
+	}
 }
