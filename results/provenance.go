@@ -61,6 +61,7 @@ type Node struct {
 	CPU     string            `json:"cpu,omitempty"`
 	CPUs    int               `json:"cpus,omitempty"`
 	OS      string            `json:"os,omitempty"`
+	CUDA    string            `json:"cuda,omitempty"`
 }
 
 // EnginePackages are the distributions Engines picks out: the serving
@@ -122,7 +123,7 @@ func RuntimeOf(recs []fingerprint.Record, steps []string, problems []string) *Ru
 				ok = false
 			}
 			if !ok {
-				n := Node{Host: r.Host, GPUs: r.GPUs, Arch: r.Arch, CPU: r.CPU.Model, CPUs: r.CPU.LogicalCPUs, OS: r.OS}
+				n := Node{Host: r.Host, GPUs: r.GPUs, Arch: r.Arch, CPU: r.CPU.Model, CPUs: r.CPU.LogicalCPUs, OS: r.OS, CUDA: r.CUDA}
 				if n.GPUs == nil {
 					n.GPUs = []fingerprint.GPU{}
 				}

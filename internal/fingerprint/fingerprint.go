@@ -67,6 +67,9 @@ type Record struct {
 	// OS is /etc/os-release's PRETTY_NAME inside the container.
 	Arch string `json:"arch"`
 	OS   string `json:"os,omitempty"`
+	// CUDA is the toolkit's version from /usr/local/cuda/version.json
+	// (srtctl asks nvcc; the file needs no program).
+	CUDA string `json:"cuda,omitempty"`
 	CPU  CPU    `json:"cpu"`
 	// Notes say what could not be read and why.
 	Notes []string `json:"notes,omitempty"`
@@ -153,7 +156,7 @@ func Probe(ctx context.Context, o Options) Record {
 		}
 	}
 	rec.Task = envMap["SLURM_PROCID"]
-	rec.Arch, rec.OS, rec.CPU = runtime.GOARCH, osName(o.Root), cpuInfo(o.Root, envMap)
+	rec.Arch, rec.OS, rec.CPU, rec.CUDA = runtime.GOARCH, osName(o.Root), cpuInfo(o.Root, envMap), cudaVersion(o.Root)
 	rec.EnvNames = make([]string, 0, len(envMap))
 	for k := range envMap {
 		rec.EnvNames = append(rec.EnvNames, k)
@@ -171,6 +174,13 @@ func Probe(ctx context.Context, o Options) Record {
 		for _, p := range filepath.SplitList(envMap["PYTHONPATH"]) {
 			if filepath.IsAbs(p) {
 				roots = append(roots, p)
+			}
+		}
+		// A venv whose bin/ is on PATH (without VIRTUAL_ENV set), as
+		// images put /opt/dynamo/venv/bin or /app/.venv/bin there.
+		for _, p := range filepath.SplitList(envMap["PATH"]) {
+			if filepath.IsAbs(p) && filepath.Base(p) == "bin" {
+				roots = append(roots, filepath.Join(filepath.Dir(p), "lib", "python3*", "site-packages"))
 			}
 		}
 	}
@@ -453,6 +463,23 @@ func osName(root string) string {
 		}
 	}
 	return ""
+}
+
+// cudaVersion reads the CUDA toolkit's version.json ("" when absent).
+func cudaVersion(root string) string {
+	b, err := readlimit.ReadFile(filepath.Join(root, "/usr/local/cuda/version.json"), 1<<20)
+	if err != nil {
+		return ""
+	}
+	var v struct {
+		CUDA struct {
+			Version string `json:"version"`
+		} `json:"cuda"`
+	}
+	if json.Unmarshal(b, &v) != nil {
+		return ""
+	}
+	return v.CUDA.Version
 }
 
 // cpuInfo is srtctl's cpu_info: the model from /proc/cpuinfo (x86's

@@ -164,10 +164,11 @@ func TestProbeOSAndCPU(t *testing.T) {
 		root := t.TempDir()
 		writeFile(t, filepath.Join(root, "etc", "os-release"), "NAME=\"Ubuntu\"\nPRETTY_NAME=\"Ubuntu 24.04.2 LTS\"\n")
 		writeFile(t, filepath.Join(root, "proc", "cpuinfo"), c.cpuinfo)
+		writeFile(t, filepath.Join(root, "usr", "local", "cuda", "version.json"), `{"cuda": {"name": "CUDA SDK", "version": "12.9.1"}}`)
 		rec := Probe(context.Background(), Options{Root: root, Roots: []string{}, Env: []string{"SLURM_CPUS_PER_TASK=16"}, Now: now, Hostname: host,
 			RunGPUQuery: func(context.Context) ([]byte, error) { return nil, nil }})
 		if rec.OS != "Ubuntu 24.04.2 LTS" || rec.CPU.Model != c.model || rec.CPU.LogicalCPUs != 2 || rec.CPU.AffinityCPUs < 1 ||
-			rec.CPU.Slurm["SLURM_CPUS_PER_TASK"] != "16" || rec.Arch == "" {
+			rec.CPU.Slurm["SLURM_CPUS_PER_TASK"] != "16" || rec.Arch == "" || rec.CUDA != "12.9.1" {
 			t.Errorf("os %q arch %q cpu %+v, want model %q over 2 CPUs", rec.OS, rec.Arch, rec.CPU, c.model)
 		}
 	}
@@ -193,5 +194,22 @@ func BenchmarkProbe(b *testing.B) {
 		if rec := Probe(context.Background(), o); len(rec.Packages) != 400 {
 			b.Fatalf("%d packages", len(rec.Packages))
 		}
+	}
+}
+
+// Without Roots, a venv whose bin/ is on PATH is searched (VIRTUAL_ENV
+// unset), as images put /opt/dynamo/venv/bin there.
+func TestProbeFindsVenvOnPath(t *testing.T) {
+	venv := t.TempDir()
+	writeFile(t, filepath.Join(venv, "lib", "python3.12", "site-packages", "ai_dynamo-0.6.1.dist-info", "METADATA"), "Name: ai-dynamo\nVersion: 0.6.1\n")
+	if err := os.MkdirAll(filepath.Join(venv, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	now, host := fixed()
+	rec := Probe(context.Background(), Options{Env: []string{"PATH=" + filepath.Join(venv, "bin") + ":/nonexistent/bin"}, Now: now, Hostname: host,
+		RunGPUQuery: func(context.Context) ([]byte, error) { return nil, nil }})
+	if !slices.Contains(rec.Packages, Package{Name: "ai-dynamo", Version: "0.6.1"}) ||
+		!slices.Contains(rec.SitePackages, filepath.Join(venv, "lib", "python3.12", "site-packages")) {
+		t.Errorf("packages %v from %v: want the venv's ai-dynamo", rec.Packages, rec.SitePackages)
 	}
 }

@@ -55,7 +55,11 @@ func writeProvenance(row func(k, v string), p *results.Provenance) {
 			v = fmt.Sprintf("%d × %s, driver %s", len(n.GPUs), strings.Join(n.Models, " + "), strings.Join(n.Drivers, " + "))
 		}
 		var machine []string
-		for _, s := range []string{n.Arch, n.CPU, n.OS} {
+		cuda := ""
+		if n.CUDA != "" {
+			cuda = "CUDA " + n.CUDA
+		}
+		for _, s := range []string{n.Arch, n.CPU, n.OS, cuda} {
 			if s != "" {
 				machine = append(machine, s)
 			}

@@ -30,7 +30,7 @@ func TestRunsShowProvenance(t *testing.T) {
 		{Step: "prefill_w0", Host: "n1", Argv: []string{"python3", "-m", "sglang.launch_server", "--tp", "4"}, EnvNames: []string{"A", "B"},
 			Packages: []fingerprint.Package{{Name: "sglang", Version: "0.5.2"}, {Name: "torch", Version: "2.8.0"}},
 			GPUs:     []fingerprint.GPU{{Index: "0", Name: "NVIDIA B200", Driver: "570.1"}, {Index: "1", Name: "NVIDIA B200", Driver: "570.1"}},
-			Arch:     "arm64", OS: "Ubuntu 24.04", CPU: fingerprint.CPU{Model: "NVIDIA Grace"}},
+			Arch:     "arm64", OS: "Ubuntu 24.04", CPU: fingerprint.CPU{Model: "NVIDIA Grace"}, CUDA: "12.9.1"},
 		{Step: "benchmark", Host: "n1", Argv: []string{"/bin/slurmbench", "bench"}, Notes: []string{"nvidia-smi not found in PATH: GPU model and driver unknown"}},
 		{Step: "eval", Host: "n1", Argv: []string{"/bin/slurmbench", "eval"}, Notes: []string{"nvidia-smi not found in PATH: GPU model and driver unknown"}},
 	}
@@ -59,7 +59,7 @@ func TestRunsShowProvenance(t *testing.T) {
 		"image             lmsysorg/sglang:v0.5.2 @ sha256:abc",
 		"override          benchmark.isl=1024",
 		"software " + id + "  sglang 0.5.2, torch 2.8.0 (2 packages)",
-		"node n1           2 × NVIDIA B200, driver 570.1; arm64, NVIDIA Grace, Ubuntu 24.04",
+		"node n1           2 × NVIDIA B200, driver 570.1; arm64, NVIDIA Grace, Ubuntu 24.04, CUDA 12.9.1",
 		"process prefill_w0  on n1, software " + id + ", 2 env names: python3 -m sglang.launch_server --tp 4",
 		"probe note        nvidia-smi not found in PATH: GPU model and driver unknown (2 steps)",
 		"no fingerprint    frontend",
