@@ -295,8 +295,14 @@ type Eval struct {
 	Only        bool               `json:"only"`
 	Client      profile.EvalClient `json:"client,omitempty"`
 	Concurrency int                `json:"concurrency,omitempty"`
-	ResultDir   string             `json:"result_dir,omitempty"`
-	DataDir     string             `json:"data_dir,omitempty"` // gsm8k splits (paths.gsm8k); "" = built into the binary
+	// Concurrencies is EVAL_CONC's list when it names more than one: the
+	// eval runs at each against the one serving deployment and stages
+	// every file as <stem>_conc<N>.json(l), as InferenceX's batched
+	// run_eval does (benchmark_lib.sh _stage_lm_eval_artifacts).
+	// Concurrency is then its first.
+	Concurrencies []int  `json:"concurrencies,omitempty"`
+	ResultDir     string `json:"result_dir,omitempty"`
+	DataDir       string `json:"data_dir,omitempty"` // gsm8k splits (paths.gsm8k); "" = built into the binary
 	// Command is the recipe's post_eval.command as run (placeholders
 	// filled): it replaces the built-in gsm8k eval (post_eval.go).
 	Command []string `json:"command,omitempty"`

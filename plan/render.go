@@ -58,7 +58,11 @@ func (p *Plan) WriteHuman(w io.Writer) error {
 		ew.printf("\nEval: post_eval.command %s, EVAL_CONC %d, only=%v; results %s; from the submitting environment when set: %s\n",
 			QuoteArgv(p.Eval.Command), p.Eval.Concurrency, p.Eval.Only, p.Eval.ResultDir, strings.Join(p.Eval.Passenv, ", "))
 	case p.Eval.Enabled:
-		ew.printf("\nEval: gsm8k (%s client), concurrency %d, only=%v\n", p.Eval.Client, p.Eval.Concurrency, p.Eval.Only)
+		if len(p.Eval.Concurrencies) > 1 {
+			ew.printf("\nEval: gsm8k (%s client), at each concurrency of %v (staged as *_conc<N>), only=%v\n", p.Eval.Client, p.Eval.Concurrencies, p.Eval.Only)
+		} else {
+			ew.printf("\nEval: gsm8k (%s client), concurrency %d, only=%v\n", p.Eval.Client, p.Eval.Concurrency, p.Eval.Only)
+		}
 	}
 
 	p.writeLegend(ew)

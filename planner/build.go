@@ -48,7 +48,10 @@ type EvalInputs struct {
 	Run         bool
 	Only        bool
 	Concurrency int
-	Client      profile.EvalClient // "" = native
+	// Concurrencies is EVAL_CONC's whole list when it has more than one
+	// value; Concurrency is then its first.
+	Concurrencies []int
+	Client        profile.EvalClient // "" = native
 }
 
 // Fixed ports, srtctl's, so results and logs line up with its runs

@@ -169,7 +169,7 @@ var deliberate = []deliberateDiff{
 		return eplbName.MatchString(d.srtctl) && eplbName.MatchString(d.ours)
 	}, "srtctl draws a fresh uuid4 per worker; slurmbench derives the 32 hex digits from the run id and process name, so a plan is reproducible while names stay unique per worker"},
 	{"setup", "fingerprint", nil,
-		"srtctl inlines a Python script that records pip freeze, GPUs and environment to /logs/fingerprint_*.json before the engine starts (informational: it only warns on identity mismatch); slurmbench does not run it"},
+		"srtctl inlines a Python script that records pip freeze, GPUs and environment to /logs/fingerprint_*.json before the engine starts (informational: it only warns on identity mismatch); slurmbench plans no setup step for it: its exec shim records the same facts without Python in every step, after setup and just before exec (internal/fingerprint), into the manifest's runtime"},
 	{"setup", "dynamo-install", func(d parityDiff) bool { return sameDynamoSource(d.srtctl, d.ours) },
 		"same Dynamo source; srtctl pip-installs (or unpacks its build) in every container of every job behind a bash flock, slurmbench's setup step `slurmbench dynamo-install` fetches or builds it once per cache key into the shared wheel cache and installs from there"},
 	{"setup", "setup-script", func(d parityDiff) bool { return d.srtctl == d.ours },

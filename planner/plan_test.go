@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -544,6 +545,17 @@ func TestEvalSteps(t *testing.T) {
 	if roles[plan.RoleEval] != 1 || roles[plan.RoleBenchmark] != 1 {
 		t.Errorf("roles = %v, want one benchmark and one eval", roles)
 	}
+	// An EVAL_CONC list: one eval step that runs each, the first its
+	// concurrency; a single value is no list.
+	in.Eval = EvalInputs{Run: true, Concurrency: 32, Concurrencies: []int{32, 8}}
+	if pl, err := Build(in); err != nil || pl.Eval.Concurrency != 32 || !slices.Equal(pl.Eval.Concurrencies, []int{32, 8}) {
+		t.Errorf("eval list: %v, eval %+v; want concurrencies [32 8], concurrency 32", err, pl.Eval)
+	}
+	in.Eval = EvalInputs{Run: true, Concurrency: 32, Concurrencies: []int{32}}
+	if pl, err := Build(in); err != nil || pl.Eval.Concurrency != 32 || pl.Eval.Concurrencies != nil {
+		t.Errorf("one-value eval list: %v, eval %+v; want concurrency 32 and no list", err, pl.Eval)
+	}
+	in.Eval = EvalInputs{Run: true}
 
 	// Without paths.gsm8k the native eval uses the splits built into the
 	// binary; a directory without them is refused when planning.

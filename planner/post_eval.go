@@ -48,7 +48,14 @@ func (b *builder) postEval(e plan.Eval) error {
 	}
 	e.Passenv = pe.Passenv()
 	env := map[string]string{"MODEL_NAME": pl.Model.ServedName}
-	if e.Concurrency > 0 {
+	switch {
+	case len(b.in.Eval.Concurrencies) > 1:
+		// The recipe's script batches a list itself (InferenceX's run_eval
+		// loops over EVAL_CONCURRENT_REQUESTS), so it gets the list whole.
+		e.Concurrencies = slices.Clone(b.in.Eval.Concurrencies)
+		e.Concurrency = e.Concurrencies[0]
+		env["EVAL_CONC"] = joinInts(e.Concurrencies, " ")
+	case e.Concurrency > 0:
 		env["EVAL_CONC"] = strconv.Itoa(e.Concurrency)
 	}
 	for k, v := range b.p.Env.Set {
@@ -58,4 +65,12 @@ func (b *builder) postEval(e plan.Eval) error {
 	b.add(plan.Process{Name: "eval", Role: plan.RoleEval, Nodes: []int{b.headNode}, Container: true, Mounts: b.mounts(),
 		Env: env, Passenv: e.Passenv, Argv: e.Command, Log: b.logPath("eval"), Critical: true, Srun: plan.SrunOptions{Extra: b.srunExtra()}})
 	return nil
+}
+
+func joinInts(v []int, sep string) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, sep)
 }

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"cmp"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -27,8 +28,10 @@ func TestPostEvalPlan(t *testing.T) {
 		eval     EvalInputs
 		concs    []int
 		wantConc int
+		wantEnv  string // EVAL_CONC when not wantConc's
 		only     bool
 	}{
+		{name: "an EVAL_CONC list goes to the script whole", eval: EvalInputs{Run: true, Concurrency: 4, Concurrencies: []int{4, 16, 8}}, wantConc: 4, wantEnv: "4 16 8"},
 		{name: "after the benchmark, EVAL_CONC from the workflow", eval: EvalInputs{Run: true, Concurrency: 6}, wantConc: 6},
 		{name: "no EVAL_CONC: the largest concurrency", eval: EvalInputs{Run: true}, wantConc: 32},
 		{name: "CONC_LIST wins over the recipe", eval: EvalInputs{Run: true}, concs: []int{2, 48, 4}, wantConc: 48},
@@ -61,8 +64,9 @@ func TestPostEvalPlan(t *testing.T) {
 			if !reflect.DeepEqual(ev.Argv, want) || !ev.Container || ev.Nodes[0] != 0 {
 				t.Errorf("eval argv %q on %v (container %v), want %q on the head node's container", ev.Argv, ev.Nodes, ev.Container, want)
 			}
-			if ev.Env["MODEL_NAME"] != "mock/DeepSeek-R1" || ev.Env["EVAL_CONC"] != itoaT(tc.wantConc) {
-				t.Errorf("env %v, want MODEL_NAME mock/DeepSeek-R1 and EVAL_CONC %d", ev.Env, tc.wantConc)
+			wantEnv := cmp.Or(tc.wantEnv, itoaT(tc.wantConc))
+			if ev.Env["MODEL_NAME"] != "mock/DeepSeek-R1" || ev.Env["EVAL_CONC"] != wantEnv || pl.Eval.Concurrency != tc.wantConc {
+				t.Errorf("env %v (eval concurrency %d), want MODEL_NAME mock/DeepSeek-R1 and EVAL_CONC %q", ev.Env, pl.Eval.Concurrency, wantEnv)
 			}
 			pass := strings.Join(ev.Passenv, ",")
 			if !strings.HasPrefix(pass, "RUN_EVAL,EVAL_ONLY,IS_MULTINODE,") || !strings.HasSuffix(pass, ",DECODE_NUM_WORKERS,EVAL_SUITE") {

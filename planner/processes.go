@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -375,6 +376,10 @@ func (b *builder) eval() error {
 	}
 	if e.Concurrency <= 0 {
 		e.Concurrency = 64
+	}
+	if len(in.Eval.Concurrencies) > 1 {
+		e.Concurrencies = slices.Clone(in.Eval.Concurrencies)
+		e.Concurrency = e.Concurrencies[0]
 	}
 	// Without paths.gsm8k the native eval reads the splits built into the
 	// binary (internal/gsm8kdata); a directory given must hold them.

@@ -59,7 +59,7 @@ func TestManifest(t *testing.T) {
 	}
 	var back Manifest
 	b, _ := os.ReadFile(path)
-	if err := json.Unmarshal(b, &back); err != nil || back.Provenance.JobID != "1234" || back.SchemaVersion != 1 ||
+	if err := json.Unmarshal(b, &back); err != nil || back.Provenance.JobID != "1234" || back.SchemaVersion != ManifestSchemaVersion ||
 		!reflect.DeepEqual(back.Provenance.Nodes, prov.Nodes) || back.Provenance.SlurmAPIVersion != "v0.0.42" {
 		t.Errorf("manifest on disk: %s (%v)", b, err)
 	}

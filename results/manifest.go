@@ -18,7 +18,9 @@ import (
 const ManifestName = "manifest.json"
 
 // ManifestSchemaVersion changes when Manifest's shape does.
-const ManifestSchemaVersion = 1
+// 2 added overrides, image_squash_sha256 and runtime (each step's argv,
+// environment names, packages and GPUs, read inside its container).
+const ManifestSchemaVersion = 2
 
 // Provenance is where a run's numbers came from; the caller fills it.
 type Provenance struct {
@@ -31,6 +33,14 @@ type Provenance struct {
 	SlurmAPIVersion   string   `json:"slurm_api_version"`
 	JobID             string   `json:"job_id"` // a string: heterogeneous and array jobs have ids like "123+0"
 	Nodes             []string `json:"nodes"`
+	// ImageSquashSHA256 is the squash file's sha256 when its import
+	// recorded one (enroot's sidecar): the image bytes the job ran, also
+	// for a reference pinned by tag only.
+	ImageSquashSHA256 string `json:"image_squash_sha256,omitempty"`
+	// Overrides are the --set/--unset edits applied to the recipe, in order.
+	Overrides []string `json:"overrides,omitempty"`
+	// Runtime is what every step ran, from its fingerprint (provenance.go).
+	Runtime *Runtime `json:"runtime,omitempty"`
 	// Extra carries anything else worth keeping (RESULT_FILENAME, runner name).
 	Extra map[string]string `json:"extra,omitempty"`
 }

@@ -85,6 +85,12 @@ func (l Layout) StepSpec(name string) string {
 	return filepath.Join(l.Steps, name+".json")
 }
 
+// Fingerprints is the directory every step's `slurmbench exec` shim writes
+// its fingerprint into (package fingerprint), read into the manifest.
+func (l Layout) Fingerprints() string {
+	return filepath.Join(l.Steps, "fingerprint")
+}
+
 // Dirs are the directories a run needs before its job starts.
 func (l Layout) Dirs() []string { return []string{l.Logs, l.Results, l.Steps} }
 

@@ -29,7 +29,8 @@ func planFlags() []cli.Flag {
 		&cli.StringFlag{Name: "bench-client", Usage: "native (built-in Go client) or sa-bench (benchmark_serving.py in the container); default from the profile"},
 		&cli.StringFlag{Name: "run-eval", Usage: "also run the gsm8k eval (true/false)", EnvVars: []string{"RUN_EVAL"}},
 		&cli.StringFlag{Name: "eval-only", Usage: "run only the gsm8k eval (true/false)", EnvVars: []string{"EVAL_ONLY"}},
-		&cli.StringFlag{Name: "eval-conc", Usage: "gsm8k concurrency (the first of a space-separated list)", EnvVars: []string{"EVAL_CONC"}},
+		&cli.StringFlag{Name: "eval-conc", Usage: "gsm8k concurrency, or a space-separated list: the eval runs at each, staged as results_*_conc<N>.json", EnvVars: []string{"EVAL_CONC"}},
+		&cli.StringFlag{Name: "eval-config-file", Usage: "with --eval-only: the eval recipe (recipes/...yaml[:selector]) planned instead of --config-file's", EnvVars: []string{"EVAL_CONFIG_FILE"}},
 		&cli.StringFlag{Name: "eval-client", Value: "native", Usage: "native or lm-eval"},
 		&cli.StringFlag{Name: "job-name", Usage: "Slurm job name (default: the recipe's name)", EnvVars: []string{"RUNNER_NAME"}},
 		&cli.StringFlag{Name: "run-id", Usage: "run directory name under paths.runs_dir (render default: <name>-dryrun)"},
@@ -46,7 +47,7 @@ func planOptions(c *cli.Context, runID string) launch.PlanOptions {
 		RecipesRoot: c.String("recipes-root"), Master: c.String("master"), Key: c.String("key"), Point: c.Int("point"),
 		Conc: c.String("conc"), EnvConc: os.Getenv("CONC"), Image: c.String("image"), Workspace: c.String("workspace"),
 		BenchClient: c.String("bench-client"), RunEval: c.String("run-eval"), EvalOnly: c.String("eval-only"),
-		EvalConc: c.String("eval-conc"), EvalClient: c.String("eval-client"), JobName: c.String("job-name"),
+		EvalConc: c.String("eval-conc"), EvalConfigFile: c.String("eval-config-file"), EvalClient: c.String("eval-client"), JobName: c.String("job-name"),
 		RunID: runID, Variant: c.String("variant"), AllowDuplicateKeys: c.Bool("allow-duplicate-keys"),
 		Overrides: overridesOf(c), Warn: c.App.ErrWriter,
 	}

@@ -85,6 +85,7 @@ func badInputs() []badInput {
 		{name: "bad bench client", args: []string{"--bench-client", "aiperf"}, field: "--bench-client"},
 		{name: "bad eval client", args: []string{"--eval-client", "harness"}, field: "--eval-client"},
 		{name: "bad --eval-conc", args: []string{"--eval-conc", "0"}, field: "--eval-conc"},
+		{name: "repeated --eval-conc", args: []string{"--eval-conc", "8 32 8"}, field: "--eval-conc"},
 		{name: "run id with slash", args: []string{"--run-id", "a/b"}, field: "run id: \"a/b\""},
 		{name: "run id of an existing run", args: []string{"--run-id", "@existing"}, field: "--run-id"},
 		{name: "master without key", args: []string{"--master", "m.yaml"}, field: "--key"},

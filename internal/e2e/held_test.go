@@ -124,6 +124,13 @@ func TestHeldDeployment(t *testing.T) {
 	if got := stagedResults(t, other.stage); len(got) != 2 {
 		t.Errorf("the second run --in staged %v, want two results", got)
 	}
+	// Both manifests say what every step ran, the held servers the first
+	// one was measured on included.
+	for _, r := range []*run{same, other} {
+		if missing := runtimeMissing(t, filepath.Join(r.stage, "manifest.json")); len(missing) != 0 {
+			t.Errorf("run %s: no fingerprint for %v", r.runDir(), missing)
+		}
+	}
 	for _, r := range []*run{same, other} {
 		if o := r.outcome(); o.Result != rundir.Succeeded || o.JobID != info.JobID {
 			t.Errorf("run %s: outcome %+v, want succeeded in job %s", r.runDir(), o, info.JobID)

@@ -233,6 +233,9 @@ func (d *driver) runQueued(ctx context.Context, h *held, path string) {
 	phase := rundir.PhaseInfra
 	if reuse {
 		d.logf("run %s: on the held %s servers (run %s)", pl.RunID, h.serving.Name, h.serving.RunID)
+		if ferr := inheritFingerprints(h.serving, pl); ferr != nil {
+			d.logf("run %s: the held servers' fingerprints: %v", pl.RunID, ferr)
+		}
 		err = d.measureOnHeld(runCtx, h, &phase)
 	} else {
 		if h.serving != nil {

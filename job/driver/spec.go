@@ -6,6 +6,7 @@
 package driver
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"syscall"
 
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
+	"github.com/slurmbench/slurmbench/internal/fingerprint"
 	"github.com/slurmbench/slurmbench/plan"
 )
 
@@ -33,6 +35,10 @@ type Spec struct {
 	Workdir string            `json:"workdir,omitempty"`
 	// NoFile, when set, is the open-files limit set before Argv runs.
 	NoFile uint64 `json:"rlimit_nofile,omitempty"`
+	// Fingerprint, when set, is the directory the shim writes the step's
+	// fingerprint into (package fingerprint) after Setup, just before it
+	// execs Argv: what really runs, read inside the container.
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 // WriteSpec writes spec atomically (it is read on another node).
@@ -87,6 +93,9 @@ func Exec(spec Spec) error {
 		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 			return fmt.Errorf("step %s: raising the open-files limit to %d: %w", spec.Name, spec.NoFile, err)
 		}
+	}
+	if spec.Fingerprint != "" {
+		writeFingerprint(spec, env)
 	}
 	fmt.Fprintf(os.Stderr, "slurmbench exec: %s on %s: %s\n", spec.Name, host, plan.QuoteArgv(spec.Argv))
 	if err := syscall.Exec(prog, spec.Argv, env); err != nil {
@@ -198,4 +207,19 @@ func mergeEnv(base []string, over map[string]string) []string {
 		out[i] = k + "=" + m[k]
 	}
 	return out
+}
+
+// writeFingerprint records what the step runs; a probe that cannot write
+// says so and the step still starts (provenance never fails a run).
+func writeFingerprint(spec Spec, env []string) {
+	rec := fingerprint.Probe(context.Background(), fingerprint.Options{Step: spec.Name, Argv: spec.Argv, Env: env})
+	path, err := fingerprint.Write(spec.Fingerprint, rec)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "slurmbench exec: %s: writing its fingerprint: %v\n", spec.Name, err)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "slurmbench exec: %s fingerprint: %d packages, %d GPUs -> %s\n", spec.Name, len(rec.Packages), len(rec.GPUs), path)
+	for _, n := range rec.Notes {
+		fmt.Fprintf(os.Stderr, "slurmbench exec: %s fingerprint: %s\n", spec.Name, n)
+	}
 }

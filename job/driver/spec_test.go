@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -117,5 +118,49 @@ func TestExecSetsOpenFilesLimit(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
 			t.Error("the program ran without its limit")
 		}
+	}
+}
+
+// The shim fingerprints the step after its setup, just before exec: the
+// record has the argv exec'd and the environment's names, never a value,
+// and a fake nvidia-smi on the step's PATH gives the GPUs. A setup that
+// installs a package is seen (the probe runs after it).
+func TestExecWritesFingerprint(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	fp := filepath.Join(dir, "fingerprint")
+	site := filepath.Join(dir, "site")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	smi := "#!/bin/sh\necho '0, NVIDIA B200, 570.86.15, 183359 MiB, GPU-aaaa'\necho '1, NVIDIA B200, 570.86.15, 183359 MiB, GPU-bbbb'\n"
+	if err := os.WriteFile(filepath.Join(bin, "nvidia-smi"), []byte(smi), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	install := filepath.Join(site, "sglang-0.5.2.dist-info")
+	out, code := runSpec(t, Spec{
+		Name: "prefill_w0", Workdir: dir, Fingerprint: fp,
+		Env:   map[string]string{"PATH": bin + ":/usr/bin:/bin", "SECRET_TOKEN": "hunter2", "PYTHONPATH": site},
+		Setup: [][]string{{"mkdir", "-p", install}, {"sh", "-c", "printf 'Metadata-Version: 2.1\\nName: sglang\\nVersion: 0.5.2\\n\\nbody' > " + install + "/METADATA"}},
+		Argv:  []string{"true", "--served-model-name", "m"},
+	}, "SLURM_PROCID=3")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	b, err := os.ReadFile(filepath.Join(fp, "prefill_w0.task3.json"))
+	if err != nil {
+		t.Fatalf("no fingerprint: %v\n%s", err, out)
+	}
+	if strings.Contains(string(b), "hunter2") {
+		t.Errorf("fingerprint holds an environment value:\n%s", b)
+	}
+	for _, want := range []string{`"SECRET_TOKEN"`, `"--served-model-name"`, `"NVIDIA B200"`, `"570.86.15"`, `"name": "sglang"`, `"version": "0.5.2"`, `"task": "3"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("fingerprint lacks %s:\n%s", want, b)
+		}
+	}
+	// The machine's own site-packages count too (the default roots).
+	if !regexp.MustCompile(`prefill_w0 fingerprint: [1-9][0-9]* packages, 2 GPUs -> `).MatchString(out) {
+		t.Errorf("no fingerprint line in %q", out)
 	}
 }

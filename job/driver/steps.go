@@ -28,7 +28,7 @@ func BuildStep(pl *plan.Plan, proc plan.Process, alloc Allocation, getenv func(s
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	spec := Spec{Name: proc.Name, Workdir: pl.RunDir, Env: map[string]string{}}
+	spec := Spec{Name: proc.Name, Workdir: pl.RunDir, Env: map[string]string{}, Fingerprint: pl.Layout.Fingerprints()}
 	for _, a := range proc.Argv {
 		v, err := alloc.Fill(a)
 		if err != nil {

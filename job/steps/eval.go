@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -73,6 +74,19 @@ type EvalResult struct {
 	Files         gsm8k.Files
 	ContextLength int
 	MaxTokens     int
+	// Batch is one entry per concurrency of a batched eval (plan.Eval's
+	// Concurrencies), in the order run; Score and Files are then the first
+	// completed one's.
+	Batch []BatchEval
+}
+
+// BatchEval is one concurrency of a batched eval: its scores and staged
+// files, or why it failed.
+type BatchEval struct {
+	Concurrency int
+	Score       *results.GSM8KScore
+	Files       []string // staged names, <stem>_conc<N>.json(l)
+	Err         error
 }
 
 // CheckEval reports what makes the plan's eval impossible to run with opts:
@@ -88,6 +102,12 @@ func CheckEval(pl *plan.Plan, opts EvalOptions) error {
 	}
 	if pl.Model.ServedName == "" {
 		errs = append(errs, errors.New("model served_name is empty"))
+	}
+	for i, c := range e.Concurrencies {
+		if c <= 0 || slices.Contains(e.Concurrencies[:i], c) {
+			errs = append(errs, fmt.Errorf("eval concurrencies %v: each must be positive and listed once", e.Concurrencies))
+			break
+		}
 	}
 	if e.Concurrency < 0 || opts.Limit < 0 || opts.ContextLength < 0 {
 		errs = append(errs, fmt.Errorf("eval concurrency %d, limit %d and context length %d must not be negative", e.Concurrency, opts.Limit, opts.ContextLength))
@@ -122,6 +142,9 @@ func Eval(ctx context.Context, pl *plan.Plan, opts EvalOptions) (*EvalResult, er
 	ctxLen := evalContextLength(pl, opts)
 	er := &EvalResult{ContextLength: ctxLen, MaxTokens: gsm8k.MaxOutputTokens(ctxLen)}
 	meta := metaEnv(pl, opts)
+	if len(pl.Eval.Concurrencies) > 1 {
+		return evalBatch(ctx, pl, opts, er, meta)
+	}
 	var err error
 	if pl.Eval.Client == profile.EvalLMEval {
 		er.Score, er.Files, err = runLMEval(ctx, pl, opts, ctxLen, meta)
@@ -430,4 +453,131 @@ func scoreLine(score *results.GSM8KScore, path string) string {
 		scores = append(scores, s)
 	}
 	return fmt.Sprintf("gsm8k: %s (n=%d) -> %s", strings.Join(scores, ", "), score.Samples, filepath.Base(path))
+}
+
+// evalBatch runs the eval at every concurrency of plan.Eval.Concurrencies
+// against the one deployment, as InferenceX's run_eval does for a list in
+// EVAL_CONCURRENT_REQUESTS: each run writes into its own directory, its
+// .json/.jsonl files are staged into the result directory as
+// <stem>_conc<N><ext> (with _2, _3... when taken; _stage_lm_eval_artifacts),
+// a concurrency that fails is recorded and the others still run, and one
+// meta_env.json lists eval_concs, completed_eval_concs and
+// failed_eval_concs for validate_scores --expected-concs. A failed
+// concurrency is an error after every one ran; then scores are gated.
+func evalBatch(ctx context.Context, pl *plan.Plan, opts EvalOptions, er *EvalResult, meta gsm8k.MetaEnv) (*EvalResult, error) {
+	dir := pl.Eval.ResultDir
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating eval result directory: %w", err)
+	}
+	var completed, failed []int
+	for _, c := range pl.Eval.Concurrencies {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		be := BatchEval{Concurrency: c}
+		be.Score, be.Files, be.Err = evalAt(ctx, pl, opts, er, meta, c)
+		if be.Err != nil {
+			fmt.Fprintf(orDiscard(opts.Log), "gsm8k: concurrency %d failed: %v\n", c, be.Err)
+			failed = append(failed, c)
+		} else {
+			completed = append(completed, c)
+			if er.Score == nil {
+				er.Score = be.Score
+				er.Files.Results = be.Files[0]
+			}
+			fmt.Fprintf(orDiscard(opts.Out), "[conc=%d] %s\n", c, scoreLine(be.Score, be.Files[0]))
+		}
+		er.Batch = append(er.Batch, be)
+	}
+	meta.SetBatch(pl.Eval.Concurrencies, completed, failed)
+	er.Files.MetaEnv = filepath.Join(dir, "meta_env.json")
+	if err := gsm8k.WriteMetaEnv(er.Files.MetaEnv, meta); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var errs []error
+	for _, be := range er.Batch {
+		if be.Err != nil {
+			errs = append(errs, fmt.Errorf("eval at concurrency %d: %w", be.Concurrency, be.Err))
+		}
+	}
+	if len(errs) > 0 {
+		return er, errors.Join(errs...)
+	}
+	for _, be := range er.Batch {
+		if err := gsm8k.CheckThresholds(be.Score, opts.ModelPrefix); err != nil {
+			errs = append(errs, fmt.Errorf("concurrency %d: %w", be.Concurrency, err))
+		}
+	}
+	return er, errors.Join(errs...)
+}
+
+// evalAt runs one concurrency of a batch in its own directory under the
+// result directory and stages its files with the _conc<N> suffix.
+func evalAt(ctx context.Context, pl *plan.Plan, opts EvalOptions, er *EvalResult, meta gsm8k.MetaEnv, conc int) (*results.GSM8KScore, []string, error) {
+	one := *pl
+	one.Eval.Concurrencies = nil
+	one.Eval.Concurrency = conc
+	one.Eval.ResultDir = filepath.Join(pl.Eval.ResultDir, ".conc"+strconv.Itoa(conc))
+	defer os.RemoveAll(one.Eval.ResultDir)
+	if err := os.RemoveAll(one.Eval.ResultDir); err != nil {
+		return nil, nil, fmt.Errorf("clearing %s: %w", one.Eval.ResultDir, err)
+	}
+	meta.Conc = conc
+	var files gsm8k.Files
+	var err error
+	if pl.Eval.Client == profile.EvalLMEval {
+		_, files, err = runLMEval(ctx, &one, opts, er.ContextLength, meta)
+	} else {
+		_, files, err = runNativeEval(ctx, &one, opts, er.MaxTokens, er.ContextLength, meta)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var staged []string
+	for _, src := range []string{files.Results, files.Samples} {
+		if src == "" {
+			continue
+		}
+		dst, err := stageConc(src, pl.Eval.ResultDir, conc)
+		if err != nil {
+			return nil, staged, err
+		}
+		staged = append(staged, dst)
+	}
+	if len(staged) == 0 {
+		return nil, nil, fmt.Errorf("no eval artifacts were produced for concurrency %d", conc)
+	}
+	score, err := results.ReadGSM8K(staged[0])
+	return score, staged, err
+}
+
+// BatchName is InferenceX's staged name of an eval artifact of one
+// concurrency of a batch: results_<date>.json -> results_<date>_conc8.json,
+// and _conc8_2, _conc8_3... while taken (taken reports a name in use).
+func BatchName(base string, conc int, taken func(string) bool) string {
+	ext := ".json"
+	if strings.HasSuffix(base, ".jsonl") {
+		ext = ".jsonl"
+	}
+	stem := strings.TrimSuffix(base, ext)
+	name := fmt.Sprintf("%s_conc%d%s", stem, conc, ext)
+	for n := 2; taken(name); n++ {
+		name = fmt.Sprintf("%s_conc%d_%d%s", stem, conc, n, ext)
+	}
+	return name
+}
+
+func stageConc(src, dir string, conc int) (string, error) {
+	name := BatchName(filepath.Base(src), conc, func(n string) bool {
+		_, err := os.Lstat(filepath.Join(dir, n))
+		return err == nil
+	})
+	dst := filepath.Join(dir, name)
+	if err := os.Rename(src, dst); err != nil {
+		return "", fmt.Errorf("staging eval artifact for concurrency %d: %w", conc, err)
+	}
+	return dst, nil
 }

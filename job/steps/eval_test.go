@@ -9,7 +9,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -233,6 +235,8 @@ func TestCheckEval(t *testing.T) {
 		{"disabled", func(_ *EvalOptions, p *plan.Plan) { p.Eval.Enabled = false }, "no eval step"},
 		{"built-in data", func(_ *EvalOptions, p *plan.Plan) { p.Eval.DataDir = "" }, ""},
 		{"limit", func(o *EvalOptions, _ *plan.Plan) { o.Limit = -1 }, "must not be negative"},
+		{"repeated concurrency", func(_ *EvalOptions, p *plan.Plan) { p.Eval.Concurrencies = []int{4, 8, 4} }, "listed once"},
+		{"zero concurrency", func(_ *EvalOptions, p *plan.Plan) { p.Eval.Concurrencies = []int{4, 0} }, "must be positive"},
 		{"lm-eval without workspace", func(_ *EvalOptions, p *plan.Plan) { p.Eval.Client = profile.EvalLMEval }, "needs the InferenceX workspace"},
 		{"lm-eval without port", func(o *EvalOptions, p *plan.Plan) {
 			p.Eval.Client, o.Workspace, o.Frontend = profile.EvalLMEval, "/ws", "http://head"
@@ -246,6 +250,131 @@ func TestCheckEval(t *testing.T) {
 		err := CheckEval(pl, opts)
 		if (err == nil) != (tt.want == "") || (err != nil && !strings.Contains(err.Error(), tt.want)) {
 			t.Errorf("%s: CheckEval: %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+// batchConcRE is validate_scores.py's CONC_SUFFIX_RE: how InferenceX reads
+// a staged eval result's concurrency back from its name.
+var batchConcRE = regexp.MustCompile(`_conc(\d+)(?:_\d+)?\.json$`)
+
+// An EVAL_CONC list runs the eval at every concurrency and stages what
+// validate_scores --expected-concs checks: one results*_conc<N>.json per
+// concurrency (and its samples), and meta_env.json listing them all.
+func TestEvalBatch(t *testing.T) {
+	pl := nativeEvalPlan(t)
+	pl.Eval.Concurrencies = []int{8, 2, 16}
+	pl.Eval.Concurrency = 8
+	frontend := answeringMock(t, 0.95)
+	var out bytes.Buffer
+	er, err := Eval(context.Background(), pl, EvalOptions{Frontend: frontend, ModelPrefix: "dsr1", Limit: evalDocs, Out: &out,
+		Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatalf("Eval: %v", err)
+	}
+	if len(er.Batch) != 3 {
+		t.Fatalf("batch %+v, want 3 concurrencies", er.Batch)
+	}
+	ents, err := os.ReadDir(pl.Eval.ResultDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	var samples int
+	for _, e := range ents {
+		name := e.Name()
+		switch {
+		case e.IsDir():
+			t.Errorf("left a directory %s in the result directory", name)
+		case name == "meta_env.json":
+		case strings.HasPrefix(name, "results") && strings.HasSuffix(name, ".json"):
+			m := batchConcRE.FindStringSubmatch(name)
+			if m == nil {
+				t.Errorf("%s: no _conc<N> suffix validate_scores reads", name)
+				continue
+			}
+			n, _ := strconv.Atoi(m[1])
+			got = append(got, n)
+			back, err := results.ReadGSM8K(filepath.Join(pl.Eval.ResultDir, name))
+			if err != nil || back.Samples != evalDocs {
+				t.Errorf("%s: %v, %+v", name, err, back)
+			}
+		case strings.HasPrefix(name, "samples_gsm8k_") && strings.Contains(name, "_conc") && strings.HasSuffix(name, ".jsonl"):
+			samples++
+		default:
+			t.Errorf("unexpected staged file %s", name)
+		}
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, []int{2, 8, 16}) || samples != 3 {
+		t.Errorf("results for concurrencies %v and %d samples files, want [2 8 16] and 3", got, samples)
+	}
+	meta, err := gsm8k.ReadMetaEnv(er.Files.MetaEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meta.EvalConcs == nil || !slices.Equal(*meta.EvalConcs, []int{8, 2, 16}) || !slices.Equal(*meta.CompletedEvalConcs, []int{8, 2, 16}) ||
+		len(*meta.FailedEvalConcs) != 0 || meta.Conc != 8 || meta.InfmaxModelPrefix != "dsr1" {
+		t.Errorf("meta_env.json %+v, want eval_concs [8 2 16] all completed, conc 8", meta)
+	}
+	for _, c := range []string{"[conc=8] gsm8k:", "[conc=2] gsm8k:", "[conc=16] gsm8k:"} {
+		if !strings.Contains(out.String(), c) {
+			t.Errorf("stdout %q lacks %q", out.String(), c)
+		}
+	}
+}
+
+// A concurrency that fails is listed in failed_eval_concs, the others still
+// run, and the eval fails after writing meta_env.json.
+func TestEvalBatchFailure(t *testing.T) {
+	pl := nativeEvalPlan(t)
+	pl.Eval.Concurrencies = []int{2, 4}
+	frontend := answeringMock(t, 0.95)
+	// When the second concurrency's last document is scored, a file takes
+	// its run directory's place: its results cannot be written and it
+	// fails; the first is unaffected.
+	if err := os.MkdirAll(pl.Eval.ResultDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	opts := EvalOptions{Frontend: frontend, Limit: evalDocs, Getenv: func(string) string { return "" },
+		Progress: func(done, total int) {
+			if done == total {
+				calls++
+				if calls == 2 {
+					os.WriteFile(filepath.Join(pl.Eval.ResultDir, ".conc4"), nil, 0o644)
+				}
+			}
+		}}
+	er, err := Eval(context.Background(), pl, opts)
+	if err == nil || !strings.Contains(err.Error(), "concurrency 4") {
+		t.Fatalf("Eval: %v, want concurrency 4's failure", err)
+	}
+	meta, merr := gsm8k.ReadMetaEnv(filepath.Join(pl.Eval.ResultDir, "meta_env.json"))
+	if merr != nil {
+		t.Fatal(merr)
+	}
+	if !slices.Equal(*meta.CompletedEvalConcs, []int{2}) || !slices.Equal(*meta.FailedEvalConcs, []int{4}) {
+		t.Errorf("meta_env.json completed %v failed %v, want [2] and [4]", *meta.CompletedEvalConcs, *meta.FailedEvalConcs)
+	}
+	if er == nil || len(er.Batch) != 2 || er.Batch[0].Err != nil || er.Batch[1].Err == nil {
+		t.Errorf("batch %+v", er)
+	}
+}
+
+func TestBatchName(t *testing.T) {
+	taken := map[string]bool{"results_x_conc8.json": true, "results_x_conc8_2.json": true}
+	for _, c := range []struct {
+		base string
+		conc int
+		want string
+	}{
+		{"results_2026-01-02T03-04-05.json", 8, "results_2026-01-02T03-04-05_conc8.json"},
+		{"samples_gsm8k_2026-01-02T03-04-05.jsonl", 64, "samples_gsm8k_2026-01-02T03-04-05_conc64.jsonl"},
+		{"results_x.json", 8, "results_x_conc8_3.json"},
+	} {
+		if got := BatchName(c.base, c.conc, func(n string) bool { return taken[n] }); got != c.want {
+			t.Errorf("BatchName(%q, %d) = %q, want %q", c.base, c.conc, got, c.want)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,9 +46,13 @@ type PlanOptions struct {
 	BenchClient string
 	RunEval     string // true/false text (RUN_EVAL)
 	EvalOnly    string // true/false text (EVAL_ONLY)
-	EvalConc    string
-	EvalClient  string
-	JobName     string // --job-name (RUNNER_NAME)
+	EvalConc    string // EVAL_CONC: one concurrency or a space-separated list
+	// EvalConfigFile is EVAL_CONFIG_FILE: the recipe an eval-only run
+	// plans instead of CONFIG_FILE's (InferenceX's master configs pair a
+	// benchmark recipe with an eval one); ignored unless EvalOnly is true.
+	EvalConfigFile string
+	EvalClient     string
+	JobName        string // --job-name (RUNNER_NAME)
 	// RunID is the run directory's name: "" is <name>-dryrun (render),
 	// AutoRunID a fresh unique one (run, up).
 	RunID              string
@@ -114,8 +119,23 @@ func buildPlan(ctx context.Context, o PlanOptions) (*plan.Plan, *profile.Profile
 		if pt.Selector != "" {
 			configFile += ":" + pt.Selector
 		}
+		if o.EvalConfigFile == "" {
+			o.EvalConfigFile = pt.Settings["EVAL_CONFIG_FILE"]
+		}
 	}
 
+	if o.EvalConfigFile != "" && o.Recipe == "" {
+		only, err := ParseBool("eval-only", "EVAL_ONLY", o.EvalOnly)
+		if err != nil {
+			return nil, nil, err
+		}
+		if only {
+			// The eval recipe alone: InferenceX's eval-only jobs serve the
+			// EVAL_CONFIG_FILE recipe (its real acceptance, its own
+			// topology) and run only the eval against it.
+			configFile = o.EvalConfigFile
+		}
+	}
 	recipePath, selector, err := recipeLocation(o, prof, configFile)
 	if err != nil {
 		return nil, nil, err
@@ -173,12 +193,15 @@ func buildPlan(ctx context.Context, o PlanOptions) (*plan.Plan, *profile.Profile
 	if in.Eval.Only, err = ParseBool("eval-only", "EVAL_ONLY", o.EvalOnly); err != nil {
 		return nil, nil, err
 	}
-	if s := strings.Fields(o.EvalConc); len(s) > 0 {
-		n, err := strconv.Atoi(s[0])
-		if err != nil || n <= 0 {
-			return nil, nil, fmt.Errorf("--eval-conc (EVAL_CONC): %q is not a positive number", o.EvalConc)
-		}
-		in.Eval.Concurrency = n
+	concs, err := ParseEvalConcs(o.EvalConc)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(concs) > 0 {
+		in.Eval.Concurrency = concs[0]
+	}
+	if len(concs) > 1 {
+		in.Eval.Concurrencies = concs
 	}
 	if in.Eval.Client, err = profile.ParseEvalClient(o.EvalClient); err != nil {
 		return nil, nil, fmt.Errorf("--eval-client: %w", err)
@@ -204,6 +227,24 @@ func buildPlan(ctx context.Context, o PlanOptions) (*plan.Plan, *profile.Profile
 		pl.Slurm.JobName = jobName
 	}
 	return pl, prof, nil
+}
+
+// ParseEvalConcs reads EVAL_CONC: concurrencies separated by spaces (the
+// workflow's eval-conc input), each a positive number and none twice, as
+// InferenceX's validate_scores --expected-concs demands.
+func ParseEvalConcs(text string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Fields(text) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("--eval-conc (EVAL_CONC) %q: %q is not a positive number", text, f)
+		}
+		if slices.Contains(out, n) {
+			return nil, fmt.Errorf("--eval-conc (EVAL_CONC) %q: %d is listed twice", text, n)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 // recipeLocation finds the recipe from --recipe, or CONFIG_FILE against the

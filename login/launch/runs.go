@@ -126,6 +126,9 @@ func RunsShow(ctx context.Context, o RunsOptions, id string) error {
 	if err := r.Refresh(ctx, ask); err != nil {
 		fmt.Fprintf(o.Stderr, "slurmbench: %v\n", err)
 	}
+	if r.Provenance, err = runs.ReadProvenance(r.Dir); err != nil {
+		r.Problems = append(r.Problems, err.Error())
+	}
 	if o.JSON {
 		return WriteJSON(o.Stdout, r)
 	}
@@ -168,6 +171,7 @@ func writeRun(w io.Writer, r runs.Run) error {
 		row("  file", f)
 	}
 	row("logs", r.Dir+"/logs (slurmbench logs "+orDash(r.JobID)+")")
+	writeProvenance(row, r.Provenance)
 	for _, p := range r.Problems {
 		row("problem", p)
 	}

@@ -218,6 +218,17 @@ func (s Summary) evalLine() string {
 		}
 		return ""
 	}
+	if len(s.GSM8KBatch) > 0 {
+		parts := make([]string, len(s.GSM8KBatch))
+		for i, r := range s.GSM8KBatch {
+			parts[i] = fmt.Sprintf("c%d %s", r.Concurrency, evalText(&r))
+		}
+		return strings.Join(parts, "; ")
+	}
+	return evalText(ev)
+}
+
+func evalText(ev *EvalRow) string {
 	return fmt.Sprintf("strict-match %s, flexible-extract %s, n=%d: %s",
 		withStderr(ev.Strict, ev.StrictStderr), withStderr(ev.Flexible, ev.FlexStderr), ev.N, ev.Verdict)
 }

@@ -15,10 +15,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/slurmbench/slurmbench/clients/gsm8k"
+	"github.com/slurmbench/slurmbench/internal/readlimit"
 	"github.com/slurmbench/slurmbench/plan"
 	"github.com/slurmbench/slurmbench/results"
 )
@@ -62,6 +65,10 @@ type Summary struct {
 	// result is reported rather than silently left out.
 	EvalExpected bool     `json:"eval_expected,omitempty"`
 	GSM8K        *EvalRow `json:"gsm8k,omitempty"`
+	// GSM8KBatch is one row per concurrency of a batched eval (an
+	// EVAL_CONC list), in the order meta_env.json's eval_concs lists them;
+	// GSM8K is then the first one's.
+	GSM8KBatch []EvalRow `json:"gsm8k_batch,omitempty"`
 	// Benchmark says which client ran (or the custom command); Custom what
 	// a custom benchmark produced.
 	Benchmark *BenchmarkInfo `json:"benchmark,omitempty"`
@@ -120,6 +127,8 @@ type EvalRow struct {
 	Verdict string `json:"verdict"`
 	// Source is the results*.json file the scores were read from.
 	Source string `json:"source"`
+	// Concurrency is set for a row of a batched eval.
+	Concurrency int `json:"concurrency,omitempty"`
 }
 
 // FromRun builds the summary of a run from its plan, the points Collect
@@ -168,6 +177,13 @@ func FromRun(pl *plan.Plan, points []results.CollectedPoint, evalDir string) (Su
 			errs = append(errs, err)
 		}
 		s.GSM8K = ev
+		batch, err := ReadEvalBatch(evalDir)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if len(batch) > 0 {
+			s.GSM8KBatch, s.GSM8K = batch, &batch[0]
+		}
 	}
 	return s, errors.Join(errs...)
 }
@@ -344,6 +360,53 @@ func ReadEval(dir string) (*EvalRow, error) {
 	}
 	return nil, nil
 }
+
+// ReadEvalBatch reads a batched eval's rows: for each concurrency
+// meta_env.json's eval_concs lists, the newest results*_conc<N>.json
+// (validate_scores.py's CONC_SUFFIX_RE names them so) directly under dir,
+// gated like ReadEval's. A concurrency without a result has no row (the
+// summary's other rows and failed_eval_concs say why). Not a batch: nil.
+func ReadEvalBatch(dir string) ([]EvalRow, error) {
+	meta, err := gsm8k.ReadMetaEnv(filepath.Join(dir, "meta_env.json"))
+	if err != nil || meta.EvalConcs == nil {
+		return nil, nil
+	}
+	matches, err := filepath.Glob(filepath.Join(dir, "results*_conc*.json"))
+	if err != nil {
+		return nil, fmt.Errorf("listing eval results in %s: %w", dir, err)
+	}
+	sort.Strings(matches) // lm-eval's stamps sort by time: the newest is last
+	var rows []EvalRow
+	var errs []error
+	for _, c := range *meta.EvalConcs {
+		var newest string
+		for _, m := range matches {
+			if sm := concSuffix.FindStringSubmatch(filepath.Base(m)); sm != nil && sm[1] == strconv.Itoa(c) {
+				newest = m
+			}
+		}
+		if newest == "" {
+			continue
+		}
+		data, err := readlimit.ReadFile(newest, readlimit.Default)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("reading eval result: %w", err))
+			continue
+		}
+		score, err := results.ParseLMEvalGSM8K(data)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("reading gsm8k scores from %s: %w", newest, err))
+			continue
+		}
+		row := evalRow(score, newest, meta.InfmaxModelPrefix)
+		row.Concurrency = c
+		rows = append(rows, *row)
+	}
+	return rows, errors.Join(errs...)
+}
+
+// concSuffix is validate_scores.py's CONC_SUFFIX_RE.
+var concSuffix = regexp.MustCompile(`_conc(\d+)(?:_\d+)?\.json$`)
 
 // evalRow gates both filters as validate_scores.py does: every present
 // exact_match score must reach the threshold, and at least one must exist.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slurmbench/slurmbench/clients/gsm8k"
 	"github.com/slurmbench/slurmbench/plan"
 	"github.com/slurmbench/slurmbench/results"
 )
@@ -267,6 +268,30 @@ func TestReadEval(t *testing.T) {
 		s := Summary{Outcome: OutcomeFailed, GSM8K: ev}
 		if line := s.evalLine(); !strings.HasPrefix(line, "strict-match 0.9530, flexible-extract 0.8700 ± 0.0056, n=1319: fail") {
 			t.Errorf("eval line %q", line)
+		}
+	})
+	t.Run("batch: one row per listed concurrency", func(t *testing.T) {
+		dir := t.TempDir()
+		writeEval(t, dir, "results_a_conc16.json", []byte(base), t0)
+		writeEval(t, dir, "results_a_conc4.json", []byte(older), t0)
+		writeEval(t, dir, "results_b_conc4.json", []byte(noStderr), t0) // the newer stamp of c4
+		writeEval(t, dir, "results_a_conc8.json", []byte(base), t0)     // not listed: no row
+		meta := gsm8k.MetaEnv{InfmaxModelPrefix: "glm5"}
+		meta.SetBatch([]int{16, 4, 2}, []int{16, 4}, []int{2})
+		if err := gsm8k.WriteMetaEnv(filepath.Join(dir, "meta_env.json"), meta); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := ReadEvalBatch(dir)
+		if err != nil || len(rows) != 2 || rows[0].Concurrency != 16 || rows[1].Concurrency != 4 ||
+			filepath.Base(rows[1].Source) != "results_b_conc4.json" || !rows[0].Passed || rows[1].Passed {
+			t.Fatalf("rows %+v, %v; want c16 passing then c4 (newest) failing", rows, err)
+		}
+		s := Summary{GSM8K: &rows[0], GSM8KBatch: rows}
+		if line := s.evalLine(); !strings.HasPrefix(line, "c16 strict-match 0.9530") || !strings.Contains(line, "; c4 strict-match 0.9530, flexible-extract 0.8700") {
+			t.Errorf("eval line %q", line)
+		}
+		if rows, err := ReadEvalBatch(t.TempDir()); rows != nil || err != nil {
+			t.Errorf("no batch: %v, %v", rows, err)
 		}
 	})
 	t.Run("corrupt newest is an error", func(t *testing.T) {

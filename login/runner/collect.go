@@ -112,9 +112,7 @@ func Collect(pl *plan.Plan, o CollectOptions) (*Collected, error) {
 		return c, err
 	}
 	benchmarkProvenance(pl, &o.Provenance)
-	if o.Provenance.ImageDigest == "" {
-		o.Provenance.ImageDigest = ImageDigest(pl)
-	}
+	runtimeProvenance(pl, &o.Provenance)
 	m, err := results.BuildManifest(pl.Layout.Results, o.Provenance)
 	if err != nil {
 		return c, exitcode.Errorf(exitcode.Collect, "building the manifest: %w", err)

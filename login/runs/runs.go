@@ -6,6 +6,7 @@ package runs
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,7 +16,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slurmbench/slurmbench/internal/readlimit"
 	"github.com/slurmbench/slurmbench/plan"
+	"github.com/slurmbench/slurmbench/results"
 	"github.com/slurmbench/slurmbench/rundir"
 )
 
@@ -54,6 +57,27 @@ type Run struct {
 	// InJob: the run was queued in the held deployment of job JobID
 	// (run --in) rather than submitted as a job of its own.
 	InJob bool `json:"in_job,omitempty"`
+	// Provenance is the results manifest's, read by ReadProvenance (runs
+	// show) only: listing thousands of runs does not open their manifests.
+	Provenance *results.Provenance `json:"provenance,omitempty"`
+}
+
+// ReadProvenance reads the provenance of the run directory's results
+// manifest; nil without error when the run wrote none (yet).
+func ReadProvenance(dir string) (*results.Provenance, error) {
+	path := filepath.Join(rundir.New(dir).Results, results.ManifestName)
+	b, err := readlimit.ReadFile(path, readlimit.Default)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the manifest: %w", err)
+	}
+	var m results.Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("manifest %s: %w", path, err)
+	}
+	return &m.Provenance, nil
 }
 
 // Load reads the run directory dir. It fails only when dir is not a run
