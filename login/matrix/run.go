@@ -2,7 +2,6 @@ package matrix
 
 import (
 	"context"
-	"errors"
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/login/launch"
@@ -25,5 +24,5 @@ func Run(ctx context.Context, o Options) error {
 		_ = PrintPlan(o.Stderr, m)
 		return exitcode.Errorf(exitcode.Config, "%d of %d points cannot be planned (listed above): nothing submitted", n, len(m.Points))
 	}
-	return errors.New("matrix: running is not implemented yet; use --plan")
+	return execute(ctx, o, m)
 }
