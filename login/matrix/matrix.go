@@ -101,6 +101,16 @@ func (m *Matrix) SavedGPUHours() float64 {
 	return h
 }
 
+// SetupGPUHours is what setup costs without grouping: one setup per
+// point on all the GPUs of its allocation.
+func (m *Matrix) SetupGPUHours() float64 {
+	var h float64
+	for _, g := range m.Groups {
+		h += float64(len(g.Points)) * float64(g.GPUs()) * m.Startup.Hours()
+	}
+	return h
+}
+
 // Unplanned counts the points whose plan failed.
 func (m *Matrix) Unplanned() int {
 	n := 0

@@ -60,7 +60,7 @@ func TestBuildGroupsByServing(t *testing.T) {
 	if err := PrintPlan(&out, m); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"6 points in 2 allocations (6 without grouping); 0 not planned", "GPU-hours saved: 40.0", "allocation 2 (2 nodes, 8 GPUs) runs 3 points"} {
+	for _, want := range []string{"6 points in 2 allocations (6 without grouping); 0 not planned", "GPU-hours saved: 40.0 of 60.0", "allocation 2 (2 nodes, 8 GPUs) runs 3 points"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("plan lacks %q:\n%s", want, out.String())
 		}

@@ -58,7 +58,7 @@ func PrintPlan(w io.Writer, m *Matrix) error {
 		fmt.Fprintln(w, "no two points serve identically: every point gets its own allocation")
 	}
 	fmt.Fprintf(w, "\n%d points in %d allocations (%d without grouping); %d not planned\n", len(m.Points), len(m.Groups), len(m.Points), m.Unplanned())
-	fmt.Fprintf(w, "GPU-hours saved: %.1f (one setup of %s per allocation saved, on all its GPUs; --startup sets it)\n", m.SavedGPUHours(), m.Startup)
+	fmt.Fprintf(w, "GPU-hours saved: %.1f of %.1f spent on setup without grouping (one setup of %s per allocation, on all its GPUs; --startup sets it)\n", m.SavedGPUHours(), m.SetupGPUHours(), m.Startup)
 	return nil
 }
 
