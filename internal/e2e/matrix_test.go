@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -52,24 +54,8 @@ func matrixMaster(recipeA, recipeB string) string {
 // second run reuses all six without submitting anything.
 func TestMatrixSharesAllocations(t *testing.T) {
 	c := setup(t)
-	dir := t.TempDir()
-	a, b := uniqueName("e2e-mxa"), uniqueName("e2e-mxb")
-	recipes := filepath.Join(dir, "recipes")
-	if err := os.MkdirAll(recipes, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, workers := range map[string]int{a: 2, b: 1} {
-		r := mockRecipe{Name: name, PrefillWorkers: workers, OSL: 16, Conc: "2"}.String()
-		if err := os.WriteFile(filepath.Join(recipes, name+".yaml"), []byte(r), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	master := filepath.Join(dir, "master.yaml")
-	if err := os.WriteFile(master, []byte(matrixMaster(a, b)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	profile := c.Env.Profile(t, dir, "")
-	stage := filepath.Join(dir, "stage")
+	a, b, master, recipes, profile := matrixFiles(t, c, mockRecipe{OSL: 16, Conc: "2"})
+	stage := filepath.Join(t.TempDir(), "stage")
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -171,4 +157,86 @@ func (c *cluster) matrixRun(t *testing.T, timeout time.Duration, args ...string)
 		t.Fatal(err)
 	}
 	return out.String(), errOut.String(), 0
+}
+
+// matrixFiles writes two mock recipes (2P1D and 1P1D, names a and b), the
+// master config of their six points and a profile into a fresh directory.
+func matrixFiles(t *testing.T, c *cluster, r mockRecipe) (a, b, master, recipes, profile string) {
+	t.Helper()
+	dir := t.TempDir()
+	a, b = uniqueName("e2e-mxa"), uniqueName("e2e-mxb")
+	recipes = filepath.Join(dir, "recipes")
+	if err := os.MkdirAll(recipes, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, workers := range map[string]int{a: 2, b: 1} {
+		r.Name, r.PrefillWorkers = name, workers
+		if err := os.WriteFile(filepath.Join(recipes, name+".yaml"), []byte(r.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	master = filepath.Join(dir, "master.yaml")
+	if err := os.WriteFile(master, []byte(matrixMaster(a, b)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return a, b, master, recipes, c.Env.Profile(t, dir, "")
+}
+
+// TestMatrixInterrupt: the first SIGINT drains (the running point
+// finishes and is staged, no other point or allocation starts, the
+// allocation is taken down, exit 130); with a second SIGINT the running
+// point is cancelled instead. Nothing is left running either way, and a
+// rerun after the drain would run only the points that did not finish.
+func TestMatrixInterrupt(t *testing.T) {
+	c := setup(t)
+	for _, twice := range []bool{false, true} {
+		t.Run(fmt.Sprintf("second-sigint=%v", twice), func(t *testing.T) {
+			// Slow points: 16 tokens at 200 ms each, about 3 s a request.
+			a, b, master, recipes, profile := matrixFiles(t, c, mockRecipe{OSL: 16, Conc: "2", ITL: "200ms"})
+			stage := filepath.Join(t.TempDir(), "stage")
+			r := c.prepare(t, runOpts{command: "matrix", name: a, recipe: "-", stage: "-",
+				args: []string{"--master", master, "--recipes-root", recipes, "--stage-dir", stage, "--max-parallel", "1"}})
+			r.recipe, r.profile = "", ""
+			r.opts.args = append([]string{"-p", profile}, r.opts.args...)
+			r.start()
+			r.waitLine(regexp.MustCompile(`matrix: \S+#0\S* running`), 4*time.Minute)
+			r.signal(syscall.SIGINT)
+			if twice {
+				time.Sleep(300 * time.Millisecond)
+				r.signal(syscall.SIGINT)
+			}
+			if code := r.wait(4 * time.Minute); code != 130 {
+				t.Fatalf("exit %d, want 130\n%s", code, r.output())
+			}
+			out := r.stdout.String()
+			if twice {
+				if !strings.Contains(r.stderr.String(), "second interrupt: cancelling the running points") || !strings.Contains(r.stderr.String(), "1 failed") {
+					t.Errorf("a second SIGINT did not cancel the running point:\n%s", r.output())
+				}
+			} else if !strings.Contains(r.stderr.String(), "1 done, 0 running") {
+				t.Errorf("the running point did not finish on the first SIGINT:\n%s", r.output())
+			}
+			if n := strings.Count(out, "not run (interrupted)"); n != 5 {
+				t.Errorf("summary has %d points not run, want 5:\n%s", n, out)
+			}
+			if jobs := c.jobsNamed(t, b); len(jobs) != 0 {
+				t.Errorf("the second allocation was submitted after the interrupt: %d jobs", len(jobs))
+			}
+			jobs := c.jobsNamed(t, a)
+			if len(jobs) != 1 {
+				t.Fatalf("%d jobs for the first allocation, want 1", len(jobs))
+			}
+			deadline := time.Now().Add(time.Minute)
+			for !jobs[0].Terminal() && time.Now().Before(deadline) {
+				time.Sleep(time.Second)
+				jobs = c.jobsNamed(t, a)
+			}
+			if !jobs[0].Terminal() {
+				t.Errorf("job %d still %s: orphaned", jobs[0].ID, jobs[0].State)
+			}
+			if !strings.Contains(r.stderr.String(), "is down") {
+				t.Errorf("the allocation was not taken down:\n%s", r.output())
+			}
+		})
+	}
 }

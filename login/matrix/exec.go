@@ -223,6 +223,13 @@ func execute(ctx context.Context, o Options, m *Matrix) error {
 		}(g)
 	}
 	wg.Wait()
+	if ctx.Err() != nil {
+		for p, st := range tr.state {
+			if st == stQueued && tr.results[p] == "" {
+				tr.results[p] = "not run (interrupted)"
+			}
+		}
+	}
 	printSummary(o.Stdout, m, tr)
 	if ctx.Err() != nil {
 		return exitcode.With(o.interrupted(), fmt.Errorf("matrix interrupted: %w", context.Cause(ctx)))
@@ -257,7 +264,9 @@ func runGroup(drain, hard context.Context, o Options, stage string, g Group, tr 
 	po.RunID = launch.AutoRunID
 	po.JobName = o.JobName
 	fmt.Fprintf(o.Stderr, "matrix: allocation for %d point(s) of %s: bringing it up\n", len(g.Points), head.Key)
-	upErr := launch.Up(hard, launch.UpOptions{IO: quiet, Plan: po, BinaryDir: o.BinaryDir, NoPreflight: o.NoPreflight})
+	// Up follows the first interrupt: a group still coming up has no point
+	// running, so draining cancels it (launch.Up cancels its job).
+	upErr := launch.Up(drain, launch.UpOptions{IO: quiet, Plan: po, BinaryDir: o.BinaryDir, NoPreflight: o.NoPreflight})
 	var info launch.UpInfo
 	if upErr == nil {
 		if err := json.Unmarshal(upOut.Bytes(), &info); err != nil || info.JobID == "" {
@@ -265,6 +274,12 @@ func runGroup(drain, hard context.Context, o Options, stage string, g Group, tr 
 		}
 	}
 	if upErr != nil {
+		if drain.Err() != nil {
+			for _, p := range g.Points {
+				tr.set(p, stQueued, "not run (interrupted)")
+			}
+			return nil
+		}
 		for _, p := range g.Points {
 			finishPoint(o, stage, p, "", upErr, tr)
 		}
