@@ -76,7 +76,7 @@ func contentKey(p *Point, version string) (string, map[string]string) {
 		"recipe_sha256":      pl.Recipe.SHA256,
 		"recipe_variant":     pl.Recipe.Variant,
 		"profile":            pl.Profile.Path,
-		"profile_sha256":     pl.Profile.SHA256,
+		"profile_sha256":     p.profileSHA256,
 		"image":              pl.Image.Ref + "|" + pl.Image.Squash,
 		"slurmbench_version": version,
 		"point":              string(row),
@@ -162,29 +162,7 @@ func execute(ctx context.Context, o Options, m *Matrix) error {
 	}
 	o.Stderr = &syncWriter{w: o.Stderr}
 	tr := &tracker{w: o.Stderr, state: map[*Point]int{}, started: map[*Point]time.Time{}, par: max(o.MaxParallel, 1), results: map[*Point]string{}}
-	var todo []Group
-	for _, g := range m.Groups {
-		var run []*Point
-		for _, p := range g.Points {
-			key, _ := contentKey(p, o.Version)
-			mk, ok := readMarker(filepath.Join(stage, StageDirName(p)))
-			reuse := ok && mk.OK && mk.Key == key
-			if o.RerunFailed {
-				// Only failed and missing points run; a passed one stays
-				// even under another key.
-				reuse = ok && mk.OK
-			}
-			if reuse {
-				tr.set(p, stSkipped, "reused")
-				continue
-			}
-			tr.state[p] = stQueued
-			run = append(run, p)
-		}
-		if len(run) > 0 {
-			todo = append(todo, Group{Points: run})
-		}
-	}
+	todo := selectWork(m, o, stage, tr)
 
 	// hardCtx ends only on the second interrupt: running points use it.
 	hardCtx, hardCancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -251,6 +229,35 @@ func (o Options) interrupted() exitcode.Code {
 		return o.Interrupted()
 	}
 	return exitcode.Interrupted
+}
+
+// selectWork drops the points whose staged result can be reused (marked
+// reused in tr) and returns the groups left to run, each with the points
+// that still need it. A result is reused when its marker says it passed
+// under the point's content key; with --rerun-failed, when it passed at all.
+func selectWork(m *Matrix, o Options, stage string, tr *tracker) []Group {
+	var todo []Group
+	for _, g := range m.Groups {
+		var run []*Point
+		for _, p := range g.Points {
+			key, _ := contentKey(p, o.Version)
+			mk, ok := readMarker(filepath.Join(stage, StageDirName(p)))
+			reuse := ok && mk.OK && mk.Key == key
+			if o.RerunFailed {
+				reuse = ok && mk.OK
+			}
+			if reuse {
+				tr.set(p, stSkipped, "reused")
+				continue
+			}
+			tr.state[p] = stQueued
+			run = append(run, p)
+		}
+		if len(run) > 0 {
+			todo = append(todo, Group{Points: run})
+		}
+	}
+	return todo
 }
 
 // runGroup brings the group's first plan up, runs every point in it and

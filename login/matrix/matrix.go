@@ -12,6 +12,8 @@ package matrix
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -59,6 +61,9 @@ type Point struct {
 	master.MatrixPoint
 	Plan *plan.Plan
 	Err  error
+	// profileSHA256 is the profile file's, read once by Build (the plan
+	// records only the profile's path).
+	profileSHA256 string
 }
 
 // Group is one allocation: the points run in it, in order. Points[0]'s
@@ -148,8 +153,17 @@ func Build(ctx context.Context, o Options) (*Matrix, error) {
 	if m.Startup <= 0 {
 		m.Startup = DefaultStartup
 	}
+	var profSHA string
+	if o.Profile != "" {
+		data, err := readlimit.ReadFileContext(ctx, o.Profile, maxMasterBytes)
+		if err != nil {
+			return nil, exitcode.Errorf(exitcode.Config, "--profile: %w", err)
+		}
+		sum := sha256.Sum256(data)
+		profSHA = hex.EncodeToString(sum[:])
+	}
 	for _, mp := range sel {
-		pt := &Point{MatrixPoint: mp}
+		pt := &Point{MatrixPoint: mp, profileSHA256: profSHA}
 		pt.Plan, pt.Err = planPoint(ctx, o, mp)
 		m.Points = append(m.Points, pt)
 	}

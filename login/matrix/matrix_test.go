@@ -3,6 +3,7 @@ package matrix
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -116,4 +117,59 @@ func fmtErr(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// TestReuseByContent: a staged point is reused only when its marker passed
+// under the same content key (recipe, profile, image, version, settings);
+// --rerun-failed runs the failed and missing points and keeps every passed
+// one, even under another key.
+func TestReuseByContent(t *testing.T) {
+	o := mockOptions(t)
+	o.Version = "v1"
+	m, err := Build(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stage := t.TempDir()
+	tr := func() *tracker {
+		return &tracker{w: &bytes.Buffer{}, state: map[*Point]int{}, started: map[*Point]time.Time{}, results: map[*Point]string{}}
+	}
+	// Points 0-2 share allocation 1, 3-5 allocation 2.
+	finishPoint(o, stage, m.Points[0], "", nil, tr())                       // passed, same key
+	finishPoint(o, stage, m.Points[1], "", errors.New("engine died"), tr()) // failed
+	old := o
+	old.Version = "v0"
+	finishPoint(old, stage, m.Points[3], "", nil, tr()) // passed under another version
+	// Points 2, 4, 5: missing.
+
+	count := func(gs []Group) (groups, points int) {
+		for _, g := range gs {
+			points += len(g.Points)
+		}
+		return len(gs), points
+	}
+	g, n := count(selectWork(m, o, stage, tr()))
+	if g != 2 || n != 5 {
+		t.Errorf("default: %d groups, %d points to run; want 2 and 5 (only point 0 reused)", g, n)
+	}
+	o.RerunFailed = true
+	g, n = count(selectWork(m, o, stage, tr()))
+	if g != 2 || n != 4 {
+		t.Errorf("--rerun-failed: %d groups, %d points to run; want 2 and 4 (points 0 and 3 kept)", g, n)
+	}
+
+	k1, _ := contentKey(m.Points[0], "v1")
+	k2, _ := contentKey(m.Points[1], "v1")
+	k3, parts := contentKey(m.Points[0], "v2")
+	if k1 == k2 || k1 == k3 {
+		t.Errorf("content keys do not tell the points or the versions apart: %s %s %s", k1, k2, k3)
+	}
+	for _, f := range []string{"recipe_sha256", "profile_sha256", "image"} {
+		if parts[f] == "" || parts[f] == "|" {
+			t.Errorf("key part %s is empty: %v", f, parts)
+		}
+	}
+	if StageDirName(m.Points[4]) != "mock-1p1d_1_1024_128" {
+		t.Errorf("stage dir name %q", StageDirName(m.Points[4]))
+	}
 }
