@@ -534,3 +534,21 @@ func filterField(p MatrixPoint, f string) (string, bool) {
 	}
 	return "", false
 }
+
+// ResultFilenameBase is the workflow's RESULT_FILENAME_BASE for the point
+// run on runner runnerName (InferenceX's benchmark-multinode-tmpl.yml:
+// EXP_NAME, PRECISION, FRAMEWORK, both sides' tp/pp/dcp/pcp/ep/dp-attn/
+// num-worker, DISAGG, SPEC_DECODING, the conc list joined by 'x' and the
+// runner's name; GitHub renders booleans as true/false).
+func (p MatrixPoint) ResultFilenameBase(runnerName string) string {
+	side := func(name string, w map[string]any) string {
+		return fmt.Sprintf("%s-tp%v-pp%v-dcp%v-pcp%v-ep%v-dp%v-nw%v", name,
+			w["tp"], w["pp"], w["dcp-size"], w["pcp-size"], w["ep"], w["dp-attn"], w["num-worker"])
+	}
+	concs := make([]string, len(p.Conc))
+	for i, c := range p.Conc {
+		concs[i] = strconv.Itoa(c)
+	}
+	return fmt.Sprintf("%s_%s_%s_%s_%s_disagg-%t_spec-%s_conc%s_%s", p.ExpName, p.Precision, p.Framework,
+		side("prefill", p.Prefill), side("decode", p.Decode), p.Disagg, p.SpecDecoding, strings.Join(concs, "x"), runnerName)
+}

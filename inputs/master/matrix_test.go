@@ -227,3 +227,21 @@ func TestSelect(t *testing.T) {
 		}
 	}
 }
+
+// TestResultFilenameBase: the workflow's RESULT_FILENAME_BASE for a point of
+// the August master config (dsr1-fp4-b200-dynamo-trt's first point).
+func TestResultFilenameBase(t *testing.T) {
+	path := shareddata.Path(t, "data", "inferencex", "configs", "nvidia-master.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts, err := Expand(path, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "dsr1_8k1k_fp4_dynamo-trt_prefill-tp4-pp1-dcp1-pcp1-ep4-dptrue-nw1_decode-tp8-pp1-dcp1-pcp1-ep8-dptrue-nw1_disagg-true_spec-mtp_conc90_b200-nv_0"
+	if got := pts[0].ResultFilenameBase("b200-nv_0"); got != want {
+		t.Errorf("RESULT_FILENAME_BASE\n got %s\nwant %s", got, want)
+	}
+}

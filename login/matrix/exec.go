@@ -153,6 +153,9 @@ func stateName(s int) string {
 // running points finish; a second (o.Hard) cancels them. Every allocation
 // brought up is taken down, whatever happened.
 func execute(ctx context.Context, o Options, m *Matrix) error {
+	if o.MaxParallel < 1 {
+		return exitcode.Errorf(exitcode.Config, "--max-parallel %d: must be at least 1", o.MaxParallel)
+	}
 	if o.StageDir == "" {
 		return exitcode.Errorf(exitcode.Config, "--stage-dir: required to run a matrix (each point stages into DIR/<point>/)")
 	}
@@ -320,8 +323,15 @@ func runPoint(ctx context.Context, o Options, stage string, p *Point, jobID stri
 	po := PointPlanOptions(o, p.MatrixPoint)
 	po.RunID = launch.AutoRunID
 	in := jobID
+	// Results are named as the workflow job names them: RESULT_FILENAME_BASE
+	// with the runner's name (--job-name / RUNNER_NAME, else the point's
+	// runner label).
+	runnerName := o.JobName
+	if runnerName == "" {
+		runnerName = unsafeDirChars.ReplaceAllString(p.Runner, "-")
+	}
 	return launch.Run(ctx, launch.RunOptions{IO: pio, Plan: po, In: &in, BinaryDir: o.BinaryDir, NoPreflight: true,
-		Stage: launch.StageOptions{StageDir: dir, Overwrite: true}})
+		Stage: launch.StageOptions{StageDir: dir, Overwrite: true, ResultFilename: p.ResultFilenameBase(runnerName)}})
 }
 
 // finishPoint records the point's outcome in its marker and the tracker.
