@@ -103,25 +103,30 @@ func TestMatrixSharesAllocations(t *testing.T) {
 	if !strings.Contains(errOut, "6 done, 0 running, 0 queued, 0 failed") {
 		t.Errorf("progress never reached 6 done:\n%s", errOut)
 	}
-	dirs, err := os.ReadDir(stage)
+	for _, n := range []string{a, b} {
+		if _, err := os.Stat(filepath.Join(stage, n+"-pareto.svg")); err != nil {
+			t.Errorf("no Pareto chart for entry %s: %v", n, err)
+		}
+	}
+	dirs, err := filepath.Glob(filepath.Join(stage, "*_*_*"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(dirs) != 6 {
 		t.Errorf("%d stage directories, want 6", len(dirs))
 	}
-	for _, d := range dirs {
-		p := filepath.Join(stage, d.Name())
+	for _, p := range dirs {
+		name := filepath.Base(p)
 		data, err := os.ReadFile(filepath.Join(p, matrix.MarkerFile))
 		var mk matrix.Marker
 		if err != nil || json.Unmarshal(data, &mk) != nil || !mk.OK || mk.KeyParts["recipe_sha256"] == "" {
-			t.Errorf("%s: marker %s (%v)", d.Name(), data, err)
+			t.Errorf("%s: marker %s (%v)", name, data, err)
 		}
 		// Named as the workflow names them: RESULT_FILENAME_BASE first.
 		results, _ := filepath.Glob(filepath.Join(p, "mock_64_16_fp8_dynamo-mock_prefill-tp4-pp1-dcp1-pcp1-ep1-dpfalse-nw1_decode-tp4-pp1-dcp1-pcp1-ep1-dpfalse-nw1_disagg-true_spec-none_conc*_testcluster_*.json"))
 		if len(results) == 0 {
 			all, _ := filepath.Glob(filepath.Join(p, "*"))
-			t.Errorf("%s: no result named by RESULT_FILENAME_BASE among %v", d.Name(), all)
+			t.Errorf("%s: no result named by RESULT_FILENAME_BASE among %v", name, all)
 		}
 	}
 

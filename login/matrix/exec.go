@@ -212,6 +212,7 @@ func execute(ctx context.Context, o Options, m *Matrix) error {
 		}
 	}
 	printSummary(o.Stdout, m, tr)
+	writeEntryCharts(o.Stderr, stage, m)
 	if ctx.Err() != nil {
 		return exitcode.With(o.interrupted(), fmt.Errorf("matrix interrupted: %w", context.Cause(ctx)))
 	}

@@ -47,7 +47,7 @@ type Options struct {
 	// Startup is the per-allocation setup time GPU-hours saved are counted
 	// with (--startup; 0: DefaultStartup).
 	Startup     time.Duration
-	MaxParallel int    // --max-parallel (0: 1)
+	MaxParallel int    // --max-parallel (at least 1)
 	RerunFailed bool   // --rerun-failed
 	StageDir    string // --stage-dir: each point stages into <dir>/<point>/
 	JobName     string
