@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -243,5 +244,59 @@ func TestResultFilenameBase(t *testing.T) {
 	want := "dsr1_8k1k_fp4_dynamo-trt_prefill-tp4-pp1-dcp1-pcp1-ep4-dptrue-nw1_decode-tp8-pp1-dcp1-pcp1-ep8-dptrue-nw1_disagg-true_spec-mtp_conc90_b200-nv_0"
 	if got := pts[0].ResultFilenameBase("b200-nv_0"); got != want {
 		t.Errorf("RESULT_FILENAME_BASE\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestExpandMatchesLiveGenerator runs InferenceX's generator itself when a
+// checkout names it (SLURMBENCH_INFERENCEX_GENERATOR: the path of
+// generate_sweep_configs.py; SLURMBENCH_INFERENCEX_RUNNERS: its runner
+// config) and compares its multi-node fixed-seq-len rows with the expansion,
+// node-count aside. The generator is not part of this repository or of the
+// shared data, so without it the test skips, saying so; the recorded
+// outputs above are checked either way.
+func TestExpandMatchesLiveGenerator(t *testing.T) {
+	gen, runners := os.Getenv("SLURMBENCH_INFERENCEX_GENERATOR"), os.Getenv("SLURMBENCH_INFERENCEX_RUNNERS")
+	if gen == "" || runners == "" {
+		t.Skip("SLURMBENCH_INFERENCEX_GENERATOR and SLURMBENCH_INFERENCEX_RUNNERS unset: no InferenceX checkout to run the generator from (the recorded outputs are compared by TestExpandMatchesGenerator)")
+	}
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not found")
+	}
+	for _, dir := range []string{"inferencex", "inferencex-v2"} {
+		t.Run(dir, func(t *testing.T) {
+			path := shareddata.Path(t, "data", dir, "configs", "nvidia-master.yaml")
+			cmd := exec.Command(py, gen, "full-sweep", "--config-files", path, "--runner-config", runners,
+				"--multi-node", "--scenario-type", "fixed-seq-len", "--run-evals")
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("the generator: %v\n%s", err, stderr.String())
+			}
+			var want []map[string]any
+			if err := json.Unmarshal(out, &want); err != nil {
+				t.Fatalf("the generator's output: %v", err)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pts, err := Expand(path, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(pts) != len(want) {
+				t.Fatalf("%d points, the generator printed %d", len(pts), len(want))
+			}
+			for i, p := range pts {
+				got := roundTrip(t, p.GeneratorRow())
+				delete(got, "config-key")
+				delete(want[i], "node-count")
+				if d := diffRow(got, want[i]); d != "" {
+					t.Errorf("point %d (%s): %s", i, p.Name(), d)
+				}
+			}
+		})
 	}
 }
