@@ -12,6 +12,7 @@ func commands() []*cli.Command {
 		runCommand(),
 		upCommand(),
 		downCommand(),
+		matrixCommand(),
 		attachCommand(),
 		logsCommand(),
 		pingCommand(),

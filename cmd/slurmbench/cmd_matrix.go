@@ -1,0 +1,63 @@
+package main
+
+import (
+	"github.com/urfave/cli/v2"
+
+	"github.com/slurmbench/slurmbench/inputs/master"
+	"github.com/slurmbench/slurmbench/internal/duration"
+	"github.com/slurmbench/slurmbench/login/matrix"
+)
+
+func matrixCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "matrix",
+		Usage:     "run InferenceX's whole matrix from its master config, points with identical servers sharing one allocation",
+		UsageText: "slurmbench matrix --profile FILE --master FILE [--runner R] [--key K...] [--filter EXPR] [--plan] [--max-parallel N] [--rerun-failed] [--stage-dir DIR]",
+		Description: `Expands the master config (configs/nvidia-master.yaml) into its multi-node
+points exactly as InferenceX's matrix generator does (same points, names,
+CONFIG_FILE and eval selection), plans each point, and groups the points whose
+servers are identical into one allocation: up once, every point of the group
+run in it, down at the end. Other points get their own allocation.
+
+--plan prints the points, the grouping, the allocations and the GPU-hours the
+grouping saves, and submits nothing. --key takes config keys or shell
+patterns; --filter takes field=value terms joined by ',' (key, runner,
+precision, framework, model-prefix, spec-decoding, isl, osl, seq, eval,
+config-file).
+
+` + exitCodesHelp + `
+
+Examples:
+  slurmbench matrix -p profiles/b200-dgxc.toml --master configs/nvidia-master.yaml --runner b200-multinode --plan
+  slurmbench matrix -p profiles/testcluster.toml --master examples/mock-matrix-master.yaml --recipes-root examples --stage-dir results --max-parallel 2`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "profile", Aliases: []string{"p"}, EnvVars: []string{"SLURMBENCH_PROFILE"}, Usage: "cluster profile"},
+			&cli.StringFlag{Name: "master", Usage: "InferenceX master config (configs/nvidia-master.yaml)"},
+			&cli.StringFlag{Name: "recipes-root", Usage: "the directory CONFIG_FILE's recipes/ stands for (default: the profile's paths.recipes_root)"},
+			&cli.StringFlag{Name: "runner", Usage: "only the entries of this runner (e.g. b200-multinode)"},
+			&cli.StringSliceFlag{Name: "key", Usage: "only these config keys (shell patterns allowed; repeatable)"},
+			&cli.StringFlag{Name: "filter", Usage: "field=value terms joined by ',' (all must hold)"},
+			&cli.BoolFlag{Name: "plan", Usage: "print points, grouping, allocations and GPU-hours saved; submit nothing"},
+			&cli.GenericFlag{Name: "startup", Usage: "setup time one allocation costs (image import, model load), for GPU-hours saved", Value: duration.New(matrix.DefaultStartup, duration.Wait)},
+			&cli.IntFlag{Name: "max-parallel", Value: 1, Usage: "jobs in the queue at once"},
+			&cli.BoolFlag{Name: "rerun-failed", Usage: "run only the points that failed or have no result"},
+			&cli.StringFlag{Name: "stage-dir", Usage: "each point stages its results into DIR/<point>/"},
+			&cli.StringFlag{Name: "job-name", EnvVars: []string{"RUNNER_NAME"}, Usage: "Slurm job name"},
+			&cli.BoolFlag{Name: "no-preflight", Usage: "skip the checks slurmbench doctor runs"},
+			binaryDirFlag(),
+			jsonFlag(),
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return configErrorf("matrix takes no arguments, got %q", c.Args().First())
+			}
+			return matrix.Run(c.Context, matrix.Options{
+				IO: ioOf(c), Master: c.String("master"), Profile: c.String("profile"), RecipesRoot: c.String("recipes-root"),
+				Selection: master.Selection{Runner: c.String("runner"), Keys: c.StringSlice("key"), Filter: c.String("filter")},
+				PlanOnly:  c.Bool("plan"), Startup: durationOf(c, "startup"), MaxParallel: c.Int("max-parallel"),
+				RerunFailed: c.Bool("rerun-failed"), StageDir: c.String("stage-dir"), JobName: c.String("job-name"),
+				NoPreflight: c.Bool("no-preflight"), BinaryDir: c.String("binary-dir"),
+			})
+		},
+	}
+}
