@@ -3,8 +3,8 @@ package power
 import (
 	"math"
 	"os"
-	"strings"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
