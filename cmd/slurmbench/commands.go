@@ -17,6 +17,7 @@ func commands() []*cli.Command {
 		pingCommand(),
 		statusCommand(),
 		cancelCommand(),
+		cleanupCommand(),
 		nodesCommand(),
 		imagesCommand(),
 		mockEngineCommand(),
