@@ -16,9 +16,11 @@ func cleanupCommand() *cli.Command {
 		UsageText: "slurmbench cleanup [--profile FILE | --rest-url URL] [--runner NAME] [--dry-run] [--timeout D] [--json]",
 		Description: `The drop-in for InferenceX's "python -m infx.launch cleanup": cancels the
 user's jobs named after the runner (RUNNER_NAME), srtctl's "inferencex-<runner>"
-jobs included, and waits until the queue no longer lists them. It acts by
-default, as infx does; --dry-run lists what it would cancel. Ended jobs and
-other users' jobs are never touched.
+jobs included, and waits until the queue no longer lists them. With a
+profile, runs under its runs_dir that may still run and whose job carries
+one of those names are cancelled too, whoever's they are in Slurm. It acts
+by default, as infx does; --dry-run lists what it would cancel. Ended jobs
+and other users' jobs are never touched.
 
 Examples:
   slurmbench cleanup --profile profiles/gb300-nv.toml          # RUNNER_NAME from the workflow
@@ -32,11 +34,7 @@ A wait cut short by --timeout exits 11; an interrupt 130.`,
 			jsonFlag()),
 		OnUsageError: usageAsConfigError,
 		Action: func(c *cli.Context) error {
-			client, err := launch.SlurmClient(slurmOptions(c))
-			if err != nil {
-				return err
-			}
-			res, err := launch.Cleanup(c.Context, client, c.App.ErrWriter, launch.CleanupOptions{
+			res, err := launch.CleanupCommand(c.Context, c.App.ErrWriter, slurmOptions(c), launch.CleanupOptions{
 				Runner: c.String("runner"), User: c.String("user"), DryRun: c.Bool("dry-run"),
 				Poll: 5 * time.Second, Timeout: durationOf(c, "timeout")})
 			if c.Bool("json") && res.Names != nil {

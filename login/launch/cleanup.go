@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/slurmbench/slurmbench/inputs/profile"
 	"github.com/slurmbench/slurmbench/inputs/recipe"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/login/runs"
 	"github.com/slurmbench/slurmbench/slurm"
 )
 
@@ -31,6 +34,10 @@ type CleanupOptions struct {
 	Poll time.Duration
 	// Timeout bounds the wait (0: until ctx ends, as infx waits forever).
 	Timeout time.Duration
+	// RunsDir, when set, adds the jobs of runs there that may still run
+	// and whose plan gave the job one of the names, whoever's they are in
+	// Slurm (a root runner's jobs run as paths.owner).
+	RunsDir string
 }
 
 // CleanupResult is what cleanup found and did.
@@ -73,6 +80,13 @@ func Cleanup(ctx context.Context, client *slurm.Client, w io.Writer, o CleanupOp
 	if err != nil {
 		return res, err
 	}
+	if o.RunsDir != "" {
+		more, err := runsDirJobs(ctx, client, o.RunsDir, res.Names, live)
+		if err != nil {
+			return res, err
+		}
+		live = append(live, more...)
+	}
 	res.Jobs = live
 	who := ""
 	if res.User != "" {
@@ -105,15 +119,48 @@ func Cleanup(ctx context.Context, client *slurm.Client, w io.Writer, o CleanupOp
 	return res, waitGone(ctx, client, w, res, o)
 }
 
-// cleanupJobs are the user's jobs with one of the names that have not ended.
+// cleanupJobs are the jobs with one of the names that have not ended: the
+// user's, and those of res.Jobs (found through the runs directory).
 func cleanupJobs(ctx context.Context, client *slurm.Client, res CleanupResult) ([]slurm.Job, error) {
-	jobs, err := client.ListJobs(ctx, slurm.JobFilter{User: res.User})
+	jobs, err := client.ListJobs(ctx, slurm.JobFilter{})
 	if err != nil {
 		return nil, exitcode.With(slurm.ExitCode(err, exitcode.Slurm), fmt.Errorf("cleanup: %w", err))
 	}
 	var out []slurm.Job
 	for _, j := range jobs {
-		if slices.Contains(res.Names, j.Name) && !j.State.Terminal() {
+		known := slices.ContainsFunc(res.Jobs, func(k slurm.Job) bool { return k.ID == j.ID })
+		if slices.Contains(res.Names, j.Name) && !j.State.Terminal() && (res.User == "" || j.User == res.User || known) {
+			out = append(out, j)
+		}
+	}
+	return out, nil
+}
+
+// runsDirJobs are the jobs of runs under dir that may still run, whose
+// plan named the job one of names, and that Slurm still lists under that
+// name (a job id alone could be another job's by now), minus have.
+func runsDirJobs(ctx context.Context, client *slurm.Client, dir string, names []string, have []slurm.Job) ([]slurm.Job, error) {
+	list, err := runs.ListContext(ctx, dir)
+	if err != nil {
+		return nil, exitcode.With(exitcode.Config, fmt.Errorf("cleanup: runs directory: %w", err))
+	}
+	var out []slurm.Job
+	for _, r := range list {
+		if !r.Active || r.InJob || r.JobID == "" || !slices.Contains(names, r.JobName) {
+			continue
+		}
+		id, err := slurm.ParseJobID(r.JobID)
+		if err != nil || slices.ContainsFunc(append(have, out...), func(j slurm.Job) bool { return j.ID == id }) {
+			continue
+		}
+		j, err := client.GetJob(ctx, id)
+		if slurm.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, exitcode.With(slurm.ExitCode(err, exitcode.Slurm), fmt.Errorf("cleanup: run %s: %w", r.ID, err))
+		}
+		if j.Name == r.JobName && !j.State.Terminal() {
 			out = append(out, j)
 		}
 	}
@@ -168,4 +215,25 @@ func waitEnded(ctx context.Context, ids []string, o CleanupOptions) error {
 		return exitcode.Errorf(exitcode.Slurm, "cleanup: jobs %s still in the queue after %s", strings.Join(ids, " "), o.Timeout)
 	}
 	return exitcode.With(exitcode.Interrupted, fmt.Errorf("cleanup: waiting for jobs %s to leave the queue: %w", strings.Join(ids, " "), ctx.Err()))
+}
+
+// CleanupCommand is "slurmbench cleanup": the client and the runs
+// directory from the profile (or the SLURM_* environment without one),
+// then Cleanup.
+func CleanupCommand(ctx context.Context, w io.Writer, so SlurmOptions, o CleanupOptions) (CleanupResult, error) {
+	client, err := SlurmClient(so)
+	if err != nil {
+		return CleanupResult{}, err
+	}
+	if so.Profile != "" && o.RunsDir == "" {
+		p, err := profile.Load(so.Profile)
+		if err != nil {
+			return CleanupResult{}, exitcode.With(exitcode.Config, err)
+		}
+		o.RunsDir = p.Paths.RunsDir
+		if _, err := os.Stat(o.RunsDir); errors.Is(err, fs.ErrNotExist) {
+			o.RunsDir = "" // nothing ran here yet
+		}
+	}
+	return Cleanup(ctx, client, w, o)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/rundir"
 	"github.com/slurmbench/slurmbench/slurm"
 	"github.com/slurmbench/slurmbench/slurm/slurmtest"
 )
@@ -153,4 +154,48 @@ func TestCleanupWaitsForTheQueue(t *testing.T) {
 			t.Errorf("context ended: %v (exit %d), want 130", err, exitcode.Of(err))
 		}
 	})
+}
+
+// A run under runs_dir that may still run and whose job carries the
+// runner's name is cancelled even when Slurm lists it under another user
+// (a root runner's jobs run as paths.owner); a run that ended, or whose
+// job id now names another job, is left alone.
+func TestCleanupFindsTheRunnersRunsInRunsDir(t *testing.T) {
+	_, c, ids := cleanupCluster(t)
+	dir := t.TempDir()
+	mk := func(id, jobName string, job slurm.JobID, ended bool) {
+		run := filepath.Join(dir, id)
+		if err := os.MkdirAll(run, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(rundir.PlanPath(run), []byte(`{"run_id":"`+id+`","slurm":{"job_name":"`+jobName+`"}}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		lay := rundir.New(run)
+		if err := rundir.WriteJournal(lay.Journal, rundir.Journal{RunID: id, SubmitKey: "k-" + id, JobName: jobName, JobID: job.String(), Sending: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		if ended {
+			if err := rundir.WriteOutcome(lay.Outcome, rundir.Outcome{Result: "failed", JobID: job.String()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	mk("r1", "b200-nv_3", ids["b200-nv_3"], false)
+	mk("r2", "b200-nv_3", ids["b200-nv_30"], false) // the id is another runner's job now
+	mk("r3", "inferencex-b200-nv_3", ids["inferencex-b200-nv_3"], true)
+	var out strings.Builder
+	// As another user: the listing alone finds nothing of the runner's.
+	res, err := Cleanup(t.Context(), c, &out, CleanupOptions{Runner: "b200-nv_3", User: "ci", RunsDir: dir, Poll: time.Millisecond})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if len(res.Jobs) != 1 || res.Jobs[0].ID != ids["b200-nv_3"] {
+		t.Errorf("found %+v, want only job %d through run r1\n%s", res.Jobs, ids["b200-nv_3"], out.String())
+	}
+	want := []slurm.JobID{ids["inferencex-b200-nv_3"], ids["b200-nv_4"], ids["b200-nv_30"]}
+	slices.Sort(want)
+	if got := liveJobs(t, c); !slices.Equal(got, want) {
+		t.Errorf("live %v, want %v", got, want)
+	}
 }

@@ -26,6 +26,9 @@ type Run struct {
 	// Recipe is the plan's name (the recipe's), RecipePath its file.
 	Recipe     string `json:"recipe"`
 	RecipePath string `json:"recipe_path,omitempty"`
+	// JobName is the Slurm job name the plan gave its job (RUNNER_NAME in
+	// a workflow), for cleanup.
+	JobName string `json:"job_name,omitempty"`
 	Nodes      int    `json:"nodes,omitempty"`
 	JobID      string `json:"job_id,omitempty"`
 	// State is where the run is: "prepared" (never submitted), "submitted",
@@ -74,7 +77,7 @@ func Load(dir string) (Run, error) {
 	// (a run directory copied elsewhere is still readable).
 	layout := rundir.New(dir)
 	if pl != nil {
-		r.ID, r.Recipe, r.RecipePath, r.Nodes = pl.RunID, pl.Name, pl.Recipe.Path, pl.Nodes
+		r.ID, r.Recipe, r.RecipePath, r.Nodes, r.JobName = pl.RunID, pl.Name, pl.Recipe.Path, pl.Nodes, pl.Slurm.JobName
 	}
 	r.LastActivity = newest(rundir.PlanPath(dir), layout.Journal, layout.Status, layout.Outcome, layout.DriverLog, rundir.StagedPath(dir))
 	r.Started = modTime(rundir.PlanPath(dir))
@@ -84,6 +87,9 @@ func Load(dir string) (Run, error) {
 	submitted := err == nil
 	if err == nil {
 		r.State, r.JobID, r.Active = "submitted", j.JobID, true
+		if j.JobName != "" {
+			r.JobName = j.JobName // what the submission used
+		}
 		if !j.Sending.IsZero() {
 			r.Started = j.Sending
 		}
