@@ -76,7 +76,7 @@ func Cleanup(ctx context.Context, client *slurm.Client, w io.Writer, o CleanupOp
 	if res.User == "" {
 		res.User = os.Getenv("USER")
 	}
-	live, err := cleanupJobs(ctx, client, res)
+	live, err := cleanupJobs(ctx, client, res, true)
 	if err != nil {
 		return res, err
 	}
@@ -98,7 +98,10 @@ func Cleanup(ctx context.Context, client *slurm.Client, w io.Writer, o CleanupOp
 	}
 	for _, j := range live {
 		verb := "cancelling"
-		if o.DryRun {
+		switch {
+		case j.State.Terminal():
+			verb = "waiting for" // ended, its nodes not yet released
+		case o.DryRun:
 			verb = "would cancel"
 		}
 		fmt.Fprintf(w, "%s job %d %s (%s)\n", verb, j.ID, j.Name, j.State)
@@ -108,6 +111,9 @@ func Cleanup(ctx context.Context, client *slurm.Client, w io.Writer, o CleanupOp
 	}
 	var errs []error
 	for _, j := range live {
+		if j.State.Terminal() {
+			continue
+		}
 		if err := client.CancelJob(ctx, j.ID); err != nil {
 			errs = append(errs, err)
 		}
@@ -121,7 +127,9 @@ func Cleanup(ctx context.Context, client *slurm.Client, w io.Writer, o CleanupOp
 
 // cleanupJobs are the jobs with one of the names that have not ended: the
 // user's, and those of res.Jobs (found through the runs directory).
-func cleanupJobs(ctx context.Context, client *slurm.Client, res CleanupResult) ([]slurm.Job, error) {
+// With completing, an ended job still COMPLETING counts too: squeue,
+// which infx waits on, lists it until its nodes are released.
+func cleanupJobs(ctx context.Context, client *slurm.Client, res CleanupResult, completing bool) ([]slurm.Job, error) {
 	jobs, err := client.ListJobs(ctx, slurm.JobFilter{})
 	if err != nil {
 		return nil, exitcode.With(slurm.ExitCode(err, exitcode.Slurm), fmt.Errorf("cleanup: %w", err))
@@ -129,7 +137,8 @@ func cleanupJobs(ctx context.Context, client *slurm.Client, res CleanupResult) (
 	var out []slurm.Job
 	for _, j := range jobs {
 		known := slices.ContainsFunc(res.Jobs, func(k slurm.Job) bool { return k.ID == j.ID })
-		if slices.Contains(res.Names, j.Name) && !j.State.Terminal() && (res.User == "" || j.User == res.User || known) {
+		there := !j.State.Terminal() || completing && j.State.Has(slurm.FlagCompleting)
+		if slices.Contains(res.Names, j.Name) && there && (res.User == "" || j.User == res.User || known) {
 			out = append(out, j)
 		}
 	}
@@ -167,8 +176,9 @@ func runsDirJobs(ctx context.Context, client *slurm.Client, dir string, names []
 	return out, nil
 }
 
-// waitGone polls until none of the names has a job that may run, as
-// infx's cancel_named does, bounded by ctx and o.Timeout.
+// waitGone polls until none of the names has a job that may run or is
+// still completing, as infx's cancel_named waits on squeue, bounded by ctx
+// and o.Timeout.
 func waitGone(ctx context.Context, client *slurm.Client, w io.Writer, res CleanupResult, o CleanupOptions) error {
 	poll := o.Poll
 	if poll <= 0 {
@@ -184,7 +194,7 @@ func waitGone(ctx context.Context, client *slurm.Client, w io.Writer, res Cleanu
 		ids = append(ids, j.ID.String())
 	}
 	for {
-		left, err := cleanupJobs(ctx, client, res)
+		left, err := cleanupJobs(ctx, client, res, true)
 		if err != nil && ctx.Err() != nil {
 			return waitEnded(ctx, ids, o)
 		}

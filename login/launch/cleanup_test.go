@@ -199,3 +199,38 @@ func TestCleanupFindsTheRunnersRunsInRunsDir(t *testing.T) {
 		t.Errorf("live %v, want %v", got, want)
 	}
 }
+
+// A job that ended but is still COMPLETING holds its nodes: cleanup waits
+// for it as infx waits on squeue (which lists it), without cancelling it,
+// and returns at the first poll after its nodes are released.
+func TestCleanupWaitsForCompletingJobs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fake := slurmtest.NewFake(t, slurmtest.InProcess(), slurmtest.WithLifecycle(
+			slurmtest.Step{State: []string{"CANCELLED", "COMPLETING"}}))
+		c, err := slurm.New(slurm.Config{URL: fake.URL, Token: "tok", User: "slurmtest", Transport: fake.Transport(), Defaults: slurm.JobDefaults{Partition: "debug"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub, err := c.Submit(t.Context(), slurm.JobSpec{Name: "b200-nv_3", Script: "#!/bin/sh\n"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			time.Sleep(22 * time.Second)
+			fake.SetSteps(int64(sub.JobID), slurmtest.Step{State: []string{"CANCELLED"}})
+		}()
+		var out strings.Builder
+		start := time.Now()
+		res, err := Cleanup(t.Context(), c, &out, CleanupOptions{Runner: "b200-nv_3", Poll: 5 * time.Second, Timeout: 5 * time.Minute})
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out.String())
+		}
+		if d := time.Since(start); d != 25*time.Second {
+			t.Errorf("returned after %s, want the first poll after the release (25s)", d)
+		}
+		if len(res.Jobs) != 1 || res.Jobs[0].ID != sub.JobID || !strings.Contains(out.String(), "waiting for job "+sub.JobID.String()) ||
+			strings.Contains(out.String(), "cancelling") || !strings.Contains(out.String(), "to leave the queue") {
+			t.Errorf("%+v\n%s", res, out.String())
+		}
+	})
+}

@@ -29,8 +29,8 @@ type Run struct {
 	// JobName is the Slurm job name the plan gave its job (RUNNER_NAME in
 	// a workflow), for cleanup.
 	JobName string `json:"job_name,omitempty"`
-	Nodes      int    `json:"nodes,omitempty"`
-	JobID      string `json:"job_id,omitempty"`
+	Nodes   int    `json:"nodes,omitempty"`
+	JobID   string `json:"job_id,omitempty"`
 	// State is where the run is: "prepared" (never submitted), "submitted",
 	// the driver's phase while it runs, or "ended"; JobState is Slurm's
 	// word for the job when it was asked (Refresh).
