@@ -45,7 +45,7 @@ type CleanupResult struct {
 	Names     []string    `json:"names"`
 	User      string      `json:"user,omitempty"`
 	Jobs      []slurm.Job `json:"jobs"`
-	Cancelled bool        `json:"cancelled"`
+	Cancelled bool        `json:"cancelled"` // a cancel was sent (not a dry run, something to cancel)
 }
 
 // CleanupNames are the job names a runner's previous attempts leave:
@@ -64,7 +64,8 @@ func CleanupNames(runner string) []string {
 
 // Cleanup cancels (or with DryRun lists) the runner's jobs that may still
 // run, then waits until none is left. Exit codes: 2 for a missing runner
-// name, 11 when slurmrestd fails or jobs outlive the timeout.
+// name, 11 when slurmrestd fails or jobs outlive the timeout, 130 when ctx
+// ends the wait.
 func Cleanup(ctx context.Context, client *slurm.Client, w io.Writer, o CleanupOptions) (CleanupResult, error) {
 	if strings.TrimSpace(o.Runner) == "" {
 		return CleanupResult{}, exitcode.Errorf(exitcode.Config, "cleanup: --runner (RUNNER_NAME) is empty: no runner to clean up after")
@@ -117,8 +118,8 @@ func Cleanup(ctx context.Context, client *slurm.Client, w io.Writer, o CleanupOp
 		if err := client.CancelJob(ctx, j.ID); err != nil {
 			errs = append(errs, err)
 		}
+		res.Cancelled = true
 	}
-	res.Cancelled = true
 	if err := errors.Join(errs...); err != nil {
 		return res, exitcode.With(slurm.ExitCode(err, exitcode.Slurm), fmt.Errorf("cleanup: %w", err))
 	}
