@@ -51,6 +51,10 @@ type Plan struct {
 	// EnvPassthrough names variables the job inherits from the submitting
 	// environment; their values are never written into the plan.
 	EnvPassthrough []string `json:"env_passthrough,omitempty"`
+	// EnvPassthroughPrefixes are the profile's env.passthrough_prefixes:
+	// every submitting-environment variable starting with one is passed
+	// like a workflow variable (a profile's own tool knobs, e.g. "MYLAB_").
+	EnvPassthroughPrefixes []string `json:"env_passthrough_prefixes,omitempty"`
 
 	Health    Health        `json:"health"`
 	Benchmark Benchmark     `json:"benchmark"`

@@ -182,6 +182,7 @@ func (b *builder) build() (*plan.Plan, error) {
 	b.health()
 	pl.EnvPassthrough = append([]string(nil), p.Env.Passthrough...)
 	sort.Strings(pl.EnvPassthrough)
+	pl.EnvPassthroughPrefixes = append([]string(nil), p.Env.PassthroughPrefixes...)
 	b.nodeMap()
 	return pl, pl.Validate()
 }

@@ -2,7 +2,9 @@ package power
 
 import (
 	"math"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,4 +58,46 @@ func TestInferenceXAggregatorAcceptsThePackage(t *testing.T) {
 			t.Errorf("decode_avg_power_w = %v, want 350", p)
 		}
 	})
+	t.Run("with slurmbench added to the accepted producers (the documented one-line change), energy is published", func(t *testing.T) {
+		run := run
+		run.AcceptProducer = Producer
+		powertest.RequirePublished(t, powertest.Aggregate(t, run))
+	})
+	t.Run("the one-line change still refuses any other producer", func(t *testing.T) {
+		run := run
+		run.AcceptProducer = "someone-else.dcgm-power"
+		powertest.RequireOnlyProducerRefused(t, powertest.Aggregate(t, run))
+	})
+	// Last, as it rewrites the package: srtctl's producer name still
+	// passes the patched aggregator.
+	t.Run("the one-line change still accepts srtctl's producer", func(t *testing.T) {
+		mp := filepath.Join(logDir, "power", ManifestFile)
+		b, err := os.ReadFile(mp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		from := `"producer": "` + Producer + `"`
+		if !strings.Contains(string(b), from) {
+			t.Fatalf("manifest lacks %s", from)
+		}
+		if err := os.WriteFile(mp, []byte(strings.Replace(string(b), from, `"producer": "srt-slurm.dcgm-power"`, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		run := run
+		run.AcceptProducer = Producer
+		powertest.RequirePublished(t, powertest.Aggregate(t, run))
+	})
+}
+
+// docs/power.md gives workflow owners the exact line the test above applies.
+func TestPowerDocGivesTheTestedOneLineChange(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "docs", "power.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{powertest.ProducerCheckLine, powertest.AcceptProducerLine(Producer)} {
+		if !strings.Contains(string(b), "\n"+line+"\n") {
+			t.Errorf("docs/power.md lacks the line\n%s", line)
+		}
+	}
 }

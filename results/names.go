@@ -97,10 +97,16 @@ func RawName(p Point) (string, error) {
 //	<resultFilename>_<config>_conc<C>_gpus_<T>[_ctx_<P>_gen_<D>].json
 //
 // where config is the SA-Bench results directory's name, e.g.
-// "sa-bench_isl_8192_osl_1024". When that is longer than MaxStagedNameLen the
-// middle "<resultFilename>_<config>" is cut to a readable prefix followed by
-// "-" and the first 16 hex digits of sha256 of the full unbounded name. The
-// numeric tail is never cut, so the workflow's tail parsing keeps working.
+// "sa-bench_isl_8192_osl_1024". The workflow finds results with
+// ${RESULT_FILENAME}_*.json (and agg_/power_validation_ in front), so
+// resultFilename is never cut: when the name is longer than
+// MaxStagedNameLen only config, which slurmbench adds, is shortened to a
+// readable prefix followed by "-" and the first 16 hex digits of sha256 of
+// the full unbounded name (the digits alone when no config byte fits, and
+// no config at all when the digits do not fit either). The numeric tail is
+// never cut, so the workflow's tail parsing keeps working. When
+// RESULT_FILENAME and the tail alone do not fit, the error is a
+// *NameTooLongError.
 // Names that fit are returned unchanged, byte-identical to the launchers'.
 func StagedName(resultFilename, config string, p Point) (string, error) {
 	if err := checkComponent("result filename", resultFilename); err != nil {
@@ -113,22 +119,48 @@ func StagedName(resultFilename, config string, p Point) (string, error) {
 		return "", fmt.Errorf("result name: %w", err)
 	}
 	tail := "_conc" + strconv.Itoa(p.Concurrency) + p.topology() + ".json"
-	middle := resultFilename + "_" + config
-	full := middle + tail
+	head := resultFilename + "_"
+	full := head + config + tail
 	if len(full) <= MaxStagedNameLen {
 		return full, nil
 	}
 	sum := sha256.Sum256([]byte(full))
-	hash := "-" + hex.EncodeToString(sum[:])[:hashHexLen]
-	keep := MaxStagedNameLen - len(tail) - len(hash)
-	if keep < 1 {
-		return "", fmt.Errorf("result name: the point tail %q leaves no room for a name", tail)
+	hash := hex.EncodeToString(sum[:])[:hashHexLen]
+	room := MaxStagedNameLen - len(head) - len(tail) // for config's stand-in
+	if room < hashHexLen {
+		// Last, config goes: a run stages one config, so its points
+		// stay apart by their tails (<RESULT_FILENAME>_conc<C>..., the
+		// form InferenceX's agentic results take).
+		if len(resultFilename)+len(tail) <= MaxStagedNameLen {
+			return resultFilename + tail, nil
+		}
+		return "", &NameTooLongError{ResultFilenameLen: len(resultFilename), MaxResultFilenameLen: MaxStagedNameLen - len(tail), Tail: tail}
 	}
 	// Cut on a character boundary so the kept prefix stays valid UTF-8.
-	for keep > 0 && !utf8.RuneStart(middle[keep]) {
+	keep := room - hashHexLen - 1
+	for keep > 0 && !utf8.RuneStart(config[keep]) {
 		keep--
 	}
-	return middle[:keep] + hash + tail, nil
+	if keep <= 0 {
+		return head + hash + tail, nil
+	}
+	return head + config[:keep] + "-" + hash + tail, nil
+}
+
+// NameTooLongError is a RESULT_FILENAME too long for a point's staged name
+// even with everything slurmbench adds shortened to a hash: the name
+// would pass 255 bytes once the workflow's power_validation_ prefix and
+// ".tmp" are added, and cutting RESULT_FILENAME would hide the result from
+// the workflow's ${RESULT_FILENAME}_*.json.
+type NameTooLongError struct {
+	ResultFilenameLen    int
+	MaxResultFilenameLen int // for this point's tail
+	Tail                 string
+}
+
+func (e *NameTooLongError) Error() string {
+	return fmt.Sprintf("result filename is %d bytes, longer than the %d bytes a staged name leaves it for point %s (power_validation_<name>.tmp must fit in 255 bytes, and RESULT_FILENAME is never cut: the workflow globs ${RESULT_FILENAME}_*.json); shorten it by %d bytes",
+		e.ResultFilenameLen, e.MaxResultFilenameLen, strings.TrimSuffix(strings.TrimPrefix(e.Tail, "_"), ".json"), e.ResultFilenameLen-e.MaxResultFilenameLen)
 }
 
 // checkComponent rejects what cannot be part of one file name. Backslash and

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -72,21 +73,32 @@ func checkBounded(t *testing.T, rf, config string, p Point) string {
 	if !utf8.ValidString(got) {
 		t.Errorf("full %d bytes: %q is not valid UTF-8", len(full), got)
 	}
+	// The workflow's globs: RESULT_FILENAME is never cut.
+	if !strings.HasPrefix(got, rf+"_") {
+		t.Errorf("full %d bytes: %q does not start with RESULT_FILENAME + \"_\" (%d bytes)", len(full), got, len(rf))
+	}
+	if got == rf+tail { // the last resort: config dropped
+		if len(rf+"_")+16+len(tail) <= MaxStagedNameLen {
+			t.Errorf("full %d bytes: config dropped though its hash fits", len(full))
+		}
+		return got
+	}
 	if len(full) <= MaxStagedNameLen {
 		if got != full {
 			t.Errorf("full %d bytes fits but was changed to %q", len(full), got)
 		}
 	} else {
 		sum := sha256.Sum256([]byte(full))
-		hash := "-" + hex.EncodeToString(sum[:])[:16]
-		head, ok := strings.CutSuffix(got, hash+tail)
+		hash := hex.EncodeToString(sum[:])[:16]
+		mid, ok := strings.CutSuffix(strings.TrimPrefix(got, rf+"_"), hash+tail)
 		if !ok {
 			t.Fatalf("full %d bytes: %q does not end in hash %q + tail", len(full), got, hash)
 		}
-		if !strings.HasPrefix(full, head) || len(head) < 100 {
-			t.Errorf("full %d bytes: kept prefix %q is not a readable prefix of the full name", len(full), head)
+		// What stands for config is a prefix of it and a dash, or nothing.
+		if mid != "" && (!strings.HasSuffix(mid, "-") || !strings.HasPrefix(config, strings.TrimSuffix(mid, "-"))) {
+			t.Errorf("full %d bytes: %q stands for config %q", len(full), mid, config)
 		}
-		if utf8.ValidString(full) && len(got) < MaxStagedNameLen-utf8.UTFMax {
+		if mid != "" && utf8.ValidString(full) && len(got) < MaxStagedNameLen-utf8.UTFMax {
 			t.Errorf("full %d bytes: bounded name is %d bytes, wastes room", len(full), len(got))
 		}
 	}
@@ -104,26 +116,54 @@ func checkBounded(t *testing.T, rf, config string, p Point) string {
 	return got
 }
 
-// TestStagedNameBoundary walks every full-name length from below the
-// 234-byte bound through 270 bytes (real runs staged 242-271-byte names), for
-// a disaggregated and an aggregated point.
+// TestStagedNameBoundary walks every RESULT_FILENAME length from 1 byte
+// to past the bound, for a disaggregated and an aggregated point: up to
+// the bound every name keeps RESULT_FILENAME whole (checkBounded), the
+// full name crosses MaxStagedNameLen on the way (config shortened, then
+// replaced by the hash alone), and beyond it StagedName refuses naming
+// both lengths.
 func TestStagedNameBoundary(t *testing.T) {
 	config := "sa-bench_isl_8192_osl_1024"
 	seen := map[string]int{}
 	for _, p := range []Point{p4p1d, pAgg} {
 		base, _ := StagedName("X", config, p)
-		overhead := len(base) - 1 // everything but the result filename
-		for full := 200; full <= 290; full++ {
-			rf := strings.Repeat("r", full-overhead-len("dsr1_")) // vary the stem as well as its length
-			rf = "dsr1_" + rf
-			got := checkBounded(t, rf, config, p)
+		tailLen := len(base) - len("X_") - len(config)
+		maxRF := MaxStagedNameLen - tailLen
+		sawShort, sawHashOnly, sawDropped := false, false, false
+		for n := 1; n <= maxRF+20; n++ {
+			rf := "dsr1_" + strings.Repeat("r", n) // vary the stem as well as its length
+			rf = rf[len(rf)-n:]
+			got, err := StagedName(rf, config, p)
+			if n > maxRF {
+				var tl *NameTooLongError
+				if !errors.As(err, &tl) || tl.ResultFilenameLen != n || tl.MaxResultFilenameLen != maxRF {
+					t.Fatalf("%d-byte RESULT_FILENAME (max %d): got %q, %v; want a NameTooLongError naming both lengths", n, maxRF, got, err)
+				}
+				for _, want := range []string{strconv.Itoa(n) + " bytes", strconv.Itoa(maxRF) + " bytes"} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("refusal %q does not name %q", err, want)
+					}
+				}
+				continue
+			}
+			got = checkBounded(t, rf, config, p)
 			if prev, dup := seen[got]; dup {
-				t.Errorf("lengths %d and %d give the same name %q", prev, full, got)
+				t.Errorf("lengths %d and %d give the same name %q", prev, n, got)
 			}
-			seen[got] = full
-			if full > MaxStagedNameLen && len(got) != MaxStagedNameLen {
-				t.Errorf("full %d bytes (ASCII): bounded to %d bytes, want exactly %d", full, len(got), MaxStagedNameLen)
+			seen[got] = n
+			full := n + 1 + len(config) + tailLen
+			if full > MaxStagedNameLen {
+				sawShort = true
+				switch {
+				case got == rf+got[n:] && !strings.HasPrefix(got[n:], "_s") && len(got) < n+1+16+tailLen:
+					sawDropped = true
+				case !strings.HasPrefix(got[n+1:], config[:1]):
+					sawHashOnly = true
+				}
 			}
+		}
+		if !sawShort || !sawHashOnly || !sawDropped {
+			t.Errorf("%+v: the walk never shortened config (%v), replaced it by the hash alone (%v) or dropped it (%v)", p, sawShort, sawHashOnly, sawDropped)
 		}
 	}
 	if MaxStagedNameLen != 234 {
@@ -134,8 +174,8 @@ func TestStagedNameBoundary(t *testing.T) {
 func TestStagedNameLongInputs(t *testing.T) {
 	// That RESULT_FILENAME stages to 242 bytes unbounded.
 	got := checkBounded(t, exampleResultFilename, "sa-bench_isl_8192_osl_1024", p4p1d)
-	if !strings.HasPrefix(got, "dsr1_8k1k_fp4_dynamo-sglang_prefill-tp4") {
-		t.Errorf("bounded example lost its readable prefix: %q", got)
+	if !strings.HasPrefix(got, exampleResultFilename+"_s") {
+		t.Errorf("bounded example lost RESULT_FILENAME or the readable start of its config: %q", got)
 	}
 	// Long conc lists make 254-byte stems.
 	longConc := strings.Replace(exampleResultFilename, "conc2048", "conc1x2x4x8x16x32x64x128", 1)
@@ -152,9 +192,21 @@ func TestStagedNameLongInputs(t *testing.T) {
 	}
 	// A huge config and huge numbers still leave a name.
 	checkBounded(t, "rf", strings.Repeat("c", 600), Point{Concurrency: 1 << 40, GPUs: 1 << 41, PrefillGPUs: 1 << 40, DecodeGPUs: 1 << 40})
-	// Multi-byte characters at the cut stay whole.
+	// Multi-byte characters in RESULT_FILENAME stay whole (it is never
+	// cut) and at the config's cut too.
 	for pad := 0; pad < 4; pad++ {
-		checkBounded(t, strings.Repeat("x", pad)+strings.Repeat("é", 150), "sa-bench_isl_1024_osl_1024", p4p1d)
+		checkBounded(t, strings.Repeat("x", pad)+strings.Repeat("é", 80), "sa-bench_isl_1024_osl_1024", p4p1d)
+		checkBounded(t, "rf"+strings.Repeat("x", pad), strings.Repeat("é", 150), p4p1d)
+	}
+	// The measurement: a 212-byte RESULT_FILENAME used to lose its
+	// middle; now it stays whole or is refused.
+	rf212 := strings.Repeat("r", 212)
+	if got, err := StagedName(rf212, "sa-bench_isl_8192_osl_1024", pAgg); err == nil {
+		if !strings.HasPrefix(got, rf212+"_") {
+			t.Errorf("212-byte RESULT_FILENAME: %q", got)
+		}
+	} else if !errors.As(err, new(*NameTooLongError)) {
+		t.Errorf("212-byte RESULT_FILENAME: %v", err)
 	}
 }
 

@@ -35,8 +35,10 @@ func resultsNameCommand() *cli.Command {
 		UsageText: "slurmbench results name --result-filename S --config sa-bench_isl_8192_osl_1024 --conc 2048 --gpus 24 [--ctx 16 --gen 8]",
 		Description: `Prints <result-filename>_<config>_conc<C>_gpus_<T>[_ctx_<P>_gen_<D>].json, the name
 InferenceX's launchers stage a point's SA-Bench result under. A name that would not leave
-room for power_validation_<name>.tmp within 255 bytes keeps its numeric tail and a readable
-prefix, with the middle replaced by a hash of the full name.`,
+room for power_validation_<name>.tmp within 255 bytes keeps the whole result filename (the
+workflow globs ${RESULT_FILENAME}_*.json) and the numeric tail; only the config is shortened
+to a readable prefix and a hash of the full name (dropped when even that cannot fit). A result
+filename too long for that is refused (exit 2) naming its length and the most it may have.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "result-filename", Usage: "the workflow's RESULT_FILENAME"},
 			&cli.StringFlag{Name: "config", Usage: "the SA-Bench results directory name, e.g. sa-bench_isl_8192_osl_1024"},

@@ -18,6 +18,7 @@ func commands() []*cli.Command {
 		pingCommand(),
 		statusCommand(),
 		cancelCommand(),
+		cleanupCommand(),
 		nodesCommand(),
 		imagesCommand(),
 		mockEngineCommand(),

@@ -97,6 +97,10 @@ type Env struct {
 	// Passthrough names variables copied from the submitting environment into
 	// the job (values never appear in argv or logs), e.g. ["HF_TOKEN"].
 	Passthrough []string `toml:"passthrough"`
+	// PassthroughPrefixes pass every submitting-environment variable whose
+	// name starts with one (e.g. "MYLAB_"), like the workflow's own
+	// variables; secrets belong in Passthrough, by name.
+	PassthroughPrefixes []string `toml:"passthrough_prefixes"`
 	// Set are fixed variables for every process of the job.
 	Set map[string]string `toml:"set"`
 }
@@ -283,6 +287,11 @@ func (p *Profile) validate() error {
 	for _, n := range p.Env.Passthrough {
 		if !validEnvName(n) {
 			errs = append(errs, fmt.Errorf("env.passthrough: %q is not a valid environment variable name", n))
+		}
+	}
+	for _, n := range p.Env.PassthroughPrefixes {
+		if !validEnvName(n) {
+			errs = append(errs, fmt.Errorf("env.passthrough_prefixes: %q is not a valid environment variable name prefix", n))
 		}
 	}
 	for k := range p.Env.Set {

@@ -275,6 +275,8 @@ func TestValidationNamesField(t *testing.T) {
 		{"bad mount option", "", "[container]\nmounts = [\"/a:/b:rx\"]", "container.mounts[0]", true},
 		{"bad client", "", "[benchmark]\nclient = \"aiperf\"", "benchmark.client", true},
 		{"bad passthrough", "", "[env]\npassthrough = [\"HF TOKEN\"]", "env.passthrough", true},
+		{"bad passthrough prefix", "", "[env]\npassthrough_prefixes = [\"MY-LAB_\"]", "env.passthrough_prefixes", true},
+		{"passthrough prefix", "", "[env]\npassthrough_prefixes = [\"MYLAB_\"]", "", false},
 		{"bad env set", "", "[env]\nset = { \"A-B\" = \"1\" }", "env.set", true},
 		{"negative attempts", "", "[health]\nmax_attempts = -1", "health.max_attempts", true},
 		{"negative interval", "", "[health]\ninterval_seconds = -1", "health.interval_seconds", true},

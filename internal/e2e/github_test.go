@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/slurmbench/slurmbench/results"
 )
 
 // c2048ConfigFile is the InferenceX CONFIG_FILE of the 4P1D c2048 DeepSeek
@@ -118,11 +120,15 @@ func (c *cluster) ghaRun(t *testing.T, recipe, runnerName, resultFilename, concL
 // fails the step with a named error.
 func TestGitHubActions(t *testing.T) {
 	c := setup(t)
-	// RESULT_FILENAME as the workflow computes it, and one with a
-	// full recipe fingerprint, too long for a file name of its own.
+	// RESULT_FILENAME as the workflow computes it; one with a recipe
+	// fingerprint, long enough that the config slurmbench adds is
+	// shortened (never RESULT_FILENAME: the workflow globs
+	// ${RESULT_FILENAME}_*.json); and one with the full fingerprint, too
+	// long for any staged name: refused before anything is submitted.
 	short := "dsr1_8k1k_fp4_dynamo-sglang"
-	long := "dsr1_8k1k_fp4_dynamo-sglang_prefill-tp4-pp1-dcp1-pcp1-ep4-dptrue-nw4_decode-tp8-pp1-dcp1-pcp1-ep8-dptrue-nw1_b200-dgxc-slurm_7_recipe-" +
-		strings.Repeat("4c817771ab781632", 4)
+	stem := "dsr1_8k1k_fp4_dynamo-sglang_prefill-tp4-pp1-dcp1-pcp1-ep4-dptrue-nw4_decode-tp8-pp1-dcp1-pcp1-ep8-dptrue-nw1_b200-dgxc-slurm_7_recipe-"
+	long := stem + strings.Repeat("4c817771ab781632", 3)[:40]                   // 174 bytes
+	tooLong := stem + strings.Repeat("4c817771ab781632", 4) + "_run-1796000000" // 213 bytes
 	// The follower rank of the two-node decode worker must not register
 	// with the frontend as a worker of its own (requests would go to a
 	// port nobody serves).
@@ -134,6 +140,24 @@ func TestGitHubActions(t *testing.T) {
 	// Each run takes the whole cluster: one after the other.
 	t.Run("short RESULT_FILENAME", func(t *testing.T) { c.ghaPoint(t, c2048Recipe(), short) })
 	t.Run("long RESULT_FILENAME", func(t *testing.T) { c.ghaPoint(t, c2048Recipe(), long) })
+	t.Run("RESULT_FILENAME too long for any staged name", func(t *testing.T) {
+		runner := uniqueName("b200-dgxc-slurm")
+		r := c.ghaRun(t, c2048Recipe(), runner, tooLong, "2048")
+		r.start()
+		code := r.wait(5 * time.Minute)
+		max := results.MaxStagedNameLen - len("_conc2048_gpus_24_ctx_16_gen_8.json")
+		for _, want := range []string{"RESULT_FILENAME", itoa(len(tooLong)) + " bytes", itoa(max) + " bytes"} {
+			if !strings.Contains(r.output(), want) {
+				t.Errorf("refusal does not name %q:\n%s", want, r.output())
+			}
+		}
+		if code != 2 {
+			t.Errorf("exit %d, want 2", code)
+		}
+		if jobs := c.jobsNamed(t, runner); len(jobs) != 0 {
+			t.Errorf("submitted %+v for a refused RESULT_FILENAME", jobs)
+		}
+	})
 
 	t.Run("missing concurrency", func(t *testing.T) {
 		runner := uniqueName("b200-dgxc-slurm")
@@ -222,15 +246,23 @@ func (c *cluster) ghaPoint(t *testing.T, recipe, resultFilename string) {
 	}
 	got := staged[0]
 	t.Logf("staged %s", got)
-	if full := resultFilename + tail; len(full) <= 255 {
+	if full := resultFilename + tail; len(full) <= results.MaxStagedNameLen {
 		if got != full {
 			t.Errorf("staged %s, want %s", got, full)
 		}
-	} else if !regexp.MustCompile(`^dsr1_8k1k_fp4_dynamo-sglang_[^/]*-[0-9a-f]{16}_conc2048_gpus_24_ctx_16_gen_8\.json$`).MatchString(got) ||
+	} else if !regexp.MustCompile(`^`+regexp.QuoteMeta(resultFilename)+`_[a-z0-9_-]*-[0-9a-f]{16}_conc2048_gpus_24_ctx_16_gen_8\.json$`).MatchString(got) ||
 		len(got) > 255-len("power_validation_")-len(".tmp") {
-		// Bounded: a readable prefix, a hash, the numeric tail intact, and
+		// Bounded: RESULT_FILENAME whole (the workflow's glob), the config
+		// shortened to a prefix and a hash, the numeric tail intact, and
 		// room for InferenceX's power_validation_<name>.tmp.
 		t.Errorf("staged %s (%d bytes), want the bounded form of %s", got, len(got), full)
+	}
+	out, err := os.ReadFile(filepath.Join(r.dir, "github-output"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files := strings.Split(parseOutputs(string(out))["staged_files"], "\n"); !slices.Contains(files, got) || !slices.Contains(files, "manifest.json") {
+		t.Errorf("staged_files output %q lacks %s or manifest.json", files, got)
 	}
 	assertGitHubFiles(t, r, "succeeded")
 	if !strings.Contains(r.stderr.String(), "::group::") || !strings.Contains(r.stderr.String(), "::endgroup::") {

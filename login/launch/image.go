@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/slurmbench/slurmbench/enroot"
@@ -16,16 +18,6 @@ import (
 	"github.com/slurmbench/slurmbench/plan"
 	"github.com/slurmbench/slurmbench/slurm"
 )
-
-// workflowVars are the benchmark-multinode workflow's non-secret variables
-// the in-job steps read (eval metadata, thresholds); passed to the job when set.
-var workflowVars = []string{"MODEL", "MODEL_PREFIX", "FRAMEWORK", "PRECISION", "ISL", "OSL", "SPEC_DECODING", "DISAGG",
-	"RUNNER_TYPE", "RUNNER_NAME", "RESULT_FILENAME", "EVAL_LIMIT", "EVAL_MAX_MODEL_LEN", "MAX_MODEL_LEN",
-	"PREFILL_NUM_WORKERS", "PREFILL_TP", "PREFILL_EP", "PREFILL_DP_ATTN", "DECODE_NUM_WORKERS", "DECODE_TP", "DECODE_EP", "DECODE_DP_ATTN",
-	// What a custom benchmark (InferenceX's agentic_srt.sh) reads from the
-	// workflow, which srtctl's jobs inherit; the recipe's benchmark.env wins.
-	"CONC_LIST", "CONC", "DURATION", "AIPERF_EXPERIMENTAL_FAST", "KV_OFFLOADING", "KV_OFFLOAD_BACKEND",
-	"KV_OFFLOAD_BACKEND_METADATA", "IS_AGENTIC", "SCENARIO_TYPE", "REQUIRE_POWER"}
 
 // ImportImage makes the plan's squash file exist, importing under a lock.
 func ImportImage(ctx context.Context, prof *profile.Profile, client *slurm.Client, pl *plan.Plan, log io.Writer, version string) error {
@@ -83,6 +75,19 @@ func JobEnv(pl *plan.Plan) []string {
 			env = append(env, n+"="+v)
 			seen[n] = true
 		}
+	}
+	// Prefixes after names, in the environment's sorted order so the job
+	// spec is the same for the same environment.
+	prefixes := append(append([]string{}, workflowPrefixes...), pl.EnvPassthroughPrefixes...)
+	vars := os.Environ()
+	sort.Strings(vars)
+	for _, kv := range vars {
+		n, v, ok := strings.Cut(kv, "=")
+		if !ok || seen[n] || !hasAnyPrefix(n, prefixes) {
+			continue
+		}
+		env = append(env, n+"="+v)
+		seen[n] = true
 	}
 	return env
 }

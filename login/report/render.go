@@ -71,6 +71,14 @@ func (s Summary) Markdown() string {
 		b.WriteString("- **Image:** " + img + "\n")
 	}
 
+	if len(s.StagedFiles) > 0 {
+		fmt.Fprintf(&b, "\n<details><summary>Staged files (%d)</summary>\n\n", len(s.StagedFiles))
+		for _, f := range s.StagedFiles {
+			b.WriteString("- " + codeSpan(f) + "\n")
+		}
+		b.WriteString("\n</details>\n")
+	}
+
 	if s.failed() {
 		b.WriteString("\n**Failure:** " + mdText(s.failureLine()) + "\n")
 		if msg := clean(s.Message); msg != "" {

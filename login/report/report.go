@@ -78,6 +78,10 @@ type Summary struct {
 	Artifacts []ArtifactRow `json:"artifacts,omitempty"`
 	// Power is the run's power package, when it collects one.
 	Power *PowerRow `json:"power,omitempty"`
+	// StagedFiles are the files staged into the workflow's directory, as
+	// paths relative to it (the workflow's globs and upload paths start
+	// there), in staging order.
+	StagedFiles []string `json:"staged_files,omitempty"`
 
 	// topology and order come from the plan, for rows AddMissing adds.
 	topology results.Point
@@ -441,7 +445,8 @@ func evalRow(score *results.GSM8KScore, source, modelPrefix string) *EvalRow {
 }
 
 // Outputs are the step outputs a workflow reads after "slurmbench run":
-// job_id, run_id, run_dir, outcome, and class when the run failed with one.
+// job_id, run_id, run_dir, outcome, class when the run failed with one, and
+// staged_files (one path per line) when anything was staged.
 func (s Summary) Outputs() map[string]string {
 	out := map[string]string{
 		"job_id":  s.JobID,
@@ -451,6 +456,9 @@ func (s Summary) Outputs() map[string]string {
 	}
 	if s.Class != "" {
 		out["class"] = s.Class
+	}
+	if len(s.StagedFiles) > 0 {
+		out["staged_files"] = strings.Join(s.StagedFiles, "\n")
 	}
 	return out
 }

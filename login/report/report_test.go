@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -376,5 +377,36 @@ func TestOutputs(t *testing.T) {
 	}
 	if _, ok := succeededRun(t).Outputs()["class"]; ok {
 		t.Error("class output on a succeeded run")
+	}
+}
+
+// staged_files reaches the workflow as a multi-line output (one name per
+// line, read back through the runner's heredoc form) and the step summary
+// lists the same names; a run that staged nothing has neither.
+func TestStagedFilesOutputAndSummary(t *testing.T) {
+	s := succeededRun(t)
+	if _, ok := s.Outputs()["staged_files"]; ok {
+		t.Error("staged_files output on a run that staged nothing")
+	}
+	if strings.Contains(s.Markdown(), "Staged files") {
+		t.Error("staged files section on a run that staged nothing")
+	}
+	s.StagedFiles = []string{"RF_sa-bench_isl_8192_osl_1024_conc4_gpus_24_ctx_16_gen_8.json", "manifest.json"}
+	if got, want := s.Outputs()["staged_files"], strings.Join(s.StagedFiles, "\n"); got != want {
+		t.Errorf("staged_files = %q, want %q", got, want)
+	}
+	path := filepath.Join(t.TempDir(), "out")
+	if err := AppendOutputs(path, s.Outputs()); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	if !regexp.MustCompile(`(?m)^staged_files<<(ghadelimiter_\w+)\nRF_sa-bench_isl_8192_osl_1024_conc4_gpus_24_ctx_16_gen_8\.json\nmanifest\.json\n(ghadelimiter_\w+)$`).Match(data) {
+		t.Errorf("GITHUB_OUTPUT:\n%s", data)
+	}
+	md := s.Markdown()
+	for _, f := range s.StagedFiles {
+		if !strings.Contains(md, "- `"+f+"`\n") {
+			t.Errorf("summary does not list %s:\n%s", f, md)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"errors"
+	"path/filepath"
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/login/report"
@@ -33,6 +34,7 @@ func Summary(pl *plan.Plan, res *Result, runErr error) report.Summary {
 		}
 	}
 	if col != nil {
+		sum.StagedFiles = stagedList(col.Staged)
 		sum.AddCustom(col.Custom)
 		sum.Artifacts = col.Artifacts
 		var ie *results.IncompleteError
@@ -55,4 +57,18 @@ func Summary(pl *plan.Plan, res *Result, runErr error) report.Summary {
 		}
 	}
 	return sum
+}
+
+// stagedList names the staged files relative to the stage directory,
+// where the workflow's globs (${RESULT_FILENAME}_*.json) look.
+func stagedList(staged []results.StagedFile) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range staged {
+		if b := filepath.Base(f.Dest); !seen[b] {
+			seen[b] = true
+			out = append(out, b)
+		}
+	}
+	return out
 }

@@ -29,8 +29,11 @@ type Run struct {
 	// Recipe is the plan's name (the recipe's), RecipePath its file.
 	Recipe     string `json:"recipe"`
 	RecipePath string `json:"recipe_path,omitempty"`
-	Nodes      int    `json:"nodes,omitempty"`
-	JobID      string `json:"job_id,omitempty"`
+	// JobName is the Slurm job name the plan gave its job (RUNNER_NAME in
+	// a workflow), for cleanup.
+	JobName string `json:"job_name,omitempty"`
+	Nodes   int    `json:"nodes,omitempty"`
+	JobID   string `json:"job_id,omitempty"`
 	// State is where the run is: "prepared" (never submitted), "submitted",
 	// the driver's phase while it runs, or "ended"; JobState is Slurm's
 	// word for the job when it was asked (Refresh).
@@ -98,7 +101,7 @@ func Load(dir string) (Run, error) {
 	// (a run directory copied elsewhere is still readable).
 	layout := rundir.New(dir)
 	if pl != nil {
-		r.ID, r.Recipe, r.RecipePath, r.Nodes = pl.RunID, pl.Name, pl.Recipe.Path, pl.Nodes
+		r.ID, r.Recipe, r.RecipePath, r.Nodes, r.JobName = pl.RunID, pl.Name, pl.Recipe.Path, pl.Nodes, pl.Slurm.JobName
 	}
 	r.LastActivity = newest(rundir.PlanPath(dir), layout.Journal, layout.Status, layout.Outcome, layout.DriverLog, rundir.StagedPath(dir))
 	r.Started = modTime(rundir.PlanPath(dir))
@@ -108,6 +111,9 @@ func Load(dir string) (Run, error) {
 	submitted := err == nil
 	if err == nil {
 		r.State, r.JobID, r.Active = "submitted", j.JobID, true
+		if j.JobName != "" {
+			r.JobName = j.JobName // what the submission used
+		}
 		if !j.Sending.IsZero() {
 			r.Started = j.Sending
 		}

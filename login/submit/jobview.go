@@ -71,6 +71,9 @@ func JobView(pl *plan.Plan) (string, error) {
 	if len(pl.EnvPassthrough) > 0 {
 		env += ", " + strings.Join(pl.EnvPassthrough, ", ") + " (values from the submitting environment)"
 	}
+	for _, p := range pl.EnvPassthroughPrefixes {
+		env += ", every " + p + "* variable (env.passthrough_prefixes)"
+	}
 	row("environment", "%s", env)
 	b.WriteString("  batch script:\n")
 	for _, line := range strings.Split(strings.TrimSuffix(script, "\n"), "\n") {
