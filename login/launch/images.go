@@ -123,8 +123,8 @@ func ImagesImport(ctx context.Context, o ImportOptions) error {
 		Version:     o.Version,
 		// The sidecar (and so every staged manifest) names the digest imported.
 		ResolveDigest: true,
-		Logf:        func(format string, args ...any) { fmt.Fprintf(o.Stderr, format+"\n", args...) },
-		Output:      o.Stderr,
+		Logf:          func(format string, args ...any) { fmt.Fprintf(o.Stderr, format+"\n", args...) },
+		Output:        o.Stderr,
 	})
 	if err != nil {
 		return exitcode.Errorf(exitcode.Config, "%v", err)

@@ -5,7 +5,7 @@ import (
 	"io"
 	"path/filepath"
 
-	"github.com/slurmbench/slurmbench/results"
+	"github.com/slurmbench/slurmbench/results/compare"
 	"github.com/slurmbench/slurmbench/results/pareto"
 )
 
@@ -22,7 +22,7 @@ func writeEntryCharts(w io.Writer, stage string, m *Matrix) {
 		if mk, ok := readMarker(dir); !ok || !mk.OK {
 			continue
 		}
-		set, err := results.LoadResultSet(dir)
+		set, err := compare.LoadResultSet(dir)
 		if err != nil || len(set.Points) == 0 {
 			continue
 		}
