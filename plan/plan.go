@@ -58,7 +58,7 @@ type Plan struct {
 
 	Health    Health        `json:"health"`
 	Benchmark Benchmark     `json:"benchmark"`
-	Points    []Point       `json:"points"`
+	Points    []BenchPoint  `json:"points"`
 	Eval      Eval          `json:"eval"`
 	Dynamo    Dynamo        `json:"dynamo"`
 	Layout    rundir.Layout `json:"layout"`
@@ -286,7 +286,7 @@ type Benchmark struct {
 }
 
 // Point is one concurrency of the benchmark.
-type Point struct {
+type BenchPoint struct {
 	Concurrency   int    `json:"concurrency"`
 	NumPrompts    int    `json:"num_prompts"`
 	WarmupPrompts int    `json:"warmup_prompts"`
@@ -341,11 +341,11 @@ type Dynamo struct {
 // names: ctx/gen for a disaggregated plan, total GPUs only for an
 // aggregated one. conc 0 gives the topology alone. The plan's points and
 // results' points convert here and nowhere else.
-func (p *Plan) ResultPoint(conc int) results.Point {
+func (p *Plan) ResultPoint(conc int) results.PointID {
 	if p.Mode == "aggregated" {
-		return results.Point{Concurrency: conc, GPUs: p.GPUs.Total}
+		return results.PointID{Concurrency: conc, GPUs: p.GPUs.Total}
 	}
-	return results.Point{Concurrency: conc, GPUs: p.GPUs.Total, PrefillGPUs: p.GPUs.Prefill, DecodeGPUs: p.GPUs.Decode}
+	return results.PointID{Concurrency: conc, GPUs: p.GPUs.Total, PrefillGPUs: p.GPUs.Prefill, DecodeGPUs: p.GPUs.Decode}
 }
 
 // ResultFile is the file name SA-Bench writes concurrency conc's result to

@@ -55,7 +55,7 @@ func TestCorpus4P1DOnB200Profile(t *testing.T) {
 	if len(pl.Points) != 1 {
 		t.Fatalf("points = %+v, want one", pl.Points)
 	}
-	want := plan.Point{Concurrency: 2048, NumPrompts: 20480, WarmupPrompts: 4096, ResultFile: "results_concurrency_2048_gpus_24_ctx_16_gen_8.json"}
+	want := plan.BenchPoint{Concurrency: 2048, NumPrompts: 20480, WarmupPrompts: 4096, ResultFile: "results_concurrency_2048_gpus_24_ctx_16_gen_8.json"}
 	if pl.Points[0] != want {
 		t.Errorf("point = %+v, want %+v", pl.Points[0], want)
 	}

@@ -335,7 +335,7 @@ func (b *builder) benchmark() error {
 		if err != nil {
 			return err
 		}
-		pl.Points = append(pl.Points, plan.Point{
+		pl.Points = append(pl.Points, plan.BenchPoint{
 			Concurrency:   c,
 			NumPrompts:    bm.PromptsMult * c,
 			WarmupPrompts: bm.WarmupMult * c,

@@ -63,7 +63,7 @@ type PerGPU struct {
 //
 // An aggregated point (no _ctx_/_gen_ in its name) counts as PREFILL_GPUS =
 // gpus and DECODE_GPUS = 0, as the workflow sets them.
-func PerGPUThroughput(p Point, totalTokenThroughput, outputThroughput float64) (PerGPU, error) {
+func PerGPUThroughput(p PointID, totalTokenThroughput, outputThroughput float64) (PerGPU, error) {
 	if err := p.Validate(); err != nil {
 		return PerGPU{}, err
 	}
@@ -154,7 +154,7 @@ func (r *Record) MarshalJSON() ([]byte, error) {
 // A zero TPOT statistic (std_tpot_ms of identical requests, or a one-token
 // run) gives intvty 0 instead of dividing by zero, as later InferenceX
 // versions do; std_intvty is kept for shape although 1000/std means nothing.
-func Aggregate(r *SABenchResult, p Point, info RunInfo) (*Record, error) {
+func Aggregate(r *SABenchResult, p PointID, info RunInfo) (*Record, error) {
 	if (info.PrefillHW == "") != (info.DecodeHW == "") {
 		return nil, fmt.Errorf("aggregating %s: prefill and decode hardware must be given together", p.Label())
 	}

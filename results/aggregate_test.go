@@ -125,12 +125,12 @@ func TestAggregateRejects(t *testing.T) {
 	tests := []struct {
 		name    string
 		over    map[string]any
-		p       Point
+		p       PointID
 		info    func(*RunInfo)
 		wantErr string
 	}{
 		{"zero output", map[string]any{"output_throughput": 0.0}, p4p1d, nil, "non-positive throughput"},
-		{"bad point", nil, Point{Concurrency: 8, GPUs: 24, PrefillGPUs: 16, DecodeGPUs: 9}, nil, "gpus 24 is not ctx 16 + gen 9"},
+		{"bad point", nil, PointID{Concurrency: 8, GPUs: 24, PrefillGPUs: 16, DecodeGPUs: 9}, nil, "gpus 24 is not ctx 16 + gen 9"},
 		{"half hardware", nil, p4p1d, func(i *RunInfo) { i.PrefillHW = "b200" }, "must be given together"},
 	}
 	for _, tt := range tests {
@@ -171,7 +171,7 @@ func TestAggregateKeepsFileOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := Aggregate(r, Point{Concurrency: 8, GPUs: 2, PrefillGPUs: 1, DecodeGPUs: 1}, info4p1d)
+	rec, err := Aggregate(r, PointID{Concurrency: 8, GPUs: 2, PrefillGPUs: 1, DecodeGPUs: 1}, info4p1d)
 	if err != nil {
 		t.Fatal(err)
 	}

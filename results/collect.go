@@ -24,7 +24,7 @@ type CollectOptions struct {
 	Concurrencies []int
 	// Topology, if its GPUs is set, is the topology every result must name
 	// (its Concurrency is ignored); otherwise any topology is accepted.
-	Topology Point
+	Topology PointID
 	// Config overrides the SA-Bench config name of the collected results;
 	// by default it is the name of the directory under ResultsDir the file
 	// sits in (the launchers' CONFIG_NAME), or ResultsDir's own name.
@@ -34,7 +34,7 @@ type CollectOptions struct {
 // CollectedPoint is one point's result file: a requested concurrency's
 // valid result (Collect), or any result found (LoadResultSet).
 type CollectedPoint struct {
-	Point  Point
+	Point  PointID
 	Config string // SA-Bench config name, e.g. sa-bench_isl_8192_osl_1024
 	Path   string // the raw result file
 	Result *SABenchResult
@@ -163,7 +163,7 @@ func Collect(opt CollectOptions) (*Collection, error) {
 // checkPoint reads one raw result file and lists what is wrong with it.
 func checkPoint(path string, opt CollectOptions) (CollectedPoint, []string) {
 	pn, _ := ParseName(filepath.Base(path))
-	cp := CollectedPoint{Point: pn.Point, Path: path, Config: opt.Config}
+	cp := CollectedPoint{Point: pn.PointID, Path: path, Config: opt.Config}
 	if cp.Config == "" {
 		cp.Config = configName(opt.ResultsDir, path)
 	}

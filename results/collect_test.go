@@ -8,7 +8,7 @@ import (
 )
 
 // runDir lays out results as srt-slurm does: logs/sa-bench_isl_8192_osl_1024/results_concurrency_*.json.
-func runDir(t *testing.T, points map[int]map[string]any, topo Point) string {
+func runDir(t *testing.T, points map[int]map[string]any, topo PointID) string {
 	t.Helper()
 	logs := filepath.Join(t.TempDir(), "logs")
 	for c, over := range points {
@@ -51,8 +51,8 @@ func TestCollectFailures(t *testing.T) {
 	tests := []struct {
 		name    string
 		points  map[int]map[string]any
-		topo    Point // written topology
-		want    Point // expected topology (GPUs 0: any)
+		topo    PointID // written topology
+		want    PointID // expected topology (GPUs 0: any)
 		concs   []int
 		wantErr string
 	}{
@@ -60,7 +60,7 @@ func TestCollectFailures(t *testing.T) {
 			"missing points: 1024, 2048"},
 		{"zero output tokens", map[int]map[string]any{512: {"total_output_tokens": 0}, 1024: nil}, p4p1d, p4p1d, []int{512, 1024},
 			"invalid points: 512 (0 output tokens)"},
-		{"missing and invalid", map[int]map[string]any{512: {"total_output_tokens": 0}}, p4p1d, Point{}, []int{512, 1024},
+		{"missing and invalid", map[int]map[string]any{512: {"total_output_tokens": 0}}, p4p1d, PointID{}, []int{512, 1024},
 			"missing points: 1024; invalid points: 512 (0 output tokens)"},
 		{"marked by the SA-Bench step", map[int]map[string]any{8: {"slurmbench_valid": false, "slurmbench_invalid_reason": "failure rate 10.0 % above 5 %"}}, pAgg, pAgg, []int{8},
 			"invalid points: 8 (marked invalid: failure rate 10.0 % above 5 %)"},

@@ -24,7 +24,7 @@ const hashHexLen = 16
 // Point identifies one SA-Bench measurement: a concurrency on a topology.
 // PrefillGPUs and DecodeGPUs are the _ctx_ and _gen_ numbers of a
 // disaggregated point; both are 0 for an aggregated one.
-type Point struct {
+type PointID struct {
 	Concurrency int
 	GPUs        int // total GPUs serving the point
 	PrefillGPUs int // "ctx"
@@ -32,10 +32,10 @@ type Point struct {
 }
 
 // Disaggregated reports whether the point has a prefill/decode split.
-func (p Point) Disaggregated() bool { return p.PrefillGPUs != 0 || p.DecodeGPUs != 0 }
+func (p PointID) Disaggregated() bool { return p.PrefillGPUs != 0 || p.DecodeGPUs != 0 }
 
 // Validate checks the numbers a result name carries.
-func (p Point) Validate() error {
+func (p PointID) Validate() error {
 	if p.Concurrency < 1 {
 		return fmt.Errorf("concurrency %d: must be at least 1", p.Concurrency)
 	}
@@ -58,7 +58,7 @@ func (p Point) Validate() error {
 
 // Label is the short human name of a point, e.g. "ctx16/gen8 c2048" or
 // "gpus8 c64" for an aggregated one.
-func (p Point) Label() string {
+func (p PointID) Label() string {
 	if p.Disaggregated() {
 		return fmt.Sprintf("ctx%d/gen%d c%d", p.PrefillGPUs, p.DecodeGPUs, p.Concurrency)
 	}
@@ -66,7 +66,7 @@ func (p Point) Label() string {
 }
 
 // topology is the "_gpus_<T>[_ctx_<P>_gen_<D>]" part shared by both name forms.
-func (p Point) topology() string {
+func (p PointID) topology() string {
 	s := "_gpus_" + strconv.Itoa(p.GPUs)
 	if p.Disaggregated() {
 		s += "_ctx_" + strconv.Itoa(p.PrefillGPUs) + "_gen_" + strconv.Itoa(p.DecodeGPUs)
@@ -84,7 +84,7 @@ func ConfigName(inputLen, outputLen int) string {
 // RawName is the file name SA-Bench writes for a point in its results
 // directory (srt-slurm sa-bench/bench.sh; docs/run-directory.md):
 // results_concurrency_<C>_gpus_<T>[_ctx_<P>_gen_<D>].json.
-func RawName(p Point) (string, error) {
+func RawName(p PointID) (string, error) {
 	if err := p.Validate(); err != nil {
 		return "", fmt.Errorf("result name: %w", err)
 	}
@@ -108,7 +108,7 @@ func RawName(p Point) (string, error) {
 // RESULT_FILENAME and the tail alone do not fit, the error is a
 // *NameTooLongError.
 // Names that fit are returned unchanged, byte-identical to the launchers'.
-func StagedName(resultFilename, config string, p Point) (string, error) {
+func StagedName(resultFilename, config string, p PointID) (string, error) {
 	if err := checkComponent("result filename", resultFilename); err != nil {
 		return "", err
 	}
@@ -197,7 +197,7 @@ func (f NameForm) String() string {
 
 // ParsedName is what ParseName recovers from a result file name.
 type ParsedName struct {
-	Point
+	PointID
 	Form NameForm
 	// Prefix is everything before "_conc<C>" in a staged name: RESULT_FILENAME
 	// and the SA-Bench config, or their bounded form. Empty for raw names.
@@ -242,11 +242,11 @@ func ParseName(name string) (ParsedName, error) {
 		}
 		vals[i] = v
 	}
-	out.Point = Point{Concurrency: vals[0], GPUs: vals[1], PrefillGPUs: vals[2], DecodeGPUs: vals[3]}
+	out.PointID = PointID{Concurrency: vals[0], GPUs: vals[1], PrefillGPUs: vals[2], DecodeGPUs: vals[3]}
 	if nums[2] != "" && (vals[2] == 0 || vals[3] == 0) {
 		return ParsedName{}, fmt.Errorf("result name %q: ctx %d, gen %d: a disaggregated point needs at least one GPU on each side", name, vals[2], vals[3])
 	}
-	if err := out.Point.Validate(); err != nil {
+	if err := out.PointID.Validate(); err != nil {
 		return ParsedName{}, fmt.Errorf("result name %q: %w", name, err)
 	}
 	return out, nil

@@ -11,8 +11,8 @@ import (
 )
 
 var (
-	p4p1d = Point{Concurrency: 2048, GPUs: 24, PrefillGPUs: 16, DecodeGPUs: 8}
-	pAgg  = Point{Concurrency: 64, GPUs: 8}
+	p4p1d = PointID{Concurrency: 2048, GPUs: 24, PrefillGPUs: 16, DecodeGPUs: 8}
+	pAgg  = PointID{Concurrency: 64, GPUs: 8}
 )
 
 // A RESULT_FILENAME as InferenceX's workflow computes it (180 bytes with
@@ -21,7 +21,7 @@ const exampleResultFilename = "dsr1_8k1k_fp4_dynamo-sglang_prefill-tp4-pp1-dcp1-
 
 func TestRawName(t *testing.T) {
 	tests := []struct {
-		p    Point
+		p    PointID
 		want string
 	}{
 		{p4p1d, "results_concurrency_2048_gpus_24_ctx_16_gen_8.json"},
@@ -38,13 +38,13 @@ func TestRawName(t *testing.T) {
 func TestStagedNameShortIsUpstreamName(t *testing.T) {
 	tests := []struct {
 		rf, config string
-		p          Point
+		p          PointID
 		want       string
 	}{
 		// Unbounded names are byte-identical to the launchers'.
 		{"RF", "sa-bench_isl_8192_osl_1024", p4p1d, "RF_sa-bench_isl_8192_osl_1024_conc2048_gpus_24_ctx_16_gen_8.json"},
 		{"RF", "sa-bench_isl_1024_osl_1024", pAgg, "RF_sa-bench_isl_1024_osl_1024_conc64_gpus_8.json"},
-		{"a_conc9_gpus_9", "sa-bench_custom_x", Point{Concurrency: 1, GPUs: 2, PrefillGPUs: 1, DecodeGPUs: 1}, "a_conc9_gpus_9_sa-bench_custom_x_conc1_gpus_2_ctx_1_gen_1.json"},
+		{"a_conc9_gpus_9", "sa-bench_custom_x", PointID{Concurrency: 1, GPUs: 2, PrefillGPUs: 1, DecodeGPUs: 1}, "a_conc9_gpus_9_sa-bench_custom_x_conc1_gpus_2_ctx_1_gen_1.json"},
 	}
 	for _, tt := range tests {
 		got, err := StagedName(tt.rf, tt.config, tt.p)
@@ -55,7 +55,7 @@ func TestStagedNameShortIsUpstreamName(t *testing.T) {
 }
 
 // checkBounded asserts every property of the bounding rule for one input.
-func checkBounded(t *testing.T, rf, config string, p Point) string {
+func checkBounded(t *testing.T, rf, config string, p PointID) string {
 	t.Helper()
 	got, err := StagedName(rf, config, p)
 	if err != nil {
@@ -110,7 +110,7 @@ func checkBounded(t *testing.T, rf, config string, p Point) string {
 	if err != nil {
 		t.Fatalf("ParseName(%q): %v", got, err)
 	}
-	if pn.Point != p || pn.Form != StagedForm {
+	if pn.PointID != p || pn.Form != StagedForm {
 		t.Errorf("ParseName(%q) = %+v, want %+v staged", got, pn, p)
 	}
 	return got
@@ -125,7 +125,7 @@ func checkBounded(t *testing.T, rf, config string, p Point) string {
 func TestStagedNameBoundary(t *testing.T) {
 	config := "sa-bench_isl_8192_osl_1024"
 	seen := map[string]int{}
-	for _, p := range []Point{p4p1d, pAgg} {
+	for _, p := range []PointID{p4p1d, pAgg} {
 		base, _ := StagedName("X", config, p)
 		tailLen := len(base) - len("X_") - len(config)
 		maxRF := MaxStagedNameLen - tailLen
@@ -180,18 +180,18 @@ func TestStagedNameLongInputs(t *testing.T) {
 	// Long conc lists make 254-byte stems.
 	longConc := strings.Replace(exampleResultFilename, "conc2048", "conc1x2x4x8x16x32x64x128", 1)
 	for _, c := range []int{1, 2, 4, 8, 16, 32, 64, 128} {
-		p := Point{Concurrency: c, GPUs: 24, PrefillGPUs: 16, DecodeGPUs: 8}
+		p := PointID{Concurrency: c, GPUs: 24, PrefillGPUs: 16, DecodeGPUs: 8}
 		checkBounded(t, longConc, "sa-bench_isl_8192_osl_1024", p)
-		checkBounded(t, longConc, "sa-bench_isl_8192_osl_1024", Point{Concurrency: c, GPUs: 8})
+		checkBounded(t, longConc, "sa-bench_isl_8192_osl_1024", PointID{Concurrency: c, GPUs: 8})
 	}
 	// The same stem for two concurrencies must still give two names.
-	a, _ := StagedName(longConc, "sa-bench_isl_8192_osl_1024", Point{Concurrency: 1, GPUs: 8})
-	b, _ := StagedName(longConc, "sa-bench_isl_8192_osl_1024", Point{Concurrency: 2, GPUs: 8})
+	a, _ := StagedName(longConc, "sa-bench_isl_8192_osl_1024", PointID{Concurrency: 1, GPUs: 8})
+	b, _ := StagedName(longConc, "sa-bench_isl_8192_osl_1024", PointID{Concurrency: 2, GPUs: 8})
 	if a == b {
 		t.Errorf("two concurrencies share the name %q", a)
 	}
 	// A huge config and huge numbers still leave a name.
-	checkBounded(t, "rf", strings.Repeat("c", 600), Point{Concurrency: 1 << 40, GPUs: 1 << 41, PrefillGPUs: 1 << 40, DecodeGPUs: 1 << 40})
+	checkBounded(t, "rf", strings.Repeat("c", 600), PointID{Concurrency: 1 << 40, GPUs: 1 << 41, PrefillGPUs: 1 << 40, DecodeGPUs: 1 << 40})
 	// Multi-byte characters in RESULT_FILENAME stay whole (it is never
 	// cut) and at the config's cut too.
 	for pad := 0; pad < 4; pad++ {
@@ -213,7 +213,7 @@ func TestStagedNameLongInputs(t *testing.T) {
 func TestStagedNameRejects(t *testing.T) {
 	tests := []struct {
 		rf, config string
-		p          Point
+		p          PointID
 		wantErr    string
 	}{
 		{"a/b", "cfg", p4p1d, `result filename "a/b": must not contain '/'`},
@@ -221,10 +221,10 @@ func TestStagedNameRejects(t *testing.T) {
 		{"", "cfg", p4p1d, "result filename: must not be empty"},
 		{"ab", "", p4p1d, "config: must not be empty"},
 		{"ab", "c\nfg", p4p1d, `config "c\nfg": must not contain '\n'`},
-		{"ab", "cfg", Point{Concurrency: 0, GPUs: 8}, "concurrency 0: must be at least 1"},
-		{"ab", "cfg", Point{Concurrency: 8, GPUs: 0}, "gpus 0: must be at least 1"},
-		{"ab", "cfg", Point{Concurrency: 8, GPUs: 24, PrefillGPUs: 16}, "ctx 16, gen 0: a disaggregated point needs at least one GPU on each side"},
-		{"ab", "cfg", Point{Concurrency: 8, GPUs: 25, PrefillGPUs: 16, DecodeGPUs: 8}, "gpus 25 is not ctx 16 + gen 8"},
+		{"ab", "cfg", PointID{Concurrency: 0, GPUs: 8}, "concurrency 0: must be at least 1"},
+		{"ab", "cfg", PointID{Concurrency: 8, GPUs: 0}, "gpus 0: must be at least 1"},
+		{"ab", "cfg", PointID{Concurrency: 8, GPUs: 24, PrefillGPUs: 16}, "ctx 16, gen 0: a disaggregated point needs at least one GPU on each side"},
+		{"ab", "cfg", PointID{Concurrency: 8, GPUs: 25, PrefillGPUs: 16, DecodeGPUs: 8}, "gpus 25 is not ctx 16 + gen 8"},
 	}
 	for _, tt := range tests {
 		_, err := StagedName(tt.rf, tt.config, tt.p)
@@ -237,7 +237,7 @@ func TestStagedNameRejects(t *testing.T) {
 func TestParseName(t *testing.T) {
 	tests := []struct {
 		name       string
-		want       Point
+		want       PointID
 		wantForm   NameForm
 		wantPrefix string
 		wantErr    string
@@ -272,7 +272,7 @@ func TestParseName(t *testing.T) {
 			t.Errorf("ParseName(%q): %v", tt.name, err)
 			continue
 		}
-		if got.Point != tt.want || got.Form != tt.wantForm || got.Prefix != tt.wantPrefix {
+		if got.PointID != tt.want || got.Form != tt.wantForm || got.Prefix != tt.wantPrefix {
 			t.Errorf("ParseName(%q) = %+v, want %+v %v %q", tt.name, got, tt.want, tt.wantForm, tt.wantPrefix)
 		}
 	}
@@ -297,7 +297,7 @@ func FuzzStagedName(f *testing.F) {
 	f.Add("short", "cfg", 1, 0, 0)
 	f.Add(strings.Repeat("é", 130), "sa-bench_custom_ü", 64, 4, 4)
 	f.Fuzz(func(t *testing.T, rf, config string, conc, ctx, gen int) {
-		p := Point{Concurrency: conc, GPUs: ctx + gen, PrefillGPUs: ctx, DecodeGPUs: gen}
+		p := PointID{Concurrency: conc, GPUs: ctx + gen, PrefillGPUs: ctx, DecodeGPUs: gen}
 		if ctx == 0 && gen == 0 {
 			p.GPUs = 8
 		}
@@ -309,7 +309,7 @@ func FuzzStagedName(f *testing.F) {
 			t.Fatalf("%q is too long", got)
 		}
 		pn, err := ParseName(got)
-		if err != nil || pn.Point != p {
+		if err != nil || pn.PointID != p {
 			t.Fatalf("ParseName(%q) = %+v, %v; want %+v", got, pn, err, p)
 		}
 	})

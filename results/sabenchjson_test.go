@@ -261,7 +261,7 @@ func TestAddedLatencyFields(t *testing.T) {
 		t.Errorf("marking lost or doubled the distribution:\n%s", marked)
 	}
 
-	rec, err := Aggregate(back, Point{Concurrency: 8, GPUs: 24, PrefillGPUs: 16, DecodeGPUs: 8}, RunInfo{})
+	rec, err := Aggregate(back, PointID{Concurrency: 8, GPUs: 24, PrefillGPUs: 16, DecodeGPUs: 8}, RunInfo{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ type StagedFile struct {
 	Source string
 	Dest   string
 	// Point is set for a result file, nil for an extra artifact.
-	Point *Point
+	Point *PointID
 }
 
 // Stage copies each collected point's result into opt.Dest as its
@@ -50,7 +50,7 @@ func Stage(points []CollectedPoint, opt StageOptions) ([]StagedFile, error) {
 	fopt := atomicfile.Options{Overwrite: opt.Overwrite}
 	var pl []StagedFile
 	taken := map[string]string{} // staged base name → source, to catch two sources on one name
-	add := func(name, src string, p *Point) error {
+	add := func(name, src string, p *PointID) error {
 		if prev, ok := taken[name]; ok {
 			return fmt.Errorf("staging results: %s and %s would both be staged as %s", prev, src, name)
 		}

@@ -216,15 +216,15 @@ func summary(o launch.IO, pl *plan.Plan, col *runner.Collected, err error) error
 
 // pointProgress shows a running point: done of total with %, rate and
 // ETA, failures, tokens per second and the median TTFT once there is one.
-func pointProgress(d *progress.Display, n int) func(int, plan.Point, sabench.Progress) {
-	return func(index int, pt plan.Point, s sabench.Progress) {
+func pointProgress(d *progress.Display, n int) func(int, plan.BenchPoint, sabench.Progress) {
+	return func(index int, pt plan.BenchPoint, s sabench.Progress) {
 		d.Show(PointLine(d, index, n, pt, s), s.Final)
 	}
 }
 
 // PointLine is one point's state, e.g. "point 1/2 c8 benchmark: 50% 40/80
 // requests, 13.3/s, ETA 3s, 0 failed, 1234 tok/s, p50 TTFT 51.2 ms".
-func PointLine(d *progress.Display, index, n int, pt plan.Point, s sabench.Progress) string {
+func PointLine(d *progress.Display, index, n int, pt plan.BenchPoint, s sabench.Progress) string {
 	line := fmt.Sprintf("point %d/%d c%d %s: %s, %d failed", index, n, pt.Concurrency, s.Phase,
 		d.Line(s.Finished, s.Total, "requests", s.Elapsed), s.Failed)
 	if sec := s.Elapsed.Seconds(); sec > 0 && s.Tokens > 0 {

@@ -36,7 +36,7 @@ func TestAgainstMockEngine(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			name, _ := results.RawName(results.Point{Concurrency: conc, GPUs: 24, PrefillGPUs: 16, DecodeGPUs: 8})
+			name, _ := results.RawName(results.PointID{Concurrency: conc, GPUs: 24, PrefillGPUs: 16, DecodeGPUs: 8})
 			path := filepath.Join(dir, name)
 			verr := results.ValidateSABench(res, 10*conc)
 			if err := results.WriteSABench(path, res); err != nil {

@@ -40,7 +40,7 @@ func stepPlan(t *testing.T) *plan.Plan {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pl.Points = append(pl.Points, plan.Point{Concurrency: c, NumPrompts: 10 * c, ResultFile: name})
+		pl.Points = append(pl.Points, plan.BenchPoint{Concurrency: c, NumPrompts: 10 * c, ResultFile: name})
 	}
 	writePlan(t, pl)
 	return pl

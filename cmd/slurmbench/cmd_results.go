@@ -60,7 +60,7 @@ filename too long for that is refused (exit 2) naming its length and the most it
 			if c.IsSet("ctx") != c.IsSet("gen") {
 				return configErrorf("results name: --ctx and --gen go together")
 			}
-			p := results.Point{Concurrency: c.Int("conc"), GPUs: c.Int("gpus")}
+			p := results.PointID{Concurrency: c.Int("conc"), GPUs: c.Int("gpus")}
 			if c.IsSet("ctx") {
 				p.PrefillGPUs, p.DecodeGPUs = c.Int("ctx"), c.Int("gen")
 				if p.PrefillGPUs < 1 || p.DecodeGPUs < 1 {

@@ -49,7 +49,7 @@ func TestResultsName(t *testing.T) {
 	// it, and kept whole.
 	rf := strings.Repeat("dsr1_8k1k_fp4_", 13) // 182 bytes
 	out, _, code := runResults(t, "name", "--result-filename", rf, "--config", "sa-bench_isl_8192_osl_1024", "--conc", "2048", "--gpus", "24", "--ctx", "16", "--gen", "8")
-	want, _ := results.StagedName(rf, "sa-bench_isl_8192_osl_1024", results.Point{Concurrency: 2048, GPUs: 24, PrefillGPUs: 16, DecodeGPUs: 8})
+	want, _ := results.StagedName(rf, "sa-bench_isl_8192_osl_1024", results.PointID{Concurrency: 2048, GPUs: 24, PrefillGPUs: 16, DecodeGPUs: 8})
 	if code != 0 || out != want+"\n" || len(want) > results.MaxStagedNameLen || !strings.HasPrefix(want, rf+"_") {
 		t.Errorf("long name: %q (exit %d), want %q", out, code, want)
 	}

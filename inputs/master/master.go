@@ -53,7 +53,7 @@ type Side struct {
 }
 
 // Point is the resolved lookup result.
-type Point struct {
+type ConfigPoint struct {
 	Key          string
 	Index        int // within the key's fixed-seq-len points
 	Image        string
@@ -89,15 +89,15 @@ func Load(path string) (map[string]Entry, error) {
 // Lookup returns point index (0-based over the key's fixed-seq-len search
 // space, in file order) of key. index < 0 means "the only one": a key with
 // several points is then an error that lists them.
-func Lookup(m map[string]Entry, key string, index int) (Point, error) {
+func Lookup(m map[string]Entry, key string, index int) (ConfigPoint, error) {
 	e, ok := m[key]
 	if !ok {
-		return Point{}, fmt.Errorf("master config: no key %q%s", key, suggest(m, key))
+		return ConfigPoint{}, fmt.Errorf("master config: no key %q%s", key, suggest(m, key))
 	}
-	var all []Point
+	var all []ConfigPoint
 	for _, sc := range e.Scenarios["fixed-seq-len"] {
 		for _, sp := range sc.SearchSpace {
-			pt := Point{
+			pt := ConfigPoint{
 				Key: key, Index: len(all), Image: e.Image, Model: e.Model, ModelPrefix: e.ModelPrefix,
 				Precision: e.Precision, Framework: e.Framework, Runner: e.Runner,
 				ISL: sc.ISL, OSL: sc.OSL, Concurrency: sp.ConcList, SpecDecoding: sp.SpecDecoding,
@@ -107,7 +107,7 @@ func Lookup(m map[string]Entry, key string, index int) (Point, error) {
 				for _, kv := range side.AdditionalSettings {
 					k, v, ok := strings.Cut(kv, "=")
 					if !ok {
-						return Point{}, fmt.Errorf("master config %s point %d: additional-settings %q is not KEY=VALUE", key, len(all), kv)
+						return ConfigPoint{}, fmt.Errorf("master config %s point %d: additional-settings %q is not KEY=VALUE", key, len(all), kv)
 					}
 					pt.Settings[k] = v
 				}
@@ -119,7 +119,7 @@ func Lookup(m map[string]Entry, key string, index int) (Point, error) {
 		}
 	}
 	if len(all) == 0 {
-		return Point{}, fmt.Errorf("master config %s: no fixed-seq-len points", key)
+		return ConfigPoint{}, fmt.Errorf("master config %s: no fixed-seq-len points", key)
 	}
 	if index < 0 {
 		if len(all) == 1 {
@@ -129,10 +129,10 @@ func Lookup(m map[string]Entry, key string, index int) (Point, error) {
 		for _, pt := range all {
 			fmt.Fprintf(&b, "; %d: isl %d osl %d conc %v %s", pt.Index, pt.ISL, pt.OSL, pt.Concurrency, pt.ConfigFile)
 		}
-		return Point{}, fmt.Errorf("master config %s has %d points, pick one with --point N%s", key, len(all), b.String())
+		return ConfigPoint{}, fmt.Errorf("master config %s has %d points, pick one with --point N%s", key, len(all), b.String())
 	}
 	if index >= len(all) {
-		return Point{}, fmt.Errorf("master config %s: --point %d out of range 0..%d", key, index, len(all)-1)
+		return ConfigPoint{}, fmt.Errorf("master config %s: --point %d out of range 0..%d", key, index, len(all)-1)
 	}
 	return all[index], nil
 }

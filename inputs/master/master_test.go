@@ -161,7 +161,7 @@ func TestLookupOnePoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Point{Key: "one-point", Index: 0, Image: "img:1", Model: "org/model", ModelPrefix: "m", Precision: "fp8",
+	want := ConfigPoint{Key: "one-point", Index: 0, Image: "img:1", Model: "org/model", ModelPrefix: "m", Precision: "fp8",
 		Framework: "dynamo-sglang", Runner: "b200-multinode", ISL: 1024, OSL: 128, Concurrency: []int{8, 32},
 		SpecDecoding: "none", ConfigFile: "recipes/x/2p1d.yaml",
 		Settings: map[string]string{"CONFIG_FILE": "recipes/x/2p1d.yaml", "PREFILL_NODES": "2", "DECODE_NODES": "1"}}

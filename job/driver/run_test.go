@@ -107,7 +107,7 @@ func runPlan(t *testing.T, front *frontend, decode, bench []string) *plan.Plan {
 		},
 		Benchmark: plan.Benchmark{Type: "sa-bench", Client: profile.BenchNative, ISL: 8, OSL: 8, RequestRate: "inf",
 			ResultDir: filepath.Join(run, "results", "sa-bench_isl_8_osl_8")},
-		Points: []plan.Point{{Concurrency: 1, NumPrompts: 1, ResultFile: "results_concurrency_1_gpus_2_ctx_1_gen_1.json"}},
+		Points: []plan.BenchPoint{{Concurrency: 1, NumPrompts: 1, ResultFile: "results_concurrency_1_gpus_2_ctx_1_gen_1.json"}},
 		Health: plan.Health{Kind: "dynamo", Node: 0, Port: front.port, Prefill: 1, Decode: 1, MaxAttempts: 2, IntervalSeconds: 1},
 		Layout: rundir.New(run),
 	}

@@ -54,7 +54,7 @@ type BenchOptions struct {
 	Probe bool
 	// Progress, when set, replaces the per-interval log lines of the
 	// native client; index is the point's 1-based position.
-	Progress func(index int, pt plan.Point, p sabench.Progress)
+	Progress func(index int, pt plan.BenchPoint, p sabench.Progress)
 	// Getenv reads the slow_down settings the driver filled in (default
 	// os.Getenv); SlowDownClient sends its requests (default a plain client).
 	Getenv         func(string) string
@@ -64,7 +64,7 @@ type BenchOptions struct {
 // PointResult is how one point ended.
 type PointResult struct {
 	Index int // 1-based
-	Point plan.Point
+	Point plan.BenchPoint
 	Path  string                 // the result file
 	Res   *results.SABenchResult // nil when no result file was produced
 	Err   error                  // nil when the point is valid
@@ -237,7 +237,7 @@ func causeSuffix(ctx context.Context) string {
 
 // runPoint runs one point with the plan's client, then validates the result
 // and keeps it, marked.
-func runPoint(ctx context.Context, pl *plan.Plan, opts BenchOptions, index int, pt plan.Point) PointResult {
+func runPoint(ctx context.Context, pl *plan.Plan, opts BenchOptions, index int, pt plan.BenchPoint) PointResult {
 	pr := PointResult{Index: index, Point: pt, Path: filepath.Join(pl.Benchmark.ResultDir, pt.ResultFile)}
 	var runErr error
 	win := openWindow(pl, pr.Path, pt, opts.Log)
@@ -260,7 +260,7 @@ func runPoint(ctx context.Context, pl *plan.Plan, opts BenchOptions, index int, 
 }
 
 // nativeConfig is the native client's configuration of one point.
-func nativeConfig(pl *plan.Plan, opts BenchOptions, pt plan.Point) sabench.Config {
+func nativeConfig(pl *plan.Plan, opts BenchOptions, pt plan.BenchPoint) sabench.Config {
 	bm := pl.Benchmark
 	cfg := sabench.NewConfig(opts.Frontend, pl.Model.ServedName, bm.ISL, bm.OSL, pt.Concurrency)
 	cfg.NumPrompts = pt.NumPrompts
@@ -277,7 +277,7 @@ func nativeConfig(pl *plan.Plan, opts BenchOptions, pt plan.Point) sabench.Confi
 	return cfg
 }
 
-func runNativePoint(ctx context.Context, pl *plan.Plan, opts BenchOptions, index int, pt plan.Point) (*results.SABenchResult, error) {
+func runNativePoint(ctx context.Context, pl *plan.Plan, opts BenchOptions, index int, pt plan.BenchPoint) (*results.SABenchResult, error) {
 	// sabench.Run closes the connections it opened when the point ends:
 	// thousands of idle connections do not linger into the next point.
 	cfg := nativeConfig(pl, opts, pt)
@@ -293,7 +293,7 @@ func runNativePoint(ctx context.Context, pl *plan.Plan, opts BenchOptions, index
 	return sabench.Run(ctx, cfg)
 }
 
-func sabenchParams(pl *plan.Plan, opts BenchOptions, pt plan.Point) sabench.Params {
+func sabenchParams(pl *plan.Plan, opts BenchOptions, pt plan.BenchPoint) sabench.Params {
 	bm := pl.Benchmark
 	script := opts.Script
 	if script == "" && opts.Workspace != "" {
@@ -315,7 +315,7 @@ func sabenchParams(pl *plan.Plan, opts BenchOptions, pt plan.Point) sabench.Para
 // non-zero after saving when more than 5 % of the requests failed, so the
 // file is read whatever the exit status; only a file older than this run is
 // ignored.
-func runContainerPoint(ctx context.Context, pl *plan.Plan, opts BenchOptions, pt plan.Point, path string) (*results.SABenchResult, error) {
+func runContainerPoint(ctx context.Context, pl *plan.Plan, opts BenchOptions, pt plan.BenchPoint, path string) (*results.SABenchResult, error) {
 	run := opts.Exec
 	if run == nil {
 		run = ExecOS

@@ -39,7 +39,7 @@ func testPlan(t *testing.T) *plan.Plan {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pl.Points = append(pl.Points, plan.Point{Concurrency: c, NumPrompts: 10 * c, ResultFile: name})
+		pl.Points = append(pl.Points, plan.BenchPoint{Concurrency: c, NumPrompts: 10 * c, ResultFile: name})
 	}
 	if err := pl.Validate(); err != nil {
 		t.Fatalf("test plan: %v", err)

@@ -109,7 +109,7 @@ func (u URLBench) Plan() (*plan.Plan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("concurrency %d: %w", c, err)
 		}
-		pt := plan.Point{Concurrency: c, NumPrompts: u.NumPrompts, WarmupPrompts: u.Warmups, ResultFile: name}
+		pt := plan.BenchPoint{Concurrency: c, NumPrompts: u.NumPrompts, WarmupPrompts: u.Warmups, ResultFile: name}
 		if pt.NumPrompts == 0 {
 			pt.NumPrompts = sabench.PromptsPerConcurrency * c
 		}

@@ -20,7 +20,7 @@ type pointWindow struct {
 	log io.Writer
 }
 
-func openWindow(pl *plan.Plan, resultPath string, pt plan.Point, log io.Writer) *pointWindow {
+func openWindow(pl *plan.Plan, resultPath string, pt plan.BenchPoint, log io.Writer) *pointWindow {
 	t := pl.Telemetry
 	if t == nil {
 		return nil

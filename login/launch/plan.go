@@ -307,17 +307,17 @@ func cutSelector(s string) (file, selector string, ok bool) {
 	return s[:i], s[i+1:], true
 }
 
-func masterPoint(o PlanOptions) (master.Point, error) {
+func masterPoint(o PlanOptions) (master.ConfigPoint, error) {
 	if o.Master == "" || o.Key == "" {
-		return master.Point{}, errors.New("--master and --key go together")
+		return master.ConfigPoint{}, errors.New("--master and --key go together")
 	}
 	path, err := profile.Canonical(o.Master)
 	if err != nil {
-		return master.Point{}, fmt.Errorf("--master: %w", err)
+		return master.ConfigPoint{}, fmt.Errorf("--master: %w", err)
 	}
 	m, err := master.Load(path)
 	if err != nil {
-		return master.Point{}, err
+		return master.ConfigPoint{}, err
 	}
 	return master.Lookup(m, o.Key, o.Point)
 }

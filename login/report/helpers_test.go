@@ -29,7 +29,7 @@ func mockPlan() *plan.Plan {
 		Mode:   "disaggregated",
 		GPUs:   plan.GPUCount{Prefill: 8, Decode: 4, Total: 12},
 		Image:  plan.Image{Ref: "nvcr.io/nvidia/ai-dynamo/sglang-runtime:0.4.1", Squash: "/shared/images/x.sqsh"},
-		Points: []plan.Point{
+		Points: []plan.BenchPoint{
 			{Concurrency: 8, NumPrompts: 80, ResultFile: "results_concurrency_8_gpus_12_ctx_8_gen_4.json"},
 			{Concurrency: 32, NumPrompts: 320, ResultFile: "results_concurrency_32_gpus_12_ctx_8_gen_4.json"},
 		},
@@ -48,7 +48,7 @@ func saResult(conc, prompts, completed int, totalTput, outTput, ttft, tpot, e2e 
 
 func collected(conc int, r *results.SABenchResult) results.CollectedPoint {
 	return results.CollectedPoint{
-		Point:  results.Point{Concurrency: conc, GPUs: 12, PrefillGPUs: 8, DecodeGPUs: 4},
+		Point:  results.PointID{Concurrency: conc, GPUs: 12, PrefillGPUs: 8, DecodeGPUs: 4},
 		Config: "sa-bench_isl_1024_osl_128",
 		Path:   "/shared/slurmbench/runs/x/results/sa-bench_isl_1024_osl_128/results_concurrency_" + strconv.Itoa(conc) + "_gpus_12_ctx_8_gen_4.json",
 		Result: r,

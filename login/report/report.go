@@ -84,7 +84,7 @@ type Summary struct {
 	StagedFiles []string `json:"staged_files,omitempty"`
 
 	// topology and order come from the plan, for rows AddMissing adds.
-	topology results.Point
+	topology results.PointID
 	order    map[int]int // concurrency → index in the plan
 	prompts  map[int]int // concurrency → planned prompts
 }
@@ -232,7 +232,7 @@ func (s *Summary) invalidRow(inv results.InvalidPoint, note string) (PointRow, b
 	}
 	p := s.topology
 	if parsed, err := results.ParseName(filepath.Base(inv.Path)); err == nil {
-		p = parsed.Point
+		p = parsed.PointID
 	}
 	p.Concurrency = inv.Concurrency
 	row, err := measuredRow(p, r)
@@ -286,7 +286,7 @@ func (s *Summary) putRow(row PointRow) {
 	})
 }
 
-func measuredRow(p results.Point, r *results.SABenchResult) (PointRow, error) {
+func measuredRow(p results.PointID, r *results.SABenchResult) (PointRow, error) {
 	if r == nil {
 		return PointRow{}, errors.New("no result")
 	}

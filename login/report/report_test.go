@@ -107,9 +107,9 @@ func TestPerGPU4P1D(t *testing.T) {
 	pl := &plan.Plan{
 		Name: "dsr1-4p1d", Mode: "disaggregated",
 		GPUs:   plan.GPUCount{Prefill: 16, Decode: 8, Total: 24},
-		Points: []plan.Point{{Concurrency: 2048, NumPrompts: 20480}},
+		Points: []plan.BenchPoint{{Concurrency: 2048, NumPrompts: 20480}},
 	}
-	p := results.Point{Concurrency: 2048, GPUs: 24, PrefillGPUs: 16, DecodeGPUs: 8}
+	p := results.PointID{Concurrency: 2048, GPUs: 24, PrefillGPUs: 16, DecodeGPUs: 8}
 	r := saResult(2048, 20480, 20480, 204835.2, 22345.6, 60718.2, 52.1, 110000)
 	s, err := FromRun(pl, []results.CollectedPoint{{Point: p, Result: r}}, "")
 	if err != nil {
@@ -140,9 +140,9 @@ func TestAddMissingOrderAndTopology(t *testing.T) {
 	pl := &plan.Plan{
 		Name: "agg", Mode: "aggregated",
 		GPUs:   plan.GPUCount{Agg: 8, Total: 8},
-		Points: []plan.Point{{Concurrency: 64, NumPrompts: 640}, {Concurrency: 4, NumPrompts: 40}, {Concurrency: 16, NumPrompts: 160}},
+		Points: []plan.BenchPoint{{Concurrency: 64, NumPrompts: 640}, {Concurrency: 4, NumPrompts: 40}, {Concurrency: 16, NumPrompts: 160}},
 	}
-	p := results.Point{Concurrency: 16, GPUs: 8}
+	p := results.PointID{Concurrency: 16, GPUs: 8}
 	s, err := FromRun(pl, []results.CollectedPoint{{Point: p, Result: saResult(16, 160, 160, 800, 80, 1, 2, 3)}}, "")
 	if err != nil {
 		t.Fatal(err)

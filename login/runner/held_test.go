@@ -362,7 +362,7 @@ func TestRunInAllocation(t *testing.T) {
 // writeRun writes what a driver leaves: results and the outcome.
 func writeRun(pl *plan.Plan, concs []int, o rundir.Outcome) error {
 	for _, c := range concs {
-		name, _ := results.RawName(results.Point{Concurrency: c, GPUs: 4})
+		name, _ := results.RawName(results.PointID{Concurrency: c, GPUs: 4})
 		b, _ := json.Marshal(saBench(c))
 		if err := os.MkdirAll(pl.Benchmark.ResultDir, 0o755); err != nil {
 			return err

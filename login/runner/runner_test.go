@@ -47,14 +47,14 @@ func testPlan(t *testing.T, runs, runID string) *plan.Plan {
 		Layout:    l,
 	}
 	for _, c := range testConcs {
-		pl.Points = append(pl.Points, plan.Point{Concurrency: c, NumPrompts: 10 * c, ResultFile: rawName(t, c)})
+		pl.Points = append(pl.Points, plan.BenchPoint{Concurrency: c, NumPrompts: 10 * c, ResultFile: rawName(t, c)})
 	}
 	return pl
 }
 
 // rawName is the result file name of concurrency c on the test plan's 4 GPUs.
 func rawName(t *testing.T, c int) string {
-	name, err := results.RawName(results.Point{Concurrency: c, GPUs: 4})
+	name, err := results.RawName(results.PointID{Concurrency: c, GPUs: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

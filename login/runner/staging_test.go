@@ -16,7 +16,7 @@ import (
 // names keep it whole.
 func TestCheckStagingRefusesAResultFilenameTooLong(t *testing.T) {
 	pl := &plan.Plan{Name: "p", GPUs: plan.GPUCount{Total: 24, Prefill: 16, Decode: 8},
-		Points:    []plan.Point{{Concurrency: 4}, {Concurrency: 2048}},
+		Points:    []plan.BenchPoint{{Concurrency: 4}, {Concurrency: 2048}},
 		Benchmark: plan.Benchmark{ResultDir: "/logs/sa-bench_isl_8192_osl_1024"}}
 	longest := "_conc2048_gpus_24_ctx_16_gen_8.json"
 	max := results.MaxStagedNameLen - len(longest)

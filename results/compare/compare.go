@@ -24,7 +24,7 @@ import (
 // ResultSet is every SA-Bench point and gsm8k score found under a directory.
 type ResultSet struct {
 	Dir    string
-	Points map[results.Point]*results.CollectedPoint
+	Points map[results.PointID]*results.CollectedPoint
 	// GSM8K is keyed by eval concurrency, from a "_conc<N>" name suffix;
 	// 0 for the usual single results_<timestamp>.json.
 	GSM8K map[int]*SetEval
@@ -32,9 +32,9 @@ type ResultSet struct {
 	Notes []string
 	// Energy holds each point's figures from a valid power package beside
 	// the results (LOGS/power), when there is one.
-	Energy map[results.Point]*power.Energy
+	Energy map[results.PointID]*power.Energy
 
-	sums map[results.Point][sha256.Size]byte // of each point's file, to spot a copy
+	sums map[results.PointID][sha256.Size]byte // of each point's file, to spot a copy
 }
 
 // SetEval is one gsm8k result of a ResultSet.
@@ -59,7 +59,7 @@ func LoadResultSet(dir string) (*ResultSet, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("loading results: %s is not a directory", dir)
 	}
-	set := &ResultSet{Dir: dir, Points: map[results.Point]*results.CollectedPoint{}, GSM8K: map[int]*SetEval{}, sums: map[results.Point][sha256.Size]byte{}}
+	set := &ResultSet{Dir: dir, Points: map[results.PointID]*results.CollectedPoint{}, GSM8K: map[int]*SetEval{}, sums: map[results.PointID][sha256.Size]byte{}}
 	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -76,7 +76,7 @@ func LoadResultSet(dir string) (*ResultSet, error) {
 		pn, perr := results.ParseName(name)
 		switch {
 		case perr == nil:
-			return set.addPoint(path, pn.Point)
+			return set.addPoint(path, pn.PointID)
 		case !errors.Is(perr, results.ErrNotResultName):
 			return perr // looks like a result name but its numbers are wrong
 		case strings.HasPrefix(name, "results"):
@@ -94,7 +94,7 @@ func LoadResultSet(dir string) (*ResultSet, error) {
 	return set, nil
 }
 
-func (s *ResultSet) addPoint(path string, p results.Point) error {
+func (s *ResultSet) addPoint(path string, p results.PointID) error {
 	data, err := readlimit.ReadFile(path, readlimit.Default)
 	if err != nil {
 		return err

@@ -61,7 +61,7 @@ func (s *ResultSet) loadEnergy() {
 		s.Notes = append(s.Notes, fmt.Sprintf("power package %s is not publishable (%v): no energy figures", m.Status, m.Reasons))
 		return
 	}
-	s.Energy = map[results.Point]*power.Energy{}
+	s.Energy = map[results.PointID]*power.Energy{}
 	for p, cp := range s.Points {
 		e, err := power.WindowEnergy(dir, m, p.Concurrency, cp.Result.TotalOutputTokens)
 		if err != nil {

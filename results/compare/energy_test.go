@@ -72,7 +72,7 @@ func TestCompareEnergy(t *testing.T) {
 		return s
 	}
 	base, cand := load(stagePowerRun(t, 300, true)), load(stagePowerRun(t, 330, true))
-	e := base.Energy[results.Point{Concurrency: 8, GPUs: 2, PrefillGPUs: 1, DecodeGPUs: 1}]
+	e := base.Energy[results.PointID{Concurrency: 8, GPUs: 2, PrefillGPUs: 1, DecodeGPUs: 1}]
 	if e == nil || math.Abs(e.JoulesPerToken-300*2*10/1000.0) > 1e-9 {
 		t.Fatalf("baseline energy %+v, want 6 J per output token", e)
 	}

@@ -174,7 +174,7 @@ func gateRow(rows []ComparisonRow, baseline, candidate *ResultSet, opts GateOpti
 	}
 	status := GateMissing
 	if rows[0].GPUs > 0 { // an SA-Bench point, not a gsm8k run
-		p := results.Point{Concurrency: rows[0].Concurrency, GPUs: rows[0].GPUs, PrefillGPUs: rows[0].PrefillGPUs, DecodeGPUs: rows[0].DecodeGPUs}
+		p := results.PointID{Concurrency: rows[0].Concurrency, GPUs: rows[0].GPUs, PrefillGPUs: rows[0].PrefillGPUs, DecodeGPUs: rows[0].DecodeGPUs}
 		for side, set := range map[string]*ResultSet{"baseline": baseline, "candidate": candidate} {
 			if cp := set.Points[p]; cp != nil {
 				if probs := cp.Result.Problems(); len(probs) > 0 {

@@ -21,7 +21,7 @@ import (
 )
 
 // Point is one concurrency of a curve.
-type Point struct {
+type CurvePoint struct {
 	Label       string // the point's results.Point.Label, e.g. "ctx8/gen4 c32"
 	Concurrency int
 	// Interactivity is output tok/s per user: 1000 / median TPOT (ms).
@@ -33,7 +33,7 @@ type Point struct {
 // Curve is one result set's points, by rising interactivity.
 type Curve struct {
 	Name   string
-	Points []Point
+	Points []CurvePoint
 }
 
 // FromSet builds the curve of a result set. Points without a median TPOT
@@ -68,17 +68,17 @@ func FromCollected(name string, points []results.CollectedPoint) (c Curve, skipp
 	return c, skipped
 }
 
-func pointOf(cp *results.CollectedPoint) (Point, bool) {
+func pointOf(cp *results.CollectedPoint) (CurvePoint, bool) {
 	r := cp.Result
 	tpot, ok := r.Metric("tpot")
 	if !ok || !(tpot.Median > 0) || !r.Has("total_token_throughput") || !r.Has("output_throughput") {
-		return Point{}, false
+		return CurvePoint{}, false
 	}
 	g, err := results.PerGPUThroughput(cp.Point, r.TotalTokenThroughput, r.OutputThroughput)
 	if err != nil || math.IsNaN(g.TputPerGPU) || math.IsInf(g.TputPerGPU, 0) {
-		return Point{}, false
+		return CurvePoint{}, false
 	}
-	return Point{Label: cp.Point.Label(), Concurrency: cp.Point.Concurrency,
+	return CurvePoint{Label: cp.Point.Label(), Concurrency: cp.Point.Concurrency,
 		Interactivity: 1000 / tpot.Median, TputPerGPU: g.TputPerGPU}, true
 }
 
@@ -99,7 +99,7 @@ func WriteCSV(w io.Writer, curves []Curve) error {
 	var b strings.Builder
 	b.WriteString("side,point,concurrency,interactivity_tok_s_per_user,tput_per_gpu_tok_s\n")
 	for _, c := range curves {
-		points := append([]Point(nil), c.Points...)
+		points := append([]CurvePoint(nil), c.Points...)
 		sort.SliceStable(points, func(i, j int) bool {
 			if points[i].Concurrency != points[j].Concurrency {
 				return points[i].Concurrency < points[j].Concurrency

@@ -37,7 +37,7 @@ func TestCurvesFromSets(t *testing.T) {
 	}
 	// ctx16/gen8 c2048: median TPOT 21.72 ms → 1000/21.72 tok/s/user;
 	// 204835.2 tok/s over 24 GPUs (the compare fixtures' hand-computed figures).
-	var p Point
+	var p CurvePoint
 	for _, q := range cs[0].Points {
 		if q.Label == "ctx16/gen8 c2048" {
 			p = q
