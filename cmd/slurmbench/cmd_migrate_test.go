@@ -9,6 +9,7 @@ import (
 	"github.com/slurmbench/slurmbench/inputs/recipe/migrate"
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/login/launch"
 )
 
 // copyExample copies examples/NAME into dir with mode perm.
@@ -164,7 +165,7 @@ func TestReplaceFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("edited by someone\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := replaceFile(path, []byte("as read\n"), []byte("migrated\n")); err == nil || !strings.Contains(err.Error(), "changed while it was being migrated") {
+	if err := launch.ReplaceFile(path, []byte("as read\n"), []byte("migrated\n")); err == nil || !strings.Contains(err.Error(), "changed while it was being migrated") {
 		t.Errorf("changed file: %v", err)
 	}
 	if now, _ := os.ReadFile(path); string(now) != "edited by someone\n" {
@@ -174,10 +175,10 @@ func TestReplaceFile(t *testing.T) {
 	if err := os.Symlink(path, link); err != nil {
 		t.Fatal(err)
 	}
-	if err := replaceFile(link, []byte("edited by someone\n"), []byte("migrated\n")); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if err := launch.ReplaceFile(link, []byte("edited by someone\n"), []byte("migrated\n")); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("symlink: %v", err)
 	}
-	if err := replaceFile(path, []byte("edited by someone\n"), []byte("migrated\n")); err != nil {
+	if err := launch.ReplaceFile(path, []byte("edited by someone\n"), []byte("migrated\n")); err != nil {
 		t.Fatal(err)
 	}
 	if now, _ := os.ReadFile(path); string(now) != "migrated\n" {
