@@ -60,7 +60,7 @@ Examples:
 ` + slurmConnectionHelp,
 		Flags: append(slurmFlags(), &cli.BoolFlag{Name: "json", Usage: "print the result as JSON"}),
 		Action: func(c *cli.Context) error {
-			client, err := launch.SlurmClient(slurmOptions(c))
+			client, err := launch.SlurmClient(c.Context, slurmOptions(c))
 			if err != nil {
 				return err
 			}
@@ -104,7 +104,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			client, err := launch.SlurmClient(slurmOptions(c))
+			client, err := launch.SlurmClient(c.Context, slurmOptions(c))
 			if err != nil {
 				return err
 			}
@@ -140,7 +140,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			client, err := launch.SlurmClient(slurmOptions(c))
+			client, err := launch.SlurmClient(c.Context, slurmOptions(c))
 			if err != nil {
 				return err
 			}
@@ -183,7 +183,7 @@ Examples:
 			&cli.StringFlag{Name: "partition", Usage: "only nodes in this partition"},
 			&cli.BoolFlag{Name: "json", Usage: "print the nodes as JSON"}),
 		Action: func(c *cli.Context) error {
-			client, err := launch.SlurmClient(slurmOptions(c))
+			client, err := launch.SlurmClient(c.Context, slurmOptions(c))
 			if err != nil {
 				return err
 			}

@@ -296,14 +296,6 @@ func refuseSweep(path string, doc *yaml.Node) error {
 
 var unmarshalerType = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
 
-// checkKnownKeys refuses a key that no field of t reads, with its file,
-// line and dotted path. (The decoder's own strict mode works on bytes
-// only; recipes are decoded from a node tree after duplicates and override
-// variants are resolved.)
-func checkKnownKeys(path string, n *yaml.Node, t reflect.Type, field string) error {
-	return checkKeys(path, n, t, field, 1)
-}
-
 // checkKeys is checkKnownKeys for a schema version: a field tagged
 // `schema:"2"` is a key only a schema-2 document may write, unknown to v1.
 func checkKeys(path string, n *yaml.Node, t reflect.Type, field string, schema int) error {

@@ -67,7 +67,7 @@ type Cause struct {
 // The causes, by name.
 const (
 	CauseBadInput       = "a bad flag, profile, recipe or environment"
-	CauseNoToken        = "no slurmrestd token, or one slurmrestd refuses (a failing token_command, scontrol missing)"
+	CauseNoToken        = "no slurmrestd token, or one slurmrestd refuses (a failing token_command, scontrol missing)" //nolint:gosec // a cause's description, not a credential
 	CauseSlurmDown      = "slurmrestd unreachable, timing out or erroring"
 	CauseSubmitRefused  = "Slurm refused the job (partition, size, account)"
 	CauseUnmeasurable   = "an endpoint bench or eval cannot measure (https to plain HTTP, no streaming, unknown model)"

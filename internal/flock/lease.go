@@ -91,8 +91,8 @@ func unescapeMount(s string) string {
 	for i := 0; i < len(s); i++ {
 		if s[i] == '\\' && i+3 < len(s) {
 			var n int
-			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &n); err == nil {
-				b.WriteByte(byte(n))
+			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &n); err == nil && n <= 0xff {
+				b.WriteByte(byte(n)) //nolint:gosec // n <= 0xff, checked above
 				i += 3
 				continue
 			}

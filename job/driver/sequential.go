@@ -61,7 +61,7 @@ func (d *driver) waitServes(ctx context.Context, p plan.Process) error {
 	attempts, interval := max(h.MaxAttempts, 1), time.Duration(max(h.IntervalSeconds, 1))*time.Second
 	url := "http://" + net.JoinHostPort(d.alloc.IPs[p.Ready.Node], strconv.Itoa(p.Ready.Port)) + p.Ready.Path
 	d.logf("waiting for %s to serve at %s before the next workers on its node start", p.Name, url)
-	last := "no answer"
+	var last string
 	for attempt := 1; ; attempt++ {
 		status, err := d.probeHTTP(ctx, url)
 		if err == nil && status == http.StatusOK {

@@ -232,12 +232,12 @@ func waitEnded(ctx context.Context, ids []string, o CleanupOptions) error {
 // directory from the profile (or the SLURM_* environment without one),
 // then Cleanup.
 func CleanupCommand(ctx context.Context, w io.Writer, so SlurmOptions, o CleanupOptions) (CleanupResult, error) {
-	client, err := SlurmClient(so)
+	client, err := SlurmClient(ctx, so)
 	if err != nil {
 		return CleanupResult{}, err
 	}
 	if so.Profile != "" && o.RunsDir == "" {
-		p, err := profile.Load(so.Profile)
+		p, err := profile.LoadContext(ctx, so.Profile)
 		if err != nil {
 			return CleanupResult{}, exitcode.With(exitcode.Config, err)
 		}

@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -26,10 +27,10 @@ type SlurmOptions struct {
 // SLURM_* environment when there is none; flags override either. The
 // environment never overrides a profile: a sourced test-cluster env file
 // must not redirect a production profile.
-func SlurmClient(o SlurmOptions) (*slurm.Client, error) {
+func SlurmClient(ctx context.Context, o SlurmOptions) (*slurm.Client, error) {
 	var cfg slurm.Config
 	if path := o.Profile; path != "" {
-		p, err := profile.Load(path)
+		p, err := profile.LoadContext(ctx, path)
 		if err != nil {
 			return nil, exitcode.With(exitcode.Config, err)
 		}

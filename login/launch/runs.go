@@ -119,7 +119,7 @@ func RunsShow(ctx context.Context, o RunsOptions, id string) error {
 	if err != nil {
 		return err
 	}
-	r, err := runs.Find(dir, id)
+	r, err := runs.Find(ctx, dir, id)
 	if err != nil {
 		return exitcode.With(exitcode.Config, err)
 	}

@@ -280,8 +280,10 @@ func runGroup(drain, hard context.Context, o Options, stage string, g Group, tr 
 	upErr := launch.Up(drain, launch.UpOptions{IO: quiet, Plan: po, BinaryDir: o.BinaryDir, NoPreflight: o.NoPreflight})
 	var info launch.UpInfo
 	if upErr == nil {
-		if err := json.Unmarshal(upOut.Bytes(), &info); err != nil || info.JobID == "" {
-			upErr = fmt.Errorf("reading up's result %q: %v", upOut.String(), err)
+		if err := json.Unmarshal(upOut.Bytes(), &info); err != nil {
+			upErr = fmt.Errorf("reading up's result %q: %w", upOut.String(), err)
+		} else if info.JobID == "" {
+			upErr = fmt.Errorf("up's result %q names no job", upOut.String())
 		}
 	}
 	if upErr != nil {
@@ -296,7 +298,7 @@ func runGroup(drain, hard context.Context, o Options, stage string, g Group, tr 
 		}
 		return fmt.Errorf("allocation for %s: %w", head.Name(), upErr)
 	}
-	defer takeDown(o, info.JobID)
+	defer takeDown(o, info.JobID) //nolint:contextcheck // taking the allocation down must outlive the interrupt that ended ctx: takeDown bounds its own
 
 	var errs []error
 	for _, p := range g.Points {

@@ -182,13 +182,13 @@ func ListContext(ctx context.Context, runsDir string) ([]Run, error) {
 
 // Find loads the run id (a directory name under runsDir) or, failing
 // that, the one run whose job id is id.
-func Find(runsDir, id string) (Run, error) {
+func Find(ctx context.Context, runsDir, id string) (Run, error) {
 	if dir, err := rundir.Path(runsDir, id); err == nil {
 		if r, err := Load(dir); err == nil {
 			return r, nil
 		}
 	}
-	all, err := List(runsDir)
+	all, err := ListContext(ctx, runsDir)
 	if err != nil {
 		return Run{}, err
 	}

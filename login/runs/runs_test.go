@@ -145,14 +145,14 @@ func TestListAndFind(t *testing.T) {
 		t.Errorf("List:\n%s\nwant (newest first):\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 
-	if r, err := Find(f.dir, "c-running"); err != nil || r.JobID != runningJob {
+	if r, err := Find(context.Background(), f.dir, "c-running"); err != nil || r.JobID != runningJob {
 		t.Errorf("Find by run id: %+v %v", r, err)
 	}
-	if r, err := Find(f.dir, endedJob); err != nil || r.ID != "d-ended-ok" {
+	if r, err := Find(context.Background(), f.dir, endedJob); err != nil || r.ID != "d-ended-ok" {
 		t.Errorf("Find by job id: %+v %v", r, err)
 	}
 	for _, bad := range []string{"nosuch", "../x", "", ".."} {
-		if _, err := Find(f.dir, bad); err == nil {
+		if _, err := Find(context.Background(), f.dir, bad); err == nil {
 			t.Errorf("Find(%q) found a run", bad)
 		}
 	}
@@ -281,11 +281,11 @@ func TestFindHeldDeployment(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, err := Find(f.dir, job)
+	r, err := Find(context.Background(), f.dir, job)
 	if err != nil || r.ID != "held" || r.InJob || r.Held == nil || r.Held.Endpoint != "http://10.0.0.1:8000" {
 		t.Fatalf("Find(%s) = %+v, %v; want the held deployment with its endpoint", job, r, err)
 	}
-	in, err := Find(f.dir, "in-1")
+	in, err := Find(context.Background(), f.dir, "in-1")
 	if err != nil || !in.InJob || in.JobID != job {
 		t.Errorf("a queued run: %+v, %v; want it marked as run in job %s", in, err, job)
 	}
