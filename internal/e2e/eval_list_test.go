@@ -44,7 +44,7 @@ func TestEvalListEvalOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := strings.Replace(string(b), "/srv/slurmbench/shared/demo/gsm8k-answer-key.jsonl", key, 1)
+	rec := strings.Replace(string(b), "/model/gsm8k-answer-key.jsonl", key, 1)
 	evalRec := strings.Replace(rec, "\nname: mock-2p1d\n", "\nname: "+name+"\n", 1)
 	// CONFIG_FILE's recipe would name the job differently: the job found
 	// under name proves the eval recipe was planned.
