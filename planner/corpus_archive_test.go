@@ -1,7 +1,6 @@
 package planner
 
 import (
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -77,29 +76,10 @@ func TestArchiveRenders(t *testing.T) {
 	if len(files) != archiveFiles {
 		t.Fatalf("%d recipes in the archive, ORIGIN.md says %d", len(files), archiveFiles)
 	}
-	loaded := map[string]*recipe.Recipe{}
-	for _, f := range files {
-		opt := recipe.Options{AllowDuplicateKeys: true}
-		r, err := recipe.LoadContext(context.Background(), f, opt)
-		if err == nil {
-			loaded[f] = r
-		}
-		var ve *recipe.VariantError
-		if errors.As(err, &ve) {
-			for _, v := range ve.Variants {
-				opt.Variant = v
-				if r, err := recipe.LoadContext(context.Background(), f, opt); err == nil {
-					loaded[f+":"+v] = r
-				}
-			}
-		}
-	}
-	profiles := corpusProfiles(t, loaded)
+	planOn := corpusProfileFor(t, files)
 	profileFor := func(r *recipe.Recipe) *profile.Profile {
-		if p := profiles[deref(r.Resources.GPUsPerNode, srtctlDefaultGPUsPerNode)]; p != nil {
-			return p
-		}
-		return corpusProfiles(t, map[string]*recipe.Recipe{"": r})[deref(r.Resources.GPUsPerNode, srtctlDefaultGPUsPerNode)]
+		p, _ := planOn(r)
+		return p
 	}
 	rendered, bundles, variants, dups := 0, 0, 0, 0
 	byField := map[string]int{}

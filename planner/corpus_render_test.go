@@ -63,6 +63,38 @@ func refusal(err error) string {
 	return ""
 }
 
+// corpusProfileFor gives each recipe of files (every variant of a bundle
+// included) a synthetic profile with its GPUs per node; a recipe loaded
+// later gets one made for it.
+func corpusProfileFor(t *testing.T, files []string) func(*recipe.Recipe) (*profile.Profile, error) {
+	t.Helper()
+	loaded := map[string]*recipe.Recipe{}
+	for _, f := range files {
+		opt := recipe.Options{AllowDuplicateKeys: true}
+		r, err := recipe.LoadContext(context.Background(), f, opt)
+		if err == nil {
+			loaded[f] = r
+		}
+		var ve *recipe.VariantError
+		if errors.As(err, &ve) {
+			for _, v := range ve.Variants {
+				opt.Variant = v
+				if r, err := recipe.LoadContext(context.Background(), f, opt); err == nil {
+					loaded[f+":"+v] = r
+				}
+			}
+		}
+	}
+	profiles := corpusProfiles(t, loaded)
+	return func(r *recipe.Recipe) (*profile.Profile, error) {
+		gpn := deref(r.Resources.GPUsPerNode, srtctlDefaultGPUsPerNode)
+		if p := profiles[gpn]; p != nil {
+			return p, nil
+		}
+		return corpusProfiles(t, map[string]*recipe.Recipe{"": r})[gpn], nil
+	}
+}
+
 // corpusProfiles writes one synthetic profile per gpus_per_node value whose
 // [models] maps every local model alias the recipes use.
 func corpusProfiles(t *testing.T, recipes map[string]*recipe.Recipe) map[int]*profile.Profile {
@@ -225,29 +257,10 @@ func TestCorpusRenders(t *testing.T) {
 	files := corpusRecipes(t)
 	root := corpusRoot(t)
 	srtctlList := srtctlRefusedList(t)
-	loaded := map[string]*recipe.Recipe{}
-	for _, f := range files {
-		opt := recipe.Options{AllowDuplicateKeys: true}
-		r, err := recipe.LoadContext(context.Background(), f, opt)
-		if err == nil {
-			loaded[f] = r
-		}
-		var ve *recipe.VariantError
-		if errors.As(err, &ve) {
-			for _, v := range ve.Variants {
-				opt.Variant = v
-				if r, err := recipe.LoadContext(context.Background(), f, opt); err == nil {
-					loaded[f+":"+v] = r
-				}
-			}
-		}
-	}
-	profiles := corpusProfiles(t, loaded)
+	planOn := corpusProfileFor(t, files)
 	profileFor := func(r *recipe.Recipe) *profile.Profile {
-		if p := profiles[deref(r.Resources.GPUsPerNode, srtctlDefaultGPUsPerNode)]; p != nil {
-			return p
-		}
-		return corpusProfiles(t, map[string]*recipe.Recipe{"": r})[deref(r.Resources.GPUsPerNode, srtctlDefaultGPUsPerNode)]
+		p, _ := planOn(r)
+		return p
 	}
 	rendered, allowDup, variants, srtctlRefused, beyond := 0, 0, 0, 0, 0
 	gaps := map[string]int{}

@@ -1,8 +1,6 @@
 package planner
 
 import (
-	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,37 +66,6 @@ func verifyCorpusFile(t *testing.T, f string, profileFor func(*recipe.Recipe) (*
 	}
 	in := Inputs{Binary: testBinary, ResolveImage: testResolveImage}
 	return VerifyMigration(f, data, res.Text, recipe.Options{AllowDuplicateKeys: true}, in, profileFor)
-}
-
-// corpusProfileFor plans every corpus recipe on the profiles the corpus
-// render test uses.
-func corpusProfileFor(t *testing.T, files []string) func(*recipe.Recipe) (*profile.Profile, error) {
-	t.Helper()
-	loaded := map[string]*recipe.Recipe{}
-	for _, f := range files {
-		opt := recipe.Options{AllowDuplicateKeys: true}
-		r, err := recipe.LoadContext(context.Background(), f, opt)
-		if err == nil {
-			loaded[f] = r
-		}
-		var ve *recipe.VariantError
-		if errors.As(err, &ve) {
-			for _, v := range ve.Variants {
-				opt.Variant = v
-				if r, err := recipe.LoadContext(context.Background(), f, opt); err == nil {
-					loaded[f+":"+v] = r
-				}
-			}
-		}
-	}
-	profiles := corpusProfiles(t, loaded)
-	return func(r *recipe.Recipe) (*profile.Profile, error) {
-		gpn := deref(r.Resources.GPUsPerNode, srtctlDefaultGPUsPerNode)
-		if p := profiles[gpn]; p != nil {
-			return p, nil
-		}
-		return corpusProfiles(t, map[string]*recipe.Recipe{"": r})[gpn], nil
-	}
 }
 
 // TestMigrationEquivalence: for every recipe of InferenceX's schema-1 tree
