@@ -2,10 +2,7 @@ package planner
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"testing"
 
 	"github.com/slurmbench/slurmbench/inputs/profile"
@@ -22,21 +19,7 @@ func archiveRoot(t testing.TB) string {
 
 func archiveRecipes(t testing.TB) []string {
 	t.Helper()
-	var files []string
-	err := filepath.WalkDir(archiveRoot(t), func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
-			files = append(files, p)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(files)
-	return files
+	return shareddata.YAMLFiles(t, "data", "srt-slurm-recipes-c88ef731")
 }
 
 // Archive expectations. archiveRendered is how many of the archive's 555

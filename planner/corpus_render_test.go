@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,21 +25,7 @@ func corpusRoot(t testing.TB) string {
 
 func corpusRecipes(t testing.TB) []string {
 	t.Helper()
-	var files []string
-	err := filepath.WalkDir(corpusRoot(t), func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
-			files = append(files, p)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(files)
-	return files
+	return shareddata.YAMLFiles(t, "data", "inferencex", "benchmarks", "multi_node", "srt-slurm-recipes")
 }
 
 // srtctlDefaultGPUsPerNode is resources.gpus_per_node when a recipe omits it.

@@ -14,6 +14,8 @@ package shareddata
 import (
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
 )
 
@@ -51,4 +53,25 @@ func Missing(t testing.TB, format string, args ...any) {
 		return
 	}
 	t.Skipf(format, args...)
+}
+
+// YAMLFiles lists the *.yaml and *.yml files below the reference
+// checkout's elem (a recipe tree), sorted; skipped or failed as Path is.
+func YAMLFiles(t testing.TB, elem ...string) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(Path(t, elem...), func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(files)
+	return files
 }

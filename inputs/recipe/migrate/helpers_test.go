@@ -1,9 +1,6 @@
 package migrate
 
 import (
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -38,19 +35,6 @@ func corpusDir(t testing.TB) string {
 }
 
 func corpusFiles(t testing.TB) []string {
-	var files []string
-	err := filepath.WalkDir(corpusDir(t), func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
-			files = append(files, p)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(files)
-	return files
+	t.Helper()
+	return shareddata.YAMLFiles(t, "data", "inferencex", "benchmarks", "multi_node", "srt-slurm-recipes")
 }
