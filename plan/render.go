@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -212,7 +213,7 @@ func (p *Plan) writeLegend(ew *errWriter) {
 	used := map[string]bool{}
 	note := func(s string) {
 		for _, m := range placeholderPattern.FindAllStringSubmatch(s, -1) {
-			used[FirstNonEmpty(m[1], "job_id")] = true
+			used[cmp.Or(m[1], "job_id")] = true
 		}
 	}
 	for _, proc := range p.Processes {

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -295,7 +296,7 @@ func (b *builder) tokenizerClient(bm *plan.Benchmark) error {
 	if b.workspace() == "" {
 		return b.fail(field, "%s needs the sa-bench client, which runs from the InferenceX checkout: set paths.workspace in profile %s (or --workspace / GITHUB_WORKSPACE)", value, b.p.Path)
 	}
-	if rate := plan.FirstNonEmpty(r.ReqRate.Text(), "inf"); rate != "inf" {
+	if rate := cmp.Or(r.ReqRate.Text(), "inf"); rate != "inf" {
 		return b.fail(field, "%s needs the sa-bench client, which runs at request rate inf only, but benchmark.req_rate is %s", value, rate)
 	}
 	bm.Client = profile.BenchSABench

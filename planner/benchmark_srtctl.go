@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -61,7 +62,7 @@ func (b *builder) srtctlBenchmark(bm plan.Benchmark) error {
 	if strings.HasPrefix(pl.Model.Source, "hf:") {
 		tokenizer = pl.Model.Path
 	}
-	model := plan.FirstNonEmpty(pl.Model.ServedName, r.Model.Path)
+	model := cmp.Or(pl.Model.ServedName, r.Model.Path)
 	script := srtctlbench.Mount + "/" + bm.Type + "/bench.sh"
 	var args []string
 	switch bm.Type {
@@ -116,7 +117,7 @@ func (b *builder) srtctlBenchmark(bm plan.Benchmark) error {
 		if rb.ISL == nil || rb.OSL == nil || !rb.Concurrencies.Set {
 			return b.fail("benchmark.isl", "benchmark.type sglang-bench needs isl, osl and concurrencies")
 		}
-		args = []string{endpoint, strconv.Itoa(*rb.ISL), strconv.Itoa(*rb.OSL), concList(rb.Concurrencies, "x"), plan.FirstNonEmpty(rb.ReqRate.Text(), "inf")}
+		args = []string{endpoint, strconv.Itoa(*rb.ISL), strconv.Itoa(*rb.OSL), concList(rb.Concurrencies, "x"), cmp.Or(rb.ReqRate.Text(), "inf")}
 	case "trace-replay":
 		concs := ""
 		if rb.Concurrencies.Set {
@@ -124,7 +125,7 @@ func (b *builder) srtctlBenchmark(bm plan.Benchmark) error {
 		}
 		args = []string{endpoint, model, rb.TraceFile, concs, orInt(rb.TTFTThresholdMS, 2000), orInt(rb.ITLThresholdMS, 25), tokenizer}
 	case "mooncake-router":
-		args = []string{endpoint, model, plan.FirstNonEmpty(rb.MooncakeWorkload, "conversation"), orInt(rb.TTFTThresholdMS, 2000), orInt(rb.ITLThresholdMS, 25), tokenizer}
+		args = []string{endpoint, model, cmp.Or(rb.MooncakeWorkload, "conversation"), orInt(rb.TTFTThresholdMS, 2000), orInt(rb.ITLThresholdMS, 25), tokenizer}
 	default:
 		return b.fail("benchmark.type", "%q has no srtctl runner", bm.Type)
 	}

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -138,7 +139,7 @@ func (b *builder) build() (*plan.Plan, error) {
 		Layout:   rundir.New(runDir),
 	}
 	if pl.Runtime == profile.RuntimeEnroot {
-		pl.Enroot = plan.FirstNonEmpty(p.Container.Enroot, "enroot")
+		pl.Enroot = cmp.Or(p.Container.Enroot, "enroot")
 	}
 	b.plan = pl
 	b.sysPort = portSystemBase
@@ -318,13 +319,13 @@ func (b *builder) slurm() error {
 	r, p := b.r, b.p
 	s := plan.Slurm{
 		JobName:     r.Name,
-		Partition:   plan.FirstNonEmpty(r.Slurm.Partition, p.Slurm.Partition),
-		Account:     plan.FirstNonEmpty(r.Slurm.Account, p.Slurm.Account),
+		Partition:   cmp.Or(r.Slurm.Partition, p.Slurm.Partition),
+		Account:     cmp.Or(r.Slurm.Account, p.Slurm.Account),
 		GPUsPerNode: b.gpn,
 		Exclusive:   p.Slurm.Exclusive,
 		Comment:     "slurmbench:" + b.in.RunID,
 	}
-	tl := plan.FirstNonEmpty(r.Slurm.TimeLimit, p.Slurm.TimeLimit, "04:00:00")
+	tl := cmp.Or(r.Slurm.TimeLimit, p.Slurm.TimeLimit, "04:00:00")
 	mins, err := profile.ParseTimeLimit(tl)
 	if err != nil {
 		field := "slurm.time_limit"
@@ -530,7 +531,7 @@ func (b *builder) mounts() []string {
 
 // workspace is the InferenceX checkout: the run's, else the profile's.
 func (b *builder) workspace() string {
-	return plan.FirstNonEmpty(b.in.Workspace, b.p.Paths.Workspace)
+	return cmp.Or(b.in.Workspace, b.p.Paths.Workspace)
 }
 
 func (b *builder) srunExtra() []string {

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -50,7 +51,7 @@ func testSrtctlParity(t *testing.T, migrated bool) {
 					sum.unexplained++
 					continue
 				}
-				sum.byReason[e.kind+" "+plan.FirstNonEmpty(e.key, "*")+": "+e.reason]++
+				sum.byReason[e.kind+" "+cmp.Or(e.key, "*")+": "+e.reason]++
 			}
 			sum.processes += len(procs)
 			for _, p := range procs {
@@ -67,7 +68,7 @@ func testSrtctlParity(t *testing.T, migrated bool) {
 			for _, d := range compareFiles(c.Run, pl) {
 				sum.files++
 				if e := d.deliberate(); e != nil {
-					sum.byReason[e.kind+" "+plan.FirstNonEmpty(e.key, "*")+": "+e.reason]++
+					sum.byReason[e.kind+" "+cmp.Or(e.key, "*")+": "+e.reason]++
 					continue
 				}
 				if d.kind != "file-same" {

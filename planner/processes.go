@@ -325,7 +325,7 @@ func (b *builder) benchmark() error {
 	if v := r.Benchmark.RandomRangeRatio; v != nil {
 		bm.RangeRatio = *v
 	}
-	bm.RequestRate = plan.FirstNonEmpty(r.Benchmark.ReqRate.Text(), "inf")
+	bm.RequestRate = cmp.Or(r.Benchmark.ReqRate.Text(), "inf")
 	bm.UseChatTemplate = r.Benchmark.UseChatTemplate == nil || *r.Benchmark.UseChatTemplate
 	bm.PromptsMult = deref(r.Benchmark.NumPromptsMult, 10)
 	bm.WarmupMult = deref(r.Benchmark.NumWarmupMult, 2)

@@ -145,7 +145,7 @@ func (b *builder) customTelemetry(t *plan.Telemetry, subdir string) error {
 	// Without concurrencies (InferenceX's workflow gives CONC_LIST at run
 	// time) no window is expected: the samples cover the serve session and
 	// the package cannot be published.
-	typ := plan.FirstNonEmpty(bench.Env[plan.EnvMeasurementWindowType], "custom")
+	typ := cmp.Or(bench.Env[plan.EnvMeasurementWindowType], "custom")
 	for _, c := range concs {
 		t.Windows = append(t.Windows, plan.TelemetryWindow{BenchmarkType: typ, Concurrency: c})
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"sort"
 	"strconv"
 	"strings"
@@ -43,7 +44,7 @@ func (e *mockerEngine) Complete(w *Worker, proc *plan.Process) error {
 	}
 	i := func(p *int, def int) string { return strconv.Itoa(derefOr(p, def)) }
 	argv = append(argv,
-		"--engine-type", plan.FirstNonEmpty(m.EngineType, "vllm"),
+		"--engine-type", cmp.Or(m.EngineType, "vllm"),
 		"--speedup-ratio", f(m.SpeedupRatio, 100),
 		"--data-parallel-size", i(m.DataParallelSize, 1),
 		"--num-gpu-blocks-override", i(m.NumGPUBlocksOverride, 16384),

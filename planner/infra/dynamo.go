@@ -1,6 +1,7 @@
 package infra
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -71,7 +72,7 @@ func (b *builder) prepareDynamo() error {
 		}
 		return b.Fail(field, "%v", err)
 	}
-	d.Cache = plan.FirstNonEmpty(b.Profile().Paths.WheelCache, filepath.Join(b.Profile().Paths.RunsDir, ".dynamo-wheels"))
+	d.Cache = cmp.Or(b.Profile().Paths.WheelCache, filepath.Join(b.Profile().Paths.RunsDir, ".dynamo-wheels"))
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package infra
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -204,16 +205,16 @@ var headerNameRe = regexp.MustCompile(`^[A-Za-z0-9-]+$`)
 // routers (srtctl's nginx.conf.j2, rendered into the logs directory).
 func (b *builder) addNginx(head int, routers []int) error {
 	r := b.Recipe()
-	image, err := b.Profile().ContainerRef(plan.FirstNonEmpty(r.Frontend.NginxContainer, "nginx:1.27.4"))
+	image, err := b.Profile().ContainerRef(cmp.Or(r.Frontend.NginxContainer, "nginx:1.27.4"))
 	if err != nil {
 		return b.Fail("frontend.nginx_container", "%v", err)
 	}
-	header := plan.FirstNonEmpty(r.Frontend.NginxAffinityHeader, "X-Dynamo-Session-ID")
+	header := cmp.Or(r.Frontend.NginxAffinityHeader, "X-Dynamo-Session-ID")
 	if r.Frontend.NginxSessionAffinity && !headerNameRe.MatchString(header) {
 		return b.Fail("frontend.nginx_session_affinity_header", "%q is not an HTTP header name", header)
 	}
 	conf := nginxConf(routers, portInternalFrontend, portPublicFrontend, r.Frontend.NginxSessionAffinity, header,
-		plan.FirstNonEmpty(r.Frontend.NginxKeepaliveTimeout, "600s"))
+		cmp.Or(r.Frontend.NginxKeepaliveTimeout, "600s"))
 	raise := r.Frontend.NginxRaiseUlimit != nil && *r.Frontend.NginxRaiseUlimit
 	if raise {
 		conf = raiseNginxNoFile(conf)

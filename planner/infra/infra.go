@@ -1,6 +1,7 @@
 package infra
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -25,8 +26,8 @@ const infraStateDir = "/tmp/slurmbench-{job_id}"
 // A binary the profile names by absolute path runs on the host; otherwise
 // the engine image must have it on its PATH.
 func (b *builder) addInfra(node int) {
-	nats := plan.FirstNonEmpty(b.Profile().Infra.NATSServer, "nats-server")
-	etcd := plan.FirstNonEmpty(b.Profile().Infra.Etcd, "etcd")
+	nats := cmp.Or(b.Profile().Infra.NATSServer, "nats-server")
+	etcd := cmp.Or(b.Profile().Infra.Etcd, "etcd")
 
 	natsArgv := []string{nats, "-js", "-sd", infraStateDir + "/nats/jetstream", "-p", strconv.Itoa(portNATS)}
 	var natsFiles map[string]string

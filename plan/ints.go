@@ -5,6 +5,7 @@ import (
 	"strings"
 )
 
+// JoinInts writes xs as a comma-separated list (CUDA_VISIBLE_DEVICES, --device-ids).
 func JoinInts(xs []int) string {
 	s := make([]string, len(xs))
 	for i, x := range xs {
