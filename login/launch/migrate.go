@@ -17,6 +17,7 @@ import (
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/internal/readlimit"
 	"github.com/slurmbench/slurmbench/planner"
+	"github.com/slurmbench/slurmbench/planner/migrationcheck"
 )
 
 // migrator holds what every file of one migrate invocation shares.
@@ -34,7 +35,7 @@ type migrated struct {
 	path      string
 	data      []byte // the original
 	res       *migrate.Result
-	check     planner.MigrationCheck
+	check     migrationcheck.Check
 	already   bool // schema 2 already
 	notRecipe bool // a YAML file that is no recipe
 	err       error
@@ -89,7 +90,7 @@ func Migrate(ctx context.Context, o MigrateOptions) error {
 				return err
 			}
 			defer os.RemoveAll(dir)
-			m.profileFor = planner.SyntheticProfiles(dir)
+			m.profileFor = migrationcheck.SyntheticProfiles(dir)
 			if m.in.Workspace == "" {
 				// Custom benchmarks run from the InferenceX checkout; their
 				// plan names it and reads nothing from it.
@@ -126,14 +127,14 @@ func (m *migrator) one(path string) migrated {
 	// The original as edited by --set/--unset: their values are in the
 	// migration too.
 	opt := recipe.Options{AllowDuplicateKeys: m.opt.AllowDuplicateKeys, Overrides: m.opt.Overrides}
-	out.check, out.err = planner.VerifyMigration(path, out.data, out.res.Text, opt, m.in, m.profileFor)
+	out.check, out.err = migrationcheck.Verify(path, out.data, out.res.Text, opt, m.in, m.profileFor)
 	return out
 }
 
 // exitOf classifies a failed migration: a migration that plans differently
 // is slurmbench's bug (exit 1); anything else is the input's (exit 2).
 func exitOf(err error) error {
-	var mm *planner.MigrationMismatchError
+	var mm *migrationcheck.MismatchError
 	if errors.As(err, &mm) {
 		return exitcode.With(exitcode.Internal, err)
 	}
@@ -180,7 +181,7 @@ func (m *migrator) file(path string) error {
 	return nil
 }
 
-func checkText(c planner.MigrationCheck) string {
+func checkText(c migrationcheck.Check) string {
 	s := fmt.Sprintf("%d config(s) plan alike", c.Configs)
 	if c.Refused > 0 {
 		s += fmt.Sprintf(", %d refused by the original (nothing to compare)", c.Refused)

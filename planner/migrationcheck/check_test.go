@@ -1,4 +1,4 @@
-package planner
+package migrationcheck
 
 import (
 	"errors"
@@ -8,18 +8,20 @@ import (
 	"testing"
 
 	"github.com/slurmbench/slurmbench/inputs/recipe"
+	"github.com/slurmbench/slurmbench/plan"
+	"github.com/slurmbench/slurmbench/planner"
 )
 
 // TestVerifyMigrationGolden: each golden migration of recipe/migrate/testdata/migrate
 // (one input per migration rule) plans as its original does, and a
 // migration changed in one value is caught, naming the plan field.
 func TestVerifyMigrationGolden(t *testing.T) {
-	inputs, err := filepath.Glob(filepath.Join("..", "inputs", "recipe", "migrate", "testdata", "migrate", "*.v1.yaml"))
+	inputs, err := filepath.Glob(filepath.Join("..", "..", "inputs", "recipe", "migrate", "testdata", "migrate", "*.v1.yaml"))
 	if err != nil || len(inputs) < 5 {
 		t.Fatalf("inputs %v: %v", inputs, err)
 	}
 	dir := t.TempDir()
-	in := Inputs{Binary: testBinary, ResolveImage: testResolveImage, Workspace: dir}
+	in := planner.Inputs{Binary: testBinary, ResolveImage: testResolveImage, Workspace: dir}
 	profileFor := SyntheticProfiles(dir)
 	for _, f := range inputs {
 		t.Run(filepath.Base(f), func(t *testing.T) {
@@ -31,7 +33,7 @@ func TestVerifyMigrationGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := VerifyMigration(f, v1, v2, recipe.Options{}, in, profileFor)
+			c, err := Verify(f, v1, v2, recipe.Options{}, in, profileFor)
 			if notRun := strings.Contains(f, "not-run"); notRun {
 				// Fields slurmbench does not run: refused, nothing compared.
 				if err != nil || c.Configs != 0 || c.Refused != 1 {
@@ -47,7 +49,7 @@ func TestVerifyMigrationGolden(t *testing.T) {
 				t.Fatalf("%+v: %v; want %d configs compared", c, err, want)
 			}
 			// The original passed off as its own migration: not schema 2.
-			if _, err := VerifyMigration(f, v1, v1, recipe.Options{}, in, profileFor); err == nil || !strings.Contains(err.Error(), "read as schema 1") {
+			if _, err := Verify(f, v1, v1, recipe.Options{}, in, profileFor); err == nil || !strings.Contains(err.Error(), "read as schema 1") {
 				t.Errorf("a schema-1 'migration': %v", err)
 			}
 			// One value changed in the migration: a different plan.
@@ -55,11 +57,21 @@ func TestVerifyMigrationGolden(t *testing.T) {
 			if bad == string(v2) {
 				t.Fatal("test bug: nothing to change")
 			}
-			_, err = VerifyMigration(f, v1, []byte(bad), recipe.Options{}, in, profileFor)
-			var mm *MigrationMismatchError
+			_, err = Verify(f, v1, []byte(bad), recipe.Options{}, in, profileFor)
+			var mm *MismatchError
 			if !errors.As(err, &mm) || len(mm.Diffs) == 0 || !strings.Contains(err.Error(), f) {
-				t.Errorf("a changed migration: %v, want a MigrationMismatchError naming the file", err)
+				t.Errorf("a changed migration: %v, want a MismatchError naming the file", err)
 			}
 		})
 	}
+}
+
+// testBinary is the fixed slurmbench path the plans name.
+const testBinary = "/opt/slurmbench/bin/slurmbench"
+
+// testResolveImage maps an image reference to a fixed squash path, so the
+// plans depend only on the recipe.
+func testResolveImage(ref, squashDir string) (plan.Image, error) {
+	name := strings.NewReplacer("/", "+", ":", "+", "@", "+").Replace(ref)
+	return plan.Image{Ref: ref, EnrootURI: "docker://" + ref, Squash: filepath.Join(squashDir, name+".sqsh")}, nil
 }

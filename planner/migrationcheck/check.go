@@ -1,4 +1,8 @@
-package planner
+// Package migrationcheck proves a schema-2 migration plans as its original
+// does (migrate --verify): both documents are planned with the same inputs
+// and the plans compared field by field. It consumes the planner, which
+// knows nothing of migrations.
+package migrationcheck
 
 import (
 	"encoding/json"
@@ -12,23 +16,24 @@ import (
 
 	"github.com/slurmbench/slurmbench/inputs/profile"
 	"github.com/slurmbench/slurmbench/inputs/recipe"
+	"github.com/slurmbench/slurmbench/planner"
 )
 
-// MigrationCheck is what VerifyMigration compared: the configs the file
+// Check is what Verify compared: the configs the file
 // plans to (each config of an override file), and those both documents
 // refuse alike (a field slurmbench does not run, or one srtctl refuses).
-type MigrationCheck struct {
+type Check struct {
 	Configs, Refused int
 }
 
-// MigrationMismatchError is a migrated document that plans differently
+// MismatchError is a migrated document that plans differently
 // from its original, or fails where the original plans.
-type MigrationMismatchError struct {
+type MismatchError struct {
 	Path, Variant string
 	Diffs         []string
 }
 
-func (e *MigrationMismatchError) Error() string {
+func (e *MismatchError) Error() string {
 	where := e.Path
 	if e.Variant != "" {
 		where += ":" + e.Variant
@@ -42,7 +47,7 @@ func (e *MigrationMismatchError) Error() string {
 	return fmt.Sprintf("%s: the migrated recipe plans differently: %s%s", where, strings.Join(d, "; "), more)
 }
 
-// VerifyMigration proves that the schema-1 document v1 and its migration
+// Verify proves that the schema-1 document v1 and its migration
 // v2 (both read as path, with opt; opt.Overrides are v1's, already written
 // into v2) plan alike: every config of the file
 // (each variant of an override file) is planned from both with the same
@@ -53,8 +58,8 @@ func (e *MigrationMismatchError) Error() string {
 // a key set twice) has no plan to compare: it is counted as Refused, as
 // srtctl's verify skips it. in supplies everything but the profile
 // (profileFor) and the recipe.
-func VerifyMigration(path string, v1, v2 []byte, opt recipe.Options, in Inputs, profileFor func(*recipe.Recipe) (*profile.Profile, error)) (MigrationCheck, error) {
-	var check MigrationCheck
+func Verify(path string, v1, v2 []byte, opt recipe.Options, in planner.Inputs, profileFor func(*recipe.Recipe) (*profile.Profile, error)) (Check, error) {
+	var check Check
 	variants := []string{opt.Variant}
 	if _, err := recipe.ParseWith(path, v1, opt); err != nil {
 		var ve *recipe.VariantError
@@ -84,12 +89,12 @@ func VerifyMigration(path string, v1, v2 []byte, opt recipe.Options, in Inputs, 
 		case errA != nil:
 			return check, fmt.Errorf("planning the original: %w", errA)
 		case errB != nil:
-			return check, &MigrationMismatchError{Path: path, Variant: v, Diffs: []string{"the migration does not plan: " + errB.Error()}}
+			return check, &MismatchError{Path: path, Variant: v, Diffs: []string{"the migration does not plan: " + errB.Error()}}
 		case schemaB != 2:
-			return check, &MigrationMismatchError{Path: path, Variant: v, Diffs: []string{fmt.Sprintf("the migration was read as schema %d, not 2", schemaB)}}
+			return check, &MismatchError{Path: path, Variant: v, Diffs: []string{fmt.Sprintf("the migration was read as schema %d, not 2", schemaB)}}
 		}
 		if diffs := diffJSON(a, b, ""); len(diffs) > 0 {
-			return check, &MigrationMismatchError{Path: path, Variant: v, Diffs: diffs}
+			return check, &MismatchError{Path: path, Variant: v, Diffs: diffs}
 		}
 		check.Configs++
 	}
@@ -115,7 +120,7 @@ func typedRefusal(err error) string {
 
 // planOf plans one config and returns it as generic JSON, without what
 // only records the recipe's spelling, and the schema it was read as.
-func planOf(path string, data []byte, opt recipe.Options, in Inputs, profileFor func(*recipe.Recipe) (*profile.Profile, error)) (any, int, error) {
+func planOf(path string, data []byte, opt recipe.Options, in planner.Inputs, profileFor func(*recipe.Recipe) (*profile.Profile, error)) (any, int, error) {
 	r, err := recipe.ParseWith(path, data, opt)
 	if err != nil {
 		return nil, 0, err
@@ -127,7 +132,7 @@ func planOf(path string, data []byte, opt recipe.Options, in Inputs, profileFor 
 	if in.RunID == "" {
 		in.RunID = r.Name + "-verify"
 	}
-	pl, err := Build(in)
+	pl, err := planner.Build(in)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -202,7 +207,10 @@ func SyntheticProfiles(dir string) func(*recipe.Recipe) (*profile.Profile, error
 	var mu sync.Mutex
 	cache := map[string]*profile.Profile{}
 	return func(r *recipe.Recipe) (*profile.Profile, error) {
-		gpn := deref(r.Resources.GPUsPerNode, 4)
+		gpn := 4
+		if r.Resources.GPUsPerNode != nil {
+			gpn = *r.Resources.GPUsPerNode
+		}
 		models := map[string]bool{}
 		if p := r.Model.Path; p != "" && !strings.HasPrefix(p, "hf:") && !filepath.IsAbs(p) {
 			models[p] = true
