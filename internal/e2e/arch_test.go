@@ -18,6 +18,7 @@ import (
 // shims, the mock engines and the benchmark through qemu-user (binfmt_misc;
 // scripts/qemu-arm64.sh sets it up, make test runs it).
 func TestArm64DriverUnderQemu(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	if runtime.GOARCH != "amd64" {
 		t.Skip("the emulated architecture is aarch64 on an x86_64 host")

@@ -118,6 +118,7 @@ func badInputs() []badInput {
 // TestBadInput: every wrong input fails before anything is submitted, with
 // exit code 2 and one line naming what is wrong.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	cases := badInputs()
 	if len(cases) <= 80 {

@@ -20,6 +20,7 @@ import (
 // whose name only starts with the runner's keeps running; --dry-run before
 // touches nothing; a second cleanup finds nothing.
 func TestCleanupOnCluster(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	runner := uniqueName("wfenv-runner")
 	dir := filepath.Join(c.Root, "cleanup", runner)

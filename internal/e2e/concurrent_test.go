@@ -13,6 +13,7 @@ import (
 // run directories and jobs, both succeed, and the image is imported once
 // (the second waits on the first's lock, then finds the squash).
 func TestConcurrentRuns(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	name := uniqueName("e2e-twice")
 	callLog := filepath.Join(t.TempDir(), "enroot-calls.jsonl")

@@ -59,6 +59,7 @@ func squashOf(t *testing.T, dir, image string) string {
 // TestRealImportConcurrentOnce: four imports of the same image at once run
 // enroot import once; the other three wait on the lock and find the squash.
 func TestRealImportConcurrentOnce(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	img := pushMockImage(t, c, uniqueName("conc"))
 	profile := importProfile(t, c, "")
@@ -93,6 +94,7 @@ func TestRealImportConcurrentOnce(t *testing.T) {
 // short or overwritten is detected (its size or mtime no longer match the
 // sidecar, and it fails validation) and imported again.
 func TestRealImportReplacesACorruptSquash(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	img := pushMockImage(t, c, uniqueName("corrupt"))
 	profile := importProfile(t, c, "")
@@ -201,6 +203,7 @@ func (p *dropProxy) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 // download is cut, then gives up; images import exits 3 naming the image,
 // and nothing is left in the squash directory.
 func TestRealImportRegistryDropsMidLayer(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	tag := uniqueName("drop")
 	img := pushMockImage(t, c, tag)
@@ -239,6 +242,7 @@ func TestRealImportRegistryDropsMidLayer(t *testing.T) {
 // import exit 3 naming the directory and the space it had; no partial
 // squash is left, and once there is room the next import succeeds.
 func TestRealImportFullSquashDir(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	mnt := os.Getenv("SLURMBENCH_CLUSTER_MOUNT_DIR")
 	if mnt == "" || os.Geteuid() != 0 {
@@ -300,6 +304,7 @@ func TestRealImportFullSquashDir(t *testing.T) {
 // sha256), the sidecar records it, and a digest the registry does not hold
 // fails the import with exit 3.
 func TestRealImportPinnedDigest(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	tag := uniqueName("pinned")
 	img := pushMockImage(t, c, tag)

@@ -107,6 +107,7 @@ func stagedManifest(t *testing.T, dir string) results.Manifest {
 // by the digest its tag resolves to, and that digest is what the staged
 // manifest records.
 func TestRealContainerRuntimes(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	for _, rt := range []string{"pyxis", "enroot"} {
 		t.Run(rt, func(t *testing.T) {
@@ -177,6 +178,7 @@ func checkStepArgv(t *testing.T, runDir, rt string) {
 // TestMockImageIsReproducible: the same binary gives the same image digest,
 // whatever the tag and however often it is built.
 func TestMockImageIsReproducible(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	a := pushMockImage(t, c, uniqueName("repro"))
 	b := pushMockImage(t, c, uniqueName("repro"))
@@ -190,6 +192,7 @@ func TestMockImageIsReproducible(t *testing.T) {
 // in the workers' phase; outcome.json classifies it as container_runtime
 // with enroot's own log, and the summary shows that log.
 func TestRealContainerStartFailureIsDiagnosed(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	name := uniqueName("e2e-noshell")
 	img := pushMockImage(t, c, name, "MOCK_IMAGE_NO_SHELL=1")

@@ -20,6 +20,7 @@ import (
 // names, copied into the run's results and listed in the manifest, and the
 // summary says what the workload produced.
 func TestCustomBenchmark(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	name := uniqueName("e2e-custom")
 	runID := name + "-run"
@@ -121,6 +122,7 @@ func TestCustomBenchmark(t *testing.T) {
 // written nothing fails the run at the benchmark layer (exit 8), and the
 // summary says the workload produced no result.
 func TestCustomBenchmarkFails(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	name := uniqueName("e2e-custom-fail")
 	rec := mockRecipe{Name: name}.String()

@@ -51,6 +51,7 @@ func v2Custom(name, benchmark string) string {
 // them) and staged under InferenceX's names; an agentic point
 // (agentic_srt.sh's) leaves <RESULT_FILENAME>_conc<C>.json, staged as is.
 func TestCustomPointsV2(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	t.Run("srt_fixed_sequence.sh", func(t *testing.T) {
 		t.Parallel()

@@ -15,6 +15,7 @@ import (
 // built into the binary). It clones what is committed, so it proves the
 // repository, not the working tree.
 func TestDemoFromLoneClone(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skipf("no make: %v", err)
@@ -36,17 +37,23 @@ func TestDemoFromLoneClone(t *testing.T) {
 	if err != nil {
 		t.Fatalf("make demo: %v\n%s", err, out)
 	}
-	for _, want := range []string{"succeeded", "gsm8k"} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("make demo output lacks %q:\n%s", want, out)
+	// The demo's recipe is schema 2 (the layout InferenceX's tree uses)
+	// and runs end to end: two SA-Bench points, the gsm8k eval against
+	// the 95 % answer key, the power package from the profile's mock
+	// exporters.
+	if b, err := os.ReadFile(filepath.Join(clone, "examples", "mock-2p1d.yaml")); err != nil || !strings.Contains(string(b), "\nschema: 2\n") {
+		t.Errorf("examples/mock-2p1d.yaml is not a schema-2 recipe (%v)", err)
+	}
+	for _, re := range []string{`mock-2p1d: succeeded`, `gsm8k: strict-match 0\.9[0-9]+`, `power c32: [0-9.]+ J per output token`} {
+		if !regexp.MustCompile(re).Match(out) {
+			t.Errorf("make demo output lacks /%s/:\n%s", re, out)
 		}
 	}
 	if strings.Contains(string(out), "shared/data") {
 		t.Errorf("make demo mentions ../shared's data:\n%s", out)
 	}
-	staged, _ := filepath.Glob(filepath.Join(clone, "demo-out", "*.json"))
-	if len(staged) == 0 {
-		t.Errorf("nothing staged in demo-out/:\n%s", out)
+	if got := stagedResults(t, filepath.Join(clone, "demo-out")); len(got) != 2 {
+		t.Errorf("staged %v in demo-out/, want c8 and c32:\n%s", got, out)
 	}
 	// The demo runs the production container path (pyxis, the real enroot,
 	// the image from the cluster's registry): its manifest names the digest

@@ -14,6 +14,7 @@ import (
 // #SBATCH lines; here cpus-per-gpu, mem, gres-flags) are submitted through
 // slurmrestd as job fields, the job runs, and slurmctld holds them.
 func TestSbatchDirectivesReachSlurm(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	name := uniqueName("e2e-directives")
 	rec := mockRecipe{Name: name}.String() + "sbatch_directives:\n  cpus-per-gpu: 1\n  mem: 0\n  gres-flags: enforce-binding\n"

@@ -13,6 +13,7 @@ import (
 // run`, ends with its layer's exit code and class, the points that
 // finished kept (and the missing one named), and the job gone.
 func TestEngineFaults(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	oom := "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 136.00 MiB"
 	cases := []struct {

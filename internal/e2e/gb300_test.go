@@ -57,6 +57,8 @@ benchmark:
 // benchmarked and staged. It needs a cluster of at least nine nodes
 // (testcluster's SLURMBENCH_CLUSTER_NUM_NODES).
 func TestGB300Shaped9Nodes(t *testing.T) {
+	// Not parallel: it takes nine nodes at once, so it runs before the
+	// parallel tests start, on an idle cluster.
 	c := setup(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -119,6 +119,8 @@ func (c *cluster) ghaRun(t *testing.T, recipe, runnerName, resultFilename, concL
 // the step summary and outputs, groups its log; a missing concurrency
 // fails the step with a named error.
 func TestGitHubActions(t *testing.T) {
+	// Not parallel: its point takes the whole cluster (6 nodes), so it runs before the
+	// parallel tests start, on an idle cluster.
 	c := setup(t)
 	// RESULT_FILENAME as the workflow computes it; one with a recipe
 	// fingerprint, long enough that the config slurmbench adds is

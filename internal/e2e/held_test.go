@@ -53,6 +53,7 @@ func (c *cluster) slurmbench(t *testing.T, args ...string) (string, string, int)
 // allocation is refused naming the numbers; down leaves nothing queued or
 // running. up on a recipe that cannot fit its --nodes submits nothing.
 func TestHeldDeployment(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	name := uniqueName("e2e-held")
 	recipe := mockRecipe{Name: name, OSL: 32, Conc: "4"}.String()
@@ -209,6 +210,7 @@ func resultJSONs(t *testing.T, dir string) []string {
 // Inside the job slurmrestd is not reachable (the node's network has no
 // route to it), so this also shows the mode needs none.
 func TestRunInsideAnAllocation(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	name := uniqueName("e2e-inside")
 	// Everything the job reads or writes is on the shared filesystem.

@@ -28,6 +28,7 @@ var adoptedLine = regexp.MustCompile(`adopted job (\d+) of run`)
 // results once, exit 0. The job id was in the journal the moment it was
 // known.
 func TestKilledRunnerIsAdopted(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	name := uniqueName("e2e-kill")
 	runID := name + "-run"

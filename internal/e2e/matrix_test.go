@@ -53,6 +53,8 @@ func matrixMaster(recipeA, recipeB string) string {
 // result sets each in its own directory, leave no job running, and a
 // second run reuses all six without submitting anything.
 func TestMatrixSharesAllocations(t *testing.T) {
+	// Not parallel: its two allocations must fit side by side, so it runs before the
+	// parallel tests start, on an idle cluster.
 	c := setup(t)
 	a, b, master, recipes, profile := matrixFiles(t, c, mockRecipe{OSL: 16, Conc: "2"})
 	stage := filepath.Join(t.TempDir(), "stage")
@@ -195,6 +197,7 @@ func matrixFiles(t *testing.T, c *cluster, r mockRecipe) (a, b, master, recipes,
 // point is cancelled instead. Nothing is left running either way, and a
 // rerun after the drain would run only the points that did not finish.
 func TestMatrixInterrupt(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	for _, twice := range []bool{false, true} {
 		t.Run(fmt.Sprintf("second-sigint=%v", twice), func(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 // the stage directory where the workflow looks, its gsm8k score in the
 // summary.
 func TestPostEval(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	name := uniqueName("e2e-post-eval")
 	runID := name + "-run"

@@ -33,6 +33,7 @@ const mockWatts = 350.0
 // cluster and hands what it staged to InferenceX's own multinode power
 // aggregator, exactly as process_result.py calls it.
 func TestPowerTelemetry(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	// Skip (or fail under SLURMBENCH_REQUIRE_DATA) before any job runs.
 	shareddata.Path(t, "data", "inferencex", "utils")
@@ -142,6 +143,7 @@ func appendProfile(t *testing.T, path, text string) {
 // custom windows where SRT_MEASUREMENT_WINDOW_DIR says, and the package is
 // publishable with the energy per output token in the summary.
 func TestPowerTelemetryV2(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	t.Run("dcgm command and collect_interval_ms", func(t *testing.T) {
 		t.Parallel()

@@ -16,6 +16,7 @@ import (
 // requests; the mock engine writes a profile on stop), the profiles are
 // staged with the logs and the summary lists them.
 func TestProfiledRun(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	name := uniqueName("e2e-profile")
 	runID := name + "-run"
@@ -78,6 +79,7 @@ func TestProfiledRun(t *testing.T) {
 // leader and off when the point ends (the mock engine logs both), and the
 // run succeeds.
 func TestSlowDownRun(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	name := uniqueName("e2e-slowdown")
 	runID := name + "-run"

@@ -17,6 +17,7 @@ import (
 // description (which carries HF_TOKEN), and no process's argv, output or
 // file of the run holds either while it runs.
 func TestRedirectCarriesNoSecret(t *testing.T) {
+	// Not parallel: it samples every process on the machine for secrets, so no other test may run.
 	c := setup(t)
 	hfMarker := uniqueName("hf_marker_secret")
 

@@ -55,6 +55,7 @@ func tomlList(argv []string) string {
 // resets, a 10 s stall, a token that expires mid-wait and one it refuses)
 // does not break the run, and the job is submitted exactly once.
 func TestRESTFaults(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	badToken, err := os.ReadFile(filepath.Join(c.repo, "slurm", "slurmtest", "samples", "err-bad-token.get-job.response.json"))
 	if err != nil {

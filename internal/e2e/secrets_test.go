@@ -24,6 +24,7 @@ var jwtPattern = regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\
 // server refuses, so the client mints real tokens with the profile's
 // token_command: those must not leak either.
 func TestSecrets(t *testing.T) {
+	// Not parallel: it samples every process on the machine for secrets, so no other test may run.
 	c := setup(t)
 	jwtMarker := uniqueName("jwt-marker-secret")
 	hfMarker := uniqueName("hf_marker_secret")

@@ -47,6 +47,7 @@ func (c *cluster) serviceScript(t *testing.T, name string) (script, markers stri
 // probe, not critical) starts after the health gate and its exit does not
 // fail the run. The point's results are staged as without services.
 func TestServicesBeforeWorkers(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	name := uniqueName("e2e-services")
 	script, markers := c.serviceScript(t, name)
@@ -133,6 +134,7 @@ func TestServicesBeforeWorkers(t *testing.T) {
 // its log shows the pattern fails the run at once (no worker starts), with
 // the service named in the outcome.
 func TestServiceNotReadyFailsRun(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	name := uniqueName("e2e-service-dies")
 	rec := mockRecipe{Name: name}.V2() + `services:

@@ -146,6 +146,7 @@ func writeRandom(t testing.TB, path string, n int64) {
 // 130/143, leave no job of the run pending or running 30 s later, bundle
 // the logs of a job that started, and record the interruption.
 func TestSignals(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	for _, pc := range signalPhases() {
 		sigs := []syscall.Signal{syscall.SIGINT, syscall.SIGTERM}
