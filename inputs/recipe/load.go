@@ -12,6 +12,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/slurmbench/slurmbench/inputs/profile"
+	"github.com/slurmbench/slurmbench/inputs/recipe/schema2"
+	"github.com/slurmbench/slurmbench/inputs/recipe/yamltree"
 	"github.com/slurmbench/slurmbench/internal/readlimit"
 )
 
@@ -96,9 +98,9 @@ func ParseWith(path string, data []byte, opt Options) (*Recipe, error) {
 			return nil, err
 		}
 	}
-	// Schema 2 is normalized into the v1 fields (schema2.go); from here on
-	// one reader decodes and validates both.
-	var spelling map[string]string
+	// Schema 2 is normalized into the v1 fields (package schema2); from here
+	// on one reader decodes and validates both.
+	var spelling schema2.Spelling
 	if schema == 2 {
 		var w []string
 		if doc, spelling, w, err = normalizeV2(path, doc); err != nil {
@@ -106,7 +108,7 @@ func ParseWith(path string, data []byte, opt Options) (*Recipe, error) {
 		}
 		warnings = append(warnings, w...)
 	} else {
-		deleteKey(doc, "schema")
+		yamltree.Delete(doc, "schema")
 	}
 	if err := refuseSweep(path, doc); err != nil {
 		return nil, err
@@ -114,14 +116,14 @@ func ParseWith(path string, data []byte, opt Options) (*Recipe, error) {
 	if err := checkKeys(path, doc, reflect.TypeOf(Recipe{}), "", schema); err != nil {
 		var e *Error
 		if errors.As(err, &e) {
-			e.Field = spell(spelling, e.Field)
+			e.Field = spelling.Of(e.Field)
 		}
 		return nil, err
 	}
 	var r Recipe
 	if err := doc.Decode(&r); err != nil {
 		line := yamlErrLine(err)
-		return nil, &Error{File: path, Line: line, Field: spell(spelling, fieldAtLine(doc, line)), Msg: cleanYAMLErr(err)}
+		return nil, &Error{File: path, Line: line, Field: spelling.Of(fieldAtLine(doc, line)), Msg: cleanYAMLErr(err)}
 	}
 	r.SchemaVersion, r.spelling = schema, spelling
 	r.fillServiceLines(doc)
@@ -247,13 +249,13 @@ func resolveDuplicateKeys(path string, n *yaml.Node, prefix string, allow bool, 
 			first, second := Value{v}.String(), Value{lv}.String()
 			switch {
 			case first == second:
-				*warnings = append(*warnings, fmt.Sprintf("%s:%d: %s: set twice to the same value %s (lines %d and %d)", path, lk.Line, field, clip(second), k.Line, lk.Line))
+				*warnings = append(*warnings, fmt.Sprintf("%s:%d: %s: set twice to the same value %s (lines %d and %d)", path, lk.Line, field, yamltree.Clip(second), k.Line, lk.Line))
 			case allow:
-				*warnings = append(*warnings, fmt.Sprintf("%s:%d: %s: set twice, %s (line %d) then %s (line %d); the last wins as in srtctl (--allow-duplicate-keys)", path, lk.Line, field, clip(first), k.Line, clip(second), lk.Line))
+				*warnings = append(*warnings, fmt.Sprintf("%s:%d: %s: set twice, %s (line %d) then %s (line %d); the last wins as in srtctl (--allow-duplicate-keys)", path, lk.Line, field, yamltree.Clip(first), k.Line, yamltree.Clip(second), lk.Line))
 			default:
 				return &DuplicateKeyError{
 					Err: Error{File: path, Line: lk.Line, Field: joinField(prefix, lk.Value),
-						Msg: fmt.Sprintf("set twice with different values: %s (line %d) then %s (line %d); srtctl silently keeps the last — fix the recipe, or pass --allow-duplicate-keys to do the same", clip(first), k.Line, clip(second), lk.Line)},
+						Msg: fmt.Sprintf("set twice with different values: %s (line %d) then %s (line %d); srtctl silently keeps the last — fix the recipe, or pass --allow-duplicate-keys to do the same", yamltree.Clip(first), k.Line, yamltree.Clip(second), lk.Line)},
 					FirstLine: k.Line, FirstValue: first, SecondValue: second,
 				}
 			}
@@ -266,13 +268,6 @@ func resolveDuplicateKeys(path string, n *yaml.Node, prefix string, allow bool, 
 	}
 	n.Content = kept
 	return nil
-}
-
-func clip(s string) string {
-	if len(s) > 80 {
-		s = s[:77] + "..."
-	}
-	return fmt.Sprintf("%q", s)
 }
 
 func joinField(prefix, key string) string {

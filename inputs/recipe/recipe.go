@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/slurmbench/slurmbench/inputs/recipe/schema2"
 )
 
 // Recipe is one benchmark topology (srt-slurm's SrtConfig, the subset
@@ -71,7 +73,7 @@ type Recipe struct {
 	// spelling maps an internal (v1) dotted field a schema-2 document set
 	// through another key to that key ("resources.prefill_workers" →
 	// "roles.prefill.workers"), so errors name what the user wrote.
-	spelling map[string]string
+	spelling schema2.Spelling
 }
 
 // Model is the `model` block.
@@ -291,7 +293,9 @@ func (e *Error) Error() string {
 // ErrUnsupported marks a recipe that is valid srt-slurm but uses a feature
 // slurmbench does not run yet; errors.Is(err, ErrUnsupported) tells it from a
 // malformed recipe.
-var ErrUnsupported = errors.New("not supported by slurmbench yet")
+//
+// Its text is the schema-2 normalizer's, so the messages of both say it alike.
+var ErrUnsupported = errors.New(schema2.NotSupported)
 
 // UnsupportedError names the field of an unsupported feature.
 type UnsupportedError struct{ Err Error }

@@ -16,3 +16,4 @@ func deepCopy(n *yaml.Node) *yaml.Node           { return yamltree.DeepCopy(n) }
 func mergeSources(v *yaml.Node) []*yaml.Node     { return yamltree.MergeSources(v) }
 func scalarKey(k string) *yaml.Node              { return yamltree.StrKey(k) }
 func hasMerge(m *yaml.Node) bool                 { return yamltree.HasMerge(m) }
+func clip(s string) string                       { return yamltree.Clip(s) }
