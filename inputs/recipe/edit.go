@@ -20,8 +20,5 @@ func ReadForEdit(path string, data []byte, allowDuplicateKeys bool) (root *yaml.
 	return root, warnings, nil
 }
 
-// IsOverrideFile reports an override file (base: + override_* sections).
-func IsOverrideFile(doc *yaml.Node) bool { return isOverrideFile(doc) }
-
 // NewValue is node n as an engine-config or recipe value.
 func NewValue(n *yaml.Node) Value { return Value{n} }

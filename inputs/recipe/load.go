@@ -13,6 +13,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/inputs/profile"
 	"github.com/slurmbench/slurmbench/inputs/recipe/schema2"
+	"github.com/slurmbench/slurmbench/inputs/recipe/variants"
 	"github.com/slurmbench/slurmbench/inputs/recipe/yamltree"
 	"github.com/slurmbench/slurmbench/internal/readlimit"
 )
@@ -76,17 +77,17 @@ func ParseWith(path string, data []byte, opt Options) (*Recipe, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	var variant *variantInfo
+	var variant *variants.Variant
 	var schema int
-	if isOverrideFile(doc) {
+	if variants.IsOverrideFile(doc) {
 		if schema, err = schemaOfOverrideFile(path, doc); err != nil {
 			return nil, err
 		}
 		if variant, err = expandOverrideFile(path, doc, opt.Variant); err != nil {
 			return nil, err
 		}
-		doc = variant.doc
-		warnings = append(warnings, variant.warnings...)
+		doc = variant.Doc
+		warnings = append(warnings, variant.Warnings...)
 	} else if opt.Variant != "" {
 		// srtctl only warns and plans the file; a selector that selects
 		// nothing is more likely a wrong file, so it is refused.
@@ -132,7 +133,7 @@ func ParseWith(path string, data []byte, opt Options) (*Recipe, error) {
 	r.Warnings = warnings
 	r.Overrides = applied
 	if variant != nil {
-		r.Variant, r.Origins = variant.selector, variant.origins
+		r.Variant, r.Origins = variant.Selector, variant.Origins
 	}
 	r.lines = map[string]int{}
 	indexLines(doc, "", r.lines)
@@ -268,13 +269,6 @@ func resolveDuplicateKeys(path string, n *yaml.Node, prefix string, allow bool, 
 	}
 	n.Content = kept
 	return nil
-}
-
-func joinField(prefix, key string) string {
-	if prefix == "" {
-		return key
-	}
-	return prefix + "." + key
 }
 
 // refuseSweep rejects srtctl's job-level sweeps by name, before strict

@@ -49,7 +49,7 @@ func TestOverrideVariantsMatchSrtctl(t *testing.T) {
 				continue
 			}
 			var got any
-			if err := v.doc.Decode(&got); err != nil {
+			if err := v.Doc.Decode(&got); err != nil {
 				t.Fatal(err)
 			}
 			if g, w := normalJSON(t, got), normalJSON(t, cfg); !reflect.DeepEqual(g, w) {

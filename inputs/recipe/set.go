@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/slurmbench/slurmbench/inputs/recipe/variants"
 	"github.com/slurmbench/slurmbench/internal/suggest"
 	"go.yaml.in/yaml/v3"
 )
@@ -135,7 +136,7 @@ func ApplyOverrides(doc *yaml.Node, ovs []Override) ([]string, error) {
 		}
 		targets := []*yaml.Node{doc}
 		var zips []*yaml.Node
-		if isOverrideFile(doc) {
+		if variants.IsOverrideFile(doc) {
 			targets = []*yaml.Node{deAlias(mapGet(doc, "base"))}
 			for i := 0; i+1 < len(doc.Content); i += 2 {
 				k, v := doc.Content[i].Value, deAlias(doc.Content[i+1])
@@ -172,7 +173,7 @@ func ApplyOverrides(doc *yaml.Node, ovs []Override) ([]string, error) {
 // base:); a bad version is the reader's to report, later.
 func schemaType(doc *yaml.Node) (reflect.Type, int) {
 	n, err := schemaVersion("", doc)
-	if err == nil && n == 1 && isOverrideFile(doc) {
+	if err == nil && n == 1 && variants.IsOverrideFile(doc) {
 		n, err = schemaVersion("", deAlias(mapGet(doc, "base")))
 	}
 	if err == nil && n == 2 {

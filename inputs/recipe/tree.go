@@ -17,3 +17,4 @@ func mergeSources(v *yaml.Node) []*yaml.Node     { return yamltree.MergeSources(
 func scalarKey(k string) *yaml.Node              { return yamltree.StrKey(k) }
 func hasMerge(m *yaml.Node) bool                 { return yamltree.HasMerge(m) }
 func clip(s string) string                       { return yamltree.Clip(s) }
+func joinField(prefix, key string) string        { return yamltree.JoinField(prefix, key) }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/slurmbench/slurmbench/inputs/recipe"
+	"github.com/slurmbench/slurmbench/inputs/recipe/variants"
 	"github.com/slurmbench/slurmbench/inputs/recipe/yamltree"
 	"go.yaml.in/yaml/v3"
 )
@@ -224,9 +225,10 @@ type migrationVariant struct {
 }
 
 func (m *migration) run(doc *yaml.Node) {
+	isOverrideFile := variants.IsOverrideFile(doc)
 	variants := []migrationVariant{{node: doc}}
 	base := doc
-	if recipe.IsOverrideFile(doc) {
+	if isOverrideFile {
 		base = yamltree.DeAlias(yamltree.Get(doc, "base"))
 		variants = nil
 		for i := 0; i+1 < len(doc.Content); i += 2 {

@@ -123,3 +123,11 @@ func StrKey(k string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag:
 
 // HasMerge reports a merge key (<<) in mapping m.
 func HasMerge(m *yaml.Node) bool { return KeyIndex(m, "<<") >= 0 }
+
+// JoinField is the dotted field path of key under prefix ("" is the top).
+func JoinField(prefix, key string) string {
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
+}
