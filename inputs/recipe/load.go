@@ -1,11 +1,9 @@
 package recipe
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"reflect"
 	"strings"
 
@@ -14,17 +12,13 @@ import (
 	"github.com/slurmbench/slurmbench/inputs/profile"
 	"github.com/slurmbench/slurmbench/inputs/recipe/schema2"
 	"github.com/slurmbench/slurmbench/inputs/recipe/variants"
+	"github.com/slurmbench/slurmbench/inputs/recipe/yamldoc"
 	"github.com/slurmbench/slurmbench/inputs/recipe/yamltree"
 	"github.com/slurmbench/slurmbench/internal/readlimit"
 )
 
 // MaxInputBytes bounds a recipe read (profile.MaxInputBytes).
 const MaxInputBytes = profile.MaxInputBytes
-
-// maxExpandedNodes bounds what YAML aliases may expand to. The corpus's
-// largest recipe has a few thousand nodes; a "billion laughs" document has
-// billions once its aliases are followed.
-const maxExpandedNodes = 200_000
 
 // Options change how a recipe file is read.
 type Options struct {
@@ -70,7 +64,7 @@ func ParseWith(path string, data []byte, opt Options) (*Recipe, error) {
 		return nil, err
 	}
 	var warnings []string
-	if err := resolveDuplicateKeys(path, doc, "", opt.AllowDuplicateKeys, &warnings); err != nil {
+	if err := resolveDuplicateKeys(path, doc, opt.AllowDuplicateKeys, &warnings); err != nil {
 		return nil, err
 	}
 	applied, err := ApplyOverrides(doc, opt.Overrides)
@@ -123,7 +117,7 @@ func ParseWith(path string, data []byte, opt Options) (*Recipe, error) {
 	}
 	var r Recipe
 	if err := doc.Decode(&r); err != nil {
-		line := yamlErrLine(err)
+		line := yamldoc.Line(err)
 		return nil, &Error{File: path, Line: line, Field: spelling.Of(fieldAtLine(doc, line)), Msg: cleanYAMLErr(err)}
 	}
 	r.SchemaVersion, r.spelling = schema, spelling
@@ -143,70 +137,6 @@ func ParseWith(path string, data []byte, opt Options) (*Recipe, error) {
 	return &r, nil
 }
 
-// parseDocument parses exactly one YAML document holding a mapping, with
-// aliases that expand to a bounded size.
-func parseDocument(path string, data []byte) (*yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var root yaml.Node
-	if err := dec.Decode(&root); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, &Error{File: path, Msg: "empty recipe"}
-		}
-		line := yamlErrLine(err)
-		return nil, &Error{File: path, Line: line, Msg: yamlHint(path, data, line, cleanYAMLErr(err))}
-	}
-	var second yaml.Node
-	switch err := dec.Decode(&second); {
-	case errors.Is(err, io.EOF):
-	case err != nil:
-		line := yamlErrLine(err)
-		return nil, &Error{File: path, Line: line, Msg: yamlHint(path, data, line, "after the first document: "+cleanYAMLErr(err))}
-	default:
-		line := second.Line
-		if len(second.Content) > 0 {
-			line = second.Content[0].Line
-		}
-		return nil, &Error{File: path, Line: line, Msg: "a second YAML document ('---'): a recipe is one document; srtctl would silently ignore everything after the first"}
-	}
-	if len(root.Content) == 0 {
-		return nil, &Error{File: path, Msg: "empty recipe"}
-	}
-	doc := root.Content[0]
-	if doc.Kind != yaml.MappingNode {
-		return nil, &Error{File: path, Line: doc.Line, Msg: "a recipe must be a YAML mapping"}
-	}
-	if n := expandedSize(doc, map[*yaml.Node]int{}, map[*yaml.Node]bool{}); n > maxExpandedNodes {
-		return nil, &Error{File: path, Line: doc.Line, Msg: fmt.Sprintf("YAML aliases expand to more than %d nodes (an alias bomb?)", maxExpandedNodes)}
-	}
-	return doc, nil
-}
-
-// expandedSize counts n's nodes with every alias followed, saturating just
-// above the limit; memo keeps shared anchors from being walked twice.
-func expandedSize(n *yaml.Node, memo map[*yaml.Node]int, active map[*yaml.Node]bool) int {
-	if s, ok := memo[n]; ok {
-		return s
-	}
-	if active[n] {
-		return maxExpandedNodes + 1 // a cycle would expand forever
-	}
-	active[n] = true
-	defer delete(active, n)
-	size := 1
-	if n.Kind == yaml.AliasNode && n.Alias != nil {
-		size += expandedSize(n.Alias, memo, active)
-	}
-	for _, c := range n.Content {
-		size += expandedSize(c, memo, active)
-		if size > maxExpandedNodes {
-			size = maxExpandedNodes + 1
-			break
-		}
-	}
-	memo[n] = size
-	return size
-}
-
 // DuplicateKeyError is a key set twice in one mapping with different
 // values. PyYAML (srtctl) keeps the last silently; slurmbench refuses unless
 // Options.AllowDuplicateKeys.
@@ -218,57 +148,31 @@ type DuplicateKeyError struct {
 
 func (e *DuplicateKeyError) Error() string { return e.Err.Error() }
 
-// resolveDuplicateKeys removes every earlier occurrence of a key set twice
-// in one mapping, so the last wins as in PyYAML, after deciding whether
-// that is allowed: identical values are (a warning), different ones only
-// with allow (a warning), else a *DuplicateKeyError naming both.
-func resolveDuplicateKeys(path string, n *yaml.Node, prefix string, allow bool, warnings *[]string) error {
-	switch n.Kind {
-	case yaml.SequenceNode:
-		for _, c := range n.Content {
-			if err := resolveDuplicateKeys(path, c, prefix+"[]", allow, warnings); err != nil {
-				return err
-			}
-		}
-		return nil
-	case yaml.MappingNode:
-	default:
-		return nil
+// parseDocument is yamldoc.Parse with its errors as this package's.
+func parseDocument(path string, data []byte) (*yaml.Node, error) {
+	doc, err := yamldoc.Parse(path, data)
+	return doc, fromYAMLDoc(err)
+}
+
+// resolveDuplicateKeys is yamldoc.ResolveDuplicates, its warnings added to
+// warnings and its errors as this package's.
+func resolveDuplicateKeys(path string, n *yaml.Node, allow bool, warnings *[]string) error {
+	w, err := yamldoc.ResolveDuplicates(path, n, allow)
+	*warnings = append(*warnings, w...)
+	return fromYAMLDoc(err)
+}
+
+// fromYAMLDoc turns package yamldoc's errors into this package's.
+func fromYAMLDoc(err error) error {
+	var de *yamldoc.DuplicateError
+	var e *yamldoc.Error
+	switch {
+	case errors.As(err, &de):
+		return &DuplicateKeyError{Err: Error(de.Err), FirstLine: de.FirstLine, FirstValue: de.FirstValue, SecondValue: de.SecondValue}
+	case errors.As(err, &e):
+		return (*Error)(e)
 	}
-	last := map[string]int{} // key → index of its last occurrence
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if k := n.Content[i]; k.Value != "<<" {
-			last[k.Value] = i
-		}
-	}
-	kept := n.Content[:0:0]
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		field := joinField(prefix, k.Value)
-		if j := last[k.Value]; k.Value != "<<" && j != i {
-			lk, lv := n.Content[j], n.Content[j+1]
-			first, second := Value{v}.String(), Value{lv}.String()
-			switch {
-			case first == second:
-				*warnings = append(*warnings, fmt.Sprintf("%s:%d: %s: set twice to the same value %s (lines %d and %d)", path, lk.Line, field, yamltree.Clip(second), k.Line, lk.Line))
-			case allow:
-				*warnings = append(*warnings, fmt.Sprintf("%s:%d: %s: set twice, %s (line %d) then %s (line %d); the last wins as in srtctl (--allow-duplicate-keys)", path, lk.Line, field, yamltree.Clip(first), k.Line, yamltree.Clip(second), lk.Line))
-			default:
-				return &DuplicateKeyError{
-					Err: Error{File: path, Line: lk.Line, Field: joinField(prefix, lk.Value),
-						Msg: fmt.Sprintf("set twice with different values: %s (line %d) then %s (line %d); srtctl silently keeps the last — fix the recipe, or pass --allow-duplicate-keys to do the same", yamltree.Clip(first), k.Line, yamltree.Clip(second), lk.Line)},
-					FirstLine: k.Line, FirstValue: first, SecondValue: second,
-				}
-			}
-			continue // the later occurrence is kept
-		}
-		if err := resolveDuplicateKeys(path, v, field, allow, warnings); err != nil {
-			return err
-		}
-		kept = append(kept, k, v)
-	}
-	n.Content = kept
-	return nil
+	return err
 }
 
 // refuseSweep rejects srtctl's job-level sweeps by name, before strict

@@ -40,7 +40,7 @@ func TestOverrideVariantsMatchSrtctl(t *testing.T) {
 				t.Fatal(err)
 			}
 			var warnings []string
-			if err := resolveDuplicateKeys(path, doc, "", false, &warnings); err != nil {
+			if err := resolveDuplicateKeys(path, doc, false, &warnings); err != nil {
 				t.Fatal(err)
 			}
 			v, err := expandOverrideFile(path, doc, sel)

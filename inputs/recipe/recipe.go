@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/slurmbench/slurmbench/inputs/recipe/schema2"
+	"github.com/slurmbench/slurmbench/inputs/recipe/yamldoc"
 )
 
 // Recipe is one benchmark topology (srt-slurm's SrtConfig, the subset
@@ -361,33 +362,12 @@ func fieldAtLine(doc *yaml.Node, line int) string {
 	return field
 }
 
-func yamlErrLine(err error) int {
-	var te *yaml.TypeError
-	msg := err.Error()
-	if errors.As(err, &te) && len(te.Errors) > 0 {
-		msg = te.Errors[0]
-	}
-	var line int
-	if i := strings.Index(msg, "line "); i >= 0 {
-		_, _ = fmt.Sscanf(msg[i:], "line %d", &line) // no number: line stays 0
-	}
-	return line
-}
-
 // cleanYAMLErr turns yaml.v3's "yaml: unmarshal errors:\n  line 4: field
 // nodez not found in type recipe.Resources" into one line a user can act on.
 func cleanYAMLErr(err error) string {
-	var te *yaml.TypeError
-	msgs := []string{err.Error()}
-	if errors.As(err, &te) {
-		msgs = te.Errors
-	}
+	msgs := yamldoc.Messages(err)
 	out := make([]string, 0, len(msgs))
 	for _, m := range msgs {
-		m = strings.TrimPrefix(m, "yaml: ")
-		if i := strings.Index(m, ": "); i >= 0 && strings.HasPrefix(m, "line ") {
-			m = m[i+2:]
-		}
 		if i := strings.Index(m, " not found in type "); i >= 0 && strings.HasPrefix(m, "field ") {
 			typ := m[i+len(" not found in type "):]
 			m = fmt.Sprintf("unknown key %q (in %s)", m[len("field "):i], blockName(typ))
