@@ -118,7 +118,7 @@ func ParseWith(path string, data []byte, opt Options) (*Recipe, error) {
 	var r Recipe
 	if err := doc.Decode(&r); err != nil {
 		line := yamldoc.Line(err)
-		return nil, &Error{File: path, Line: line, Field: spelling.Of(fieldAtLine(doc, line)), Msg: cleanYAMLErr(err)}
+		return nil, &Error{File: path, Line: line, Field: spelling.Of(yamltree.FieldAtLine(doc, line)), Msg: cleanYAMLErr(err)}
 	}
 	r.SchemaVersion, r.spelling = schema, spelling
 	r.fillServiceLines(doc)
@@ -130,7 +130,7 @@ func ParseWith(path string, data []byte, opt Options) (*Recipe, error) {
 		r.Variant, r.Origins = variant.Selector, variant.Origins
 	}
 	r.lines = map[string]int{}
-	indexLines(doc, "", r.lines)
+	yamltree.IndexLines(doc, "", r.lines)
 	if err := r.validate(); err != nil {
 		return nil, err
 	}

@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/slurmbench/slurmbench/inputs/recipe/schema2"
 	"github.com/slurmbench/slurmbench/inputs/recipe/yamldoc"
 )
@@ -314,52 +312,6 @@ func (r *Recipe) Errorf(field, format string, args ...any) error {
 
 func (r *Recipe) unsupported(field, what string) error {
 	return &UnsupportedError{Error{File: r.Path, Line: r.Line(field), Field: r.display(field), Msg: what + " is " + ErrUnsupported.Error()}}
-}
-
-func indexLines(n *yaml.Node, prefix string, out map[string]int) {
-	if n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	if n.Kind != yaml.MappingNode {
-		return
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		key := n.Content[i].Value
-		if key == "<<" {
-			indexLines(n.Content[i+1], prefix, out)
-			continue
-		}
-		p := key
-		if prefix != "" {
-			p = prefix + "." + key
-		}
-		if _, seen := out[p]; !seen {
-			out[p] = n.Content[i].Line
-		}
-		indexLines(n.Content[i+1], p, out)
-	}
-}
-
-// fieldAtLine names the field a decode error at line is about: yaml.v3
-// reports only lines. It is the key on that line, else the nearest key
-// above it (a block value); of several keys on one line (a flow mapping)
-// the outermost, which holds the others.
-func fieldAtLine(doc *yaml.Node, line int) string {
-	if line <= 0 {
-		return ""
-	}
-	lines := map[string]int{}
-	indexLines(doc, "", lines)
-	best, field := 0, ""
-	for f, l := range lines {
-		if l > line || l < best {
-			continue
-		}
-		if l > best || strings.Count(f, ".") < strings.Count(field, ".") || strings.Count(f, ".") == strings.Count(field, ".") && f < field {
-			best, field = l, f
-		}
-	}
-	return field
 }
 
 // cleanYAMLErr turns yaml.v3's "yaml: unmarshal errors:\n  line 4: field
