@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -187,106 +186,14 @@ func refuseSweep(path string, doc *yaml.Node) error {
 	return nil
 }
 
-var unmarshalerType = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
-
-// checkKeys is checkKnownKeys for a schema version: a field tagged
-// `schema:"2"` is a key only a schema-2 document may write, unknown to v1.
+// checkKeys is yamldoc.CheckKeys for a schema version, an unknown key
+// named by its block and, under schema 1, told when it is srt-slurm 2.x's.
 func checkKeys(path string, n *yaml.Node, t reflect.Type, field string, schema int) error {
-	for n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if reflect.PointerTo(t).Implements(unmarshalerType) {
-		return nil
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		if n.Kind != yaml.MappingNode {
-			return nil // the decoder reports the wrong type
+	return fromYAMLDoc(yamldoc.CheckKeys(path, n, t, field, schema, func(t reflect.Type, field, key string) string {
+		msg := fmt.Sprintf("unknown key %q (in %s)", key, blockName(t.String()))
+		if v2, _ := yamldoc.Fields(t, 2); schema < 2 && v2[key] != nil || schema < 2 && field == "" && (key == "engine" || key == "roles") {
+			msg += "; it is srt-slurm 2.x's layout: this recipe has no `schema: 2`"
 		}
-		fields, open := yamlFieldsFor(t, schema)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			if k.Value == "<<" {
-				for _, m := range mergeSources(v) {
-					if err := checkKeys(path, m, t, field, schema); err != nil {
-						return err
-					}
-				}
-				continue
-			}
-			ft, ok := fields[k.Value]
-			if !ok {
-				if open {
-					continue
-				}
-				msg := fmt.Sprintf("unknown key %q (in %s)", k.Value, blockName(t.String()))
-				if v2, _ := yamlFieldsFor(t, 2); schema < 2 && v2[k.Value] != nil || schema < 2 && field == "" && (k.Value == "engine" || k.Value == "roles") {
-					msg += "; it is srt-slurm 2.x's layout: this recipe has no `schema: 2`"
-				}
-				return &Error{File: path, Line: k.Line, Field: joinField(field, k.Value), Msg: msg}
-			}
-			if err := checkKeys(path, v, ft, joinField(field, k.Value), schema); err != nil {
-				return err
-			}
-		}
-	case reflect.Map:
-		if n.Kind == yaml.MappingNode {
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				if err := checkKeys(path, n.Content[i+1], t.Elem(), joinField(field, n.Content[i].Value), schema); err != nil {
-					return err
-				}
-			}
-		}
-	case reflect.Slice:
-		if n.Kind == yaml.SequenceNode {
-			for _, c := range n.Content {
-				if err := checkKeys(path, c, t.Elem(), field, schema); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// yamlFieldsFor maps the YAML keys a struct reads, as schema version schema
-// reads it (below 2, fields tagged `schema:"2"` are left out), to their
-// types; open is true when an inline map or node catches every other key.
-func yamlFieldsFor(t reflect.Type, schema int) (fields map[string]reflect.Type, open bool) {
-	fields = map[string]reflect.Type{}
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		tag := f.Tag.Get("yaml")
-		if tag == "-" || schema < 2 && f.Tag.Get("schema") == "2" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if strings.Contains(","+opts+",", ",inline,") {
-			ft := f.Type
-			for ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct && !reflect.PointerTo(ft).Implements(unmarshalerType) {
-				inner, innerOpen := yamlFieldsFor(ft, schema)
-				for k, v := range inner {
-					fields[k] = v
-				}
-				open = open || innerOpen
-			} else {
-				open = true
-			}
-			continue
-		}
-		if name == "" {
-			name = strings.ToLower(f.Name)
-		}
-		fields[name] = f.Type
-	}
-	return fields, open
+		return msg
+	}))
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/slurmbench/slurmbench/inputs/recipe/variants"
+	"github.com/slurmbench/slurmbench/inputs/recipe/yamldoc"
 	"github.com/slurmbench/slurmbench/inputs/recipe/yamltree"
 	"github.com/slurmbench/slurmbench/internal/suggest"
 	"go.yaml.in/yaml/v3"
@@ -200,8 +201,8 @@ func checkOverride(root reflect.Type, version int, o Override) error {
 		case t.Kind() == reflect.Map:
 			t = t.Elem()
 			continue
-		case t.Kind() == reflect.Struct && !reflect.PointerTo(t).Implements(unmarshalerType):
-			fields, open := yamlFieldsFor(t, version)
+		case t.Kind() == reflect.Struct && !yamldoc.DecodesItself(t):
+			fields, open := yamldoc.Fields(t, version)
 			ft, ok := fields[p]
 			if !ok {
 				if open {
@@ -246,7 +247,7 @@ func checkValue(t reflect.Type, o Override) error {
 // first wrong part, the key of struct t closest by edit distance, followed
 // by the rest of the path when that is valid below it.
 func suggestPath(root reflect.Type, version int, t reflect.Type, prefix, rest []string) string {
-	fields, _ := yamlFieldsFor(t, version)
+	fields, _ := yamldoc.Fields(t, version)
 	names := make([]string, 0, len(fields))
 	for k := range fields {
 		names = append(names, k)
@@ -267,7 +268,7 @@ func suggestPath(root reflect.Type, version int, t reflect.Type, prefix, rest []
 				ft = ft.Elem()
 			}
 			if ft.Kind() == reflect.Struct {
-				inner, open := yamlFieldsFor(ft, version)
+				inner, open := yamldoc.Fields(ft, version)
 				candidate := append(append(append([]string{}, prefix...), n), rest...)
 				if !open && inner[rest[0]] != nil && checkOverride(root, version, Override{Path: candidate}) == nil {
 					return strings.Join(candidate, ".")

@@ -10,6 +10,4 @@ import (
 // code uses.
 func mapGet(n *yaml.Node, key string) *yaml.Node { return yamltree.Get(n, key) }
 func deAlias(n *yaml.Node) *yaml.Node            { return yamltree.DeAlias(n) }
-func mergeSources(v *yaml.Node) []*yaml.Node     { return yamltree.MergeSources(v) }
 func clip(s string) string                       { return yamltree.Clip(s) }
-func joinField(prefix, key string) string        { return yamltree.JoinField(prefix, key) }

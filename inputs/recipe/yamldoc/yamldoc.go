@@ -1,9 +1,11 @@
 // Package yamldoc reads a recipe file's YAML before anything decodes it:
 // exactly one document holding a mapping, aliases that expand to a bounded
 // size (an alias bomb is refused before it is walked), keys set twice
-// resolved as PyYAML (srtctl) resolves them, and yaml.v3's messages made
-// readable, each with its line. It knows YAML, not the recipe model:
-// package recipe turns its errors into its own.
+// resolved as PyYAML (srtctl) resolves them, every key checked against the
+// Go type that will decode it (keys.go), and yaml.v3's messages made
+// readable, each with its line. It knows YAML and reflection, not the
+// recipe model: package recipe passes its types in, words an unknown key,
+// and turns this package's errors into its own.
 package yamldoc
 
 import (
