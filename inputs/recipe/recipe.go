@@ -2,6 +2,13 @@
 // InferenceX checks them in. Decoding is strict: an unknown key is an error
 // with file and line, and a known key whose feature slurbench does not run
 // yet is refused by Unsupported, naming the field — never silently ignored.
+//
+// A read runs through the YAML layers below this package, which know
+// nodes, not the model: yamldoc (one bounded document, duplicate keys,
+// strict key checking), variants (an override file's config), schema2
+// (srt-slurm 2.x's layout normalized into the v1 one) and yamltree (the
+// node edits they share); this package decodes the result into Recipe and
+// validates it.
 package recipe
 
 import (

@@ -1,7 +1,8 @@
 // Package yamltree holds the edits of YAML node trees that reading,
 // overriding, normalizing and migrating recipes share: keys looked up
-// through aliases, merge keys expanded into a copy, deep copies, and a
-// node's value rendered as srtctl's Python sees it.
+// through aliases, merge keys expanded into a copy, deep copies, a dotted
+// path set or removed (path.go), the line of each dotted field (lines.go),
+// and a node's value rendered as srtctl's Python sees it (python.go).
 package yamltree
 
 import "go.yaml.in/yaml/v3"
