@@ -1,6 +1,10 @@
 package recipe
 
-import "go.yaml.in/yaml/v3"
+import (
+	"go.yaml.in/yaml/v3"
+
+	"github.com/slurmbench/slurmbench/inputs/recipe/yamldoc"
+)
 
 // ReadForEdit reads a recipe document to edit and write back (package
 // migrate): the checks a recipe read makes (one document, a mapping,
@@ -12,16 +16,13 @@ func ReadForEdit(path string, data []byte, allowDuplicateKeys bool) (root *yaml.
 	}
 	root = &yaml.Node{}
 	if err := yaml.Unmarshal(data, root); err != nil {
-		return nil, nil, &Error{File: path, Line: yamlErrLine(err), Msg: cleanYAMLErr(err)}
+		return nil, nil, &Error{File: path, Line: yamldoc.Line(err), Msg: cleanYAMLErr(err)}
 	}
-	if err := resolveDuplicateKeys(path, root.Content[0], "", allowDuplicateKeys, &warnings); err != nil {
+	if err := resolveDuplicateKeys(path, root.Content[0], allowDuplicateKeys, &warnings); err != nil {
 		return nil, nil, err
 	}
 	return root, warnings, nil
 }
-
-// IsOverrideFile reports an override file (base: + override_* sections).
-func IsOverrideFile(doc *yaml.Node) bool { return isOverrideFile(doc) }
 
 // NewValue is node n as an engine-config or recipe value.
 func NewValue(n *yaml.Node) Value { return Value{n} }

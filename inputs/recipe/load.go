@@ -1,27 +1,23 @@
 package recipe
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"reflect"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/slurmbench/slurmbench/inputs/profile"
+	"github.com/slurmbench/slurmbench/inputs/recipe/schema2"
+	"github.com/slurmbench/slurmbench/inputs/recipe/variants"
+	"github.com/slurmbench/slurmbench/inputs/recipe/yamldoc"
+	"github.com/slurmbench/slurmbench/inputs/recipe/yamltree"
 	"github.com/slurmbench/slurmbench/internal/readlimit"
 )
 
 // MaxInputBytes bounds a recipe read (profile.MaxInputBytes).
 const MaxInputBytes = profile.MaxInputBytes
-
-// maxExpandedNodes bounds what YAML aliases may expand to. The corpus's
-// largest recipe has a few thousand nodes; a "billion laughs" document has
-// billions once its aliases are followed.
-const maxExpandedNodes = 200_000
 
 // Options change how a recipe file is read.
 type Options struct {
@@ -67,24 +63,24 @@ func ParseWith(path string, data []byte, opt Options) (*Recipe, error) {
 		return nil, err
 	}
 	var warnings []string
-	if err := resolveDuplicateKeys(path, doc, "", opt.AllowDuplicateKeys, &warnings); err != nil {
+	if err := resolveDuplicateKeys(path, doc, opt.AllowDuplicateKeys, &warnings); err != nil {
 		return nil, err
 	}
 	applied, err := ApplyOverrides(doc, opt.Overrides)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	var variant *variantInfo
+	var variant *variants.Variant
 	var schema int
-	if isOverrideFile(doc) {
+	if variants.IsOverrideFile(doc) {
 		if schema, err = schemaOfOverrideFile(path, doc); err != nil {
 			return nil, err
 		}
 		if variant, err = expandOverrideFile(path, doc, opt.Variant); err != nil {
 			return nil, err
 		}
-		doc = variant.doc
-		warnings = append(warnings, variant.warnings...)
+		doc = variant.Doc
+		warnings = append(warnings, variant.Warnings...)
 	} else if opt.Variant != "" {
 		// srtctl only warns and plans the file; a selector that selects
 		// nothing is more likely a wrong file, so it is refused.
@@ -96,9 +92,9 @@ func ParseWith(path string, data []byte, opt Options) (*Recipe, error) {
 			return nil, err
 		}
 	}
-	// Schema 2 is normalized into the v1 fields (schema2.go); from here on
-	// one reader decodes and validates both.
-	var spelling map[string]string
+	// Schema 2 is normalized into the v1 fields (package schema2); from here
+	// on one reader decodes and validates both.
+	var spelling schema2.Spelling
 	if schema == 2 {
 		var w []string
 		if doc, spelling, w, err = normalizeV2(path, doc); err != nil {
@@ -106,7 +102,7 @@ func ParseWith(path string, data []byte, opt Options) (*Recipe, error) {
 		}
 		warnings = append(warnings, w...)
 	} else {
-		deleteKey(doc, "schema")
+		yamltree.Delete(doc, "schema")
 	}
 	if err := refuseSweep(path, doc); err != nil {
 		return nil, err
@@ -114,14 +110,14 @@ func ParseWith(path string, data []byte, opt Options) (*Recipe, error) {
 	if err := checkKeys(path, doc, reflect.TypeOf(Recipe{}), "", schema); err != nil {
 		var e *Error
 		if errors.As(err, &e) {
-			e.Field = spell(spelling, e.Field)
+			e.Field = spelling.Of(e.Field)
 		}
 		return nil, err
 	}
 	var r Recipe
 	if err := doc.Decode(&r); err != nil {
-		line := yamlErrLine(err)
-		return nil, &Error{File: path, Line: line, Field: spell(spelling, fieldAtLine(doc, line)), Msg: cleanYAMLErr(err)}
+		line := yamldoc.Line(err)
+		return nil, &Error{File: path, Line: line, Field: spelling.Of(yamltree.FieldAtLine(doc, line)), Msg: cleanYAMLErr(err)}
 	}
 	r.SchemaVersion, r.spelling = schema, spelling
 	r.fillServiceLines(doc)
@@ -130,78 +126,14 @@ func ParseWith(path string, data []byte, opt Options) (*Recipe, error) {
 	r.Warnings = warnings
 	r.Overrides = applied
 	if variant != nil {
-		r.Variant, r.Origins = variant.selector, variant.origins
+		r.Variant, r.Origins = variant.Selector, variant.Origins
 	}
 	r.lines = map[string]int{}
-	indexLines(doc, "", r.lines)
+	yamltree.IndexLines(doc, "", r.lines)
 	if err := r.validate(); err != nil {
 		return nil, err
 	}
 	return &r, nil
-}
-
-// parseDocument parses exactly one YAML document holding a mapping, with
-// aliases that expand to a bounded size.
-func parseDocument(path string, data []byte) (*yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var root yaml.Node
-	if err := dec.Decode(&root); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, &Error{File: path, Msg: "empty recipe"}
-		}
-		line := yamlErrLine(err)
-		return nil, &Error{File: path, Line: line, Msg: yamlHint(path, data, line, cleanYAMLErr(err))}
-	}
-	var second yaml.Node
-	switch err := dec.Decode(&second); {
-	case errors.Is(err, io.EOF):
-	case err != nil:
-		line := yamlErrLine(err)
-		return nil, &Error{File: path, Line: line, Msg: yamlHint(path, data, line, "after the first document: "+cleanYAMLErr(err))}
-	default:
-		line := second.Line
-		if len(second.Content) > 0 {
-			line = second.Content[0].Line
-		}
-		return nil, &Error{File: path, Line: line, Msg: "a second YAML document ('---'): a recipe is one document; srtctl would silently ignore everything after the first"}
-	}
-	if len(root.Content) == 0 {
-		return nil, &Error{File: path, Msg: "empty recipe"}
-	}
-	doc := root.Content[0]
-	if doc.Kind != yaml.MappingNode {
-		return nil, &Error{File: path, Line: doc.Line, Msg: "a recipe must be a YAML mapping"}
-	}
-	if n := expandedSize(doc, map[*yaml.Node]int{}, map[*yaml.Node]bool{}); n > maxExpandedNodes {
-		return nil, &Error{File: path, Line: doc.Line, Msg: fmt.Sprintf("YAML aliases expand to more than %d nodes (an alias bomb?)", maxExpandedNodes)}
-	}
-	return doc, nil
-}
-
-// expandedSize counts n's nodes with every alias followed, saturating just
-// above the limit; memo keeps shared anchors from being walked twice.
-func expandedSize(n *yaml.Node, memo map[*yaml.Node]int, active map[*yaml.Node]bool) int {
-	if s, ok := memo[n]; ok {
-		return s
-	}
-	if active[n] {
-		return maxExpandedNodes + 1 // a cycle would expand forever
-	}
-	active[n] = true
-	defer delete(active, n)
-	size := 1
-	if n.Kind == yaml.AliasNode && n.Alias != nil {
-		size += expandedSize(n.Alias, memo, active)
-	}
-	for _, c := range n.Content {
-		size += expandedSize(c, memo, active)
-		if size > maxExpandedNodes {
-			size = maxExpandedNodes + 1
-			break
-		}
-	}
-	memo[n] = size
-	return size
 }
 
 // DuplicateKeyError is a key set twice in one mapping with different
@@ -215,71 +147,31 @@ type DuplicateKeyError struct {
 
 func (e *DuplicateKeyError) Error() string { return e.Err.Error() }
 
-// resolveDuplicateKeys removes every earlier occurrence of a key set twice
-// in one mapping, so the last wins as in PyYAML, after deciding whether
-// that is allowed: identical values are (a warning), different ones only
-// with allow (a warning), else a *DuplicateKeyError naming both.
-func resolveDuplicateKeys(path string, n *yaml.Node, prefix string, allow bool, warnings *[]string) error {
-	switch n.Kind {
-	case yaml.SequenceNode:
-		for _, c := range n.Content {
-			if err := resolveDuplicateKeys(path, c, prefix+"[]", allow, warnings); err != nil {
-				return err
-			}
-		}
-		return nil
-	case yaml.MappingNode:
-	default:
-		return nil
-	}
-	last := map[string]int{} // key → index of its last occurrence
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if k := n.Content[i]; k.Value != "<<" {
-			last[k.Value] = i
-		}
-	}
-	kept := n.Content[:0:0]
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		field := joinField(prefix, k.Value)
-		if j := last[k.Value]; k.Value != "<<" && j != i {
-			lk, lv := n.Content[j], n.Content[j+1]
-			first, second := Value{v}.String(), Value{lv}.String()
-			switch {
-			case first == second:
-				*warnings = append(*warnings, fmt.Sprintf("%s:%d: %s: set twice to the same value %s (lines %d and %d)", path, lk.Line, field, clip(second), k.Line, lk.Line))
-			case allow:
-				*warnings = append(*warnings, fmt.Sprintf("%s:%d: %s: set twice, %s (line %d) then %s (line %d); the last wins as in srtctl (--allow-duplicate-keys)", path, lk.Line, field, clip(first), k.Line, clip(second), lk.Line))
-			default:
-				return &DuplicateKeyError{
-					Err: Error{File: path, Line: lk.Line, Field: joinField(prefix, lk.Value),
-						Msg: fmt.Sprintf("set twice with different values: %s (line %d) then %s (line %d); srtctl silently keeps the last — fix the recipe, or pass --allow-duplicate-keys to do the same", clip(first), k.Line, clip(second), lk.Line)},
-					FirstLine: k.Line, FirstValue: first, SecondValue: second,
-				}
-			}
-			continue // the later occurrence is kept
-		}
-		if err := resolveDuplicateKeys(path, v, field, allow, warnings); err != nil {
-			return err
-		}
-		kept = append(kept, k, v)
-	}
-	n.Content = kept
-	return nil
+// parseDocument is yamldoc.Parse with its errors as this package's.
+func parseDocument(path string, data []byte) (*yaml.Node, error) {
+	doc, err := yamldoc.Parse(path, data)
+	return doc, fromYAMLDoc(err)
 }
 
-func clip(s string) string {
-	if len(s) > 80 {
-		s = s[:77] + "..."
-	}
-	return fmt.Sprintf("%q", s)
+// resolveDuplicateKeys is yamldoc.ResolveDuplicates, its warnings added to
+// warnings and its errors as this package's.
+func resolveDuplicateKeys(path string, n *yaml.Node, allow bool, warnings *[]string) error {
+	w, err := yamldoc.ResolveDuplicates(path, n, allow)
+	*warnings = append(*warnings, w...)
+	return fromYAMLDoc(err)
 }
 
-func joinField(prefix, key string) string {
-	if prefix == "" {
-		return key
+// fromYAMLDoc turns package yamldoc's errors into this package's.
+func fromYAMLDoc(err error) error {
+	var de *yamldoc.DuplicateError
+	var e *yamldoc.Error
+	switch {
+	case errors.As(err, &de):
+		return &DuplicateKeyError{Err: Error(de.Err), FirstLine: de.FirstLine, FirstValue: de.FirstValue, SecondValue: de.SecondValue}
+	case errors.As(err, &e):
+		return (*Error)(e)
 	}
-	return prefix + "." + key
+	return err
 }
 
 // refuseSweep rejects srtctl's job-level sweeps by name, before strict
@@ -294,106 +186,14 @@ func refuseSweep(path string, doc *yaml.Node) error {
 	return nil
 }
 
-var unmarshalerType = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
-
-// checkKeys is checkKnownKeys for a schema version: a field tagged
-// `schema:"2"` is a key only a schema-2 document may write, unknown to v1.
+// checkKeys is yamldoc.CheckKeys for a schema version, an unknown key
+// named by its block and, under schema 1, told when it is srt-slurm 2.x's.
 func checkKeys(path string, n *yaml.Node, t reflect.Type, field string, schema int) error {
-	for n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if reflect.PointerTo(t).Implements(unmarshalerType) {
-		return nil
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		if n.Kind != yaml.MappingNode {
-			return nil // the decoder reports the wrong type
+	return fromYAMLDoc(yamldoc.CheckKeys(path, n, t, field, schema, func(t reflect.Type, field, key string) string {
+		msg := fmt.Sprintf("unknown key %q (in %s)", key, blockName(t.String()))
+		if v2, _ := yamldoc.Fields(t, 2); schema < 2 && v2[key] != nil || schema < 2 && field == "" && (key == "engine" || key == "roles") {
+			msg += "; it is srt-slurm 2.x's layout: this recipe has no `schema: 2`"
 		}
-		fields, open := yamlFieldsFor(t, schema)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			if k.Value == "<<" {
-				for _, m := range mergeSources(v) {
-					if err := checkKeys(path, m, t, field, schema); err != nil {
-						return err
-					}
-				}
-				continue
-			}
-			ft, ok := fields[k.Value]
-			if !ok {
-				if open {
-					continue
-				}
-				msg := fmt.Sprintf("unknown key %q (in %s)", k.Value, blockName(t.String()))
-				if v2, _ := yamlFieldsFor(t, 2); schema < 2 && v2[k.Value] != nil || schema < 2 && field == "" && (k.Value == "engine" || k.Value == "roles") {
-					msg += "; it is srt-slurm 2.x's layout: this recipe has no `schema: 2`"
-				}
-				return &Error{File: path, Line: k.Line, Field: joinField(field, k.Value), Msg: msg}
-			}
-			if err := checkKeys(path, v, ft, joinField(field, k.Value), schema); err != nil {
-				return err
-			}
-		}
-	case reflect.Map:
-		if n.Kind == yaml.MappingNode {
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				if err := checkKeys(path, n.Content[i+1], t.Elem(), joinField(field, n.Content[i].Value), schema); err != nil {
-					return err
-				}
-			}
-		}
-	case reflect.Slice:
-		if n.Kind == yaml.SequenceNode {
-			for _, c := range n.Content {
-				if err := checkKeys(path, c, t.Elem(), field, schema); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// yamlFieldsFor maps the YAML keys a struct reads, as schema version schema
-// reads it (below 2, fields tagged `schema:"2"` are left out), to their
-// types; open is true when an inline map or node catches every other key.
-func yamlFieldsFor(t reflect.Type, schema int) (fields map[string]reflect.Type, open bool) {
-	fields = map[string]reflect.Type{}
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		tag := f.Tag.Get("yaml")
-		if tag == "-" || schema < 2 && f.Tag.Get("schema") == "2" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if strings.Contains(","+opts+",", ",inline,") {
-			ft := f.Type
-			for ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct && !reflect.PointerTo(ft).Implements(unmarshalerType) {
-				inner, innerOpen := yamlFieldsFor(ft, schema)
-				for k, v := range inner {
-					fields[k] = v
-				}
-				open = open || innerOpen
-			} else {
-				open = true
-			}
-			continue
-		}
-		if name == "" {
-			name = strings.ToLower(f.Name)
-		}
-		fields[name] = f.Type
-	}
-	return fields, open
+		return msg
+	}))
 }

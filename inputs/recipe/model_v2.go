@@ -1,7 +1,7 @@
 package recipe
 
 // Internal-model fields for what srt-slurm 2.x (schema 2) has and the
-// c88ef731 (schema 1) layout lacks. The schema-2 reader (schema2.go)
+// c88ef731 (schema 1) layout lacks. The schema-2 normalizer (package schema2)
 // normalizes a schema-2 document into the v1 fields wherever a v1 field
 // exists (so plan, driver and results are shared and a v2 recipe cannot plan
 // differently from its v1 equivalent); what has no v1 field lands here.

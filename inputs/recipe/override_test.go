@@ -40,7 +40,7 @@ func TestOverrideVariantsMatchSrtctl(t *testing.T) {
 				t.Fatal(err)
 			}
 			var warnings []string
-			if err := resolveDuplicateKeys(path, doc, "", false, &warnings); err != nil {
+			if err := resolveDuplicateKeys(path, doc, false, &warnings); err != nil {
 				t.Fatal(err)
 			}
 			v, err := expandOverrideFile(path, doc, sel)
@@ -49,7 +49,7 @@ func TestOverrideVariantsMatchSrtctl(t *testing.T) {
 				continue
 			}
 			var got any
-			if err := v.doc.Decode(&got); err != nil {
+			if err := v.Doc.Decode(&got); err != nil {
 				t.Fatal(err)
 			}
 			if g, w := normalJSON(t, got), normalJSON(t, cfg); !reflect.DeepEqual(g, w) {

@@ -2,6 +2,13 @@
 // InferenceX checks them in. Decoding is strict: an unknown key is an error
 // with file and line, and a known key whose feature slurbench does not run
 // yet is refused by Unsupported, naming the field — never silently ignored.
+//
+// A read runs through the YAML layers below this package, which know
+// nodes, not the model: yamldoc (one bounded document, duplicate keys,
+// strict key checking), variants (an override file's config), schema2
+// (srt-slurm 2.x's layout normalized into the v1 one) and yamltree (the
+// node edits they share); this package decodes the result into Recipe and
+// validates it.
 package recipe
 
 import (
@@ -9,7 +16,8 @@ import (
 	"fmt"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/slurmbench/slurmbench/inputs/recipe/schema2"
+	"github.com/slurmbench/slurmbench/inputs/recipe/yamldoc"
 )
 
 // Recipe is one benchmark topology (srt-slurm's SrtConfig, the subset
@@ -71,7 +79,7 @@ type Recipe struct {
 	// spelling maps an internal (v1) dotted field a schema-2 document set
 	// through another key to that key ("resources.prefill_workers" →
 	// "roles.prefill.workers"), so errors name what the user wrote.
-	spelling map[string]string
+	spelling schema2.Spelling
 }
 
 // Model is the `model` block.
@@ -291,7 +299,9 @@ func (e *Error) Error() string {
 // ErrUnsupported marks a recipe that is valid srt-slurm but uses a feature
 // slurmbench does not run yet; errors.Is(err, ErrUnsupported) tells it from a
 // malformed recipe.
-var ErrUnsupported = errors.New("not supported by slurmbench yet")
+//
+// Its text is the schema-2 normalizer's, so the messages of both say it alike.
+var ErrUnsupported = errors.New(schema2.NotSupported)
 
 // UnsupportedError names the field of an unsupported feature.
 type UnsupportedError struct{ Err Error }
@@ -311,79 +321,12 @@ func (r *Recipe) unsupported(field, what string) error {
 	return &UnsupportedError{Error{File: r.Path, Line: r.Line(field), Field: r.display(field), Msg: what + " is " + ErrUnsupported.Error()}}
 }
 
-func indexLines(n *yaml.Node, prefix string, out map[string]int) {
-	if n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	if n.Kind != yaml.MappingNode {
-		return
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		key := n.Content[i].Value
-		if key == "<<" {
-			indexLines(n.Content[i+1], prefix, out)
-			continue
-		}
-		p := key
-		if prefix != "" {
-			p = prefix + "." + key
-		}
-		if _, seen := out[p]; !seen {
-			out[p] = n.Content[i].Line
-		}
-		indexLines(n.Content[i+1], p, out)
-	}
-}
-
-// fieldAtLine names the field a decode error at line is about: yaml.v3
-// reports only lines. It is the key on that line, else the nearest key
-// above it (a block value); of several keys on one line (a flow mapping)
-// the outermost, which holds the others.
-func fieldAtLine(doc *yaml.Node, line int) string {
-	if line <= 0 {
-		return ""
-	}
-	lines := map[string]int{}
-	indexLines(doc, "", lines)
-	best, field := 0, ""
-	for f, l := range lines {
-		if l > line || l < best {
-			continue
-		}
-		if l > best || strings.Count(f, ".") < strings.Count(field, ".") || strings.Count(f, ".") == strings.Count(field, ".") && f < field {
-			best, field = l, f
-		}
-	}
-	return field
-}
-
-func yamlErrLine(err error) int {
-	var te *yaml.TypeError
-	msg := err.Error()
-	if errors.As(err, &te) && len(te.Errors) > 0 {
-		msg = te.Errors[0]
-	}
-	var line int
-	if i := strings.Index(msg, "line "); i >= 0 {
-		_, _ = fmt.Sscanf(msg[i:], "line %d", &line) // no number: line stays 0
-	}
-	return line
-}
-
 // cleanYAMLErr turns yaml.v3's "yaml: unmarshal errors:\n  line 4: field
 // nodez not found in type recipe.Resources" into one line a user can act on.
 func cleanYAMLErr(err error) string {
-	var te *yaml.TypeError
-	msgs := []string{err.Error()}
-	if errors.As(err, &te) {
-		msgs = te.Errors
-	}
+	msgs := yamldoc.Messages(err)
 	out := make([]string, 0, len(msgs))
 	for _, m := range msgs {
-		m = strings.TrimPrefix(m, "yaml: ")
-		if i := strings.Index(m, ": "); i >= 0 && strings.HasPrefix(m, "line ") {
-			m = m[i+2:]
-		}
 		if i := strings.Index(m, " not found in type "); i >= 0 && strings.HasPrefix(m, "field ") {
 			typ := m[i+len(" not found in type "):]
 			m = fmt.Sprintf("unknown key %q (in %s)", m[len("field "):i], blockName(typ))

@@ -6,6 +6,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/slurmbench/slurmbench/inputs/recipe/variants"
+	"github.com/slurmbench/slurmbench/inputs/recipe/yamldoc"
+	"github.com/slurmbench/slurmbench/inputs/recipe/yamltree"
 	"github.com/slurmbench/slurmbench/internal/suggest"
 	"go.yaml.in/yaml/v3"
 )
@@ -135,22 +138,22 @@ func ApplyOverrides(doc *yaml.Node, ovs []Override) ([]string, error) {
 		}
 		targets := []*yaml.Node{doc}
 		var zips []*yaml.Node
-		if isOverrideFile(doc) {
+		if variants.IsOverrideFile(doc) {
 			targets = []*yaml.Node{deAlias(mapGet(doc, "base"))}
 			for i := 0; i+1 < len(doc.Content); i += 2 {
 				k, v := doc.Content[i].Value, deAlias(doc.Content[i+1])
 				switch {
 				case v.Kind != yaml.MappingNode:
-				case strings.HasPrefix(k, "override_") && (o.Unset() || touches(v, o.Path)):
+				case strings.HasPrefix(k, "override_") && (o.Unset() || yamltree.Touches(v, o.Path)):
 					targets = append(targets, v)
-				case strings.HasPrefix(k, "zip_override_") && (o.Unset() || touches(v, o.Path)):
+				case strings.HasPrefix(k, "zip_override_") && (o.Unset() || yamltree.Touches(v, o.Path)):
 					zips = append(zips, v)
 				}
 			}
 		}
 		for _, t := range targets {
-			if err := applyOne(t, o, o.Value); err != nil {
-				return nil, err
+			if err := yamltree.SetPath(t, o.Path, o.Value); err != nil {
+				return nil, &OverrideError{Flag: o.String(), Msg: err.Error()}
 			}
 		}
 		for _, z := range zips {
@@ -158,8 +161,8 @@ func ApplyOverrides(doc *yaml.Node, ovs []Override) ([]string, error) {
 			if v != nil && v.Kind == yaml.SequenceNode {
 				v = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: []*yaml.Node{v}}
 			}
-			if err := applyOne(z, o, v); err != nil {
-				return nil, err
+			if err := yamltree.SetPath(z, o.Path, v); err != nil {
+				return nil, &OverrideError{Flag: o.String(), Msg: err.Error()}
 			}
 		}
 		applied = append(applied, o.String())
@@ -172,107 +175,13 @@ func ApplyOverrides(doc *yaml.Node, ovs []Override) ([]string, error) {
 // base:); a bad version is the reader's to report, later.
 func schemaType(doc *yaml.Node) (reflect.Type, int) {
 	n, err := schemaVersion("", doc)
-	if err == nil && n == 1 && isOverrideFile(doc) {
+	if err == nil && n == 1 && variants.IsOverrideFile(doc) {
 		n, err = schemaVersion("", deAlias(mapGet(doc, "base")))
 	}
 	if err == nil && n == 2 {
 		return reflect.TypeOf(v2Doc{}), 2
 	}
 	return reflect.TypeOf(Recipe{}), 1
-}
-
-// touches reports whether mapping m sets path or a key above it.
-func touches(m *yaml.Node, path []string) bool {
-	for _, p := range path {
-		v := deAlias(lookupKey(m, p))
-		if v == nil {
-			return false
-		}
-		if v.Kind != yaml.MappingNode {
-			return true
-		}
-		m = v
-	}
-	return true
-}
-
-// lookupKey is the value of key in mapping m, explicit or merged (<<).
-func lookupKey(m *yaml.Node, key string) *yaml.Node {
-	if v := mapGet(m, key); v != nil {
-		return v
-	}
-	m = deAlias(m)
-	if m == nil || m.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == "<<" {
-			for _, src := range mergeSources(m.Content[i+1]) {
-				if v := lookupKey(src, key); v != nil {
-					return v
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// applyOne sets (or, value nil, removes) o's path in mapping m. A block on
-// the way that is an alias or comes through a merge key (<<) is copied
-// into place first, so the edit never reaches another place that shares
-// the anchor.
-func applyOne(m *yaml.Node, o Override, value *yaml.Node) error {
-	for i, p := range o.Path {
-		last := i == len(o.Path)-1
-		idx := keyIndex(m, p)
-		if last {
-			if value == nil {
-				if idx >= 0 {
-					m.Content = append(m.Content[:idx], m.Content[idx+2:]...)
-				} else if lookupKey(m, p) != nil {
-					return &OverrideError{Flag: o.String(), Msg: fmt.Sprintf("%s comes from a merge key (<<) at line %d; unset it where the anchor defines it", strings.Join(o.Path[:i+1], "."), m.Line)}
-				}
-				return nil
-			}
-			v := deepCopy(value)
-			if idx >= 0 {
-				old := m.Content[idx+1]
-				v.LineComment, v.FootComment = old.LineComment, old.FootComment
-				if old.Kind == yaml.ScalarNode && v.Kind == yaml.ScalarNode && old.Tag == v.Tag && old.Style != 0 && v.Style == 0 {
-					v.Style = old.Style // keep the file's quoting of a same-typed scalar
-				}
-				m.Content[idx+1] = v
-			} else {
-				m.Content = append(m.Content, scalarKey(p), v)
-			}
-			return nil
-		}
-		var next *yaml.Node
-		if idx >= 0 {
-			next = m.Content[idx+1]
-		} else {
-			next = lookupKey(m, p)
-			if next == nil && value == nil {
-				return nil // nothing to remove
-			}
-		}
-		next = deAlias(next)
-		switch {
-		case next == nil || next.Kind == yaml.ScalarNode && next.Tag == "!!null":
-			next = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-		case next.Kind != yaml.MappingNode:
-			return &OverrideError{Flag: o.String(), Msg: fmt.Sprintf("%s is not a mapping (line %d)", strings.Join(o.Path[:i+1], "."), next.Line)}
-		case idx < 0 || m.Content[idx+1].Kind == yaml.AliasNode || hasMerge(next):
-			next = flattenCopy(next)
-		}
-		if idx >= 0 {
-			m.Content[idx+1] = next
-		} else {
-			m.Content = append(m.Content, scalarKey(p), next)
-		}
-		m = next
-	}
-	return nil
 }
 
 // checkOverride checks o's path against the recipe schema t and, for a
@@ -292,8 +201,8 @@ func checkOverride(root reflect.Type, version int, o Override) error {
 		case t.Kind() == reflect.Map:
 			t = t.Elem()
 			continue
-		case t.Kind() == reflect.Struct && !reflect.PointerTo(t).Implements(unmarshalerType):
-			fields, open := yamlFieldsFor(t, version)
+		case t.Kind() == reflect.Struct && !yamldoc.DecodesItself(t):
+			fields, open := yamldoc.Fields(t, version)
 			ft, ok := fields[p]
 			if !ok {
 				if open {
@@ -338,7 +247,7 @@ func checkValue(t reflect.Type, o Override) error {
 // first wrong part, the key of struct t closest by edit distance, followed
 // by the rest of the path when that is valid below it.
 func suggestPath(root reflect.Type, version int, t reflect.Type, prefix, rest []string) string {
-	fields, _ := yamlFieldsFor(t, version)
+	fields, _ := yamldoc.Fields(t, version)
 	names := make([]string, 0, len(fields))
 	for k := range fields {
 		names = append(names, k)
@@ -359,7 +268,7 @@ func suggestPath(root reflect.Type, version int, t reflect.Type, prefix, rest []
 				ft = ft.Elem()
 			}
 			if ft.Kind() == reflect.Struct {
-				inner, open := yamlFieldsFor(ft, version)
+				inner, open := yamldoc.Fields(ft, version)
 				candidate := append(append(append([]string{}, prefix...), n), rest...)
 				if !open && inner[rest[0]] != nil && checkOverride(root, version, Override{Path: candidate}) == nil {
 					return strings.Join(candidate, ".")

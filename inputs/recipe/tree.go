@@ -10,9 +10,4 @@ import (
 // code uses.
 func mapGet(n *yaml.Node, key string) *yaml.Node { return yamltree.Get(n, key) }
 func deAlias(n *yaml.Node) *yaml.Node            { return yamltree.DeAlias(n) }
-func keyIndex(m *yaml.Node, key string) int      { return yamltree.KeyIndex(m, key) }
-func flattenCopy(m *yaml.Node) *yaml.Node        { return yamltree.FlattenCopy(m) }
-func deepCopy(n *yaml.Node) *yaml.Node           { return yamltree.DeepCopy(n) }
-func mergeSources(v *yaml.Node) []*yaml.Node     { return yamltree.MergeSources(v) }
-func scalarKey(k string) *yaml.Node              { return yamltree.StrKey(k) }
-func hasMerge(m *yaml.Node) bool                 { return yamltree.HasMerge(m) }
+func clip(s string) string                       { return yamltree.Clip(s) }

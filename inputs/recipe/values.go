@@ -4,13 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/slurmbench/slurmbench/internal/pyfloat"
+	"github.com/slurmbench/slurmbench/inputs/recipe/yamltree"
 )
 
 // Value is an engine-config or router-arg value kept as YAML wrote it, so it
@@ -39,13 +38,7 @@ func (v Value) Pos() (line, col int) {
 func (v Value) IsNull() bool { return v.node == nil || v.node.Tag == "!!null" }
 
 // Bool returns the value and true when it is a YAML boolean.
-func (v Value) Bool() (bool, bool) {
-	if v.node == nil || v.node.Kind != yaml.ScalarNode || v.node.Tag != "!!bool" {
-		return false, false
-	}
-	b, err := strconv.ParseBool(strings.ToLower(v.node.Value))
-	return b, err == nil
-}
+func (v Value) Bool() (bool, bool) { return yamltree.Bool(v.node) }
 
 // List returns the rendered items of a sequence value.
 func (v Value) List() ([]string, bool) {
@@ -64,93 +57,7 @@ func (v Value) List() ([]string, bool) {
 func (v Value) IsMapping() bool { return v.node != nil && v.node.Kind == yaml.MappingNode }
 
 // String renders the value as Python's str() of what PyYAML would parse.
-func (v Value) String() string {
-	n := v.node
-	if n == nil {
-		return "None"
-	}
-	for n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	switch n.Kind {
-	case yaml.ScalarNode:
-		switch n.Tag {
-		case "!!null":
-			return "None"
-		case "!!bool":
-			if b, _ := strconv.ParseBool(strings.ToLower(n.Value)); b {
-				return "True"
-			}
-			return "False"
-		case "!!int":
-			if i, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, 64); err == nil {
-				return strconv.FormatInt(i, 10)
-			}
-			return n.Value
-		case "!!float":
-			f, err := strconv.ParseFloat(yamlSpecialFloat(n.Value), 64)
-			if err != nil {
-				return n.Value
-			}
-			return pyfloat.Repr(f)
-		default:
-			return n.Value
-		}
-	case yaml.SequenceNode, yaml.MappingNode:
-		var anyv any
-		if err := n.Decode(&anyv); err == nil {
-			return jsonish(anyv)
-		}
-	}
-	return n.Value
-}
-
-// yamlSpecialFloat spells YAML's .inf, -.inf and .nan (any case) the way
-// strconv parses them.
-func yamlSpecialFloat(s string) string {
-	switch strings.ToLower(s) {
-	case ".inf", "+.inf":
-		return "inf"
-	case "-.inf":
-		return "-inf"
-	case ".nan":
-		return "nan"
-	}
-	return s
-}
-
-func jsonish(v any) string {
-	switch t := v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return strconv.FormatBool(t)
-	case string:
-		return strconv.Quote(t)
-	case int:
-		return strconv.Itoa(t)
-	case float64:
-		return pyfloat.Repr(t)
-	case []any:
-		parts := make([]string, len(t))
-		for i, x := range t {
-			parts[i] = jsonish(x)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = strconv.Quote(k) + ": " + jsonish(t[k])
-		}
-		return "{" + strings.Join(parts, ", ") + "}"
-	}
-	return fmt.Sprint(v)
-}
+func (v Value) String() string { return yamltree.PyStr(v.node) }
 
 // Scalar is a YAML scalar kept as text (sbatch/srun option values, req_rate),
 // rendered Python-style like Value.

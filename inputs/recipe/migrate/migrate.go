@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/slurmbench/slurmbench/inputs/recipe"
+	"github.com/slurmbench/slurmbench/inputs/recipe/variants"
 	"github.com/slurmbench/slurmbench/inputs/recipe/yamltree"
 	"go.yaml.in/yaml/v3"
 )
@@ -224,11 +225,11 @@ type migrationVariant struct {
 }
 
 func (m *migration) run(doc *yaml.Node) {
-	variants := []migrationVariant{{node: doc}}
+	targets := []migrationVariant{{node: doc}}
 	base := doc
-	if recipe.IsOverrideFile(doc) {
+	if variants.IsOverrideFile(doc) {
 		base = yamltree.DeAlias(yamltree.Get(doc, "base"))
-		variants = nil
+		targets = nil
 		for i := 0; i+1 < len(doc.Content); i += 2 {
 			k, v := doc.Content[i].Value, yamltree.DeAlias(doc.Content[i+1])
 			if v.Kind != yaml.MappingNode {
@@ -236,11 +237,11 @@ func (m *migration) run(doc *yaml.Node) {
 			}
 			switch {
 			case k == "base":
-				variants = append(variants, migrationVariant{label: "base: ", node: v})
+				targets = append(targets, migrationVariant{label: "base: ", node: v})
 			case strings.HasPrefix(k, "override_"):
-				variants = append(variants, migrationVariant{label: k + ": ", node: v, override: true})
+				targets = append(targets, migrationVariant{label: k + ": ", node: v, override: true})
 			case strings.HasPrefix(k, "zip_override_"):
-				variants = append(variants, migrationVariant{label: k + ": ", node: v, override: true})
+				targets = append(targets, migrationVariant{label: k + ": ", node: v, override: true})
 			}
 		}
 	}
@@ -248,7 +249,7 @@ func (m *migration) run(doc *yaml.Node) {
 	baseEngine := scalarAt(base, "backend", "type")
 	baseFrontend := scalarAt(base, "frontend", "type")
 	baseBenchmark := scalarAt(base, "benchmark", "type")
-	for _, v := range variants {
+	for _, v := range targets {
 		engine := scalarAt(v.node, "backend", "type")
 		if engine == "" {
 			engine = baseEngine
@@ -282,7 +283,7 @@ func (m *migration) run(doc *yaml.Node) {
 	// dropping base's knobs that v1's backend: merge kept: spell it as a
 	// mapping, which merges.
 	if be := yamltree.DeAlias(yamltree.Get(base, "engine")); doc != base && be != nil && be.Kind == yaml.MappingNode {
-		for _, v := range variants {
+		for _, v := range targets {
 			if i := yamltree.KeyIndex(v.node, "engine"); v.override && i >= 0 && v.node.Content[i+1].Kind == yaml.ScalarNode && v.node.Content[i+1].Tag != "!!null" {
 				v.node.Content[i+1] = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{yamltree.StrKey("type"), v.node.Content[i+1]}}
 			}

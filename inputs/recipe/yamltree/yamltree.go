@@ -1,6 +1,8 @@
 // Package yamltree holds the edits of YAML node trees that reading,
-// overriding and migrating recipes share: keys looked up through aliases,
-// merge keys expanded into a copy, deep copies.
+// overriding, normalizing and migrating recipes share: keys looked up
+// through aliases, merge keys expanded into a copy, deep copies, a dotted
+// path set or removed (path.go), the line of each dotted field (lines.go),
+// and a node's value rendered as srtctl's Python sees it (python.go).
 package yamltree
 
 import "go.yaml.in/yaml/v3"
@@ -17,6 +19,34 @@ func Get(n *yaml.Node, key string) *yaml.Node {
 		}
 	}
 	return nil
+}
+
+// KeyValue returns the key and value nodes of key in mapping n, or nils.
+func KeyValue(n *yaml.Node, key string) (k, v *yaml.Node) {
+	n = DeAlias(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i], n.Content[i+1]
+		}
+	}
+	return nil, nil
+}
+
+// Delete removes every occurrence of key from mapping n.
+func Delete(n *yaml.Node, key string) {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return
+	}
+	kept := n.Content[:0]
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value != key {
+			kept = append(kept, n.Content[i], n.Content[i+1])
+		}
+	}
+	n.Content = kept
 }
 
 // DeAlias follows aliases to the node they name.
@@ -94,3 +124,11 @@ func StrKey(k string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag:
 
 // HasMerge reports a merge key (<<) in mapping m.
 func HasMerge(m *yaml.Node) bool { return KeyIndex(m, "<<") >= 0 }
+
+// JoinField is the dotted field path of key under prefix ("" is the top).
+func JoinField(prefix, key string) string {
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
+}

@@ -1,4 +1,21 @@
-package recipe
+// Package variants expands srtctl's override files. An override file is
+// srtctl's way to keep several configs in one file: a
+// `base:` config, plus `override_NAME:` sections (one config each: base
+// deep-merged with the section) and `zip_override_NAME:` sections (N
+// configs: each list-valued leaf is a dimension; element i goes to config
+// i, lists of length 1 broadcast). srtctl's apply/dry-run expands them with
+// core/config.py's generate_override_configs and resolve_override_yaml; this
+// package reproduces that expansion on the YAML node tree, so every value
+// keeps its line for errors and render can say which section set it.
+//
+// The sections are inline mappings of the same file: srtctl has no
+// file-level `base: other.yaml` include, so there is no relative path to
+// resolve, no include cycle and no include depth to limit.
+//
+// The package knows YAML nodes only: package recipe reads the document
+// before and decodes the chosen config after, and turns this package's
+// errors and kept nulls into its own errors and warnings.
+package variants
 
 import (
 	"fmt"
@@ -8,39 +25,59 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/slurmbench/slurmbench/inputs/recipe/yamltree"
 )
 
-// Override files are srtctl's way to keep several configs in one file: a
-// `base:` config, plus `override_NAME:` sections (one config each: base
-// deep-merged with the section) and `zip_override_NAME:` sections (N
-// configs: each list-valued leaf is a dimension; element i goes to config
-// i, lists of length 1 broadcast). srtctl's apply/dry-run expands them with
-// core/config.py's generate_override_configs and resolve_override_yaml; this
-// file reproduces that expansion on the YAML node tree, so every value
-// keeps its line for errors and render can say which section set it.
-//
-// The sections are inline mappings of the same file: srtctl has no
-// file-level `base: other.yaml` include, so there is no relative path to
-// resolve, no include cycle and no include depth to limit.
+// The node helpers of package yamltree, by the names this package's code uses.
+func mapGet(n *yaml.Node, key string) *yaml.Node { return yamltree.Get(n, key) }
+func deAlias(n *yaml.Node) *yaml.Node            { return yamltree.DeAlias(n) }
 
-// variantInfo is one config expanded from an override file.
-type variantInfo struct {
-	doc      *yaml.Node
-	selector string            // srtctl selector that names exactly this config
-	origins  map[string]string // dotted field → section that set it
-	warnings []string
+// Variant is one config expanded from an override file.
+type Variant struct {
+	Doc      *yaml.Node
+	Selector string            // srtctl selector that names exactly this config
+	Origins  map[string]string // dotted field → section that set it
+	Warnings []string
+	// KeptNulls are the nulls of a zip section that did not delete the
+	// base value, for the reader to warn about (naming the srtctl it
+	// reproduces).
+	KeptNulls []KeptNull
 }
 
-// VariantError is an override file without a selector that names exactly
+// KeptNull is a null in a zip_override section where the base has a value:
+// srtctl keeps the base value, and so does the expansion.
+type KeptNull struct {
+	Line    int
+	Field   string // dotted
+	Section string // the selector of the config
+	Base    string // the base value, as Python's str()
+}
+
+// Error is a section of an override file that is not a mapping, or a zip
+// section whose lists do not zip.
+type Error struct {
+	File  string
+	Line  int
+	Field string
+	Msg   string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Field, e.Msg) }
+
+// SelectError is an override file without a selector that names exactly
 // one of its configs; Variants lists the selectors a user can give.
-type VariantError struct {
-	Err      Error
+type SelectError struct {
+	File     string
+	Line     int
+	Msg      string
 	Variants []string
 }
 
-func (e *VariantError) Error() string { return e.Err.Error() }
+func (e *SelectError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
 
-func isOverrideFile(doc *yaml.Node) bool { return mapGet(doc, "base") != nil }
+// IsOverrideFile reports an override file (base: + override_* sections).
+func IsOverrideFile(doc *yaml.Node) bool { return yamltree.Get(doc, "base") != nil }
 
 // zipSelector is srtctl's "zip_override_NAME[I]" selector.
 var zipSelector = regexp.MustCompile(`^(zip_override_[\w-]+)\[(\d+)\]$`)
@@ -50,8 +87,9 @@ type section struct {
 	node *yaml.Node
 }
 
-// expandOverrideFile returns the config of doc that selector names.
-func expandOverrideFile(file string, doc *yaml.Node, selector string) (*variantInfo, error) {
+// Expand returns the config of override file doc that selector names;
+// doc is left as it was. Errors are an *Error or a *SelectError.
+func Expand(file string, doc *yaml.Node, selector string) (*Variant, error) {
 	var baseNode *yaml.Node
 	var overrides, zips []section
 	var warnings []string
@@ -102,41 +140,41 @@ func expandOverrideFile(file string, doc *yaml.Node, selector string) (*variantI
 	}
 	chosen, err := selectVariants(selector, all)
 	if err != nil {
-		return nil, &VariantError{Err: Error{File: file, Line: doc.Line, Msg: err.Error() + "; available: " + available(all)}, Variants: selectors(all)}
+		return nil, &SelectError{File: file, Line: doc.Line, Msg: err.Error() + "; available: " + available(all), Variants: selectors(all)}
 	}
 	if len(chosen) != 1 {
 		what := fmt.Sprintf("is an override file that expands to %d configs", len(chosen))
 		if selector != "" {
 			what = fmt.Sprintf("selector %q matches %d configs", selector, len(chosen))
 		}
-		return nil, &VariantError{Err: Error{File: file, Line: doc.Line,
-			Msg: what + "; a plan is one job: choose one with --variant (or CONFIG_FILE=...yaml:SELECTOR): " + available(chosen)}, Variants: selectors(chosen)}
+		return nil, &SelectError{File: file, Line: doc.Line,
+			Msg: what + "; a plan is one job: choose one with --variant (or CONFIG_FILE=...yaml:SELECTOR): " + available(chosen), Variants: selectors(chosen)}
 	}
 	ref := chosen[0]
-	v := &variantInfo{selector: ref.sel, origins: map[string]string{}, warnings: warnings}
+	v := &Variant{Selector: ref.sel, Origins: map[string]string{}, Warnings: warnings}
 	baseName := "unnamed"
 	if n := mapGet(baseNode, "name"); n != nil && deAlias(n).Kind == yaml.ScalarNode {
 		baseName = deAlias(n).Value
 	}
 	switch {
 	case ref.sec.node == nil: // base
-		v.doc = baseNode
+		v.Doc = baseNode
 	case ref.zip:
 		sliced := sliceZip(ref.sec.node, ref.index)
 		// srtctl's submit path merges the deep-merged plain dict back into
 		// the comment-keeping base (comment_aware_merge), so a null in a zip
 		// section does not delete the base's key: the base value stays.
-		v.doc = mergeNodes(baseNode, sliced, ref.sel, "", v.origins, false, &v.warnings, file)
+		v.Doc = mergeNodes(baseNode, sliced, ref.sel, "", v.Origins, false, &v.KeptNulls)
 		if n := mapGet(ref.sec.node, "name"); n == nil || deAlias(n).Kind != yaml.SequenceNode {
 			group := strings.TrimPrefix(ref.sec.key, "zip_override_")
-			v.doc = setName(v.doc, fmt.Sprintf("%s_%s_%d", baseName, group, ref.index))
-			v.origins["name"] = ref.sel + " (generated)"
+			v.Doc = setName(v.Doc, fmt.Sprintf("%s_%s_%d", baseName, group, ref.index))
+			v.Origins["name"] = ref.sel + " (generated)"
 		}
 	default:
-		v.doc = mergeNodes(baseNode, ref.sec.node, ref.sel, "", v.origins, true, &v.warnings, file)
+		v.Doc = mergeNodes(baseNode, ref.sec.node, ref.sel, "", v.Origins, true, &v.KeptNulls)
 		if mapGet(ref.sec.node, "name") == nil {
-			v.doc = setName(v.doc, baseName+"_"+strings.TrimPrefix(ref.sec.key, "override_"))
-			v.origins["name"] = ref.sel + " (generated)"
+			v.Doc = setName(v.Doc, baseName+"_"+strings.TrimPrefix(ref.sec.key, "override_"))
+			v.Origins["name"] = ref.sel + " (generated)"
 		}
 	}
 	return v, nil
@@ -281,14 +319,14 @@ func sliceZip(n *yaml.Node, index int) *yaml.Node {
 // comment_aware_merge): mappings merge key by key, keeping base order with
 // new keys appended; anything else is replaced whole. A null deletes the
 // key when nullDeletes (override_* sections); in zip sections srtctl keeps
-// the base value, and a warning says so. origins records which section set
+// the base value, and kept records it. origins records which section set
 // each field.
-func mergeNodes(base, override *yaml.Node, label, prefix string, origins map[string]string, nullDeletes bool, warnings *[]string, file string) *yaml.Node {
+func mergeNodes(base, override *yaml.Node, label, prefix string, origins map[string]string, nullDeletes bool, kept *[]KeptNull) *yaml.Node {
 	base = deAlias(base)
 	out := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: base.Line, Column: base.Column}
 	for i := 0; i+1 < len(base.Content); i += 2 {
 		k, bv := base.Content[i], base.Content[i+1]
-		field := joinField(prefix, k.Value)
+		field := yamltree.JoinField(prefix, k.Value)
 		ov := mapGet(override, k.Value)
 		switch {
 		case ov == nil:
@@ -298,10 +336,10 @@ func mergeNodes(base, override *yaml.Node, label, prefix string, origins map[str
 				origins[field] = label + " (deleted)"
 				continue
 			}
-			*warnings = append(*warnings, fmt.Sprintf("%s:%d: %s: null in %s does not delete the base value %s: srtctl %s keeps it for zip_override configs, and so does slurmbench", file, deAlias(ov).Line, field, label, clip(Value{bv}.String()), SrtctlRevision))
+			*kept = append(*kept, KeptNull{Line: deAlias(ov).Line, Field: field, Section: label, Base: yamltree.PyStr(bv)})
 			out.Content = append(out.Content, k, bv)
 		case deAlias(bv).Kind == yaml.MappingNode && deAlias(ov).Kind == yaml.MappingNode:
-			out.Content = append(out.Content, k, mergeNodes(bv, ov, label, field, origins, nullDeletes, warnings, file))
+			out.Content = append(out.Content, k, mergeNodes(bv, ov, label, field, origins, nullDeletes, kept))
 		default:
 			recordOrigins(deAlias(ov), label, field, origins)
 			out.Content = append(out.Content, k, ov)
@@ -312,7 +350,7 @@ func mergeNodes(base, override *yaml.Node, label, prefix string, origins map[str
 		if mapGet(base, k.Value) != nil || deAlias(ov).Tag == "!!null" {
 			continue
 		}
-		field := joinField(prefix, k.Value)
+		field := yamltree.JoinField(prefix, k.Value)
 		recordOrigins(deAlias(ov), label, field, origins)
 		out.Content = append(out.Content, k, ov)
 	}
@@ -326,7 +364,7 @@ func recordOrigins(n *yaml.Node, label, field string, origins map[string]string)
 		return
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		recordOrigins(deAlias(n.Content[i+1]), label, joinField(field, n.Content[i].Value), origins)
+		recordOrigins(deAlias(n.Content[i+1]), label, yamltree.JoinField(field, n.Content[i].Value), origins)
 	}
 }
 
