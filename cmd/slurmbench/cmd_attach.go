@@ -10,6 +10,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/internal/duration"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/internal/sigctx"
 	"github.com/slurmbench/slurmbench/login/launch"
 	"github.com/slurmbench/slurmbench/login/runner"
 	"github.com/slurmbench/slurmbench/rundir"
@@ -104,7 +105,7 @@ func attachAction(c *cli.Context) error {
 	}
 	res, err := runner.Attach(c.Context, runner.Options{
 		Plan: pl, Client: client, Progress: c.App.ErrWriter, DriverLog: log,
-		CancelWait: durationOf(c, "cancel-wait"), Interrupted: interruptedLayer(c.Context), Hard: hardStop(c.Context),
+		CancelWait: durationOf(c, "cancel-wait"), Interrupted: sigctx.Interrupted(c.Context), Hard: sigctx.HardStop(c.Context),
 		OnSubmitted: func(id slurm.JobID) { launch.EarlyOutputs(c.App.ErrWriter, pl, id) },
 		Stage:       launch.Stage(pl, stageFlags(c), version),
 	}, id)

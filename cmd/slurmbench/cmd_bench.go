@@ -9,6 +9,7 @@ import (
 	"github.com/slurmbench/slurmbench/clients/gsm8k"
 	"github.com/slurmbench/slurmbench/internal/cliargs"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/internal/sigctx"
 	"github.com/slurmbench/slurmbench/job/steps"
 	"github.com/slurmbench/slurmbench/login/launch"
 	"github.com/slurmbench/slurmbench/plan"
@@ -101,7 +102,7 @@ Exit codes: 0 every point valid; 8 a point invalid or missing (all named);
 			}
 			points, err := steps.Bench(c.Context, pl, opts)
 			if err != nil {
-				return exitcode.With(urlmode.StepCode(c.Context, err, exitcode.Benchmark, interruptedLayer(c.Context)), err)
+				return exitcode.With(urlmode.StepCode(c.Context, err, exitcode.Benchmark, sigctx.Interrupted(c.Context)), err)
 			}
 			if c.Bool("json") {
 				return launch.WriteJSON(c.App.Writer, map[string]any{"valid": len(points), "points": len(pl.Points), "result_dir": pl.Benchmark.ResultDir})
@@ -172,7 +173,7 @@ eval could not finish; 7 the frontend is not reachable; 2 a bad plan or flag;
 			if errors.As(err, &below) {
 				return exitcode.With(exitcode.Eval, err)
 			}
-			return exitcode.With(urlmode.StepCode(c.Context, err, exitcode.Eval, interruptedLayer(c.Context)), err)
+			return exitcode.With(urlmode.StepCode(c.Context, err, exitcode.Eval, sigctx.Interrupted(c.Context)), err)
 		},
 	}
 }

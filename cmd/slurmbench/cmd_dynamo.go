@@ -10,6 +10,7 @@ import (
 	"github.com/slurmbench/slurmbench/internal/cliargs"
 	"github.com/slurmbench/slurmbench/internal/duration"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/internal/sigctx"
 	"github.com/slurmbench/slurmbench/job/dynamoinstall"
 	"github.com/slurmbench/slurmbench/plan"
 	"github.com/slurmbench/slurmbench/urlmode"
@@ -85,7 +86,7 @@ failing step's output.`,
 				Stderr:        c.App.ErrWriter,
 			})
 			if err != nil {
-				return exitcode.With(urlmode.StepCode(c.Context, err, exitcode.Engine, interruptedLayer(c.Context)), fmt.Errorf("dynamo-install: %w", err))
+				return exitcode.With(urlmode.StepCode(c.Context, err, exitcode.Engine, sigctx.Interrupted(c.Context)), fmt.Errorf("dynamo-install: %w", err))
 			}
 			took := time.Since(start).Round(100 * time.Millisecond)
 			switch {

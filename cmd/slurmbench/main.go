@@ -11,9 +11,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/slurmbench/slurmbench/internal/ascii"
 	"github.com/slurmbench/slurmbench/internal/cliargs"
-	"github.com/urfave/cli/v2"
+	"github.com/slurmbench/slurmbench/internal/sigctx"
 )
 
 // Set by the Makefile through -ldflags; otherwise versionString reads the
@@ -44,10 +46,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return int(reportError(stderr, err))
 	}
 	name := commandName(argv)
-	ctx, stop := withSignals(context.Background(), stderr, !abandonOnSignal[name])
+	ctx, stop := sigctx.With(context.Background(), stderr, !abandonOnSignal[name])
 	defer stop()
-	err = runApp(ctx, app, argv, abandonOnSignal[name])
-	if err = signalExitError(ctx, name, err); err != nil {
+	err = sigctx.Run(ctx, func(ctx context.Context) error { return app.RunContext(ctx, argv) }, abandonOnSignal[name], abandonGrace)
+	if err = sigctx.ExitError(ctx, err, gracefulStop[name]); err != nil {
 		return int(reportError(stderr, err))
 	}
 	return 0

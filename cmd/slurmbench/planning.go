@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/internal/duration"
+	"github.com/slurmbench/slurmbench/internal/sigctx"
 	"github.com/slurmbench/slurmbench/login/launch"
 )
 
@@ -80,6 +81,6 @@ func intPtr(n int) *int { return &n }
 
 // ioOf is what every command entry gets from main.
 func ioOf(c *cli.Context) launch.IO {
-	return launch.IO{Stdout: c.App.Writer, Stderr: c.App.ErrWriter, Interrupted: interruptedLayer(c.Context),
-		Hard: hardStop(c.Context), Version: version, Commit: commit, JSON: c.Bool("json")}
+	return launch.IO{Stdout: c.App.Writer, Stderr: c.App.ErrWriter, Interrupted: sigctx.Interrupted(c.Context),
+		Hard: sigctx.HardStop(c.Context), Version: version, Commit: commit, JSON: c.Bool("json")}
 }
