@@ -58,10 +58,7 @@ func upAction(c *cli.Context) error {
 		return configErrorf("up takes no arguments, got %q (did you mean --recipe?)", c.Args().First())
 	}
 	o := launch.UpOptions{IO: ioOf(c), Plan: planOptions(c, launch.AutoRunID), Follow: followFlags(c),
-		BinaryDir: c.String("binary-dir"), NoPreflight: c.Bool("no-preflight"), TimeLimit: durationOf(c, "time-limit")}
-	if c.IsSet("nodes") {
-		o.Nodes = intPtr(c.Int("nodes"))
-	}
+		BinaryDir: c.String("binary-dir"), NoPreflight: c.Bool("no-preflight"), TimeLimit: durationOf(c, "time-limit"), Nodes: intIfSet(c, "nodes")}
 	return launch.Up(c.Context, o)
 }
 
