@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
-	"github.com/slurmbench/slurmbench/login/launch"
+	"github.com/slurmbench/slurmbench/login/ops"
 )
 
 // slurmFlags are shared by the operator commands.
@@ -43,7 +43,7 @@ Examples:
   SLURM_JWT=$(scontrol token lifespan=600 | cut -d= -f2) slurmbench ping --rest-url http://slurmrest:6820
 ` + slurmConnectionHelp,
 		Flags:  append(slurmFlags(), &cli.BoolFlag{Name: "json", Usage: "print the result as JSON"}),
-		Action: func(c *cli.Context) error { return launch.Ping(c.Context, opsOptions(c)) },
+		Action: func(c *cli.Context) error { return ops.Ping(c.Context, opsOptions(c)) },
 	}
 }
 
@@ -61,7 +61,7 @@ Examples:
   slurmbench status --json 4242 | jq -r .state[0]
 ` + slurmConnectionHelp,
 		Flags:  append(slurmFlags(), &cli.BoolFlag{Name: "json", Usage: "print the job as JSON"}),
-		Action: func(c *cli.Context) error { return launch.Status(c.Context, opsOptions(c)) },
+		Action: func(c *cli.Context) error { return ops.Status(c.Context, opsOptions(c)) },
 	}
 }
 
@@ -79,7 +79,7 @@ Examples:
   slurmbench cancel --signal USR1 4242
 ` + slurmConnectionHelp,
 		Flags:  append(slurmFlags(), &cli.StringFlag{Name: "signal", Aliases: []string{"s"}, Usage: "signal name or number, e.g. TERM, SIGUSR1, 10"}, jsonFlag()),
-		Action: func(c *cli.Context) error { return launch.Cancel(c.Context, opsOptions(c)) },
+		Action: func(c *cli.Context) error { return ops.Cancel(c.Context, opsOptions(c)) },
 	}
 }
 
@@ -99,12 +99,12 @@ Examples:
 		Flags: append(slurmFlags(),
 			&cli.StringFlag{Name: "partition", Usage: "only nodes in this partition"},
 			&cli.BoolFlag{Name: "json", Usage: "print the nodes as JSON"}),
-		Action: func(c *cli.Context) error { return launch.Nodes(c.Context, opsOptions(c)) },
+		Action: func(c *cli.Context) error { return ops.Nodes(c.Context, opsOptions(c)) },
 	}
 }
 
-func slurmOptions(c *cli.Context) launch.SlurmOptions {
-	o := launch.SlurmOptions{Profile: c.String("profile"), RestURL: c.String("rest-url"), User: c.String("user"), APIVersion: c.String("api-version")}
+func slurmOptions(c *cli.Context) ops.SlurmOptions {
+	o := ops.SlurmOptions{Profile: c.String("profile"), RestURL: c.String("rest-url"), User: c.String("user"), APIVersion: c.String("api-version")}
 	if c.Bool("debug") {
 		o.Debug = c.App.ErrWriter
 	}
@@ -112,7 +112,7 @@ func slurmOptions(c *cli.Context) launch.SlurmOptions {
 }
 
 // opsOptions reads the operator commands' flags into launch's options.
-func opsOptions(c *cli.Context) launch.OpsOptions {
-	return launch.OpsOptions{IO: ioOf(c), Slurm: slurmOptions(c), Command: c.Command.Name, Args: c.Args().Slice(),
+func opsOptions(c *cli.Context) ops.OpsOptions {
+	return ops.OpsOptions{IO: ioOf(c), Slurm: slurmOptions(c), Command: c.Command.Name, Args: c.Args().Slice(),
 		Signal: c.String("signal"), Partition: c.String("partition")}
 }

@@ -1,4 +1,4 @@
-package launch
+package ops
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/login/launch"
 	"github.com/slurmbench/slurmbench/slurm"
 )
 
@@ -13,7 +14,7 @@ import (
 // how to reach slurmrestd, the command's name for messages, its
 // arguments, and the flags only one of them has.
 type OpsOptions struct {
-	IO
+	launch.IO
 	Slurm     SlurmOptions
 	Command   string
 	Args      []string
@@ -47,7 +48,7 @@ func Ping(ctx context.Context, o OpsOptions) error {
 		return slurmErr(err)
 	}
 	if o.JSON {
-		return WriteJSON(o.Stdout, res)
+		return launch.WriteJSON(o.Stdout, res)
 	}
 	s := res.Server
 	fmt.Fprintf(o.Stdout, "slurmrestd %s: Slurm %s, API %s", s.URL, s.SlurmRelease, s.APIVersion)
@@ -76,7 +77,7 @@ func Status(ctx context.Context, o OpsOptions) error {
 		return slurmErr(err)
 	}
 	if o.JSON {
-		return WriteJSON(o.Stdout, j)
+		return launch.WriteJSON(o.Stdout, j)
 	}
 	PrintJob(o.Stdout, j)
 	return nil
@@ -97,7 +98,7 @@ func Cancel(ctx context.Context, o OpsOptions) error {
 			return slurmErr(err)
 		}
 		if o.JSON {
-			return WriteJSON(o.Stdout, map[string]any{"job_id": id, "signalled": strings.ToUpper(sig)})
+			return launch.WriteJSON(o.Stdout, map[string]any{"job_id": id, "signalled": strings.ToUpper(sig)})
 		}
 		fmt.Fprintf(o.Stdout, "signalled job %d with %s\n", id, strings.ToUpper(sig))
 		return nil
@@ -106,7 +107,7 @@ func Cancel(ctx context.Context, o OpsOptions) error {
 		return slurmErr(err)
 	}
 	if o.JSON {
-		return WriteJSON(o.Stdout, map[string]any{"job_id": id, "cancelled": true})
+		return launch.WriteJSON(o.Stdout, map[string]any{"job_id": id, "cancelled": true})
 	}
 	fmt.Fprintf(o.Stdout, "cancelled job %d\n", id)
 	return nil
