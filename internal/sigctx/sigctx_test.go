@@ -162,7 +162,7 @@ func TestRun(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		defer cancel(nil)
 		want := errors.New("done")
-		if err := Run(ctx, func(context.Context) error { return want }, true, time.Second); err != want {
+		if err := Run(ctx, func(context.Context) error { return want }, true, time.Second); !errors.Is(err, want) {
 			t.Errorf("a returning command: %v", err)
 		}
 		cancel(&cause{sig: syscall.SIGTERM})
@@ -175,7 +175,7 @@ func TestRun(t *testing.T) {
 		go func() { time.Sleep(time.Minute); close(blocked) }()
 		start = time.Now()
 		err = Run(ctx, func(context.Context) error { <-blocked; return want }, false, time.Second)
-		if err != want || time.Since(start) != time.Minute {
+		if !errors.Is(err, want) || time.Since(start) != time.Minute {
 			t.Errorf("waited for: %v after %s, want %v after 1m", err, time.Since(start), want)
 		}
 	})
