@@ -43,6 +43,8 @@ type BenchOptions struct {
 	ResultFilename string
 	// Overwrite allows an --out that already holds files.
 	Overwrite bool
+	// Warmups is --warmups (nil: not given, the client's default).
+	Warmups *int
 }
 
 // Bench runs the points, collects and stages them, saves the Pareto
@@ -61,8 +63,10 @@ func Bench(ctx context.Context, o BenchOptions) error {
 	default:
 		return exitcode.Errorf(exitcode.Config, "--endpoint %q: want %s or %s", o.Endpoint, EndpointCompletions, EndpointChat)
 	}
-	if u.Warmups < -1 {
-		return exitcode.Errorf(exitcode.Config, "--warmups %d: must not be negative", u.Warmups)
+	if u.Warmups = -1; o.Warmups != nil {
+		if u.Warmups = *o.Warmups; u.Warmups < 0 {
+			return exitcode.Errorf(exitcode.Config, "--warmups %d: must not be negative", u.Warmups)
+		}
 	}
 	given := u.Out
 	if u.Out, err = OutDir(u.Out, "bench", o.Overwrite, time.Now()); err != nil {
@@ -132,23 +136,7 @@ func StepError(ctx context.Context, err error, own exitcode.Code, interrupted fu
 	if errors.As(err, &below) {
 		return exitcode.With(exitcode.Eval, err)
 	}
-	return exitcode.With(StepCode(ctx, err, own, interrupted), err)
-}
-
-// StepCode classifies a failed step: a signal, a dead frontend (the engine
-// layer), or the step's own failure.
-func StepCode(ctx context.Context, err error, own exitcode.Code, interrupted func() exitcode.Code) exitcode.Code {
-	if ctx.Err() != nil {
-		if interrupted != nil {
-			return interrupted()
-		}
-		return exitcode.Terminated
-	}
-	var frontend *steps.FrontendError
-	if errors.As(err, &frontend) {
-		return exitcode.Engine
-	}
-	return own
+	return exitcode.With(steps.ExitCode(ctx, err, own, interrupted), err)
 }
 
 // EvalOptions are `eval --url`'s.

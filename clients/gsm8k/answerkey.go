@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
 
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
+	"github.com/slurmbench/slurmbench/internal/exitcode"
 )
 
 // AnswerEntry is one line of a mock-engine answer key (the format
@@ -95,4 +97,34 @@ func WriteAnswerKey(path string, entries []AnswerEntry) error {
 		}
 	}
 	return atomicfile.WriteFile(path, buf.Bytes(), overwrite)
+}
+
+// AnswerKeyOptions are `mock-answer-key`'s: the GSM8K directory ("" is
+// the built-in copy), the accuracy and seed of MakeAnswerKey, the key file
+// to write, and where to say so.
+type AnswerKeyOptions struct {
+	Dir      string
+	Accuracy float64
+	Seed     int64
+	Out      string
+	Log      io.Writer
+}
+
+// AnswerKeyCommand is `mock-answer-key`: it writes an answer key of the
+// test split so a mock eval scores o.Accuracy exactly. Unreadable data or
+// an accuracy outside [0, 1] is bad input (exit 2).
+func AnswerKeyCommand(o AnswerKeyOptions) error {
+	test, _, err := LoadDir(o.Dir)
+	if err != nil {
+		return exitcode.With(exitcode.Config, err)
+	}
+	key, err := MakeAnswerKey(test, o.Accuracy, o.Seed)
+	if err != nil {
+		return exitcode.With(exitcode.Config, err)
+	}
+	if err := WriteAnswerKey(o.Out, key); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Log, "wrote %d answers to %s\n", len(key), o.Out)
+	return nil
 }

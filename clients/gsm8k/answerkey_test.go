@@ -3,10 +3,14 @@ package gsm8k
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/slurmbench/slurmbench/internal/exitcode"
 )
 
 func TestMakeAnswerKeyScoresExactlyOnBothFilters(t *testing.T) {
@@ -106,5 +110,42 @@ func TestWriteAnswerKeyIsJSONLines(t *testing.T) {
 	}
 	if !slices.Equal(got, entries) {
 		t.Errorf("read back %q, want %q", got, entries)
+	}
+}
+
+// TestAnswerKeyCommand: the command writes one entry per test document
+// and says so; a bad accuracy or data directory is exit 2 and writes
+// nothing.
+func TestAnswerKeyCommand(t *testing.T) {
+	dir := t.TempDir()
+	test, _ := splits(t)
+	for _, tt := range []struct {
+		name     string
+		o        AnswerKeyOptions
+		code     exitcode.Code
+		wantFile bool
+	}{
+		{"built-in data", AnswerKeyOptions{Accuracy: 0.9, Seed: 1, Out: filepath.Join(dir, "ok.jsonl")}, 0, true},
+		{"accuracy above 1", AnswerKeyOptions{Accuracy: 1.5, Out: filepath.Join(dir, "acc.jsonl")}, exitcode.Config, false},
+		{"no such data", AnswerKeyOptions{Dir: filepath.Join(dir, "nope"), Accuracy: 0.9, Out: filepath.Join(dir, "dir.jsonl")}, exitcode.Config, false},
+	} {
+		var log strings.Builder
+		tt.o.Log = &log
+		err := AnswerKeyCommand(tt.o)
+		if exitcode.Of(err) != tt.code {
+			t.Errorf("%s: %v (exit %d), want %d", tt.name, err, exitcode.Of(err), tt.code)
+		}
+		b, statErr := os.ReadFile(tt.o.Out)
+		if (statErr == nil) != tt.wantFile {
+			t.Errorf("%s: key file written %v, want %v", tt.name, statErr == nil, tt.wantFile)
+		}
+		if tt.wantFile {
+			if n := strings.Count(string(b), "\n"); n != len(test) {
+				t.Errorf("%s: %d entries, want %d", tt.name, n, len(test))
+			}
+			if want := fmt.Sprintf("wrote %d answers to %s\n", len(test), tt.o.Out); log.String() != want {
+				t.Errorf("%s: said %q, want %q", tt.name, log.String(), want)
+			}
+		}
 	}
 }

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/clients/gsm8k"
-	"github.com/slurmbench/slurmbench/internal/exitcode"
 )
 
 // mockAnswerKeyCommand writes a gsm8k answer key for the mock engine, so a
@@ -23,19 +20,8 @@ func mockAnswerKeyCommand() *cli.Command {
 			&cli.StringFlag{Name: "out", Required: true, Usage: "answer key file (JSONL)"},
 		},
 		Action: func(c *cli.Context) error {
-			test, _, err := gsm8k.LoadDir(c.String("gsm8k"))
-			if err != nil {
-				return exitcode.With(exitcode.Config, err)
-			}
-			key, err := gsm8k.MakeAnswerKey(test, c.Float64("accuracy"), c.Int64("seed"))
-			if err != nil {
-				return exitcode.With(exitcode.Config, err)
-			}
-			if err := gsm8k.WriteAnswerKey(c.String("out"), key); err != nil {
-				return err
-			}
-			fmt.Fprintf(c.App.ErrWriter, "wrote %d answers to %s\n", len(key), c.String("out"))
-			return nil
+			return gsm8k.AnswerKeyCommand(gsm8k.AnswerKeyOptions{Dir: c.String("gsm8k"), Accuracy: c.Float64("accuracy"), Seed: c.Int64("seed"),
+				Out: c.String("out"), Log: c.App.ErrWriter})
 		},
 	}
 }

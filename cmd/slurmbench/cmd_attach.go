@@ -1,48 +1,13 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"io"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/internal/duration"
-	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/login/launch"
-	"github.com/slurmbench/slurmbench/login/runner"
-	"github.com/slurmbench/slurmbench/rundir"
-	"github.com/slurmbench/slurmbench/slurm"
 )
-
-// runOfJob finds a job's run directory and plan through slurmrestd.
-func runOfJob(c *cli.Context) (*slurm.Client, slurm.JobID, string, error) {
-	if c.NArg() != 1 {
-		return nil, 0, "", configErrorf("give one JOBID")
-	}
-	id, err := slurm.ParseJobID(c.Args().First())
-	if err != nil {
-		return nil, 0, "", configErrorf("JOBID %q: %v", c.Args().First(), err)
-	}
-	prof, err := launch.LoadProfile(c.Context, c.String("profile"))
-	if err != nil {
-		return nil, 0, "", err
-	}
-	client, err := prof.SlurmClient()
-	if err != nil {
-		return nil, 0, "", exitcode.With(exitcode.Config, err)
-	}
-	job, err := client.LookupJob(c.Context, id)
-	if err != nil {
-		return nil, 0, "", exitcode.With(slurm.ExitCode(err, exitcode.Slurm), fmt.Errorf("looking up job %d: %w", id, err))
-	}
-	dir, err := runner.RunDirOf(job)
-	if err != nil {
-		return nil, 0, "", exitcode.With(exitcode.Config, err)
-	}
-	return client, id, dir, nil
-}
 
 func attachCommand() *cli.Command {
 	return &cli.Command{
@@ -80,61 +45,8 @@ Examples:
 }
 
 func attachAction(c *cli.Context) error {
-	var (
-		client *slurm.Client
-		id     slurm.JobID
-		dir    string
-		err    error
-	)
-	if runID := c.String("run-id"); runID != "" {
-		client, dir, err = runDirOfID(c, runID)
-	} else {
-		client, id, dir, err = runOfJob(c)
-	}
-	if err != nil {
-		return err
-	}
-	pl, err := runner.ReadPlan(dir)
-	if err != nil {
-		return exitcode.With(exitcode.Config, err)
-	}
-	var log io.Writer = &launch.PrefixWriter{W: c.App.ErrWriter, Prefix: "  | "}
-	if c.Bool("no-driver-log") {
-		log = io.Discard
-	}
-	res, err := runner.Attach(c.Context, runner.Options{
-		Plan: pl, Client: client, Progress: c.App.ErrWriter, DriverLog: log,
-		CancelWait: durationOf(c, "cancel-wait"), Interrupted: interruptedLayer(c.Context), Hard: hardStop(c.Context),
-		OnSubmitted: func(id slurm.JobID) { launch.EarlyOutputs(c.App.ErrWriter, pl, id) },
-		Stage:       launch.Stage(pl, stageFlags(c), version),
-	}, id)
-	return launch.Report(ioOf(c), pl, res, err)
-}
-
-// runDirOfID is --run-id's run directory under the profile's runs_dir.
-func runDirOfID(c *cli.Context, runID string) (*slurm.Client, string, error) {
-	if c.NArg() != 0 {
-		return nil, "", configErrorf("give a JOBID or --run-id, not both")
-	}
-	if err := rundir.CheckID(runID); err != nil {
-		return nil, "", configErrorf("--run-id %q: not a run id (%v)", runID, err)
-	}
-	prof, err := launch.LoadProfile(c.Context, c.String("profile"))
-	if err != nil {
-		return nil, "", err
-	}
-	client, err := prof.SlurmClient()
-	if err != nil {
-		return nil, "", exitcode.With(exitcode.Config, err)
-	}
-	dir, err := rundir.Path(prof.Paths.RunsDir, runID)
-	if err == nil {
-		err = rundir.IsRunDir(dir)
-	}
-	if err != nil {
-		return nil, "", exitcode.With(exitcode.Config, fmt.Errorf("--run-id %q: %w", runID, err))
-	}
-	return client, dir, nil
+	return launch.Attach(c.Context, launch.AttachOptions{IO: ioOf(c), Profile: c.String("profile"), Args: c.Args().Slice(),
+		RunID: c.String("run-id"), Stage: stageFlags(c), Follow: followFlags(c)})
 }
 
 func logsCommand() *cli.Command {
@@ -151,32 +63,8 @@ func logsCommand() *cli.Command {
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing until the job ends"},
 		},
 		Action: func(c *cli.Context) error {
-			client, id, dir, err := runOfJob(c)
-			if err != nil {
-				return err
-			}
-			pl, err := runner.ReadPlan(dir)
-			if err != nil {
-				return exitcode.With(exitcode.Config, err)
-			}
-			path := pl.Layout.BatchOut
-			if name := c.String("process"); name != "" {
-				path = ""
-				var names []string
-				for _, p := range pl.Processes {
-					names = append(names, p.Name)
-					if p.Name == name {
-						path = p.Log
-					}
-				}
-				if path == "" {
-					return configErrorf("--process %q is not in the plan (processes: %v)", name, names)
-				}
-			}
-			return launch.PrintLog(c.Context, c.App.Writer, path, c.Bool("follow"), func(ctx context.Context) bool {
-				j, err := client.GetJob(ctx, id)
-				return err == nil && j.Terminal()
-			})
+			return launch.Logs(c.Context, launch.LogsOptions{Stdout: c.App.Writer, Profile: c.String("profile"), Args: c.Args().Slice(),
+				Process: c.String("process"), Follow: c.Bool("follow")})
 		},
 	}
 }

@@ -1,17 +1,11 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/urfave/cli/v2"
 
-	"github.com/slurmbench/slurmbench/clients/gsm8k"
 	"github.com/slurmbench/slurmbench/internal/cliargs"
-	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/internal/sigctx"
 	"github.com/slurmbench/slurmbench/job/steps"
-	"github.com/slurmbench/slurmbench/login/launch"
-	"github.com/slurmbench/slurmbench/plan"
 	"github.com/slurmbench/slurmbench/rundir"
 	"github.com/slurmbench/slurmbench/urlmode"
 )
@@ -22,21 +16,6 @@ func stepFlags() []cli.Flag {
 		&cli.StringFlag{Name: "frontend", Usage: "frontend `URL`, http://host:port; required"},
 		&cli.StringFlag{Name: "workspace", Usage: "InferenceX checkout `DIR` as the container sees it (sa-bench and lm-eval clients only)", EnvVars: []string{"SLURMBENCH_WORKSPACE"}},
 	}
-}
-
-// loadStepPlan checks the flags every step needs and loads the plan. A
-// missing flag is a config error here (urfave's Required would exit 1).
-func loadStepPlan(c *cli.Context) (*plan.Plan, error) {
-	for _, name := range []string{"plan", "frontend"} {
-		if c.String(name) == "" {
-			return nil, configErrorf("--%s is required", name)
-		}
-	}
-	pl, err := plan.ReadPlan(c.String("plan"))
-	if err != nil {
-		return nil, exitcode.With(exitcode.Config, err)
-	}
-	return pl, nil
 }
 
 func benchCommand() *cli.Command {
@@ -81,33 +60,14 @@ Exit codes: 0 every point valid; 8 a point invalid or missing (all named);
 			&cli.StringFlag{Name: "sa-bench-script", Usage: "benchmark_serving.py `PATH` (default <workspace>/" + steps.DefaultSABenchScript + ")"},
 		), benchURLFlags()...),
 		Action: func(c *cli.Context) error {
-			if url, err := urlMode(c); url || err != nil {
-				if err != nil {
-					return err
-				}
-				return benchURL(c)
-			}
-			pl, err := loadStepPlan(c)
-			if err != nil {
-				return err
-			}
-			opts := steps.BenchOptions{
-				Frontend: c.String("frontend"), ProgressFile: c.String("progress-file"),
-				Out: c.App.Writer, Log: c.App.ErrWriter,
-				Workspace: c.String("workspace"), Script: c.String("sa-bench-script"),
-			}
-			if err := steps.CheckBench(pl, opts); err != nil {
-				return exitcode.With(exitcode.Config, err)
-			}
-			points, err := steps.Bench(c.Context, pl, opts)
-			if err != nil {
-				return exitcode.With(urlmode.StepCode(c.Context, err, exitcode.Benchmark, interruptedLayer(c.Context)), err)
-			}
-			if c.Bool("json") {
-				return launch.WriteJSON(c.App.Writer, map[string]any{"valid": len(points), "points": len(pl.Points), "result_dir": pl.Benchmark.ResultDir})
-			}
-			fmt.Fprintf(c.App.Writer, "benchmark: %d of %d points valid in %s\n", len(points), len(pl.Points), pl.Benchmark.ResultDir)
-			return nil
+			return urlmode.BenchCommand(c.Context, urlmode.BenchCommandOptions{URL: benchURLOptions(c), Step: steps.BenchCommandOptions{
+				PlanFile: c.String("plan"), JSON: c.Bool("json"), Interrupted: sigctx.Interrupted(c.Context),
+				BenchOptions: steps.BenchOptions{
+					Frontend: c.String("frontend"), ProgressFile: c.String("progress-file"),
+					Out: c.App.Writer, Log: c.App.ErrWriter,
+					Workspace: c.String("workspace"), Script: c.String("sa-bench-script"),
+				},
+			}})
 		},
 	}
 }
@@ -145,34 +105,15 @@ eval could not finish; 7 the frontend is not reachable; 2 a bad plan or flag;
 			&cli.BoolFlag{Name: "skip-install", Usage: "lm-eval client: do not pip install the pinned lm-eval first"},
 		), evalURLFlags()...),
 		Action: func(c *cli.Context) error {
-			if url, err := urlMode(c); url || err != nil {
-				if err != nil {
-					return err
-				}
-				return evalURL(c)
-			}
-			pl, err := loadStepPlan(c)
-			if err != nil {
-				return err
-			}
-			opts := steps.EvalOptions{
-				Frontend: c.String("frontend"), ModelPrefix: c.String("model-prefix"),
-				Limit: c.Int("limit"), ContextLength: c.Int("context-length"),
-				Out: c.App.Writer, Log: c.App.ErrWriter,
-				Workspace: c.String("workspace"), InstallLMEval: !c.Bool("skip-install"),
-			}
-			if err := steps.CheckEval(pl, opts); err != nil {
-				return exitcode.With(exitcode.Config, err)
-			}
-			_, err = steps.Eval(c.Context, pl, opts)
-			if err == nil {
-				return nil
-			}
-			var below *gsm8k.ThresholdError
-			if errors.As(err, &below) {
-				return exitcode.With(exitcode.Eval, err)
-			}
-			return exitcode.With(urlmode.StepCode(c.Context, err, exitcode.Eval, interruptedLayer(c.Context)), err)
+			return urlmode.EvalCommand(c.Context, urlmode.EvalCommandOptions{URL: evalURLOptions(c), Step: steps.EvalCommandOptions{
+				PlanFile: c.String("plan"), Interrupted: sigctx.Interrupted(c.Context),
+				EvalOptions: steps.EvalOptions{
+					Frontend: c.String("frontend"), ModelPrefix: c.String("model-prefix"),
+					Limit: c.Int("limit"), ContextLength: c.Int("context-length"),
+					Out: c.App.Writer, Log: c.App.ErrWriter,
+					Workspace: c.String("workspace"), InstallLMEval: !c.Bool("skip-install"),
+				},
+			}})
 		},
 	}
 }

@@ -47,42 +47,24 @@ func evalURLFlags() []cli.Flag {
 	)...)
 }
 
-// urlMode says whether the command runs against --url, refusing a mix of
-// the two modes.
-func urlMode(c *cli.Context) (bool, error) {
-	if c.String("url") == "" {
-		return false, nil
-	}
-	for _, name := range []string{"plan", "frontend"} {
-		if c.String(name) != "" {
-			return true, configErrorf("--url and --%s: give a plan (--plan, --frontend) or a URL, not both", name)
-		}
-	}
-	return true, nil
-}
-
-func benchURL(c *cli.Context) error {
-	warmups := -1
-	if c.IsSet("warmups") {
-		if warmups = c.Int("warmups"); warmups < 0 {
-			return configErrorf("--warmups %d: must not be negative", warmups)
-		}
-	}
-	return urlmode.Bench(c.Context, urlmode.BenchOptions{
+// benchURLOptions are bench's URL-mode flags.
+func benchURLOptions(c *cli.Context) urlmode.BenchOptions {
+	return urlmode.BenchOptions{
 		IO: ioOf(c), Conc: c.String("conc"), Endpoint: c.String("endpoint"), ResultFilename: c.String("result-filename"), Overwrite: c.Bool("overwrite"),
+		Warmups: intIfSet(c, "warmups"),
 		URLBench: steps.URLBench{
-			URL: c.String("url"), Model: c.String("model"), ISL: c.Int("isl"), OSL: c.Int("osl"),
-			NumPrompts: c.Int("num-prompts"), Warmups: warmups,
+			URL: c.String("url"), Model: c.String("model"), ISL: c.Int("isl"), OSL: c.Int("osl"), NumPrompts: c.Int("num-prompts"),
 			RequestRate: c.String("req-rate"), RangeRatio: c.Float64("range-ratio"), Out: c.String("out"),
 			GPUs: c.Int("gpus"), PrefillGPUs: c.Int("prefill-gpus"), DecodeGPUs: c.Int("decode-gpus"),
 		},
-	})
+	}
 }
 
-func evalURL(c *cli.Context) error {
-	return urlmode.Eval(c.Context, urlmode.EvalOptions{
+// evalURLOptions are eval's URL-mode flags.
+func evalURLOptions(c *cli.Context) urlmode.EvalOptions {
+	return urlmode.EvalOptions{
 		IO:          ioOf(c),
 		URLEval:     steps.URLEval{URL: c.String("url"), Model: c.String("model"), DataDir: c.String("data-dir"), Concurrency: c.Int("concurrency"), Out: c.String("out")},
 		ModelPrefix: c.String("model-prefix"), Limit: c.Int("limit"), ContextLength: c.Int("context-length"), Overwrite: c.Bool("overwrite"),
-	})
+	}
 }

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"time"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/internal/duration"
-	"github.com/slurmbench/slurmbench/login/launch"
+	"github.com/slurmbench/slurmbench/login/ops"
 )
 
 func cleanupCommand() *cli.Command {
@@ -34,15 +32,8 @@ A wait cut short by --timeout exits 11; an interrupt 130.`,
 			jsonFlag()),
 		OnUsageError: usageAsConfigError,
 		Action: func(c *cli.Context) error {
-			res, err := launch.CleanupCommand(c.Context, c.App.ErrWriter, slurmOptions(c), launch.CleanupOptions{
-				Runner: c.String("runner"), User: c.String("user"), DryRun: c.Bool("dry-run"),
-				Poll: 5 * time.Second, Timeout: durationOf(c, "timeout")})
-			if c.Bool("json") && res.Names != nil {
-				if jerr := launch.WriteJSON(c.App.Writer, res); jerr != nil && err == nil {
-					err = jerr
-				}
-			}
-			return err
+			return ops.CleanupCommand(c.Context, ops.CleanupCommandOptions{IO: ioOf(c), Slurm: slurmOptions(c), Cleanup: ops.CleanupOptions{
+				Runner: c.String("runner"), User: c.String("user"), DryRun: c.Bool("dry-run"), Timeout: durationOf(c, "timeout")}})
 		},
 	}
 }

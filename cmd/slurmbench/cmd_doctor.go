@@ -1,18 +1,12 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/slurmbench/slurmbench/inputs/profile"
 	"github.com/slurmbench/slurmbench/internal/duration"
-	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/login/launch"
-	"github.com/slurmbench/slurmbench/login/preflight"
-	"github.com/slurmbench/slurmbench/plan"
 )
 
 func doctorCommand() *cli.Command {
@@ -55,36 +49,5 @@ func doctorAction(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return configErrorf("doctor takes no arguments, got %q (did you mean --profile or --recipe?)", c.Args().First())
 	}
-	po := planOptions(c, "")
-	var pl *plan.Plan
-	var prof *profile.Profile
-	var err error
-	if po.HasRecipe() {
-		pl, prof, err = launch.Plan(c.Context, po)
-	} else {
-		prof, err = launch.LoadProfile(c.Context, po.Profile)
-	}
-	if err != nil {
-		return err
-	}
-	start := time.Now()
-	rep := preflight.Run(c.Context, preflight.Options{
-		Profile: prof, Plan: pl, Probe: c.Bool("probe"), ProbeTimeout: durationOf(c, "probe-timeout"), Progress: c.App.ErrWriter,
-	})
-	elapsed := time.Since(start)
-	if c.Bool("json") {
-		if err := launch.WriteJSON(c.App.Writer, rep); err != nil {
-			return err
-		}
-	} else {
-		if err := rep.WriteText(c.App.Writer); err != nil {
-			return err
-		}
-		fmt.Fprintf(c.App.Writer, "%d checks, %d failed, in %s\n", len(rep.Checks), len(rep.Failed()), elapsed.Round(time.Millisecond))
-	}
-	if rep.OK() {
-		return nil
-	}
-	// The failed lines above say it all; only the exit code is left.
-	return exitcode.With(rep.ExitCode(), errors.New(""))
+	return launch.Doctor(c.Context, launch.DoctorOptions{IO: ioOf(c), Plan: planOptions(c, ""), Probe: c.Bool("probe"), ProbeTimeout: durationOf(c, "probe-timeout")})
 }

@@ -1,13 +1,8 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"os"
-
 	"github.com/urfave/cli/v2"
 
-	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/job/driver"
 )
 
@@ -30,19 +25,8 @@ the batch script.`,
 			&cli.StringFlag{Name: "srun", Value: "srun", Usage: "srun program"},
 		},
 		Action: func(c *cli.Context) error {
-			jobID, nodes := os.Getenv("SLURM_JOB_ID"), os.Getenv("SLURM_JOB_NODELIST")
-			if jobID == "" || nodes == "" {
-				return configErrorf("driver runs inside a Slurm allocation: SLURM_JOB_ID and SLURM_JOB_NODELIST are not set")
-			}
-			res, err := driver.Run(c.Context, driver.Options{PlanFile: c.String("plan"), JobID: jobID, NodeList: nodes, Srun: c.String("srun"), Log: c.App.ErrWriter,
+			return driver.Command(c.Context, driver.Options{PlanFile: c.String("plan"), Srun: c.String("srun"), Log: c.App.ErrWriter,
 				ProducerVersion: version, ProducerCommit: commit})
-			if err != nil {
-				return exitcode.With(exitcode.Internal, fmt.Errorf("driver: %w", err))
-			}
-			if res.ExitCode != 0 {
-				return exitcode.With(res.ExitCode, fmt.Errorf("run %s: %s", res.Outcome.Result, res.Outcome.Message))
-			}
-			return nil
 		},
 	}
 }
@@ -55,24 +39,6 @@ func execCommand() *cli.Command {
 		Description: `Reads a step spec written by the driver (argv, environment, working
 directory), sets the environment over what the container runtime provides,
 and replaces itself with the program: no shell, no string parsing.`,
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return configErrorf("exec takes one step spec file")
-			}
-			spec, err := driver.ReadSpec(c.Args().First())
-			if err != nil {
-				return exitcode.With(exitcode.Internal, err)
-			}
-			err = driver.Exec(spec)
-			if err == nil {
-				err = errors.New("exec returned")
-			}
-			var se *driver.SetupError
-			if errors.As(err, &se) {
-				return exitcode.With(exitcode.Code(se.ExitCode()), err)
-			}
-			// 127, as a shell reports a program it could not run.
-			return exitcode.With(127, err)
-		},
+		Action: func(c *cli.Context) error { return driver.ExecCommand(c.Args().Slice()) },
 	}
 }

@@ -1,18 +1,13 @@
 package main
 
 import (
-	"fmt"
-	"path/filepath"
-	"time"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/internal/cliargs"
 	"github.com/slurmbench/slurmbench/internal/duration"
-	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/internal/sigctx"
 	"github.com/slurmbench/slurmbench/job/dynamoinstall"
 	"github.com/slurmbench/slurmbench/plan"
-	"github.com/slurmbench/slurmbench/urlmode"
 )
 
 func dynamoInstallCommand() *cli.Command {
@@ -49,54 +44,11 @@ failing step's output.`,
 		},
 		OnUsageError: cliargs.UsageError,
 		Action: func(c *cli.Context) error {
-			d := plan.Dynamo{Install: true, Version: c.String("version"), Wheel: c.String("wheel"), Hash: c.String("hash"), Git: c.String("git"), TopOfTree: c.String("top-of-tree"), Cache: c.String("cache")}
-			if d.Git != "" && d.Hash == "" {
-				return configErrorf("--git builds from source: it needs --hash")
-			}
-			n := 0
-			for _, s := range []string{d.Version, d.Wheel, d.Hash, d.TopOfTree} {
-				if s != "" {
-					n++
-				}
-			}
-			if n != 1 {
-				return configErrorf("dynamo-install takes exactly one of --version, --wheel, --hash and --top-of-tree")
-			}
-			if d.Cache == "" {
-				return configErrorf("--cache: required (the wheel cache on the shared filesystem)")
-			}
-			if !filepath.IsAbs(d.Cache) {
-				return configErrorf("--cache %q: not an absolute path", d.Cache)
-			}
-			if !filepath.IsAbs(c.String("tmp")) {
-				return configErrorf("--tmp %q: not an absolute path", c.String("tmp"))
-			}
-			// The source is checked before Python is asked anything.
-			if _, _, err := d.Source(); err != nil {
-				return configErrorf("%v", err)
-			}
-			start := time.Now()
-			res, err := dynamoinstall.Install(c.Context, dynamoinstall.Options{
-				Dynamo:        d,
-				Tmp:           c.String("tmp"),
-				LockTimeout:   durationOf(c, "lock-timeout"),
-				ProgressEvery: durationOf(c, "progress-every"),
-				Stdout:        c.App.Writer,
-				Stderr:        c.App.ErrWriter,
-			})
-			if err != nil {
-				return exitcode.With(urlmode.StepCode(c.Context, err, exitcode.Engine, interruptedLayer(c.Context)), fmt.Errorf("dynamo-install: %w", err))
-			}
-			took := time.Since(start).Round(100 * time.Millisecond)
-			switch {
-			case !res.Installed:
-				fmt.Fprintf(c.App.Writer, "dynamo-install: %s already installed in this container\n", res.Key)
-			case res.Fetched:
-				fmt.Fprintf(c.App.Writer, "dynamo-install: %s fetched into %s and installed in %s\n", res.Key, res.Entry, took)
-			default:
-				fmt.Fprintf(c.App.Writer, "dynamo-install: %s installed from %s in %s\n", res.Key, res.Entry, took)
-			}
-			return nil
+			return dynamoinstall.RunCommand(c.Context, dynamoinstall.CommandOptions{Interrupted: sigctx.Interrupted(c.Context), Options: dynamoinstall.Options{
+				Dynamo: plan.Dynamo{Version: c.String("version"), Wheel: c.String("wheel"), Hash: c.String("hash"), Git: c.String("git"), TopOfTree: c.String("top-of-tree"), Cache: c.String("cache")},
+				Tmp:    c.String("tmp"), LockTimeout: durationOf(c, "lock-timeout"), ProgressEvery: durationOf(c, "progress-every"),
+				Stdout: c.App.Writer, Stderr: c.App.ErrWriter,
+			}})
 		},
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/slurmbench/slurmbench/internal/buildinfo"
 	"github.com/slurmbench/slurmbench/internal/completion"
 	"github.com/slurmbench/slurmbench/login/launch"
 )
@@ -21,7 +22,7 @@ func versionCommand() *cli.Command {
 				return configErrorf("version takes no arguments, got %q", c.Args().First())
 			}
 			if c.Bool("json") {
-				v, cm := resolveVersion(version, commit, readBuildInfo)
+				v, cm := buildinfo.Resolve(version, commit, buildinfo.Read)
 				return launch.WriteJSON(c.App.Writer, map[string]string{"version": v, "commit": cm,
 					"go": runtime.Version(), "platform": runtime.GOOS + "/" + runtime.GOARCH})
 			}

@@ -1,15 +1,6 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"net"
-	"net/http"
-	"os"
-	"strconv"
-	"strings"
-	"time"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/internal/duration"
@@ -17,10 +8,7 @@ import (
 )
 
 func mockDCGMCommand() *cli.Command {
-	var (
-		listen, gpus, hostname string
-		opt                    mockengine.DCGMOptions
-	)
+	var o mockengine.DCGMCommandOptions
 	return &cli.Command{
 		Name:      "mock-dcgm-exporter",
 		Usage:     "serve DCGM exporter-style power metrics (for telemetry tests without GPUs)",
@@ -37,45 +25,16 @@ Examples:
    slurmbench mock-dcgm-exporter --listen 127.0.0.1:9400 --gpus 0,1,2,3 --watts 350
    slurmbench mock-dcgm-exporter --listen :9400 --gpus 0,1 --watts 200 --stall-after 10s --stall-for 5s`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:9400", Usage: "address to serve on", Destination: &listen},
-			&cli.StringFlag{Name: "gpus", Value: "0,1,2,3", Usage: "comma-separated GPU indices", Destination: &gpus},
-			&cli.Float64Flag{Name: "watts", Value: 300, Usage: "power each GPU reports", Destination: &opt.Watts, EnvVars: []string{"SLURMBENCH_MOCK_DCGM_WATTS"}},
-			&cli.StringFlag{Name: "hostname", Usage: "used in GPU UUIDs (default: this host's name)", Destination: &hostname},
-			&cli.GenericFlag{Name: "stall-after", Usage: "start stalling this long after start", EnvVars: []string{"SLURMBENCH_MOCK_DCGM_STALL_AFTER"}, Value: duration.Var(&opt.StallAfter, 0, duration.Range{})},
-			&cli.GenericFlag{Name: "stall-for", Usage: "hold requests this long", EnvVars: []string{"SLURMBENCH_MOCK_DCGM_STALL_FOR"}, Value: duration.Var(&opt.StallFor, 0, duration.Range{})},
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:9400", Usage: "address to serve on", Destination: &o.Listen},
+			&cli.StringFlag{Name: "gpus", Value: "0,1,2,3", Usage: "comma-separated GPU indices", Destination: &o.GPUList},
+			&cli.Float64Flag{Name: "watts", Value: 300, Usage: "power each GPU reports", Destination: &o.Watts, EnvVars: []string{"SLURMBENCH_MOCK_DCGM_WATTS"}},
+			&cli.StringFlag{Name: "hostname", Usage: "used in GPU UUIDs (default: this host's name)", Destination: &o.Hostname},
+			&cli.GenericFlag{Name: "stall-after", Usage: "start stalling this long after start", EnvVars: []string{"SLURMBENCH_MOCK_DCGM_STALL_AFTER"}, Value: duration.Var(&o.StallAfter, 0, duration.Range{})},
+			&cli.GenericFlag{Name: "stall-for", Usage: "hold requests this long", EnvVars: []string{"SLURMBENCH_MOCK_DCGM_STALL_FOR"}, Value: duration.Var(&o.StallFor, 0, duration.Range{})},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return configErrorf("mock-dcgm-exporter takes no arguments, got %q", c.Args().Slice())
-			}
-			for _, f := range strings.Split(gpus, ",") {
-				n, err := strconv.Atoi(strings.TrimSpace(f))
-				if err != nil || n < 0 {
-					return configErrorf("--gpus: %q is not a GPU index", f)
-				}
-				opt.GPUs = append(opt.GPUs, n)
-			}
-			if opt.Watts < 0 {
-				return configErrorf("--watts must not be negative, got %v", opt.Watts)
-			}
-			opt.Hostname = hostname
-			if opt.Hostname == "" {
-				opt.Hostname, _ = os.Hostname()
-			}
-			ln, err := (&net.ListenConfig{}).Listen(c.Context, "tcp", listen)
-			if err != nil {
-				return fmt.Errorf("listening on %s: %w", listen, err)
-			}
-			srv := &http.Server{Handler: mockengine.NewDCGMExporter(opt), ReadHeaderTimeout: 10 * time.Second}
-			go func() {
-				<-c.Context.Done()
-				_ = srv.Close()
-			}()
-			fmt.Fprintf(c.App.Writer, "mock-dcgm-exporter: %d GPUs at %.1f W on http://%s/metrics\n", len(opt.GPUs), opt.Watts, ln.Addr())
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				return fmt.Errorf("serving: %w", err)
-			}
-			return nil
+			o.Args, o.Stdout = c.Args().Slice(), c.App.Writer
+			return mockengine.ServeDCGM(c.Context, o)
 		},
 	}
 }

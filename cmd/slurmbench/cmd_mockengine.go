@@ -1,16 +1,11 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"os"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/internal/duration"
-	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/mockengine"
 )
 
@@ -34,14 +29,8 @@ func (l *lineList) String() string { return strings.Join(l.lines, "\n") }
 
 func mockEngineCommand() *cli.Command {
 	var (
-		opts       mockengine.Options
-		failLines  lineList
-		failFile   string
-		answerKey  string
-		listen     string
-		mode       string
-		failExit   int
-		failBefore string
+		o         mockengine.CommandOptions
+		failLines lineList
 	)
 	modes := make([]string, len(mockengine.Modes))
 	for i, m := range mockengine.Modes {
@@ -62,82 +51,37 @@ Every flag can also be set through SLURMBENCH_MOCK_<FLAG> (e.g.
 SLURMBENCH_MOCK_FAIL_EXIT_CODE); SLURMBENCH_MOCK_FAIL_LOG_LINE may hold
 several lines separated by newlines. Stops gracefully on SIGINT/SIGTERM.`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "listen", Usage: "`HOST:PORT` to serve on", Required: true, EnvVars: mockEnv("listen"), Destination: &listen},
-			&cli.StringFlag{Name: "mode", Usage: strings.Join(modes, ", "), Value: string(mockengine.ModeStandalone), EnvVars: mockEnv("mode"), Destination: &mode},
-			&cli.StringFlag{Name: "model", Usage: "served model name", Value: mockengine.DefaultModel, EnvVars: mockEnv("model"), Destination: &opts.Model},
-			&cli.BoolFlag{Name: "any-model", Usage: "accept requests for any model name", EnvVars: mockEnv("any-model"), Destination: &opts.AnyModel},
-			&cli.GenericFlag{Name: "ttft", Usage: "time to first token", EnvVars: mockEnv("ttft"), Value: duration.Var(&opts.TTFT, 0, duration.Range{})},
-			&cli.GenericFlag{Name: "itl", Usage: "inter-token latency", EnvVars: mockEnv("itl"), Value: duration.Var(&opts.ITL, 0, duration.Range{})},
-			&cli.GenericFlag{Name: "startup-delay", Usage: "simulated model load time before healthy", EnvVars: mockEnv("startup-delay"), Value: duration.Var(&opts.StartupDelay, 0, duration.Range{})},
-			&cli.IntFlag{Name: "default-max-tokens", Usage: "tokens to generate when a request has no max_tokens", Value: mockengine.DefaultMaxTokens, EnvVars: mockEnv("default-max-tokens"), Destination: &opts.DefaultMaxTokens},
-			&cli.IntFlag{Name: "eos-after", Usage: "stop requests without ignore_eos after `N` tokens (0: generate max_tokens)", EnvVars: mockEnv("eos-after"), Destination: &opts.EOSAfter},
-			&cli.StringFlag{Name: "answer-key", Usage: "gsm8k answer key `FILE` (JSONL of {\"question\", \"completion\"})", EnvVars: mockEnv("answer-key"), Destination: &answerKey},
-			&cli.StringFlag{Name: "default-answer", Usage: "completion for questions missing from the answer key", Value: mockengine.DefaultAnswer, EnvVars: mockEnv("default-answer"), Destination: &opts.DefaultAnswer},
-			&cli.BoolFlag{Name: "frontend-generates", Usage: "frontend: answer /v1/* itself (own --ttft/--itl) instead of forwarding to decode workers", EnvVars: mockEnv("frontend-generates"), Destination: &opts.FrontendGenerates},
-			&cli.StringFlag{Name: "frontend", Usage: "frontend `URL` a worker registers with", EnvVars: mockEnv("frontend"), Destination: &opts.FrontendURL},
-			&cli.StringFlag{Name: "advertise", Usage: "`URL` the frontend uses to reach this worker (default http://<listen>, hostname if listening on all addresses)", EnvVars: mockEnv("advertise"), Destination: &opts.AdvertiseURL},
-			&cli.StringFlag{Name: "namespace", Usage: "Dynamo namespace", Value: mockengine.DefaultNamespace, EnvVars: mockEnv("namespace"), Destination: &opts.Namespace},
-			&cli.GenericFlag{Name: "heartbeat", Usage: "worker re-registration interval", EnvVars: mockEnv("heartbeat"), Value: duration.Var(&opts.HeartbeatInterval, mockengine.DefaultHeartbeatInterval, duration.Range{})},
-			&cli.GenericFlag{Name: "worker-ttl", Usage: "frontend: drop a worker silent for this long", EnvVars: mockEnv("worker-ttl"), Value: duration.Var(&opts.WorkerTTL, mockengine.DefaultWorkerTTL, duration.Range{})},
-			&cli.DurationFlag{Name: "stats-interval", Usage: "log an sglang-style decode-batch line this often while busy (negative: never)", EnvVars: mockEnv("stats-interval"), Value: mockengine.DefaultStatsInterval, Destination: &opts.StatsInterval},
+			&cli.StringFlag{Name: "listen", Usage: "`HOST:PORT` to serve on", Required: true, EnvVars: mockEnv("listen"), Destination: &o.Listen},
+			&cli.StringFlag{Name: "mode", Usage: strings.Join(modes, ", "), Value: string(mockengine.ModeStandalone), EnvVars: mockEnv("mode"), Destination: &o.Mode},
+			&cli.StringFlag{Name: "model", Usage: "served model name", Value: mockengine.DefaultModel, EnvVars: mockEnv("model"), Destination: &o.Model},
+			&cli.BoolFlag{Name: "any-model", Usage: "accept requests for any model name", EnvVars: mockEnv("any-model"), Destination: &o.AnyModel},
+			&cli.GenericFlag{Name: "ttft", Usage: "time to first token", EnvVars: mockEnv("ttft"), Value: duration.Var(&o.TTFT, 0, duration.Range{})},
+			&cli.GenericFlag{Name: "itl", Usage: "inter-token latency", EnvVars: mockEnv("itl"), Value: duration.Var(&o.ITL, 0, duration.Range{})},
+			&cli.GenericFlag{Name: "startup-delay", Usage: "simulated model load time before healthy", EnvVars: mockEnv("startup-delay"), Value: duration.Var(&o.StartupDelay, 0, duration.Range{})},
+			&cli.IntFlag{Name: "default-max-tokens", Usage: "tokens to generate when a request has no max_tokens", Value: mockengine.DefaultMaxTokens, EnvVars: mockEnv("default-max-tokens"), Destination: &o.DefaultMaxTokens},
+			&cli.IntFlag{Name: "eos-after", Usage: "stop requests without ignore_eos after `N` tokens (0: generate max_tokens)", EnvVars: mockEnv("eos-after"), Destination: &o.EOSAfter},
+			&cli.StringFlag{Name: "answer-key", Usage: "gsm8k answer key `FILE` (JSONL of {\"question\", \"completion\"})", EnvVars: mockEnv("answer-key"), Destination: &o.AnswerKeyFile},
+			&cli.StringFlag{Name: "default-answer", Usage: "completion for questions missing from the answer key", Value: mockengine.DefaultAnswer, EnvVars: mockEnv("default-answer"), Destination: &o.DefaultAnswer},
+			&cli.BoolFlag{Name: "frontend-generates", Usage: "frontend: answer /v1/* itself (own --ttft/--itl) instead of forwarding to decode workers", EnvVars: mockEnv("frontend-generates"), Destination: &o.FrontendGenerates},
+			&cli.StringFlag{Name: "frontend", Usage: "frontend `URL` a worker registers with", EnvVars: mockEnv("frontend"), Destination: &o.FrontendURL},
+			&cli.StringFlag{Name: "advertise", Usage: "`URL` the frontend uses to reach this worker (default http://<listen>, hostname if listening on all addresses)", EnvVars: mockEnv("advertise"), Destination: &o.AdvertiseURL},
+			&cli.StringFlag{Name: "namespace", Usage: "Dynamo namespace", Value: mockengine.DefaultNamespace, EnvVars: mockEnv("namespace"), Destination: &o.Namespace},
+			&cli.GenericFlag{Name: "heartbeat", Usage: "worker re-registration interval", EnvVars: mockEnv("heartbeat"), Value: duration.Var(&o.HeartbeatInterval, mockengine.DefaultHeartbeatInterval, duration.Range{})},
+			&cli.GenericFlag{Name: "worker-ttl", Usage: "frontend: drop a worker silent for this long", EnvVars: mockEnv("worker-ttl"), Value: duration.Var(&o.WorkerTTL, mockengine.DefaultWorkerTTL, duration.Range{})},
+			&cli.DurationFlag{Name: "stats-interval", Usage: "log an sglang-style decode-batch line this often while busy (negative: never)", EnvVars: mockEnv("stats-interval"), Value: mockengine.DefaultStatsInterval, Destination: &o.StatsInterval},
 
-			&cli.StringFlag{Name: "fail-before-healthy-after", Usage: "fault: print the fail log lines and exit this `DURATION` after start, before healthy", EnvVars: mockEnv("fail-before-healthy-after"), Destination: &failBefore},
+			&cli.StringFlag{Name: "fail-before-healthy-after", Usage: "fault: print the fail log lines and exit this `DURATION` after start, before healthy", EnvVars: mockEnv("fail-before-healthy-after"), Destination: &o.FailBeforeHealthyAfter},
 			&cli.GenericFlag{Name: "fail-log-line", Usage: "fault: a `LINE` to print when a fault exits (repeatable; newlines split lines)", EnvVars: mockEnv("fail-log-line"), Value: &failLines},
-			&cli.StringFlag{Name: "fail-log-file", Usage: "fault: print this `FILE`'s lines when a fault exits (after --fail-log-line)", EnvVars: mockEnv("fail-log-file"), Destination: &failFile},
-			&cli.IntFlag{Name: "fail-exit-code", Usage: "fault: exit code of every fault that exits (0 allowed)", Value: mockengine.DefaultFailExitCode, EnvVars: mockEnv("fail-exit-code"), Destination: &failExit},
-			&cli.IntFlag{Name: "exit-after-requests", Usage: "fault: serve `N` generation requests, then exit with --fail-exit-code", EnvVars: mockEnv("exit-after-requests"), Destination: &opts.Faults.ExitAfterRequests},
-			&cli.GenericFlag{Name: "exit-after", Usage: "fault: exit with --fail-exit-code this `DURATION` after becoming healthy", EnvVars: mockEnv("exit-after"), Value: duration.Var(&opts.Faults.ExitAfter, 0, duration.Range{})},
-			&cli.BoolFlag{Name: "hang", Usage: "fault: never become healthy and answer nothing, but stay alive", EnvVars: mockEnv("hang"), Destination: &opts.Faults.Hang},
-			&cli.IntFlag{Name: "hang-after-requests", Usage: "fault: serve `N` generation requests, then answer nothing", EnvVars: mockEnv("hang-after-requests"), Destination: &opts.Faults.HangAfterRequests},
+			&cli.StringFlag{Name: "fail-log-file", Usage: "fault: print this `FILE`'s lines when a fault exits (after --fail-log-line)", EnvVars: mockEnv("fail-log-file"), Destination: &o.FailLogFile},
+			&cli.IntFlag{Name: "fail-exit-code", Usage: "fault: exit code of every fault that exits (0 allowed)", Value: mockengine.DefaultFailExitCode, EnvVars: mockEnv("fail-exit-code"), Destination: &o.FailExitCode},
+			&cli.IntFlag{Name: "exit-after-requests", Usage: "fault: serve `N` generation requests, then exit with --fail-exit-code", EnvVars: mockEnv("exit-after-requests"), Destination: &o.Faults.ExitAfterRequests},
+			&cli.GenericFlag{Name: "exit-after", Usage: "fault: exit with --fail-exit-code this `DURATION` after becoming healthy", EnvVars: mockEnv("exit-after"), Value: duration.Var(&o.Faults.ExitAfter, 0, duration.Range{})},
+			&cli.BoolFlag{Name: "hang", Usage: "fault: never become healthy and answer nothing, but stay alive", EnvVars: mockEnv("hang"), Destination: &o.Faults.Hang},
+			&cli.IntFlag{Name: "hang-after-requests", Usage: "fault: serve `N` generation requests, then answer nothing", EnvVars: mockEnv("hang-after-requests"), Destination: &o.Faults.HangAfterRequests},
 		},
 		Action: func(c *cli.Context) error {
-			m, err := mockengine.ParseMode(mode)
-			if err != nil {
-				return configErrorf("--mode: %v", err)
-			}
-			opts.Mode = m
-			opts.Log = c.App.ErrWriter
-			if failBefore != "" {
-				d, err := time.ParseDuration(failBefore)
-				if err != nil {
-					return configErrorf("--fail-before-healthy-after: %v", err)
-				}
-				opts.Faults.FailBeforeHealthy, opts.Faults.FailAfter = true, d
-			}
-			opts.Faults.LogLines = failLines.lines
-			if failFile != "" {
-				data, err := os.ReadFile(failFile)
-				if err != nil {
-					return configErrorf("--fail-log-file: %v", err)
-				}
-				opts.Faults.LogLines = append(opts.Faults.LogLines, strings.Split(strings.TrimRight(string(data), "\n"), "\n")...)
-			}
-			opts.Faults.ExitCode = failExit
-			if answerKey != "" {
-				key, err := mockengine.LoadAnswerKey(answerKey)
-				if err != nil {
-					return configErrorf("--answer-key: %v", err)
-				}
-				opts.AnswerKey = key
-			}
-			s, err := mockengine.New(opts)
-			if err != nil {
-				return configErrorf("%v", err)
-			}
-			err = s.ListenAndServe(c.Context, listen)
-			var exit *mockengine.ExitError
-			if errors.As(err, &exit) {
-				// The fault lines are already printed; a message after them
-				// would only push them up the log tail.
-				if exit.Code == 0 {
-					return nil
-				}
-				return cli.Exit("", exit.Code)
-			}
-			if err != nil {
-				return exitcode.With(exitcode.Internal, fmt.Errorf("mock-engine: %w", err))
-			}
-			return nil
+			o.Log, o.FailLogLines = c.App.ErrWriter, failLines.lines
+			return mockengine.RunCommand(c.Context, o)
 		},
 	}
 }

@@ -1,14 +1,10 @@
 package main
 
 import (
-	"io"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/internal/cliargs"
-	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/login/launch"
-	"github.com/slurmbench/slurmbench/login/submit"
 )
 
 func renderCommand() *cli.Command {
@@ -45,33 +41,7 @@ benchmarks/multi_node/srt-slurm-recipes and --master its configs/nvidia-master.y
 			if c.NArg() > 0 {
 				return configErrorf("render takes no arguments, got %q (did you mean --recipe?)", c.Args().First())
 			}
-			pl, prof, err := launch.Plan(c.Context, planOptions(c, ""))
-			if err != nil {
-				return err
-			}
-			// The job description run would submit: a directive it cannot
-			// send fails here, as in run, before anything is shown.
-			job, err := submit.JobView(pl)
-			if err != nil {
-				return exitcode.Errorf(exitcode.Config, "profile %s: %w", pl.Profile.Path, err)
-			}
-			if c.Bool("json") {
-				b, err := pl.JSON()
-				if err != nil {
-					return err
-				}
-				_, err = c.App.Writer.Write(b)
-				return err
-			}
-			write := pl.WriteHuman
-			if c.Bool("brief") {
-				write = pl.WriteBrief
-			}
-			if err := write(c.App.Writer); err != nil {
-				return err
-			}
-			_, err = io.WriteString(c.App.Writer, job+launch.BinaryNote(prof, ""))
-			return err
+			return launch.Render(c.Context, launch.RenderOptions{IO: ioOf(c), Plan: planOptions(c, ""), Brief: c.Bool("brief")})
 		},
 	}
 }

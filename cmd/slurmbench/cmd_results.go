@@ -1,14 +1,10 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-
 	"github.com/urfave/cli/v2"
 
+	"github.com/slurmbench/slurmbench/login/launch"
 	"github.com/slurmbench/slurmbench/results"
-	"github.com/slurmbench/slurmbench/results/compare"
 )
 
 func resultsCommand() *cli.Command {
@@ -49,30 +45,9 @@ filename too long for that is refused (exit 2) naming its length and the most it
 		},
 		OnUsageError: usageAsConfigError,
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return configErrorf("results name: unexpected argument %q", c.Args().First())
-			}
-			for _, f := range []string{"result-filename", "config", "conc", "gpus"} {
-				if !c.IsSet(f) {
-					return configErrorf("results name: --%s is required", f)
-				}
-			}
-			if c.IsSet("ctx") != c.IsSet("gen") {
-				return configErrorf("results name: --ctx and --gen go together")
-			}
-			p := results.PointID{Concurrency: c.Int("conc"), GPUs: c.Int("gpus")}
-			if c.IsSet("ctx") {
-				p.PrefillGPUs, p.DecodeGPUs = c.Int("ctx"), c.Int("gen")
-				if p.PrefillGPUs < 1 || p.DecodeGPUs < 1 {
-					return configErrorf("results name: --ctx %d --gen %d: both must be at least 1", p.PrefillGPUs, p.DecodeGPUs)
-				}
-			}
-			name, err := results.StagedName(c.String("result-filename"), c.String("config"), p)
-			if err != nil {
-				return configErrorf("results name: %w", err)
-			}
-			_, err = fmt.Fprintln(c.App.Writer, name)
-			return err
+			return results.WriteName(c.App.Writer, results.NameOptions{Args: c.Args().Slice(),
+				ResultFilename: stringIfSet(c, "result-filename"), Config: stringIfSet(c, "config"),
+				Conc: intIfSet(c, "conc"), GPUs: intIfSet(c, "gpus"), Ctx: intIfSet(c, "ctx"), Gen: intIfSet(c, "gen")})
 		},
 	}
 }
@@ -89,33 +64,7 @@ A name that does not parse is an error, never an empty number.`,
 		Flags:        []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print one JSON object per name"}},
 		OnUsageError: usageAsConfigError,
 		Action: func(c *cli.Context) error {
-			if c.NArg() == 0 {
-				return configErrorf("results parse: no name given")
-			}
-			for _, arg := range c.Args().Slice() {
-				pn, err := results.ParseName(arg)
-				if err != nil {
-					return configErrorf("results parse: %w", err)
-				}
-				prefill, decode := pn.PrefillGPUs, pn.DecodeGPUs
-				if !pn.Disaggregated() {
-					prefill, decode = pn.GPUs, 0
-				}
-				if c.Bool("json") {
-					b, err := json.Marshal(map[string]any{
-						"name": arg, "form": pn.Form.String(), "prefix": pn.Prefix,
-						"concurrency": pn.Concurrency, "gpus": pn.GPUs,
-						"prefill_gpus": prefill, "decode_gpus": decode, "disaggregated": pn.Disaggregated(),
-					})
-					if err != nil {
-						return err
-					}
-					fmt.Fprintln(c.App.Writer, string(b))
-					continue
-				}
-				fmt.Fprintf(c.App.Writer, "CONC=%d GPUS=%d PREFILL_GPUS=%d DECODE_GPUS=%d\n", pn.Concurrency, pn.GPUs, prefill, decode)
-			}
-			return nil
+			return results.WriteParsed(c.App.Writer, c.Args().Slice(), c.Bool("json"))
 		},
 	}
 }
@@ -146,35 +95,18 @@ data. In GitHub Actions the table and a Mermaid chart go to the step summary.`,
 		Flags:        append([]cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON instead of Markdown"}}, compareGateFlags()...),
 		OnUsageError: usageAsConfigError,
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 2 {
-				return configErrorf("results compare: want BASELINE and CANDIDATE directories, got %d arguments", c.NArg())
-			}
-			base, err := compare.LoadResultSet(c.Args().Get(0))
-			if err != nil {
-				return configErrorf("results compare: baseline: %w", err)
-			}
-			cand, err := compare.LoadResultSet(c.Args().Get(1))
-			if err != nil {
-				return configErrorf("results compare: candidate: %w", err)
-			}
-			chart, err := comparePareto(c, base, cand)
-			if err != nil {
-				return err
-			}
-			if c.IsSet("fail-on") {
-				return compareGate(c, base, cand, chart)
-			}
-			cmp := compare.Compare(base, cand)
-			if c.Bool("json") {
-				return cmp.WriteJSON(c.App.Writer)
-			}
-			var md bytes.Buffer
-			if err := cmp.WriteMarkdown(&md); err != nil {
-				return err
-			}
-			writeCompareSummary(c, md.String()+"\n"+chart)
-			_, err = c.App.Writer.Write(md.Bytes())
-			return err
+			return launch.Compare(launch.CompareOptions{IO: ioOf(c), Args: c.Args().Slice(), FailOn: stringIfSet(c, "fail-on"),
+				AllowMissing: c.Bool("allow-missing"), SVG: c.String("svg"), CSV: c.String("csv")})
 		},
+	}
+}
+
+// compareGateFlags are the gate and picture flags of `results compare`.
+func compareGateFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "fail-on", Usage: "gate: comma-separated `RULES` METRIC<PCT% or METRIC>PCT%, e.g. 'tput_per_gpu<-2%,median_ttft>+10%,median_tpot>+5%'; a point breaking one exits 8"},
+		&cli.BoolFlag{Name: "allow-missing", Usage: "gate: a point missing or invalid on either side does not fail it"},
+		&cli.StringFlag{Name: "svg", Usage: "write the Pareto picture (tput/GPU against tok/s per user, one curve per side) to `FILE`"},
+		&cli.StringFlag{Name: "csv", Usage: "write the Pareto picture's data to `FILE`"},
 	}
 }

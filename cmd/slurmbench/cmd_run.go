@@ -90,11 +90,7 @@ func runAction(c *cli.Context) error {
 	}
 	o := launch.RunOptions{
 		IO: ioOf(c), Plan: planOptions(c, launch.AutoRunID), Stage: stageFlags(c), Follow: followFlags(c),
-		BinaryDir: c.String("binary-dir"), NoPreflight: c.Bool("no-preflight"), Drive: driveHere,
-	}
-	if c.IsSet("in") {
-		o.In = new(string)
-		*o.In = c.String("in")
+		BinaryDir: c.String("binary-dir"), NoPreflight: c.Bool("no-preflight"), Drive: driveHere, In: stringIfSet(c, "in"),
 	}
 	return launch.Run(c.Context, o)
 }

@@ -1,14 +1,9 @@
 package main
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/urfave/cli/v2"
 
-	"github.com/slurmbench/slurmbench/internal/exitcode"
-	"github.com/slurmbench/slurmbench/login/launch"
-	"github.com/slurmbench/slurmbench/slurm"
+	"github.com/slurmbench/slurmbench/login/ops"
 )
 
 // slurmFlags are shared by the operator commands.
@@ -32,17 +27,6 @@ in SLURM_JWT are used (testcluster/up.sh's env file sets them). --rest-url,
 Exit status: 0 on success, 2 for bad arguments or configuration, 11 when
 slurmrestd is unreachable or answers with an error.`
 
-func jobIDArg(c *cli.Context) (slurm.JobID, error) {
-	if c.NArg() != 1 {
-		return 0, configErrorf("%s: expected exactly one JOBID, got %d arguments", c.Command.Name, c.NArg())
-	}
-	id, err := slurm.ParseJobID(c.Args().First())
-	if err != nil {
-		return 0, configErrorf("%s: %w", c.Command.Name, err)
-	}
-	return id, nil
-}
-
 func pingCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "ping",
@@ -58,30 +42,8 @@ Examples:
   slurmbench ping --profile profiles/gb300-nv.toml
   SLURM_JWT=$(scontrol token lifespan=600 | cut -d= -f2) slurmbench ping --rest-url http://slurmrest:6820
 ` + slurmConnectionHelp,
-		Flags: append(slurmFlags(), &cli.BoolFlag{Name: "json", Usage: "print the result as JSON"}),
-		Action: func(c *cli.Context) error {
-			client, err := launch.SlurmClient(c.Context, slurmOptions(c))
-			if err != nil {
-				return err
-			}
-			res, err := client.Ping(c.Context)
-			if err != nil {
-				return exitcode.With(slurm.ExitCode(err, exitcode.Slurm), err)
-			}
-			if c.Bool("json") {
-				return launch.WriteJSON(c.App.Writer, res)
-			}
-			s := res.Server
-			fmt.Fprintf(c.App.Writer, "slurmrestd %s: Slurm %s, API %s", s.URL, s.SlurmRelease, s.APIVersion)
-			if s.Cluster != "" {
-				fmt.Fprintf(c.App.Writer, ", cluster %s", s.Cluster)
-			}
-			fmt.Fprintln(c.App.Writer)
-			for _, ctl := range res.Controllers {
-				fmt.Fprintf(c.App.Writer, "slurmctld %s (%s): %s in %s\n", ctl.Hostname, ctl.Mode, ctl.Pinged, ctl.Latency)
-			}
-			return nil
-		},
+		Flags:  append(slurmFlags(), &cli.BoolFlag{Name: "json", Usage: "print the result as JSON"}),
+		Action: func(c *cli.Context) error { return ops.Ping(c.Context, opsOptions(c)) },
 	}
 }
 
@@ -98,26 +60,8 @@ Examples:
   slurmbench status --profile profiles/gb300-nv.toml 4242
   slurmbench status --json 4242 | jq -r .state[0]
 ` + slurmConnectionHelp,
-		Flags: append(slurmFlags(), &cli.BoolFlag{Name: "json", Usage: "print the job as JSON"}),
-		Action: func(c *cli.Context) error {
-			id, err := jobIDArg(c)
-			if err != nil {
-				return err
-			}
-			client, err := launch.SlurmClient(c.Context, slurmOptions(c))
-			if err != nil {
-				return err
-			}
-			j, err := client.LookupJob(c.Context, id)
-			if err != nil {
-				return exitcode.With(slurm.ExitCode(err, exitcode.Slurm), err)
-			}
-			if c.Bool("json") {
-				return launch.WriteJSON(c.App.Writer, j)
-			}
-			launch.PrintJob(c.App.Writer, j)
-			return nil
-		},
+		Flags:  append(slurmFlags(), &cli.BoolFlag{Name: "json", Usage: "print the job as JSON"}),
+		Action: func(c *cli.Context) error { return ops.Status(c.Context, opsOptions(c)) },
 	}
 }
 
@@ -134,35 +78,8 @@ Examples:
   slurmbench cancel --profile profiles/gb300-nv.toml 4242
   slurmbench cancel --signal USR1 4242
 ` + slurmConnectionHelp,
-		Flags: append(slurmFlags(), &cli.StringFlag{Name: "signal", Aliases: []string{"s"}, Usage: "signal name or number, e.g. TERM, SIGUSR1, 10"}, jsonFlag()),
-		Action: func(c *cli.Context) error {
-			id, err := jobIDArg(c)
-			if err != nil {
-				return err
-			}
-			client, err := launch.SlurmClient(c.Context, slurmOptions(c))
-			if err != nil {
-				return err
-			}
-			if sig := c.String("signal"); sig != "" {
-				if err := client.SignalJob(c.Context, id, sig); err != nil {
-					return exitcode.With(slurm.ExitCode(err, exitcode.Slurm), err)
-				}
-				if c.Bool("json") {
-					return launch.WriteJSON(c.App.Writer, map[string]any{"job_id": id, "signalled": strings.ToUpper(sig)})
-				}
-				fmt.Fprintf(c.App.Writer, "signalled job %d with %s\n", id, strings.ToUpper(sig))
-				return nil
-			}
-			if err := client.CancelJob(c.Context, id); err != nil {
-				return exitcode.With(slurm.ExitCode(err, exitcode.Slurm), err)
-			}
-			if c.Bool("json") {
-				return launch.WriteJSON(c.App.Writer, map[string]any{"job_id": id, "cancelled": true})
-			}
-			fmt.Fprintf(c.App.Writer, "cancelled job %d\n", id)
-			return nil
-		},
+		Flags:  append(slurmFlags(), &cli.StringFlag{Name: "signal", Aliases: []string{"s"}, Usage: "signal name or number, e.g. TERM, SIGUSR1, 10"}, jsonFlag()),
+		Action: func(c *cli.Context) error { return ops.Cancel(c.Context, opsOptions(c)) },
 	}
 }
 
@@ -182,24 +99,20 @@ Examples:
 		Flags: append(slurmFlags(),
 			&cli.StringFlag{Name: "partition", Usage: "only nodes in this partition"},
 			&cli.BoolFlag{Name: "json", Usage: "print the nodes as JSON"}),
-		Action: func(c *cli.Context) error {
-			client, err := launch.SlurmClient(c.Context, slurmOptions(c))
-			if err != nil {
-				return err
-			}
-			nodes, err := client.ListNodes(c.Context)
-			if err != nil {
-				return exitcode.With(slurm.ExitCode(err, exitcode.Slurm), err)
-			}
-			return launch.PrintNodes(c.App.Writer, nodes, c.String("partition"), c.Bool("json"))
-		},
+		Action: func(c *cli.Context) error { return ops.Nodes(c.Context, opsOptions(c)) },
 	}
 }
 
-func slurmOptions(c *cli.Context) launch.SlurmOptions {
-	o := launch.SlurmOptions{Profile: c.String("profile"), RestURL: c.String("rest-url"), User: c.String("user"), APIVersion: c.String("api-version")}
+func slurmOptions(c *cli.Context) ops.SlurmOptions {
+	o := ops.SlurmOptions{Profile: c.String("profile"), RestURL: c.String("rest-url"), User: c.String("user"), APIVersion: c.String("api-version")}
 	if c.Bool("debug") {
 		o.Debug = c.App.ErrWriter
 	}
 	return o
+}
+
+// opsOptions reads the operator commands' flags into launch's options.
+func opsOptions(c *cli.Context) ops.OpsOptions {
+	return ops.OpsOptions{IO: ioOf(c), Slurm: slurmOptions(c), Command: c.Command.Name, Args: c.Args().Slice(),
+		Signal: c.String("signal"), Partition: c.String("partition")}
 }

@@ -1,16 +1,12 @@
 package main
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/internal/duration"
-	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/login/launch"
-	"github.com/slurmbench/slurmbench/login/runner"
-	"github.com/slurmbench/slurmbench/slurm"
 )
 
 func upCommand() *cli.Command {
@@ -58,10 +54,7 @@ func upAction(c *cli.Context) error {
 		return configErrorf("up takes no arguments, got %q (did you mean --recipe?)", c.Args().First())
 	}
 	o := launch.UpOptions{IO: ioOf(c), Plan: planOptions(c, launch.AutoRunID), Follow: followFlags(c),
-		BinaryDir: c.String("binary-dir"), NoPreflight: c.Bool("no-preflight"), TimeLimit: durationOf(c, "time-limit")}
-	if c.IsSet("nodes") {
-		o.Nodes = intPtr(c.Int("nodes"))
-	}
+		BinaryDir: c.String("binary-dir"), NoPreflight: c.Bool("no-preflight"), TimeLimit: durationOf(c, "time-limit"), Nodes: intIfSet(c, "nodes")}
 	return launch.Up(c.Context, o)
 }
 
@@ -87,40 +80,8 @@ Examples:
 			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return configErrorf("give one JOBID")
-			}
-			prof, err := launch.LoadProfile(c.Context, c.String("profile"))
-			if err != nil {
-				return err
-			}
-			client, err := prof.SlurmClient()
-			if err != nil {
-				return exitcode.With(exitcode.Config, err)
-			}
-			h, err := heldOf(c, client, c.Args().First())
-			if err != nil {
-				return err
-			}
-			job, err := runner.Down(c.Context, h, runner.DownOptions{Client: client, Wait: durationOf(c, "wait"),
-				CancelWait: durationOf(c, "cancel-wait"), Progress: c.App.ErrWriter})
-			if err != nil {
-				return err
-			}
-			if c.Bool("json") {
-				return launch.WriteJSON(c.App.Writer, map[string]any{"job_id": job.ID, "state": job.Outcome(), "run_dir": h.Plan.RunDir})
-			}
-			fmt.Fprintf(c.App.Writer, "held deployment job %d is down: %s (run dir %s)\n", job.ID, job.Outcome(), h.Plan.RunDir)
-			return nil
+			return launch.Down(c.Context, launch.DownOptions{IO: ioOf(c), Profile: c.String("profile"), Args: c.Args().Slice(),
+				Wait: durationOf(c, "wait"), CancelWait: durationOf(c, "cancel-wait")})
 		},
 	}
-}
-
-// heldOf finds the held deployment of job id (a JOBID argument or --in).
-func heldOf(c *cli.Context, client *slurm.Client, arg string) (runner.Held, error) {
-	id, err := slurm.ParseJobID(arg)
-	if err != nil {
-		return runner.Held{}, configErrorf("JOBID %q: %v", arg, err)
-	}
-	return runner.FindHeld(c.Context, client, id)
 }

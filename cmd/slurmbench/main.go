@@ -4,20 +4,22 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"slices"
 	"strings"
 
-	"github.com/slurmbench/slurmbench/internal/ascii"
-	"github.com/slurmbench/slurmbench/internal/cliargs"
 	"github.com/urfave/cli/v2"
+
+	"github.com/slurmbench/slurmbench/internal/ascii"
+	"github.com/slurmbench/slurmbench/internal/buildinfo"
+	"github.com/slurmbench/slurmbench/internal/cliargs"
+	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/internal/sigctx"
 )
 
-// Set by the Makefile through -ldflags; otherwise versionString reads the
-// module's build information.
+// Set by the Makefile through -ldflags; otherwise internal/buildinfo reads
+// the module's build information.
 var (
 	version = "dev"
 	commit  = "unknown"
@@ -41,14 +43,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	app.Writer, app.ErrWriter = stdout, stderr
 	argv, err := cliargs.PrepareArgs(app, args)
 	if err != nil {
-		return int(reportError(stderr, err))
+		return int(exitcode.Report(stderr, err))
 	}
 	name := commandName(argv)
-	ctx, stop := withSignals(context.Background(), stderr, !abandonOnSignal[name])
+	ctx, stop := sigctx.With(context.Background(), stderr, !abandonOnSignal[name])
 	defer stop()
-	err = runApp(ctx, app, argv, abandonOnSignal[name])
-	if err = signalExitError(ctx, name, err); err != nil {
-		return int(reportError(stderr, err))
+	err = sigctx.Run(ctx, func(ctx context.Context) error { return app.RunContext(ctx, argv) }, abandonOnSignal[name], abandonGrace)
+	if err = sigctx.ExitError(ctx, err, gracefulStop[name]); err != nil {
+		return int(exitcode.Report(stderr, err))
 	}
 	return 0
 }
@@ -78,7 +80,7 @@ func newApp() *cli.App {
 		OnUsageError: cliargs.UsageError,
 		Name:         "slurmbench",
 		Usage:        "run one multinode LLM-inference benchmark point on Slurm, from recipe to staged results",
-		Version:      versionString(version, commit, readBuildInfo),
+		Version:      buildinfo.String(version, commit, buildinfo.Read),
 		Description: `slurmbench reads a recipe (srt-slurm's YAML schema) and a cluster profile (TOML),
 resolves every path once at start, and then plans, submits (slurmrestd), drives
 (inside the allocation) and collects a benchmark point.
@@ -92,44 +94,4 @@ lists the exit codes. Cluster profiles: profiles/*.toml in the repository.`,
 		ExitErrHandler: func(*cli.Context, error) {},
 		Commands:       cmds,
 	}
-}
-
-func readBuildInfo() (*debug.BuildInfo, bool) { return debug.ReadBuildInfo() }
-
-// versionString is "VERSION (COMMIT)", or VERSION alone when it already
-// names the commit (a build of an untagged checkout).
-func versionString(version, commit string, info func() (*debug.BuildInfo, bool)) string {
-	version, commit = resolveVersion(version, commit, info)
-	if commit == "unknown" || strings.Contains(version, strings.TrimSuffix(commit, "-dirty")) {
-		return version
-	}
-	return fmt.Sprintf("%s (%s)", version, commit)
-}
-
-// resolveVersion is the Makefile's stamp, else the module version and VCS
-// revision Go recorded in the binary (go install pkg@version, or go build
-// in a checkout).
-func resolveVersion(version, commit string, info func() (*debug.BuildInfo, bool)) (string, string) {
-	if version == "dev" {
-		if bi, ok := info(); ok {
-			if v := bi.Main.Version; v != "" && v != "(devel)" {
-				version = v
-			}
-			modified := false
-			for _, s := range bi.Settings {
-				switch s.Key {
-				case "vcs.revision":
-					if commit == "unknown" {
-						commit = s.Value[:min(12, len(s.Value))]
-					}
-				case "vcs.modified":
-					modified = s.Value == "true"
-				}
-			}
-			if modified && commit != "unknown" {
-				commit += "-dirty"
-			}
-		}
-	}
-	return version, commit
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/internal/duration"
+	"github.com/slurmbench/slurmbench/internal/sigctx"
 	"github.com/slurmbench/slurmbench/login/launch"
 )
 
@@ -49,16 +50,10 @@ func planOptions(c *cli.Context, runID string) launch.PlanOptions {
 		BenchClient: c.String("bench-client"), RunEval: c.String("run-eval"), EvalOnly: c.String("eval-only"),
 		EvalConc: c.String("eval-conc"), EvalConfigFile: c.String("eval-config-file"), EvalClient: c.String("eval-client"), JobName: c.String("job-name"),
 		RunID: runID, Variant: c.String("variant"), AllowDuplicateKeys: c.Bool("allow-duplicate-keys"),
-		Overrides: overridesOf(c), Warn: c.App.ErrWriter,
+		Overrides: overridesOf(c), Warn: c.App.ErrWriter, ISL: intIfSet(c, "isl"), OSL: intIfSet(c, "osl"),
 	}
 	if c.IsSet("run-id") {
 		o.RunID = c.String("run-id")
-	}
-	if c.IsSet("isl") {
-		o.ISL = intPtr(c.Int("isl"))
-	}
-	if c.IsSet("osl") {
-		o.OSL = intPtr(c.Int("osl"))
 	}
 	return o
 }
@@ -76,10 +71,25 @@ func durationOf(c *cli.Context, name string) time.Duration {
 	return 0
 }
 
-func intPtr(n int) *int { return &n }
+// intIfSet and stringIfSet are a flag's value, or nil when it is not given.
+func intIfSet(c *cli.Context, name string) *int {
+	if !c.IsSet(name) {
+		return nil
+	}
+	n := c.Int(name)
+	return &n
+}
+
+func stringIfSet(c *cli.Context, name string) *string {
+	if !c.IsSet(name) {
+		return nil
+	}
+	s := c.String(name)
+	return &s
+}
 
 // ioOf is what every command entry gets from main.
 func ioOf(c *cli.Context) launch.IO {
-	return launch.IO{Stdout: c.App.Writer, Stderr: c.App.ErrWriter, Interrupted: interruptedLayer(c.Context),
-		Hard: hardStop(c.Context), Version: version, Commit: commit, JSON: c.Bool("json")}
+	return launch.IO{Stdout: c.App.Writer, Stderr: c.App.ErrWriter, Interrupted: sigctx.Interrupted(c.Context),
+		Hard: sigctx.HardStop(c.Context), Version: version, Commit: commit, JSON: c.Bool("json")}
 }

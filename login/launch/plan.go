@@ -1,9 +1,10 @@
 // Package launch is the login-node side of the commands that plan and run
-// a point (render, doctor, run, up): cmd/slurmbench parses their flags into
-// the options structs here and calls one function per command, which
-// plans (profile parsed once), checks, chooses how the run goes (a new
-// job, a held deployment's queue, or the allocation this process is in)
-// and hands it to login/runner.
+// a point (render, doctor, run, up, down, attach, logs, and the runs,
+// images, migrate and results compare commands around them):
+// cmd/slurmbench parses their flags into the options structs here and
+// calls one function per command, which plans (profile parsed once),
+// checks, chooses how the run goes (a new job, a held deployment's queue,
+// or the allocation this process is in) and hands it to login/runner.
 package launch
 
 import (

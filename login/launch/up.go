@@ -143,3 +143,45 @@ func runInHint(info UpInfo, pl *plan.Plan) string {
 	}
 	return plan.QuoteArgv(argv)
 }
+
+// DownOptions are `down`'s: the held deployment's job (one JOBID in Args)
+// and how long it gets to stop.
+type DownOptions struct {
+	IO
+	Profile          string
+	Args             []string
+	Wait, CancelWait time.Duration
+}
+
+// Down is `down`: it ends a held deployment (slurmbench up) and says how
+// its job ended.
+func Down(ctx context.Context, o DownOptions) error {
+	if len(o.Args) != 1 {
+		return exitcode.Errorf(exitcode.Config, "give one JOBID")
+	}
+	prof, err := LoadProfile(ctx, o.Profile)
+	if err != nil {
+		return err
+	}
+	client, err := prof.SlurmClient()
+	if err != nil {
+		return exitcode.With(exitcode.Config, err)
+	}
+	id, err := slurm.ParseJobID(o.Args[0])
+	if err != nil {
+		return exitcode.Errorf(exitcode.Config, "JOBID %q: %v", o.Args[0], err)
+	}
+	h, err := runner.FindHeld(ctx, client, id)
+	if err != nil {
+		return err
+	}
+	job, err := runner.Down(ctx, h, runner.DownOptions{Client: client, Wait: o.Wait, CancelWait: o.CancelWait, Progress: o.Stderr})
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return WriteJSON(o.Stdout, map[string]any{"job_id": job.ID, "state": job.Outcome(), "run_dir": h.Plan.RunDir})
+	}
+	fmt.Fprintf(o.Stdout, "held deployment job %d is down: %s (run dir %s)\n", job.ID, job.Outcome(), h.Plan.RunDir)
+	return nil
+}

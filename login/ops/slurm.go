@@ -1,4 +1,8 @@
-package launch
+// Package ops is the operator commands against slurmrestd — ping,
+// status, cancel, nodes and cleanup (infx.launch cleanup's drop-in): how a
+// command reaches slurmrestd (a profile, or the SLURM_* environment), and
+// one entry per command taking its options struct.
+package ops
 
 import (
 	"context"
@@ -12,6 +16,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/inputs/profile"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/login/launch"
 	"github.com/slurmbench/slurmbench/slurm"
 )
 
@@ -130,7 +135,7 @@ func PrintNodes(w io.Writer, nodes []slurm.Node, partition string, asJSON bool) 
 		nodes = kept
 	}
 	if asJSON {
-		return WriteJSON(w, nodes)
+		return launch.WriteJSON(w, nodes)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tSTATE\tCPUS\tMEMORY\tGPUS\tPARTITIONS\tREASON")

@@ -1,4 +1,4 @@
-package launch
+package ops
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/slurmbench/slurmbench/inputs/profile"
 	"github.com/slurmbench/slurmbench/inputs/recipe"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/login/launch"
 	"github.com/slurmbench/slurmbench/login/runs"
 	"github.com/slurmbench/slurmbench/slurm"
 )
@@ -228,23 +229,47 @@ func waitEnded(ctx context.Context, ids []string, o CleanupOptions) error {
 	return exitcode.With(exitcode.Interrupted, fmt.Errorf("cleanup: waiting for jobs %s to leave the queue: %w", strings.Join(ids, " "), ctx.Err()))
 }
 
+// CleanupCommandOptions are "slurmbench cleanup"'s: how to reach
+// slurmrestd (and, through the profile, the runs directory) and what to
+// clean; Poll defaults to infx's 5 s.
+type CleanupCommandOptions struct {
+	launch.IO
+	Slurm   SlurmOptions
+	Cleanup CleanupOptions
+}
+
 // CleanupCommand is "slurmbench cleanup": the client and the runs
 // directory from the profile (or the SLURM_* environment without one),
-// then Cleanup.
-func CleanupCommand(ctx context.Context, w io.Writer, so SlurmOptions, o CleanupOptions) (CleanupResult, error) {
+// then Cleanup, progress on Stderr and, with JSON, what it found on Stdout
+// (also when it failed after finding it).
+func CleanupCommand(ctx context.Context, o CleanupCommandOptions) error {
+	res, err := cleanupCommand(ctx, o)
+	if o.JSON && res.Names != nil {
+		if jerr := launch.WriteJSON(o.Stdout, res); jerr != nil && err == nil {
+			err = jerr
+		}
+	}
+	return err
+}
+
+func cleanupCommand(ctx context.Context, o CleanupCommandOptions) (CleanupResult, error) {
+	so, co := o.Slurm, o.Cleanup
+	if co.Poll == 0 {
+		co.Poll = 5 * time.Second
+	}
 	client, err := SlurmClient(ctx, so)
 	if err != nil {
 		return CleanupResult{}, err
 	}
-	if so.Profile != "" && o.RunsDir == "" {
+	if so.Profile != "" && co.RunsDir == "" {
 		p, err := profile.LoadContext(ctx, so.Profile)
 		if err != nil {
 			return CleanupResult{}, exitcode.With(exitcode.Config, err)
 		}
-		o.RunsDir = p.Paths.RunsDir
-		if _, err := os.Stat(o.RunsDir); errors.Is(err, fs.ErrNotExist) {
-			o.RunsDir = "" // nothing ran here yet
+		co.RunsDir = p.Paths.RunsDir
+		if _, err := os.Stat(co.RunsDir); errors.Is(err, fs.ErrNotExist) {
+			co.RunsDir = "" // nothing ran here yet
 		}
 	}
-	return Cleanup(ctx, client, w, o)
+	return Cleanup(ctx, client, o.Stderr, co)
 }
