@@ -51,15 +51,20 @@ test-unit:
 # linux/arm64 driver; without it that one test skips.
 test: build vet fuzz
 	@scripts/qemu-arm64.sh || echo "make test: no aarch64 emulation here: TestArm64DriverUnderQemu will skip" >&2
-	scripts/with-cluster.sh $(GO) test -count=1 -timeout 60m ./...
+	scripts/with-cluster.sh $(GO) test -count=1 -timeout 60m -parallel $(TEST_PARALLEL) ./...
+
+# The end-to-end tests wait on the test cluster, not the CPU: up to this
+# many run at once (Slurm queues what does not fit on its nodes). Tests that
+# need the cluster to themselves are not marked parallel and run first.
+TEST_PARALLEL ?= 8
 
 # Recipe and profile loading under random input, for a bounded time each
 # (the seeds also run in every plain `go test`). Minimizing a new input is
 # capped too, so the budget is the fuzz time.
-FUZZTIME ?= 20s
+FUZZTIME ?= 10s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./inputs/recipe
-	$(GO) test -run '^$$' -fuzz '^FuzzMigrate$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./inputs/recipe
+	$(GO) test -run '^$$' -fuzz '^FuzzMigrate$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./inputs/recipe/migrate
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./inputs/profile
 
 cluster-up:
