@@ -17,7 +17,8 @@ import (
 // description (which carries HF_TOKEN), and no process's argv, output or
 // file of the run holds either while it runs.
 func TestRedirectCarriesNoSecret(t *testing.T) {
-	// Not parallel: it samples every process on the machine for secrets, so no other test may run.
+	// Not parallel: it samples every process on the machine for secrets,
+	// so no other test may run beside it.
 	c := setup(t)
 	hfMarker := uniqueName("hf_marker_secret")
 

@@ -24,7 +24,8 @@ var jwtPattern = regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\
 // server refuses, so the client mints real tokens with the profile's
 // token_command: those must not leak either.
 func TestSecrets(t *testing.T) {
-	// Not parallel: it samples every process on the machine for secrets, so no other test may run.
+	// Not parallel: it samples every process on the machine for secrets,
+	// so no other test may run beside it.
 	c := setup(t)
 	jwtMarker := uniqueName("jwt-marker-secret")
 	hfMarker := uniqueName("hf_marker_secret")
@@ -44,7 +45,7 @@ func TestSecrets(t *testing.T) {
 	_ = os.Chmod(enrootLog, 0o666)
 	r := c.prepare(t, runOpts{name: name, token: jwtMarker,
 		slurm:  []string{"token_command = " + tomlList(mint)},
-		recipe: mockRecipe{Name: name, OSL: 2000, ITL: "5ms"}.String(),
+		recipe: mockRecipe{Name: name, OSL: 600, ITL: "5ms"}.String(),
 		env: []string{"HF_TOKEN=" + hfMarker, "GITHUB_ACTIONS=true", "GITHUB_STEP_SUMMARY=" + summary, "GITHUB_OUTPUT=" + output,
 			"ENROOT_STANDIN_LOG=" + enrootLog, "IMAGE=slurmbench/mock-engine:" + uniqueName("secrets")}})
 	r.editProfile(`passthrough = ["HF_TOKEN"]`, `passthrough = ["HF_TOKEN", "ENROOT_STANDIN_LOG"]`)
