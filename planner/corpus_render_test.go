@@ -31,23 +31,6 @@ func corpusRecipes(t testing.TB) []string {
 // srtctlDefaultGPUsPerNode is resources.gpus_per_node when a recipe omits it.
 const srtctlDefaultGPUsPerNode = 4
 
-// refusal returns the field a recipe is refused for by a typed refusal (a
-// feature not run yet, a field srtctl refuses too, a key set twice), or "".
-func refusal(err error) string {
-	var ue *recipe.UnsupportedError
-	var se *recipe.SrtctlRefusalError
-	var de *recipe.DuplicateKeyError
-	switch {
-	case errors.As(err, &ue):
-		return ue.Err.Field
-	case errors.As(err, &se):
-		return se.Err.Field
-	case errors.As(err, &de):
-		return "duplicate key"
-	}
-	return ""
-}
-
 // corpusProfileFor gives each recipe of files (every variant of a bundle
 // included) a synthetic profile with its GPUs per node; a recipe loaded
 // later gets one made for it.

@@ -85,8 +85,8 @@ func srtctlCasesForm(t *testing.T, migrated bool) []srtctlCase {
 		switch {
 		case err == nil:
 			loaded[rel] = r
-		case refusal(err) != "":
-			c.Refused = refusal(err)
+		case recipe.RefusedField(err) != "":
+			c.Refused = recipe.RefusedField(err)
 		default:
 			t.Fatalf("%s: %v", rel, err)
 		}
@@ -109,8 +109,8 @@ func srtctlCasesForm(t *testing.T, migrated bool) []srtctlCase {
 		switch {
 		case err == nil:
 			cases[i].Plan = pln
-		case refusal(err) != "":
-			cases[i].Refused = refusal(err)
+		case recipe.RefusedField(err) != "":
+			cases[i].Refused = recipe.RefusedField(err)
 		default:
 			t.Fatalf("%s: %v", cases[i].Rel, err)
 		}

@@ -161,15 +161,12 @@ func resolveDuplicateKeys(path string, n *yaml.Node, allow bool, warnings *[]str
 	return fromYAMLDoc(err)
 }
 
-// fromYAMLDoc turns package yamldoc's errors into this package's.
+// fromYAMLDoc turns package yamldoc's duplicate-key error into this
+// package's; its located errors are this package's Error already.
 func fromYAMLDoc(err error) error {
 	var de *yamldoc.DuplicateError
-	var e *yamldoc.Error
-	switch {
-	case errors.As(err, &de):
-		return &DuplicateKeyError{Err: Error(de.Err), FirstLine: de.FirstLine, FirstValue: de.FirstValue, SecondValue: de.SecondValue}
-	case errors.As(err, &e):
-		return (*Error)(e)
+	if errors.As(err, &de) {
+		return &DuplicateKeyError{Err: de.Err, FirstLine: de.FirstLine, FirstValue: de.FirstValue, SecondValue: de.SecondValue}
 	}
 	return err
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/inputs/recipe/schema2"
 	"github.com/slurmbench/slurmbench/inputs/recipe/yamldoc"
+	"github.com/slurmbench/slurmbench/inputs/recipe/yamltree"
 )
 
 // Recipe is one benchmark topology (srt-slurm's SrtConfig, the subset
@@ -277,24 +278,10 @@ type ProfilingPhase struct {
 	StopStep  *int `yaml:"stop_step"`
 }
 
-// Error is a recipe problem located at a field (and line when known).
-type Error struct {
-	File  string
-	Line  int
-	Field string
-	Msg   string
-}
-
-func (e *Error) Error() string {
-	loc := e.File
-	if e.Line > 0 {
-		loc = fmt.Sprintf("%s:%d", e.File, e.Line)
-	}
-	if e.Field == "" {
-		return fmt.Sprintf("%s: %s", loc, e.Msg)
-	}
-	return fmt.Sprintf("%s: %s: %s", loc, e.Field, e.Msg)
-}
+// Error is a recipe problem located at a field (and line when known). The
+// layers under the reader (yamldoc, schema2, variants) return the same
+// type, so an error keeps its place whichever layer found it.
+type Error = yamltree.Error
 
 // ErrUnsupported marks a recipe that is valid srt-slurm but uses a feature
 // slurmbench does not run yet; errors.Is(err, ErrUnsupported) tells it from a

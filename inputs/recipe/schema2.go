@@ -126,7 +126,7 @@ func normalizeV2(path string, src *yaml.Node) (doc *yaml.Node, spelling schema2.
 	if !errors.As(err, &e) {
 		return doc, spelling, warnings, err
 	}
-	re := Error{File: e.File, Line: e.Line, Field: e.Field, Msg: e.Msg}
+	re := e.Err
 	switch e.Kind {
 	case schema2.Unsupported:
 		return nil, nil, nil, &UnsupportedError{re}

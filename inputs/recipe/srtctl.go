@@ -66,3 +66,23 @@ func (r *Recipe) srtctlRefuses() error {
 	}
 	return nil
 }
+
+// RefusedField names the field of a typed refusal — a feature slurmbench
+// does not run yet, a field srtctl refuses too, or "duplicate key" for a
+// key set twice — or returns "" for any other error. A recipe refused so is
+// not wrong by slurmbench's own rules: corpus counts and migrate --verify
+// set it aside rather than fail on it.
+func RefusedField(err error) string {
+	var ue *UnsupportedError
+	var se *SrtctlRefusalError
+	var de *DuplicateKeyError
+	switch {
+	case errors.As(err, &ue):
+		return ue.Err.Field
+	case errors.As(err, &se):
+		return se.Err.Field
+	case errors.As(err, &de):
+		return "duplicate key"
+	}
+	return ""
+}

@@ -23,13 +23,10 @@ func (e *VariantError) Error() string { return e.Err.Error() }
 func expandOverrideFile(path string, doc *yaml.Node, selector string) (*variants.Variant, error) {
 	v, err := variants.Expand(path, doc, selector)
 	var se *variants.SelectError
-	var fe *variants.Error
 	switch {
 	case errors.As(err, &se):
 		return nil, &VariantError{Err: Error{File: se.File, Line: se.Line, Msg: se.Msg}, Variants: se.Variants}
-	case errors.As(err, &fe):
-		return nil, &Error{File: fe.File, Line: fe.Line, Field: fe.Field, Msg: fe.Msg}
-	case err != nil:
+	case err != nil: // a *yamltree.Error: this package's Error
 		return nil, err
 	}
 	for _, k := range v.KeptNulls {

@@ -64,7 +64,7 @@ func Verify(path string, v1, v2 []byte, opt recipe.Options, in planner.Inputs, p
 	if _, err := recipe.ParseWith(path, v1, opt); err != nil {
 		var ve *recipe.VariantError
 		if !errors.As(err, &ve) || opt.Variant != "" {
-			if typedRefusal(err) != "" {
+			if recipe.RefusedField(err) != "" {
 				// Nothing to compare: srtctl's verify skips such a file.
 				check.Refused++
 				return check, nil
@@ -83,7 +83,7 @@ func Verify(path string, v1, v2 []byte, opt recipe.Options, in planner.Inputs, p
 		a, _, errA := planOf(path, v1, o, in, profileFor)
 		b, schemaB, errB := planOf(path, v2, o2, in, profileFor)
 		switch {
-		case errA != nil && typedRefusal(errA) != "":
+		case errA != nil && recipe.RefusedField(errA) != "":
 			check.Refused++
 			continue
 		case errA != nil:
@@ -99,23 +99,6 @@ func Verify(path string, v1, v2 []byte, opt recipe.Options, in planner.Inputs, p
 		check.Configs++
 	}
 	return check, nil
-}
-
-// typedRefusal names the field of a typed refusal (a feature not run yet, a
-// field srtctl refuses too, a key set twice), or "".
-func typedRefusal(err error) string {
-	var ue *recipe.UnsupportedError
-	var se *recipe.SrtctlRefusalError
-	var de *recipe.DuplicateKeyError
-	switch {
-	case errors.As(err, &ue):
-		return ue.Err.Field
-	case errors.As(err, &se):
-		return se.Err.Field
-	case errors.As(err, &de):
-		return "duplicate key"
-	}
-	return ""
 }
 
 // planOf plans one config and returns it as generic JSON, without what

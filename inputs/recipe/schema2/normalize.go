@@ -50,16 +50,13 @@ const (
 )
 
 // Error is a schema-2 value the normalizer refuses, at the line and under
-// the field the user wrote.
+// the field the user wrote, and which of the reader's errors it is.
 type Error struct {
-	Kind  Kind
-	File  string
-	Line  int
-	Field string
-	Msg   string
+	Kind Kind
+	Err  yamltree.Error
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Field, e.Msg) }
+func (e *Error) Error() string { return e.Err.Error() }
 
 // roleModes maps a role to its mode in backend env / engine-config keys.
 var roleModes = []struct{ role, mode string }{{"prefill", "prefill"}, {"decode", "decode"}, {"agg", "aggregated"}}
@@ -117,7 +114,7 @@ type v2Normalizer struct {
 }
 
 func (n *v2Normalizer) errAt(line int, field, format string, args ...any) error {
-	return &Error{Kind: Invalid, File: n.path, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
+	return &Error{Kind: Invalid, Err: yamltree.Error{File: n.path, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}}
 }
 
 // checkLegacy handles v1-only keys under schema 2 as srt-slurm v2.2.x
@@ -218,8 +215,8 @@ func (n *v2Normalizer) refuseForkOnly() error {
 	}
 	for i := 0; i+1 < len(e.Content); i += 2 {
 		if k := e.Content[i]; forkOnlyEngineKeys[k.Value] {
-			return &Error{Kind: SrtctlRefuses, File: n.path, Line: k.Line, Field: "engine." + k.Value,
-				Msg: "srt-slurm 2.x refuses it too: its engine schema has no such field; only the SemiAnalysisAI fork of srt-slurm reads it, and slurmbench reproduces upstream"}
+			return &Error{Kind: SrtctlRefuses, Err: yamltree.Error{File: n.path, Line: k.Line, Field: "engine." + k.Value, Msg: "srt-slurm 2.x refuses it too: its engine schema has no such field; only the SemiAnalysisAI fork of srt-slurm reads it, and slurmbench reproduces upstream"}}
+
 		}
 	}
 	return nil
@@ -247,8 +244,8 @@ func (n *v2Normalizer) engine() error {
 					continue
 				case "set_visible_devices":
 					if b, _ := yamltree.Bool(ev.Content[i+1]); b {
-						return &Error{Kind: Unsupported, File: n.path, Line: k.Line, Field: "engine.set_visible_devices",
-							Msg: "vLLM's CUDA_VISIBLE_DEVICES mask instead of --device-ids is " + NotSupported}
+						return &Error{Kind: Unsupported, Err: yamltree.Error{File: n.path, Line: k.Line, Field: "engine.set_visible_devices", Msg: "vLLM's CUDA_VISIBLE_DEVICES mask instead of --device-ids is " + NotSupported}}
+
 					}
 					continue
 				}
@@ -395,11 +392,11 @@ func (n *v2Normalizer) roles() error {
 				n.spelling["backend.kv_events_config."+rm.mode] = field
 			case "sidecar":
 				if b, _ := yamltree.Bool(v); b {
-					return &Error{Kind: Unsupported, File: n.path, Line: k.Line, Field: field, Msg: "the native Dynamo sidecar mode is " + NotSupported}
+					return &Error{Kind: Unsupported, Err: yamltree.Error{File: n.path, Line: k.Line, Field: field, Msg: "the native Dynamo sidecar mode is " + NotSupported}}
 				}
 			case "critical":
 				if b, ok := yamltree.Bool(v); ok && !b {
-					return &Error{Kind: Unsupported, File: n.path, Line: k.Line, Field: field, Msg: "non-critical workers (a worker exit that does not fail the run) are " + NotSupported}
+					return &Error{Kind: Unsupported, Err: yamltree.Error{File: n.path, Line: k.Line, Field: field, Msg: "non-critical workers (a worker exit that does not fail the run) are " + NotSupported}}
 				}
 			}
 		}
@@ -542,7 +539,7 @@ func (n *v2Normalizer) services() error {
 					setKey(mapped, "store_config", k.Line, opts.Content[i+1])
 					n.spelling["backend.mooncake_kv_store.store_config"] = label + ".options.store_config"
 				default:
-					return &Error{Kind: Unsupported, File: n.path, Line: k.Line, Field: label + ".options." + k.Value, Msg: "mooncake-master option " + strconv.Quote(k.Value) + " is " + NotSupported}
+					return &Error{Kind: Unsupported, Err: yamltree.Error{File: n.path, Line: k.Line, Field: label + ".options." + k.Value, Msg: "mooncake-master option " + strconv.Quote(k.Value) + " is " + NotSupported}}
 				}
 			}
 		}
@@ -565,12 +562,12 @@ func (n *v2Normalizer) frontend() error {
 			// v1's "sglang" is the SGLang router (docs/legacy-v1.md).
 			setKey(fe, "type", k.Line, scalar("sglang", t.Line))
 		case "sglang":
-			return &Error{Kind: Unsupported, File: n.path, Line: k.Line, Field: "frontend.type",
-				Msg: "schema 2's \"sglang\" is the router-free direct SGLang worker (the router is \"sglang-router\"); that frontend is " + NotSupported}
+			return &Error{Kind: Unsupported, Err: yamltree.Error{File: n.path, Line: k.Line, Field: "frontend.type", Msg: "schema 2's \"sglang\" is the router-free direct SGLang worker (the router is \"sglang-router\"); that frontend is " + NotSupported}}
+
 		case "dynamo", "vllm", "":
 		default:
-			return &Error{Kind: Unsupported, File: n.path, Line: k.Line, Field: "frontend.type",
-				Msg: fmt.Sprintf("frontend type %q is %s (dynamo, sglang-router and vllm run)", t.Value, NotSupported)}
+			return &Error{Kind: Unsupported, Err: yamltree.Error{File: n.path, Line: k.Line, Field: "frontend.type", Msg: fmt.Sprintf("frontend type %q is %s (dynamo, sglang-router and vllm run)", t.Value, NotSupported)}}
+
 		}
 	}
 	return n.placement(fe, "frontend", "orchestrator_placement", "dedicated_node")

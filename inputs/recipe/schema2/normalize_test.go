@@ -113,8 +113,8 @@ func TestNormalizeErrorKinds(t *testing.T) {
 			if !errors.As(err, &e) {
 				t.Fatalf("%T %v, want *Error", err, err)
 			}
-			if e.Kind != c.kind || e.File != "r.yaml" || e.Line != c.line+1 || e.Field != c.field || !strings.Contains(e.Msg, c.msg) {
-				t.Errorf("got kind %d %s:%d %s: %s; want kind %d line %d %s containing %q", e.Kind, e.File, e.Line, e.Field, e.Msg, c.kind, c.line+1, c.field, c.msg)
+			if e.Kind != c.kind || e.Err.File != "r.yaml" || e.Err.Line != c.line+1 || e.Err.Field != c.field || !strings.Contains(e.Err.Msg, c.msg) {
+				t.Errorf("got kind %d %s:%d %s: %s; want kind %d line %d %s containing %q", e.Kind, e.Err.File, e.Err.Line, e.Err.Field, e.Err.Msg, c.kind, c.line+1, c.field, c.msg)
 			}
 		})
 	}

@@ -54,17 +54,6 @@ type KeptNull struct {
 	Base    string // the base value, as Python's str()
 }
 
-// Error is a section of an override file that is not a mapping, or a zip
-// section whose lists do not zip.
-type Error struct {
-	File  string
-	Line  int
-	Field string
-	Msg   string
-}
-
-func (e *Error) Error() string { return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Field, e.Msg) }
-
 // SelectError is an override file without a selector that names exactly
 // one of its configs; Variants lists the selectors a user can give.
 type SelectError struct {
@@ -88,7 +77,9 @@ type section struct {
 }
 
 // Expand returns the config of override file doc that selector names;
-// doc is left as it was. Errors are an *Error or a *SelectError.
+// doc is left as it was. Errors are a *yamltree.Error (a section that is
+// not a mapping, or a zip section whose lists do not zip) or a
+// *SelectError.
 func Expand(file string, doc *yaml.Node, selector string) (*Variant, error) {
 	var baseNode *yaml.Node
 	var overrides, zips []section
@@ -107,7 +98,7 @@ func Expand(file string, doc *yaml.Node, selector string) (*Variant, error) {
 		}
 	}
 	ferr := func(n *yaml.Node, field, format string, args ...any) error {
-		return &Error{File: file, Line: n.Line, Field: field, Msg: fmt.Sprintf(format, args...)}
+		return &yamltree.Error{File: file, Line: n.Line, Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
 	if baseNode.Kind != yaml.MappingNode {
 		return nil, ferr(baseNode, "base", "must be a mapping (the config the overrides start from)")

@@ -75,7 +75,7 @@ func TestExpand(t *testing.T) {
 }
 
 // TestExpandErrors: a selector naming no single config is a *SelectError
-// listing the ones it could name; a malformed section an *Error on its line.
+// listing the ones it could name; a malformed section an *yamltree.Error on its line.
 func TestExpandErrors(t *testing.T) {
 	for _, c := range []struct {
 		text, sel, msg string
@@ -97,7 +97,7 @@ func TestExpandErrors(t *testing.T) {
 		{"base: {}\nzip_override_z: {a: 1}\n", "zip_override_z", "nothing to zip"},
 	} {
 		_, err := Expand("f.yaml", parseDoc(t, c.text), "base")
-		var e *Error
+		var e *yamltree.Error
 		if !errors.As(err, &e) || e.Field != c.field || !strings.Contains(e.Msg, c.msg) {
 			t.Errorf("%q: %v, want %s: %q", c.text, err, c.field, c.msg)
 		}

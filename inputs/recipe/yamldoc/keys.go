@@ -24,7 +24,7 @@ func DecodesItself(t reflect.Type) bool { return reflect.PointerTo(t).Implements
 // only a schema-2 document may write, unknown to v1), through merge keys,
 // maps and lists; a type that decodes itself (yaml.Unmarshaler) keeps its
 // keys as written and is not looked into. The first key t does not read is
-// an *Error at its line and dotted field (below field), its message
+// an *yamltree.Error at its line and dotted field (below field), its message
 // unknown's for the struct, parent field and key.
 func CheckKeys(path string, n *yaml.Node, t reflect.Type, field string, schema int, unknown func(t reflect.Type, field, key string) string) error {
 	for n.Kind == yaml.AliasNode && n.Alias != nil {
@@ -57,7 +57,7 @@ func CheckKeys(path string, n *yaml.Node, t reflect.Type, field string, schema i
 				if open {
 					continue
 				}
-				return &Error{File: path, Line: k.Line, Field: yamltree.JoinField(field, k.Value), Msg: unknown(t, field, k.Value)}
+				return &yamltree.Error{File: path, Line: k.Line, Field: yamltree.JoinField(field, k.Value), Msg: unknown(t, field, k.Value)}
 			}
 			if err := CheckKeys(path, v, ft, yamltree.JoinField(field, k.Value), schema, unknown); err != nil {
 				return err

@@ -21,26 +21,6 @@ import (
 	"github.com/slurmbench/slurmbench/inputs/recipe/yamltree"
 )
 
-// Error is a YAML problem in a recipe file, at a line when known (and a
-// field when one is to blame); package recipe's Error has the same fields.
-type Error struct {
-	File  string
-	Line  int
-	Field string
-	Msg   string
-}
-
-func (e *Error) Error() string {
-	loc := e.File
-	if e.Line > 0 {
-		loc = fmt.Sprintf("%s:%d", e.File, e.Line)
-	}
-	if e.Field == "" {
-		return fmt.Sprintf("%s: %s", loc, e.Msg)
-	}
-	return fmt.Sprintf("%s: %s: %s", loc, e.Field, e.Msg)
-}
-
 // maxExpandedNodes bounds what YAML aliases may expand to. The corpus's
 // largest recipe has a few thousand nodes; a "billion laughs" document has
 // billions once its aliases are followed.
@@ -49,39 +29,39 @@ const maxExpandedNodes = 200_000
 // Parse parses data, the recipe file at path, as exactly one YAML document
 // holding a mapping, with aliases that expand to a bounded size; a syntax
 // error says what went wrong when the cause is a common one. Errors are
-// *Error.
+// *yamltree.Error.
 func Parse(path string, data []byte) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var root yaml.Node
 	if err := dec.Decode(&root); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, &Error{File: path, Msg: "empty recipe"}
+			return nil, &yamltree.Error{File: path, Msg: "empty recipe"}
 		}
 		line := Line(err)
-		return nil, &Error{File: path, Line: line, Msg: hint(path, data, line, strings.Join(Messages(err), "; "))}
+		return nil, &yamltree.Error{File: path, Line: line, Msg: hint(path, data, line, strings.Join(Messages(err), "; "))}
 	}
 	var second yaml.Node
 	switch err := dec.Decode(&second); {
 	case errors.Is(err, io.EOF):
 	case err != nil:
 		line := Line(err)
-		return nil, &Error{File: path, Line: line, Msg: hint(path, data, line, "after the first document: "+strings.Join(Messages(err), "; "))}
+		return nil, &yamltree.Error{File: path, Line: line, Msg: hint(path, data, line, "after the first document: "+strings.Join(Messages(err), "; "))}
 	default:
 		line := second.Line
 		if len(second.Content) > 0 {
 			line = second.Content[0].Line
 		}
-		return nil, &Error{File: path, Line: line, Msg: "a second YAML document ('---'): a recipe is one document; srtctl would silently ignore everything after the first"}
+		return nil, &yamltree.Error{File: path, Line: line, Msg: "a second YAML document ('---'): a recipe is one document; srtctl would silently ignore everything after the first"}
 	}
 	if len(root.Content) == 0 {
-		return nil, &Error{File: path, Msg: "empty recipe"}
+		return nil, &yamltree.Error{File: path, Msg: "empty recipe"}
 	}
 	doc := root.Content[0]
 	if doc.Kind != yaml.MappingNode {
-		return nil, &Error{File: path, Line: doc.Line, Msg: "a recipe must be a YAML mapping"}
+		return nil, &yamltree.Error{File: path, Line: doc.Line, Msg: "a recipe must be a YAML mapping"}
 	}
 	if n := expandedSize(doc, map[*yaml.Node]int{}, map[*yaml.Node]bool{}); n > maxExpandedNodes {
-		return nil, &Error{File: path, Line: doc.Line, Msg: fmt.Sprintf("YAML aliases expand to more than %d nodes (an alias bomb?)", maxExpandedNodes)}
+		return nil, &yamltree.Error{File: path, Line: doc.Line, Msg: fmt.Sprintf("YAML aliases expand to more than %d nodes (an alias bomb?)", maxExpandedNodes)}
 	}
 	return doc, nil
 }
@@ -116,7 +96,7 @@ func expandedSize(n *yaml.Node, memo map[*yaml.Node]int, active map[*yaml.Node]b
 // PyYAML (srtctl) keeps the last silently; slurmbench refuses unless the
 // reader allows it (--allow-duplicate-keys).
 type DuplicateError struct {
-	Err                     Error
+	Err                     yamltree.Error
 	FirstLine               int
 	FirstValue, SecondValue string // as Python's str()
 }
@@ -166,7 +146,7 @@ func resolveDuplicates(path string, n *yaml.Node, prefix string, allow bool, war
 				*warnings = append(*warnings, fmt.Sprintf("%s:%d: %s: set twice, %s (line %d) then %s (line %d); the last wins as in srtctl (--allow-duplicate-keys)", path, lk.Line, field, yamltree.Clip(first), k.Line, yamltree.Clip(second), lk.Line))
 			default:
 				return &DuplicateError{
-					Err: Error{File: path, Line: lk.Line, Field: yamltree.JoinField(prefix, lk.Value),
+					Err: yamltree.Error{File: path, Line: lk.Line, Field: yamltree.JoinField(prefix, lk.Value),
 						Msg: fmt.Sprintf("set twice with different values: %s (line %d) then %s (line %d); srtctl silently keeps the last — fix the recipe, or pass --allow-duplicate-keys to do the same", yamltree.Clip(first), k.Line, yamltree.Clip(second), lk.Line)},
 					FirstLine: k.Line, FirstValue: first, SecondValue: second,
 				}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slurmbench/slurmbench/inputs/recipe/yamltree"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -34,9 +35,9 @@ func TestParse(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Parse(c.path, []byte(c.text))
-			var e *Error
+			var e *yamltree.Error
 			if !errors.As(err, &e) || e.File != c.path || e.Line != c.line || !strings.Contains(e.Msg, c.msg) || strings.Contains(e.Msg, "yaml: ") {
-				t.Errorf("%v, want an *Error at %s:%d with %q", err, c.path, c.line, c.msg)
+				t.Errorf("%v, want an *yamltree.Error at %s:%d with %q", err, c.path, c.line, c.msg)
 			}
 		})
 	}
@@ -136,7 +137,7 @@ func TestCheckKeys(t *testing.T) {
 	} {
 		got = call{}
 		err := CheckKeys("r.yaml", parseNode(t, c.text), reflect.TypeOf(outer{}), "", c.schema, unknown)
-		var e *Error
+		var e *yamltree.Error
 		switch {
 		case c.field == "" && err != nil:
 			t.Errorf("%q (schema %d): %v", c.text, c.schema, err)
