@@ -34,6 +34,17 @@ func (o OpsOptions) jobIDArg() (slurm.JobID, error) {
 	return id, nil
 }
 
+// jobClient is the one JOBID argument and a client for slurmrestd: what
+// every command about one job starts with.
+func (o OpsOptions) jobClient(ctx context.Context) (slurm.JobID, *slurm.Client, error) {
+	id, err := o.jobIDArg()
+	if err != nil {
+		return 0, nil, err
+	}
+	client, err := SlurmClient(ctx, o.Slurm)
+	return id, client, err
+}
+
 // slurmErr gives a failed slurmrestd call its exit code.
 func slurmErr(err error) error { return exitcode.With(slurm.ExitCode(err, exitcode.Slurm), err) }
 
@@ -64,11 +75,7 @@ func Ping(ctx context.Context, o OpsOptions) error {
 
 // Status is `status JOBID`: the job as slurmctld, or accounting, knows it.
 func Status(ctx context.Context, o OpsOptions) error {
-	id, err := o.jobIDArg()
-	if err != nil {
-		return err
-	}
-	client, err := SlurmClient(ctx, o.Slurm)
+	id, client, err := o.jobClient(ctx)
 	if err != nil {
 		return err
 	}
@@ -85,11 +92,7 @@ func Status(ctx context.Context, o OpsOptions) error {
 
 // Cancel is `cancel JOBID`: scancel, or scancel --signal with o.Signal.
 func Cancel(ctx context.Context, o OpsOptions) error {
-	id, err := o.jobIDArg()
-	if err != nil {
-		return err
-	}
-	client, err := SlurmClient(ctx, o.Slurm)
+	id, client, err := o.jobClient(ctx)
 	if err != nil {
 		return err
 	}
