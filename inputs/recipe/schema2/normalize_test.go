@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slurmbench/slurmbench/inputs/recipe/yamltree/yamltreetest"
+
 	"go.yaml.in/yaml/v3"
 
 	"github.com/slurmbench/slurmbench/inputs/recipe/yamltree"
@@ -12,15 +14,6 @@ import (
 
 // The node transform on its own; package recipe's schema2_test.go holds the
 // rules as a recipe read sees them (decoded, validated, spelled).
-
-func parseDoc(t *testing.T, text string) *yaml.Node {
-	t.Helper()
-	var root yaml.Node
-	if err := yaml.Unmarshal([]byte(text), &root); err != nil {
-		t.Fatal(err)
-	}
-	return root.Content[0]
-}
 
 func noKeyCheck(*yaml.Node) error { return nil }
 
@@ -39,7 +32,7 @@ func at(doc *yaml.Node, path string) string {
 // the lines the user wrote, each spelled back as written; the input tree is
 // not edited.
 func TestNormalizeMovesKeys(t *testing.T) {
-	src := parseDoc(t, `schema: 2
+	src := yamltreetest.Parse(t, `schema: 2
 name: a
 engine: {type: sglang, served_model_name: m}
 roles:
@@ -108,7 +101,7 @@ func TestNormalizeErrorKinds(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, _, _, err := Normalize("r.yaml", parseDoc(t, "schema: 2\n"+c.text), noKeyCheck)
+			_, _, _, err := Normalize("r.yaml", yamltreetest.Parse(t, "schema: 2\n"+c.text), noKeyCheck)
 			var e *Error
 			if !errors.As(err, &e) {
 				t.Fatalf("%T %v, want *Error", err, err)
@@ -127,7 +120,7 @@ func TestNormalizeKeyCheck(t *testing.T) {
 	stop := errors.New("the reader's key check")
 	var seen *yaml.Node
 	check := func(doc *yaml.Node) error { seen = doc; return stop }
-	_, _, _, err := Normalize("r.yaml", parseDoc(t, "schema: 2\nx: &x {nodes: 1}\nroles:\n  agg:\n    <<: *x\n    workers: 1\n"), check)
+	_, _, _, err := Normalize("r.yaml", yamltreetest.Parse(t, "schema: 2\nx: &x {nodes: 1}\nroles:\n  agg:\n    <<: *x\n    workers: 1\n"), check)
 	if err != stop { //nolint:errorlint // the same error value must come back
 		t.Fatalf("err %v, want the check's own", err)
 	}
@@ -135,7 +128,7 @@ func TestNormalizeKeyCheck(t *testing.T) {
 		t.Errorf("the check saw an unflattened or already moved document")
 	}
 	called := false
-	_, _, _, err = Normalize("r.yaml", parseDoc(t, "schema: 2\nengine: sglang\nresources: {agg_nodes: 1}\nroles:\n  agg: {nodes: 1}\n"), func(*yaml.Node) error { called = true; return nil })
+	_, _, _, err = Normalize("r.yaml", yamltreetest.Parse(t, "schema: 2\nengine: sglang\nresources: {agg_nodes: 1}\nroles:\n  agg: {nodes: 1}\n"), func(*yaml.Node) error { called = true; return nil })
 	var e *Error
 	if !errors.As(err, &e) || called {
 		t.Errorf("a legacy collision must be reported before the key check: err %v, check called %v", err, called)
@@ -145,7 +138,7 @@ func TestNormalizeKeyCheck(t *testing.T) {
 // TestNormalizeLegacyWarns: a v1 spelling that roles: does not also set
 // loads, with a warning naming its schema-2 spelling.
 func TestNormalizeLegacyWarns(t *testing.T) {
-	doc, _, warnings, err := Normalize("r.yaml", parseDoc(t, "schema: 2\nbenchmark: {client_placement: head}\n"), noKeyCheck)
+	doc, _, warnings, err := Normalize("r.yaml", yamltreetest.Parse(t, "schema: 2\nbenchmark: {client_placement: head}\n"), noKeyCheck)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +153,7 @@ func TestNormalizeLegacyWarns(t *testing.T) {
 // TestFlattenMerge: YAML merge order — a mapping's own keys win, then the
 // earlier merge sources; aliases are followed into copies.
 func TestFlattenMerge(t *testing.T) {
-	doc := flatten(parseDoc(t, "a: &a {x: 1, y: 1}\nb: &b {y: 2, z: 2}\nc:\n  <<: [*a, *b]\n  x: 3\nd: *a\n"))
+	doc := flatten(yamltreetest.Parse(t, "a: &a {x: 1, y: 1}\nb: &b {y: 2, z: 2}\nc:\n  <<: [*a, *b]\n  x: 3\nd: *a\n"))
 	for path, want := range map[string]string{"c.x": "3", "c.y": "1", "c.z": "2", "d.x": "1"} {
 		if got := at(doc, path); got != want {
 			t.Errorf("%s = %q, want %q", path, got, want)

@@ -6,22 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/slurmbench/slurmbench/inputs/recipe/yamltree/yamltreetest"
 
 	"github.com/slurmbench/slurmbench/inputs/recipe/yamltree"
 )
 
 // The expansion on its own; package recipe's override_test.go compares it
 // with srtctl's over the corpus and holds it as a recipe read sees it.
-
-func parseDoc(t *testing.T, text string) *yaml.Node {
-	t.Helper()
-	var root yaml.Node
-	if err := yaml.Unmarshal([]byte(text), &root); err != nil {
-		t.Fatal(err)
-	}
-	return root.Content[0]
-}
 
 const file = `base:
   name: b
@@ -53,7 +44,7 @@ func TestExpand(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.sel, func(t *testing.T) {
-			doc := parseDoc(t, file)
+			doc := yamltreetest.Parse(t, file)
 			v, err := Expand("f.yaml", doc, c.sel)
 			if err != nil {
 				t.Fatal(err)
@@ -67,7 +58,7 @@ func TestExpand(t *testing.T) {
 			if len(v.Warnings) != 1 || !strings.HasPrefix(v.Warnings[0], `f.yaml:10: top-level key "extra" beside base: is ignored`) {
 				t.Errorf("warnings %q", v.Warnings)
 			}
-			if yamltree.PyStr(doc) != yamltree.PyStr(parseDoc(t, file)) {
+			if yamltree.PyStr(doc) != yamltree.PyStr(yamltreetest.Parse(t, file)) {
 				t.Error("the input tree was edited")
 			}
 		})
@@ -85,7 +76,7 @@ func TestExpandErrors(t *testing.T) {
 		{file, "zip_override_z", "matches 2 configs", []string{"zip_override_z[0]", "zip_override_z[1]"}},
 		{file, "override_p", "no such section", []string{"override_o", "zip_override_z[0]", "zip_override_z[1]"}},
 	} {
-		_, err := Expand("f.yaml", parseDoc(t, c.text), c.sel)
+		_, err := Expand("f.yaml", yamltreetest.Parse(t, c.text), c.sel)
 		var se *SelectError
 		if !errors.As(err, &se) || !strings.Contains(se.Msg, c.msg) || !reflect.DeepEqual(se.Variants, c.variants) || se.Line != 1 {
 			t.Errorf("%q: %v (variants %v), want %q naming %v", c.sel, err, se, c.msg, c.variants)
@@ -96,7 +87,7 @@ func TestExpandErrors(t *testing.T) {
 		{"base: {}\nzip_override_z: {a: [1, 2], b: [1, 2, 3]}\n", "zip_override_z", "lists of lengths [2 3]"},
 		{"base: {}\nzip_override_z: {a: 1}\n", "zip_override_z", "nothing to zip"},
 	} {
-		_, err := Expand("f.yaml", parseDoc(t, c.text), "base")
+		_, err := Expand("f.yaml", yamltreetest.Parse(t, c.text), "base")
 		var e *yamltree.Error
 		if !errors.As(err, &e) || e.Field != c.field || !strings.Contains(e.Msg, c.msg) {
 			t.Errorf("%q: %v, want %s: %q", c.text, err, c.field, c.msg)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slurmbench/slurmbench/inputs/recipe/yamltree/yamltreetest"
+
 	"github.com/slurmbench/slurmbench/inputs/recipe/yamltree"
 	"go.yaml.in/yaml/v3"
 )
@@ -47,20 +49,11 @@ func TestParse(t *testing.T) {
 	}
 }
 
-func parseNode(t *testing.T, text string) *yaml.Node {
-	t.Helper()
-	var root yaml.Node
-	if err := yaml.Unmarshal([]byte(text), &root); err != nil {
-		t.Fatal(err)
-	}
-	return root.Content[0]
-}
-
 // TestResolveDuplicates: the last occurrence wins as in PyYAML, identical
 // values warn, different ones are refused unless allowed; lists of
 // mappings and merge keys are handled.
 func TestResolveDuplicates(t *testing.T) {
-	doc := parseNode(t, "a: 1\nb: [{x: 1, x: 1}]\n<<: {a: 0}\n<<: {c: 0}\na: 1\n")
+	doc := yamltreetest.Parse(t, "a: 1\nb: [{x: 1, x: 1}]\n<<: {a: 0}\n<<: {c: 0}\na: 1\n")
 	w, err := ResolveDuplicates("r.yaml", doc, false)
 	if err != nil {
 		t.Fatal(err)
@@ -78,12 +71,12 @@ func TestResolveDuplicates(t *testing.T) {
 	}
 
 	text := "m:\n  k: 8\n  k: 4\n"
-	_, err = ResolveDuplicates("r.yaml", parseNode(t, text), false)
+	_, err = ResolveDuplicates("r.yaml", yamltreetest.Parse(t, text), false)
 	var de *DuplicateError
 	if !errors.As(err, &de) || de.Err.Field != "m.k" || de.Err.Line != 3 || de.FirstLine != 2 || de.FirstValue != "8" || de.SecondValue != "4" || !strings.Contains(de.Err.Msg, "--allow-duplicate-keys") {
 		t.Errorf("different values: %v", err)
 	}
-	doc = parseNode(t, text)
+	doc = yamltreetest.Parse(t, text)
 	w, err = ResolveDuplicates("r.yaml", doc, true)
 	if err != nil || len(w) != 1 || !strings.Contains(w[0], `set twice, "8" (line 2) then "4" (line 3); the last wins`) || len(doc.Content[1].Content) != 2 || doc.Content[1].Content[1].Value != "4" {
 		t.Errorf("allowed: %v %q", err, w)
@@ -136,7 +129,7 @@ func TestCheckKeys(t *testing.T) {
 		{"Lower: y\n", 1, "Lower", 1, call{"outer", "", "Lower"}},
 	} {
 		got = call{}
-		err := CheckKeys("r.yaml", parseNode(t, c.text), reflect.TypeOf(outer{}), "", c.schema, unknown)
+		err := CheckKeys("r.yaml", yamltreetest.Parse(t, c.text), reflect.TypeOf(outer{}), "", c.schema, unknown)
 		var e *yamltree.Error
 		switch {
 		case c.field == "" && err != nil:

@@ -4,17 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slurmbench/slurmbench/inputs/recipe/yamltree/yamltreetest"
+
 	"go.yaml.in/yaml/v3"
 )
-
-func parse(t *testing.T, text string) *yaml.Node {
-	t.Helper()
-	var root yaml.Node
-	if err := yaml.Unmarshal([]byte(text), &root); err != nil {
-		t.Fatal(err)
-	}
-	return root.Content[0]
-}
 
 func render(t *testing.T, n *yaml.Node) string {
 	t.Helper()
@@ -32,17 +25,17 @@ func TestPyStr(t *testing.T) {
 		"v: 1.0": "1.0", "v: 1e20": "1e+20", "v: -.inf": "-inf", "v: .NaN": "nan", "v: abc": "abc",
 		`v: [1, "a", {k: null}]`: `[1, "a", {"k": null}]`, "v: {b: 2, a: 1.5}": `{"a": 1.5, "b": 2}`,
 	} {
-		if got := PyStr(Get(parse(t, text), "v")); got != want {
+		if got := PyStr(Get(yamltreetest.Parse(t, text), "v")); got != want {
 			t.Errorf("%s: %q, want %q", text, got, want)
 		}
 	}
 	if PyStr(nil) != "None" {
 		t.Error("nil is not None")
 	}
-	if b, ok := Bool(Get(parse(t, "v: TRUE"), "v")); !b || !ok {
+	if b, ok := Bool(Get(yamltreetest.Parse(t, "v: TRUE"), "v")); !b || !ok {
 		t.Error("TRUE is not a true boolean")
 	}
-	if _, ok := Bool(Get(parse(t, "v: 'true'"), "v")); ok {
+	if _, ok := Bool(Get(yamltreetest.Parse(t, "v: 'true'"), "v")); ok {
 		t.Error("a quoted string is a boolean")
 	}
 	if got := Clip(strings.Repeat("x", 100)); len(got) != 82 || !strings.HasSuffix(got, `..."`) {
@@ -54,8 +47,8 @@ func TestPyStr(t *testing.T) {
 // through an anchor or a merge key is copied first, so the anchor's other
 // users keep their value; what is in the way is named.
 func TestSetPath(t *testing.T) {
-	doc := parse(t, "a: &a {x: 1, y: 'q'} # c\nb: *a\nc:\n  <<: *a\n  z: 3\n")
-	val := func(s string) *yaml.Node { return parse(t, "v: "+s).Content[1] }
+	doc := yamltreetest.Parse(t, "a: &a {x: 1, y: 'q'} # c\nb: *a\nc:\n  <<: *a\n  z: 3\n")
+	val := func(s string) *yaml.Node { return yamltreetest.Parse(t, "v: "+s).Content[1] }
 	for _, e := range []struct {
 		path  string
 		value *yaml.Node
@@ -82,14 +75,14 @@ func TestSetPath(t *testing.T) {
 	}
 	// A key the top level only merges cannot be removed there (a block
 	// below is made explicit by its copy instead).
-	merged := parse(t, "<<: {k: 1}\nm: 2\n")
+	merged := yamltreetest.Parse(t, "<<: {k: 1}\nm: 2\n")
 	if err := SetPath(merged, []string{"k"}, nil); err == nil || !strings.Contains(err.Error(), "k comes from a merge key (<<) at line 1") {
 		t.Errorf("unset through a merge key: %v", err)
 	}
 }
 
 func TestFieldAtLine(t *testing.T) {
-	doc := parse(t, "a:\n  b: 1\n  c: {d: 2, e: 3}\nf: [\n  1]\n")
+	doc := yamltreetest.Parse(t, "a:\n  b: 1\n  c: {d: 2, e: 3}\nf: [\n  1]\n")
 	lines := map[string]int{}
 	IndexLines(doc, "", lines)
 	if lines["a.b"] != 2 || lines["a.c.e"] != 3 || lines["f"] != 4 {
