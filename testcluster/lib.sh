@@ -396,10 +396,12 @@ purge_rootfs() {
 # ---- REST over bash /dev/tcp (no curl needed for readiness) ---------------------
 # rest_get PATH TOKEN prints the response body of GET http://127.0.0.1:PORT/PATH.
 rest_get() {
-	timeout 10 bash -c '
+	# The token goes by environment, never argv: any user on the host can
+	# read a process's argv (the e2e secrets test samples /proc for it).
+	REST_GET_TOKEN=$2 timeout 10 bash -c '
 		exec 3<>"/dev/tcp/127.0.0.1/$0" || exit 1
-		printf "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\nX-SLURM-USER-TOKEN: %s\r\nAccept: application/json\r\n\r\n" "$1" "$2" >&3
-		sed "1,/^\r\{0,1\}$/d" <&3' "$REST_PORT" "$1" "$2"
+		printf "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\nX-SLURM-USER-TOKEN: %s\r\nAccept: application/json\r\n\r\n" "$1" "$REST_GET_TOKEN" >&3
+		sed "1,/^\r\{0,1\}$/d" <&3' "$REST_PORT" "$1"
 }
 
 # rest_ping_up TOKEN: /ping answers "pinged": "UP". The HTTP status of /ping

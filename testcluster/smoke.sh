@@ -35,10 +35,11 @@ trap 'rm -f "$BODY"' EXIT
 
 # rest METHOD PATH [JSON]: body in $BODY, HTTP status on stdout.
 rest() {
-	local args=(-sS -o "$BODY" -w '%{http_code}' -X "$1"
-		-H "X-SLURM-USER-TOKEN: $SLURM_JWT" -H "X-SLURM-USER-NAME: ${SLURM_USER:-slurmtest}")
+	local args=(-sS -o "$BODY" -w '%{http_code}' -X "$1" -H "X-SLURM-USER-NAME: ${SLURM_USER:-slurmtest}")
 	[[ $# -ge 3 ]] && args+=(-H 'Content-Type: application/json' --data-binary "$3")
-	curl "${args[@]}" "$SLURM_REST_URL$2"
+	# The token header comes from a pipe, never argv (which any user on
+	# the host can read); the pipe lives as long as this one command.
+	curl "${args[@]}" -H @<(printf 'X-SLURM-USER-TOKEN: %s\n' "$SLURM_JWT") "$SLURM_REST_URL$2"
 }
 # field NAME prints the first string or number value of "NAME" in $BODY.
 field() {
