@@ -314,13 +314,40 @@ func newProxy(s *Server) *proxy {
 	return p
 }
 
+// maxProxyBody bounds a forwarded request body, as a worker bounds what it
+// reads.
+const maxProxyBody = 64 << 20
+
 func (p *proxy) serve(w http.ResponseWriter, r *http.Request) {
 	t := p.s.reg.nextTarget()
 	if t == nil {
 		writeError(w, http.StatusServiceUnavailable, "no decode workers are registered")
 		return
 	}
-	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), targetKey{}, t.target)))
+	out, err := detachBody(w, r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("reading body: %v", err))
+		return
+	}
+	p.rp.ServeHTTP(w, out.WithContext(context.WithValue(r.Context(), targetKey{}, t.target)))
+}
+
+// detachBody returns r with its body read whole into memory. Forwarded as
+// the stream it is, the body may still be open in the transport's writer
+// (its last Read, for EOF) when the first streamed chunk writes the
+// response headers; net/http then consumes and closes the request body
+// (server.go, chunkWriter.writeHeader), the writer's Read fails, and the
+// transport closes the worker connection mid-stream: the client's stream
+// ends early (the nine-node e2e test lost a request so, about one run in
+// ten).
+func detachBody(w http.ResponseWriter, r *http.Request) (*http.Request, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxProxyBody))
+	if err != nil {
+		return nil, err
+	}
+	out := r.Clone(r.Context())
+	out.Body, out.ContentLength, out.GetBody = io.NopCloser(bytes.NewReader(body)), int64(len(body)), nil
+	return out, nil
 }
 
 // advertiseURL is how the frontend reaches this worker.
