@@ -21,7 +21,7 @@ const c2048ConfigFile = "recipes/sglang/dsr1/b200-fp4/8k1k/disagg/mtp/8k1k_mtp_4
 // c2048Recipe is that point's recipe on the mock backend, fitted to the
 // test cluster's 4-GPU nodes with the same shape and GPU split: 4 prefill
 // workers of 4 GPUs (ctx 16) and one decode worker of 8 GPUs, here across
-// two nodes (gen 8): 24 GPUs on 6 nodes, the whole cluster. ISL/OSL are
+// two nodes (gen 8): 24 GPUs on 6 nodes. ISL/OSL are
 // the point's.
 func c2048Recipe() string {
 	return `name: b200-fp4-dsr1_8k1k_mtp_4p1d_c2048
@@ -119,8 +119,9 @@ func (c *cluster) ghaRun(t *testing.T, recipe, runnerName, resultFilename, concL
 // the step summary and outputs, groups its log; a missing concurrency
 // fails the step with a named error.
 func TestGitHubActions(t *testing.T) {
-	// Not parallel: its point takes the whole cluster (6 nodes), so it runs before the
-	// parallel tests start, on an idle cluster.
+	// Not parallel: its point takes six nodes, so it runs before the
+	// parallel tests start, on an idle cluster, instead of waiting behind
+	// their smaller jobs.
 	c := setup(t)
 	// RESULT_FILENAME as the workflow computes it; one with a recipe
 	// fingerprint, long enough that the config slurmbench adds is
@@ -139,7 +140,7 @@ func TestGitHubActions(t *testing.T) {
 	if bad := nonLeaderRegistrations(t, c, probe); len(bad) > 0 {
 		t.Fatalf("follower ranks register with the frontend: %s", strings.Join(bad, ", "))
 	}
-	// Each run takes the whole cluster: one after the other.
+	// Each run takes six nodes: one after the other.
 	t.Run("short RESULT_FILENAME", func(t *testing.T) { c.ghaPoint(t, c2048Recipe(), short) })
 	t.Run("long RESULT_FILENAME", func(t *testing.T) { c.ghaPoint(t, c2048Recipe(), long) })
 	t.Run("RESULT_FILENAME too long for any staged name", func(t *testing.T) {
