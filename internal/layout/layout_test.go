@@ -82,12 +82,11 @@ func violations(imports map[string][]string) []string {
 	return out
 }
 
-// moduleImports reads the non-test Go files of the repository and returns,
-// per package directory, the module packages it imports.
-func moduleImports(t *testing.T, root string) map[string][]string {
+// eachSourceFile calls fn with the package directory (module-relative,
+// slash-separated) and path of every non-test Go file under root, skipping
+// testdata and dot directories.
+func eachSourceFile(t *testing.T, root string, fn func(pkg, path string) error) {
 	t.Helper()
-	out := map[string][]string{}
-	fset := token.NewFileSet()
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -98,12 +97,25 @@ func moduleImports(t *testing.T, root string) map[string][]string {
 		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		return fn(filepath.ToSlash(rel), path)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// moduleImports reads the non-test Go files of the repository and returns,
+// per package directory, the module packages it imports.
+func moduleImports(t *testing.T, root string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	fset := token.NewFileSet()
+	eachSourceFile(t, root, func(pkg, path string) error {
 		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(root, filepath.Dir(path))
-		pkg := filepath.ToSlash(rel)
 		for _, is := range f.Imports {
 			p, _ := strconv.Unquote(is.Path.Value)
 			if strings.HasPrefix(p, module) {
@@ -115,9 +127,6 @@ func moduleImports(t *testing.T, root string) map[string][]string {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return out
 }
 

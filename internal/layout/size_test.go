@@ -2,7 +2,6 @@ package layout
 
 import (
 	"bytes"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -24,27 +23,11 @@ const (
 func packageLines(t *testing.T, root string) map[string]int {
 	t.Helper()
 	out := map[string]int{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != root {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
+	eachSourceFile(t, root, func(pkg, path string) error {
 		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, filepath.Dir(path))
-		out[filepath.ToSlash(rel)] += bytes.Count(b, []byte("\n"))
-		return nil
+		out[pkg] += bytes.Count(b, []byte("\n"))
+		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return out
 }
 
