@@ -39,6 +39,12 @@ type WaitOptions struct {
 	OnChange func(Job)
 	// OnError is called for each failed poll that Wait will retry.
 	OnError func(error)
+	// Wake, when a value arrives, makes Wait poll at once and start its
+	// gaps again from PollMin: for a caller that learns from elsewhere
+	// that the job is about to change state (the driver wrote that it
+	// finished), so the end is seen in about a second rather than at the
+	// next PollMax.
+	Wake <-chan struct{}
 }
 
 func (o *WaitOptions) defaults() {
@@ -137,8 +143,26 @@ func (c *Client) Wait(ctx context.Context, id JobID, opts WaitOptions) (Job, err
 			gap = max(gap, opts.PollMin)
 		}
 		gap = nextPoll(gap, opts.PollMin, opts.PollMax)
-		if err := sleepCtx(ctx, gap); err != nil {
+		woken, err := sleepOrWake(ctx, gap, opts.Wake)
+		if err != nil {
 			return last, fmt.Errorf("waiting for job %d: %w", id, err)
 		}
+		if woken {
+			gap = 0
+		}
+	}
+}
+
+// sleepOrWake sleeps d, or until wake delivers (true), or ctx ends.
+func sleepOrWake(ctx context.Context, d time.Duration, wake <-chan struct{}) (bool, error) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false, ctx.Err()
+	case <-t.C:
+		return false, nil
+	case <-wake:
+		return true, nil
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/slurmbench/slurmbench/slurm/slurmtest"
@@ -260,5 +261,51 @@ func TestPollCadence(t *testing.T) {
 	}
 	if steady != 6 {
 		t.Errorf("steady calls per minute = %d, want 6", steady)
+	}
+}
+
+// TestWaitWake: a job that ran long enough for the gaps to reach PollMax
+// ends; with a wake the waiter sees it at once, without one at its next
+// poll, up to PollMax later. Under synctest the clock is exact.
+func TestWaitWake(t *testing.T) {
+	for _, wake := range []bool{true, false} {
+		synctest.Test(t, func(t *testing.T) {
+			fake := slurmtest.NewFake(t, slurmtest.InProcess(), slurmtest.WithLifecycle(slurmtest.Step{State: []string{"RUNNING"}}))
+			c := newClient(t, slowConfig(fake))
+			res, err := c.Submit(context.Background(), JobSpec{Name: "w", Script: "#!/bin/sh\n"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wakeCh := make(chan struct{}, 1)
+			type waited struct {
+				j   Job
+				err error
+				at  time.Time
+			}
+			done := make(chan waited, 1)
+			go func() {
+				j, err := c.Wait(context.Background(), res.JobID, WaitOptions{Wake: wakeCh})
+				done <- waited{j, err, time.Now()}
+			}()
+			time.Sleep(time.Minute) // the gaps are at PollMax by now
+			synctest.Wait()
+			fake.SetSteps(int64(res.JobID), slurmtest.Step{State: []string{"COMPLETED"}})
+			ended := time.Now()
+			if wake {
+				wakeCh <- struct{}{}
+			}
+			w := <-done
+			if w.err != nil || !w.j.Success() {
+				t.Fatalf("wait: %+v, %v", w.j, w.err)
+			}
+			seen := w.at.Sub(ended)
+			switch {
+			case wake && seen > time.Second:
+				t.Errorf("woken: the end seen %s after it came, want at once", seen)
+			case !wake && seen <= time.Second:
+				t.Errorf("not woken: the end seen %s after it came: the test does not tell waking from polling", seen)
+			}
+			t.Logf("wake %v: the end seen %s after it came", wake, seen)
+		})
 	}
 }

@@ -259,9 +259,13 @@ func (r *runState) follow(ctx context.Context) error {
 	done := make(chan waited, 1)
 	var lastPollError time.Time
 	queue := &queueWait{}
+	// The driver's last phase says the job is about to end: the waiter
+	// then polls at once and soon after, instead of up to 10 s later.
+	wake := make(chan struct{}, 1)
 	go func() {
 		job, err := o.Client.Wait(waitCtx, r.res.JobID, slurm.WaitOptions{
 			PollMax: 10 * time.Second,
+			Wake:    wake,
 			OnChange: func(j slurm.Job) {
 				note := j.Reason
 				if note == "None" {
@@ -282,7 +286,7 @@ func (r *runState) follow(ctx context.Context) error {
 		})
 		done <- waited{job, err}
 	}()
-	w := &watcher{r: r, tail: &logTail{path: pl.Layout.BatchOut, w: o.DriverLog}}
+	w := &watcher{r: r, tail: &logTail{path: pl.Layout.BatchOut, w: o.DriverLog}, ending: wake}
 	tick := time.NewTicker(o.Poll)
 	defer tick.Stop()
 	// After an ambiguous submit (or an adoption) a job of an earlier
@@ -338,6 +342,9 @@ type watcher struct {
 	tail                  *logTail
 	lastPhase             rundir.Phase
 	lastHealth, lastBench string
+	// ending, when set, is told (without blocking) that the driver
+	// reached its last phase.
+	ending chan<- struct{}
 }
 
 // watch reports what changed and returns the status read, if any.
@@ -353,6 +360,12 @@ func (w *watcher) watch() (rundir.Status, bool) {
 		r.progress("phase %s", st.Phase)
 		if o.OnPhase != nil {
 			o.OnPhase(st.Phase, st)
+		}
+		if (st.Phase == rundir.PhaseDone || st.Phase == rundir.PhaseFailed) && w.ending != nil {
+			select {
+			case w.ending <- struct{}{}:
+			default:
+			}
 		}
 	}
 	if h := st.Health; h != nil && st.Phase == rundir.PhaseHealth {

@@ -616,3 +616,51 @@ func TestRunAfterAnUnknownSubmitOutcome(t *testing.T) {
 		}
 	})
 }
+
+// TestRunSeesTheEndSoonAfterTheDriver: a job that ran long enough for the
+// waiter's gaps to reach 10 s ends; the driver's last phase wakes the
+// waiter, so Run returns within two seconds of the end instead of at the
+// next 10 s poll.
+func TestRunSeesTheEndSoonAfterTheDriver(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		pl := testPlan(t, e.runs, "r1")
+		o := e.options(t, pl)
+		var ended time.Time
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for len(e.fake.Jobs()) == 0 {
+				time.Sleep(100 * time.Millisecond)
+			}
+			id := e.fake.Jobs()[0].ID
+			l := pl.Layout
+			write := func(path string, v any) {
+				b, _ := json.Marshal(v)
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Error(err)
+				}
+				if err := os.WriteFile(path, b, 0o644); err != nil {
+					t.Error(err)
+				}
+			}
+			write(l.Status, rundir.Status{Phase: rundir.PhaseBenchmark, JobID: "x", Hosts: []string{"n1"}})
+			time.Sleep(95 * time.Second) // the waiter polls every 10 s by now
+			for _, c := range testConcs {
+				write(filepath.Join(pl.Benchmark.ResultDir, rawName(t, c)), saBench(c))
+			}
+			write(l.Outcome, rundir.Outcome{Result: rundir.Succeeded})
+			write(l.Status, rundir.Status{Phase: rundir.PhaseDone, JobID: "x", Hosts: []string{"n1"}})
+			e.fake.SetSteps(id, slurmtest.Step{State: []string{"COMPLETED"}})
+			ended = time.Now()
+		})
+		_, err := Run(testCtx(t), o)
+		returned := time.Now()
+		wg.Wait()
+		if err != nil {
+			t.Fatalf("run: %v\n%s", err, e.progress)
+		}
+		if seen := returned.Sub(ended); seen > 2*time.Second {
+			t.Errorf("Run returned %s after the job ended, want within 2 s", seen)
+		}
+	})
+}
