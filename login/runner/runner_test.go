@@ -100,15 +100,7 @@ func fakeDriver(t *testing.T, fake *slurmtest.Fake, pl *plan.Plan, j job) {
 	jobs := fake.Jobs()
 	id := jobs[len(jobs)-1].ID // the newest: the one a resend made
 	l := pl.Layout
-	write := func(path string, v any) {
-		b, _ := json.Marshal(v)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Error(err)
-		}
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			t.Error(err)
-		}
-	}
+	write := func(path string, v any) { writeRunFile(t, path, v) }
 	for _, ph := range []rundir.Phase{rundir.PhaseStarting, rundir.PhaseHealth, rundir.PhaseBenchmark} {
 		write(l.Status, rundir.Status{Phase: ph, JobID: "x", Hosts: []string{"n1"}})
 		time.Sleep(3 * time.Second)
@@ -127,6 +119,18 @@ func fakeDriver(t *testing.T, fake *slurmtest.Fake, pl *plan.Plan, j job) {
 		state = "COMPLETED"
 	}
 	fake.SetSteps(id, slurmtest.Step{State: []string{state}, Exit: j.exit})
+}
+
+// writeRunFile writes v as JSON at path, as the driver writes the run
+// directory's files.
+func writeRunFile(t *testing.T, path string, v any) {
+	b, _ := json.Marshal(v)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Error(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Error(err)
+	}
 }
 
 type env struct {
@@ -634,15 +638,7 @@ func TestRunSeesTheEndSoonAfterTheDriver(t *testing.T) {
 			}
 			id := e.fake.Jobs()[0].ID
 			l := pl.Layout
-			write := func(path string, v any) {
-				b, _ := json.Marshal(v)
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Error(err)
-				}
-				if err := os.WriteFile(path, b, 0o644); err != nil {
-					t.Error(err)
-				}
-			}
+			write := func(path string, v any) { writeRunFile(t, path, v) }
 			write(l.Status, rundir.Status{Phase: rundir.PhaseBenchmark, JobID: "x", Hosts: []string{"n1"}})
 			time.Sleep(95 * time.Second) // the waiter polls every 10 s by now
 			for _, c := range testConcs {
