@@ -8,16 +8,6 @@ import (
 	"testing"
 )
 
-func writeTestFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestCollectCustom(t *testing.T) {
 	const name = "dsv4_agentic"
 	good := `{"num_requests_successful": 812, "request_throughput": 0.23, "note": "x", "submission_valid": true}`

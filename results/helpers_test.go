@@ -1,12 +1,12 @@
 package results
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	goldenpkg "github.com/slurmbench/slurmbench/internal/golden"
+	"github.com/slurmbench/slurmbench/results/resultstest"
 )
 
 // golden compares got with testdata/<name>, or rewrites it with -update.
@@ -15,41 +15,12 @@ func golden(t *testing.T, name string, got []byte) {
 	goldenpkg.Assert(t, filepath.Join("testdata", name), got)
 }
 
-// saBench returns a complete SA-Bench result as InferenceX's copy writes it,
-// with overrides applied (a nil override value deletes the key).
-func saBench(conc int, overrides map[string]any) map[string]any {
-	n := conc * 10
-	m := map[string]any{
-		"date": "20250101-000000", "backend": "dynamo", "model_id": "deepseek-ai/DeepSeek-R1-0528",
-		"tokenizer_id": "/model", "best_of": 1, "num_prompts": n, "request_rate": "inf", "burstiness": 1.0,
-		"max_concurrency": conc, "duration": 100.0, "completed": n,
-		"total_input_tokens": n * 1000, "total_output_tokens": n * 100,
-		"request_throughput": float64(n) / 100, "request_goodput:": nil,
-		"output_throughput": 24000.0, "total_token_throughput": 210000.0,
-		"input_lens": []int{1000}, "output_lens": []int{100},
-	}
-	for _, metric := range []string{"ttft", "tpot", "itl", "e2el"} {
-		for _, stat := range []string{"mean", "median", "std", "p90", "p99", "p99.9"} {
-			m[stat+"_"+metric+"_ms"] = 10.0
-		}
-	}
-	for k, v := range overrides {
-		if v == nil {
-			delete(m, k)
-			continue
-		}
-		m[k] = v
-	}
-	return m
-}
-
-func writeJSON(t *testing.T, path string, v any) {
-	t.Helper()
-	b, err := json.MarshalIndent(v, "", "    ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeTestFile(t, path, string(b))
-}
+// The SA-Bench fixture and file writers are resultstest's, shared with
+// the packages that read results.
+var (
+	saBench       = resultstest.SABench
+	writeJSON     = resultstest.WriteJSON
+	writeTestFile = resultstest.WriteFile
+)
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
