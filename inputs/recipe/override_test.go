@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/slurmbench/slurmbench/inputs/recipe/recipetest"
 )
 
 // TestOverrideVariantsMatchSrtctl expands every override file of the corpus
@@ -95,27 +97,7 @@ func normalJSON(t *testing.T, v any) any {
 	return out
 }
 
-const overrideFile = `base:
-  name: ov
-  model: {path: dsr1, container: lmsysorg/sglang:v0.5.12}
-  resources: {gpus_per_node: 8, prefill_nodes: 1, prefill_workers: 1, decode_nodes: 1, decode_workers: 1}
-  backend:
-    type: sglang
-    sglang_config:
-      decode: {mem-fraction-static: 0.8, load-balance-method: round_robin}
-  benchmark: {type: sa-bench, isl: 1024, osl: 1024, concurrencies: [4]}
-override_big:
-  backend:
-    sglang_config:
-      decode: {mem-fraction-static: 0.9, load-balance-method: null}
-zip_override_sweep:
-  name: [a, b]
-  resources: {decode_nodes: [1, 2], decode_workers: [1]}
-  benchmark: {concurrencies: [[8], [16, 32]]}
-  backend:
-    sglang_config:
-      decode: {load-balance-method: null}
-`
+const overrideFile = recipetest.OverrideFile
 
 func TestOverrideVariants(t *testing.T) {
 	cases := []struct {

@@ -9,30 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slurmbench/slurmbench/inputs/recipe/recipetest"
+
 	"github.com/slurmbench/slurmbench/internal/pyfloat"
 )
 
 // base is a small valid disaggregated recipe; cases edit it.
-const base = `name: test-1p1d
-model:
-  path: dsr1
-  container: lmsysorg/sglang:v0.5.12
-  precision: fp4
-resources:
-  gpu_type: b200
-  gpus_per_node: 8
-  prefill_nodes: 1
-  prefill_workers: 1
-  decode_nodes: 1
-  decode_workers: 1
-backend:
-  type: sglang
-benchmark:
-  type: sa-bench
-  isl: 1024
-  osl: 1024
-  concurrencies: "16x32"
-`
+const base = recipetest.Base
 
 func parse(t *testing.T, text string) (*Recipe, error) {
 	t.Helper()
