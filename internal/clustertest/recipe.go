@@ -47,17 +47,7 @@ backend:
   mock_config:
     prefill:
 %s    decode:
-%shealth_check:
-  max_attempts: %d
-  interval_seconds: 1
-benchmark:
-  type: sa-bench
-  isl: %d
-  osl: %d
-  concurrencies: "%s"
-  num_prompts_mult: %d
-  num_warmup_mult: %d
-%s`, m.Name, m.PrefillWorkers, m.PrefillWorkers, m.block(m.Prefill, "", "      "), m.block(m.Decode, m.ITL, "      "), m.Attempts, m.ISL, m.OSL, m.Conc, m.PromptsMult, m.WarmupMult, m.Extra)
+%s%s`, m.Name, m.PrefillWorkers, m.PrefillWorkers, m.block(m.Prefill, "", "      "), m.block(m.Decode, m.ITL, "      "), m.gateAndBenchmark())
 }
 
 // V2 is the same topology as a schema-2 (srt-slurm 2.x) recipe: engine
@@ -89,7 +79,13 @@ roles:
 %sfrontend:
   type: dynamo
   enable_multiple_frontends: false
-health_check:
+%s`, m.Name, m.PrefillWorkers, m.PrefillWorkers, m.block(m.Prefill, "", "      "), m.block(m.Decode, m.ITL, "      "), m.gateAndBenchmark())
+}
+
+// gateAndBenchmark is what both layouts end with: the health gate, the
+// benchmark block and Extra.
+func (m MockRecipe) gateAndBenchmark() string {
+	return fmt.Sprintf(`health_check:
   max_attempts: %d
   interval_seconds: 1
 benchmark:
@@ -99,7 +95,7 @@ benchmark:
   concurrencies: "%s"
   num_prompts_mult: %d
   num_warmup_mult: %d
-%s`, m.Name, m.PrefillWorkers, m.PrefillWorkers, m.block(m.Prefill, "", "      "), m.block(m.Decode, m.ITL, "      "), m.Attempts, m.ISL, m.OSL, m.Conc, m.PromptsMult, m.WarmupMult, m.Extra)
+%s`, m.Attempts, m.ISL, m.OSL, m.Conc, m.PromptsMult, m.WarmupMult, m.Extra)
 }
 
 // block is one role's mock-engine flags, indented.
