@@ -466,12 +466,6 @@ func oldest(jobs []Job) Job {
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	_, err := sleepOrWake(ctx, d, nil) // a nil channel never wakes
+	return err
 }
