@@ -14,9 +14,8 @@ func golden(t *testing.T, name string, got []byte) {
 	goldenpkg.Assert(t, filepath.Join("testdata", name), got)
 }
 
-// The SA-Bench fixture and file writers are resultstest's.
+// The SA-Bench fixture and its writer are resultstest's.
 var (
-	saBench       = resultstest.SABench
-	writeJSON     = resultstest.WriteJSON
-	writeTestFile = resultstest.WriteFile
+	saBench   = resultstest.SABench
+	writeJSON = resultstest.WriteJSON
 )
