@@ -89,43 +89,51 @@ func TestWaitModelsReportsExpected(t *testing.T) {
 	}
 }
 
+// TestWaitDeadline runs on synctest's clock with an in-memory frontend: a
+// poll that must succeed may not time out because the machine is loaded.
 func TestWaitDeadline(t *testing.T) {
-	url, polls := countingDynamo(t, "prefill") // never gets a decode worker
-	start := time.Now()
-	s, err := Wait(context.Background(), WaitOptions{
-		BaseURL: url, Kind: Dynamo, Expect: Expect{1, 1},
-		Interval: 20 * time.Millisecond, MaxAttempts: 5,
-	})
-	elapsed := time.Since(start)
-	if !errors.Is(err, ErrDeadline) {
-		t.Fatalf("Wait error = %v, want ErrDeadline", err)
-	}
-	var de *DeadlineError
-	if !errors.As(err, &de) {
-		t.Fatalf("Wait error %T is not a *DeadlineError", err)
-	}
-	if de.Attempts != 5 || polls.Load() != 5 {
-		t.Errorf("Attempts = %d, server saw %d polls; want 5 and 5", de.Attempts, polls.Load())
-	}
-	if de.Last.Prefill != 1 || de.Last.Decode != 0 || de.LastErr != nil || s != de.Last {
-		t.Errorf("Last = %+v (LastErr %v), returned %+v; want 1 prefill, 0 decode, no error", de.Last, de.LastErr, s)
-	}
-	if de.Expect != (Expect{1, 1}) {
-		t.Errorf("Expect = %+v", de.Expect)
-	}
-	// Five polls 20 ms apart start at 0..80 ms; the wait ends after the fifth,
-	// within the MaxAttempts×Interval budget.
-	if elapsed < 80*time.Millisecond {
-		t.Errorf("gave up after %s, before the fifth poll was due", elapsed)
-	}
-	for _, part := range []string{"health deadline passed", "5 polls", "want 1 prefill + 1 decode", "last saw 1 prefill + 0 decode"} {
-		if !strings.Contains(err.Error(), part) {
-			t.Errorf("error %q lacks %q", err, part)
+	synctest.Test(t, func(t *testing.T) {
+		var polls atomic.Int32 // the frontend never gets a decode worker
+		client := inMemory(func(w http.ResponseWriter, r *http.Request) {
+			n := int(polls.Add(1)) - 1
+			fmt.Fprint(w, dynamoBody("healthy", []string{"prefill"}[:min(n, 1)]...))
+		})
+		start := time.Now()
+		s, err := Wait(t.Context(), WaitOptions{
+			Client: client, BaseURL: "http://frontend:8000", Kind: Dynamo, Expect: Expect{1, 1},
+			Interval: 20 * time.Millisecond, MaxAttempts: 5,
+		})
+		elapsed := time.Since(start)
+		if !errors.Is(err, ErrDeadline) {
+			t.Fatalf("Wait error = %v, want ErrDeadline", err)
 		}
-	}
-	if errors.Is(err, ErrAborted) || errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("deadline error %v matches ErrAborted or context.DeadlineExceeded", err)
-	}
+		var de *DeadlineError
+		if !errors.As(err, &de) {
+			t.Fatalf("Wait error %T is not a *DeadlineError", err)
+		}
+		if de.Attempts != 5 || polls.Load() != 5 {
+			t.Errorf("Attempts = %d, server saw %d polls; want 5 and 5", de.Attempts, polls.Load())
+		}
+		if de.Last.Prefill != 1 || de.Last.Decode != 0 || de.LastErr != nil || s != de.Last {
+			t.Errorf("Last = %+v (LastErr %v), returned %+v; want 1 prefill, 0 decode, no error", de.Last, de.LastErr, s)
+		}
+		if de.Expect != (Expect{1, 1}) {
+			t.Errorf("Expect = %+v", de.Expect)
+		}
+		// Five polls 20 ms apart start at 0..80 ms; the wait ends after the fifth,
+		// within the MaxAttempts×Interval budget.
+		if elapsed != 80*time.Millisecond {
+			t.Errorf("gave up after %s, want 80ms: when the fifth poll was due and answered", elapsed)
+		}
+		for _, part := range []string{"health deadline passed", "5 polls", "want 1 prefill + 1 decode", "last saw 1 prefill + 0 decode"} {
+			if !strings.Contains(err.Error(), part) {
+				t.Errorf("error %q lacks %q", err, part)
+			}
+		}
+		if errors.Is(err, ErrAborted) || errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("deadline error %v matches ErrAborted or context.DeadlineExceeded", err)
+		}
+	})
 }
 
 // TestWaitDeadlineLastErr: when every poll fails, the deadline error names
@@ -299,7 +307,7 @@ func TestWaitMockEngine(t *testing.T) {
 	}
 	s, err := Wait(context.Background(), WaitOptions{
 		BaseURL: frontend, Kind: Dynamo, Expect: Expect{2, 1},
-		Interval: 20 * time.Millisecond, MaxAttempts: 250,
+		Interval: 50 * time.Millisecond, MaxAttempts: 200,
 	})
 	if err != nil {
 		t.Fatalf("Wait: %v", err)
@@ -313,10 +321,12 @@ func TestWaitMockEngine(t *testing.T) {
 		t.Errorf("router probe = %+v, %v; want 2 prefill + 1 decode", rs, err)
 	}
 	// One more decode worker never comes: the gate for 2P2D times out
-	// having seen 2P1D.
+	// having seen 2P1D. A poll may take no longer than the interval, so the
+	// interval is wide enough for a loaded CI machine to answer within it
+	// (10 ms was not: every poll timed out and Last stayed empty).
 	_, err = Wait(context.Background(), WaitOptions{
 		BaseURL: frontend, Kind: Dynamo, Expect: Expect{2, 2},
-		Interval: 10 * time.Millisecond, MaxAttempts: 3,
+		Interval: 300 * time.Millisecond, MaxAttempts: 3,
 	})
 	var de *DeadlineError
 	if !errors.As(err, &de) || de.Last.Prefill != 2 || de.Last.Decode != 1 {
