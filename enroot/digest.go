@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+
+	"github.com/slurmbench/slurmbench/internal/tailbuf"
 )
 
 // digestInOutput is a registry content digest as `enroot digest` prints it.
@@ -25,11 +27,11 @@ func (im *Importer) ResolveDigest(ctx context.Context, ref Ref) (string, error) 
 		args = append(args, "--arch", im.opts.Arch)
 	}
 	args = append(args, ref.EnrootURI())
-	out := newTailBuffer(16 << 10)
+	out := tailbuf.New(16 << 10)
 	if err := im.opts.Runner.Run(ctx, Command{Path: im.opts.Enroot, Args: args, Stdout: out, Stderr: out}); err != nil {
 		return "", fmt.Errorf("enroot digest %s failed: %w%s", ref.EnrootURI(), err, quoteTail(out))
 	}
-	found := digestInOutput.FindAllString(out.lastLines(outputTailLines), -1)
+	found := digestInOutput.FindAllString(out.Last(outputTailLines), -1)
 	if len(found) == 0 {
 		return "", fmt.Errorf("enroot digest %s printed no sha256 digest%s", ref.EnrootURI(), quoteTail(out))
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
+	"github.com/slurmbench/slurmbench/internal/tailbuf"
 )
 
 // Defaults for Options.
@@ -273,7 +274,7 @@ func (im *Importer) importLocked(ctx context.Context, ref Ref, res *Result) (err
 	}
 	args = append(args, "-o", out, ref.EnrootURI())
 
-	tail := newTailBuffer(16 << 10)
+	tail := tailbuf.New(16 << 10)
 	var w io.Writer = tail
 	if im.opts.Output != nil {
 		w = io.MultiWriter(tail, im.opts.Output)
@@ -308,13 +309,13 @@ func (im *Importer) importLocked(ctx context.Context, ref Ref, res *Result) (err
 	runErr := im.opts.Runner.Run(ctx, Command{Path: im.opts.Enroot, Args: args, Env: env, Stdout: w, Stderr: w})
 	minFree := low.stop()
 	if runErr != nil {
-		if serr := spaceError(dirs, free0, minFree, tail.lastLines(outputTailLines), from.EnrootURI(), runErr); serr != nil && ctx.Err() == nil {
+		if serr := spaceError(dirs, free0, minFree, tail.Last(outputTailLines), from.EnrootURI(), runErr); serr != nil && ctx.Err() == nil {
 			return fmt.Errorf("%w%s", serr, quoteTail(tail))
 		}
 		return fmt.Errorf("enroot import %s failed: %w%s", from.EnrootURI(), runErr, quoteTail(tail))
 	}
 	if _, err := ValidateSquash(out); err != nil {
-		if serr := spaceError(dirs, free0, minFree, tail.lastLines(outputTailLines), from.EnrootURI(), err); serr != nil {
+		if serr := spaceError(dirs, free0, minFree, tail.Last(outputTailLines), from.EnrootURI(), err); serr != nil {
 			return fmt.Errorf("%w%s", serr, quoteTail(tail))
 		}
 		return fmt.Errorf("enroot import %s produced no valid squash file: %w%s", from.EnrootURI(), err, quoteTail(tail))
@@ -359,8 +360,8 @@ func (im *Importer) importLocked(ctx context.Context, ref Ref, res *Result) (err
 	return nil
 }
 
-func quoteTail(t *tailBuffer) string {
-	if s := t.lastLines(outputTailLines); s != "" {
+func quoteTail(t *tailbuf.Buffer) string {
+	if s := t.Last(outputTailLines); s != "" {
 		return "; last output:\n" + s
 	}
 	return ""

@@ -1,14 +1,11 @@
 package enroot
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
 	"os"
 	"os/exec"
-	"strings"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -63,36 +60,4 @@ func (r LocalRunner) Run(ctx context.Context, cmd Command) error {
 		return errors.Join(ctx.Err(), err)
 	}
 	return err
-}
-
-// tailBuffer keeps the last bytes written to it, for error messages. It is
-// safe for concurrent writers (stdout and stderr of one process).
-type tailBuffer struct {
-	mu  sync.Mutex
-	buf []byte
-	max int
-}
-
-func newTailBuffer(max int) *tailBuffer { return &tailBuffer{max: max} }
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-// lastLines returns up to n complete-looking trailing lines, trimmed.
-func (t *tailBuffer) lastLines(n int) string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	text := strings.TrimRight(string(bytes.ToValidUTF8(t.buf, []byte("?"))), "\n")
-	lines := strings.Split(text, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

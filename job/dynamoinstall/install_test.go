@@ -580,18 +580,3 @@ func TestStepEnv(t *testing.T) {
 		t.Error("a file without x bits was found")
 	}
 }
-
-func TestLastLines(t *testing.T) {
-	var tb tailBuffer
-	for i := 0; i < 5000; i++ {
-		tb.Write([]byte("line " + strings.Repeat("x", 10) + "\n"))
-	}
-	tb.Write([]byte("ERROR: the end\n"))
-	got := lastLines(tb.String(), 2)
-	if got != "line xxxxxxxxxx\nERROR: the end" {
-		t.Errorf("tail %q", got)
-	}
-	if len(tb.String()) > 2*tailBytes {
-		t.Errorf("tail buffer grew to %d bytes", len(tb.String()))
-	}
-}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/slurmbench/slurmbench/internal/tailbuf"
 )
 
 // probeScript prints what the cache key and the install marker depend on,
@@ -36,7 +38,7 @@ func probePython(ctx context.Context, env []string) (pythonInfo, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Env, cmd.Stdout, cmd.Stderr = env, &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return pythonInfo{}, fmt.Errorf("asking %s for its ABI tag: %w: %s", prog, err, strings.TrimSpace(lastLines(stderr.String(), 5)))
+		return pythonInfo{}, fmt.Errorf("asking %s for its ABI tag: %w: %s", prog, err, strings.TrimSpace(strings.Join(tailbuf.LastLines(stderr.String(), 5), "\n")))
 	}
 	return parseProbe(prog, stdout.String())
 }

@@ -10,10 +10,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
+	"github.com/slurmbench/slurmbench/internal/tailbuf"
 	"github.com/slurmbench/slurmbench/plan"
 )
 
@@ -73,7 +73,7 @@ func (o Options) runStep(ctx context.Context, s Step) (tail string, err error) {
 	if err != nil {
 		return "", err
 	}
-	var out tailBuffer
+	var out tailbuf.Buffer
 	cmd := exec.CommandContext(ctx, prog, s.Argv[1:]...)
 	cmd.Args[0] = s.Argv[0]
 	cmd.Env, cmd.Dir = env, s.Dir
@@ -90,7 +90,7 @@ func (o Options) runStep(ctx context.Context, s Step) (tail string, err error) {
 	if err != nil && ctx.Err() != nil {
 		err = fmt.Errorf("stopped: %w", ctx.Err())
 	}
-	return lastLines(out.String(), tailLines), err
+	return out.Last(tailLines), err
 }
 
 // stepEnv is env with s's variables set over it and s's directories put
@@ -150,37 +150,4 @@ func lookPath(prog, path string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s not found on PATH %q", prog, path)
-}
-
-// tailBuffer keeps the last bytes written to it, from any goroutine.
-type tailBuffer struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-const tailBytes = 16 << 10
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > 2*tailBytes {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-tailBytes:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.buf)
-}
-
-// lastLines is the last n lines of s.
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
