@@ -211,7 +211,7 @@ func TestSignals(t *testing.T) {
 				}
 				if pc.submitted && pc.phase != "collecting" {
 					if o := r.outcome(); o.Result != "cancelled" {
-						t.Errorf("outcome.json: result %q class %q, want cancelled", o.Result, o.Class)
+						t.Errorf("outcome.json: result %q class %q (%s), want cancelled\n%s", o.Result, o.Class, o.Message, r.output())
 					}
 				}
 				if !strings.Contains(r.stdout.String(), "cancelled") && !strings.Contains(r.stdout.String(), "interrupted") {

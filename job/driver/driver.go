@@ -21,6 +21,7 @@ import (
 	"github.com/slurmbench/slurmbench/inputs/profile"
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/internal/tailbuf"
 	"github.com/slurmbench/slurmbench/job/health"
 	"github.com/slurmbench/slurmbench/plan"
 	"github.com/slurmbench/slurmbench/power"
@@ -79,6 +80,9 @@ type step struct {
 	// stopping is set (under driver.mu) when the driver stops the step: its
 	// exit is then expected and not reported on driver.exited.
 	stopping bool
+	// srunOut keeps the tail of srun's own output (the tasks' goes to the
+	// step's log): where srun says Slurm is ending the job.
+	srunOut *tailbuf.Buffer
 }
 
 type driver struct {
@@ -168,6 +172,9 @@ type failure struct {
 	step  *step
 	msg   string
 	code  exitcode.Code
+	// slurmLine is Slurm's line that the job or step was being ended,
+	// when that is why the step died: the outcome's first error.
+	slurmLine string
 }
 
 func (f *failure) Error() string { return f.msg }
@@ -203,6 +210,14 @@ func (d *driver) failureOf(ctx context.Context, err error) *failure {
 			f = &failure{class: diagnose.Unknown, msg: err.Error(), code: exitcode.Internal}
 		}
 	}
+	if f.class != diagnose.Cancelled && f.step != nil {
+		if line, ok := f.step.slurmEnded(); ok {
+			// Slurm said it is ending the job (or the step): the step died
+			// of the cancellation, however late the driver's own SIGTERM.
+			return &failure{class: diagnose.Cancelled, step: f.step, code: exitcode.Interrupted, slurmLine: line,
+				msg: fmt.Sprintf("cancelled by Slurm: %s (%s)", line, f.msg)}
+		}
+	}
 	if f.class != diagnose.Cancelled && cancelledWithin(ctx, cancelGrace) {
 		// Cancelling a job signals its steps and this driver at once; a
 		// step often dies first (or its srun finds the job gone) and the
@@ -213,9 +228,32 @@ func (d *driver) failureOf(ctx context.Context, err error) *failure {
 	return f
 }
 
-// cancelGrace is how long after a step failure the driver waits to learn
-// that the job itself is being cancelled.
+// cancelGrace is how long after a step failure with no word from Slurm the
+// driver waits to learn that the job itself is being cancelled.
 const cancelGrace = time.Second
+
+// srunTailBytes bounds the srun output a step keeps for diagnosis; srun's
+// own lines are few (the tasks' output goes to the step's log).
+const srunTailBytes = 8 << 10
+
+// srunPipeDelay bounds how long an exited srun's output pipe may stay open.
+const srunPipeDelay = 5 * time.Second
+
+// slurmEnded finds Slurm's word that it is ending the step's job or the
+// step itself: in srun's own output, or in the step's log (where
+// slurmstepd's "*** STEP ... CANCELLED AT ... ***" goes with --output).
+func (s *step) slurmEnded() (string, bool) {
+	if s.srunOut != nil {
+		if line, ok := diagnose.SlurmEnded(s.srunOut.Lines(0)); ok {
+			return line, true
+		}
+	}
+	lines, err := diagnose.Tail(s.proc.Log, 50)
+	if err != nil {
+		return "", false
+	}
+	return diagnose.SlurmEnded(lines)
+}
 
 func cancelledWithin(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
@@ -372,13 +410,18 @@ func (d *driver) startStep(ctx context.Context, p plan.Process) error {
 	// the process group and SIGKILL after StopGrace (stopAll), never a bare kill.
 	cmd := exec.Command(argv[0], argv[1:]...) //nolint:noctx // see above
 	cmd.Env = append(os.Environ(), st.Env...)
+	s := &step{proc: p, host: d.alloc.Hosts[p.Nodes[0]], cmd: cmd, start: time.Now().UTC(), done: make(chan struct{}), status: d.status,
+		srunOut: tailbuf.New(srunTailBytes)}
 	// The job's log, never a queued run's: a server outlives the run that
-	// started it, and srun must not lose its stdout when that run's log closes.
-	cmd.Stdout, cmd.Stderr = d.opts.Log, d.opts.Log
+	// started it, and srun must not lose its stdout when that run's log
+	// closes. One writer for both streams, so one goroutine copies them.
+	out := io.MultiWriter(d.opts.Log, s.srunOut)
+	cmd.Stdout, cmd.Stderr = out, out
+	// Bounds Wait should anything srun started keep the pipe open.
+	cmd.WaitDelay = srunPipeDelay
 	// srun gets its own process group, so a terminal's ^C reaches the
 	// driver alone and the driver decides how steps stop.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	s := &step{proc: p, host: d.alloc.Hosts[p.Nodes[0]], cmd: cmd, start: time.Now().UTC(), done: make(chan struct{}), status: d.status}
 	// The full srun line is kept beside the spec; the log names the program.
 	_ = os.WriteFile(strings.TrimSuffix(d.plan.Layout.StepSpec(p.Name), ".json")+".srun.json", []byte(quote(argv)+"\n"), 0o644)
 	d.logf("start %s on %s (%s): %s", p.Name, s.host, runtimeOf(d.plan, p), plan.QuoteArgv(st.Spec.Argv))
@@ -665,12 +708,17 @@ func (d *driver) conclude(phase rundir.Phase, f *failure) Result {
 					o.LastLines = lines[len(lines)-50:]
 				}
 				diag := diagnose.Classify(engineLines(lines))
-				if diag.Class != diagnose.Unknown {
+				// A cancelled step's log may show its peers dying (NCCL,
+				// a broken connection): the cancellation stays the class.
+				if diag.Class != diagnose.Unknown && f.class != diagnose.Cancelled {
 					o.Class = diag.Class
 				}
 				o.FirstError = diag.FirstError
 				o.RuntimeLog = diagnose.RuntimeLog(lines)
 			}
+		}
+		if f.slurmLine != "" {
+			o.FirstError = f.slurmLine
 		}
 		o.Hint = o.Class.Hint()
 		d.logf("FAILED in phase %s: %s [%s] %s", phase, o.Message, o.Class, o.FirstError)

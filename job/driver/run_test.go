@@ -29,26 +29,51 @@ import (
 const fakeSrunEnv = "SLURMBENCH_FAKE_SRUN"
 
 func fakeSrun(args []string) {
-	var spec string
+	var spec, output string
 	for i := 0; i < len(args)-1; i++ {
 		switch args[i] {
 		case "--output":
-			f, err := os.OpenFile(args[i+1], os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-			if err == nil {
-				_ = syscall.Dup3(int(f.Fd()), 1, 0)
-				_ = syscall.Dup3(int(f.Fd()), 2, 0)
-			}
+			output = args[i+1]
 		case "exec":
 			spec = args[i+1]
 		}
 	}
 	s, err := ReadSpec(spec)
+	if err == nil && len(s.Argv) > 0 && s.Argv[0] == fakeJobExpired {
+		// srun finds its job cancelled before the step starts: srun's own
+		// lines on srun's stderr, no task runs.
+		os.Stderr.WriteString("srun: error: Slurm job 42 has expired\nsrun: Check SLURM_JOB_ID environment variable. Expired or invalid job 42\n")
+		os.Exit(1)
+	}
+	if output != "" {
+		f, ferr := os.OpenFile(output, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if ferr == nil {
+			_ = syscall.Dup3(int(f.Fd()), 1, 0)
+			_ = syscall.Dup3(int(f.Fd()), 2, 0)
+		}
+	}
+	if err == nil && len(s.Argv) > 2 && s.Argv[0] == fakeLogAndExit {
+		// A task that prints its lines to the step's log and exits.
+		for _, l := range s.Argv[2:] {
+			os.Stdout.WriteString(l + "\n")
+		}
+		code, _ := strconv.Atoi(s.Argv[1])
+		os.Exit(code)
+	}
 	if err == nil {
 		err = Exec(s)
 	}
 	os.Stderr.WriteString("fake srun: " + err.Error() + "\n")
 	os.Exit(127)
 }
+
+// fakeJobExpired as a step's program makes the fake srun answer as srun
+// does when the job is being cancelled under it.
+const fakeJobExpired = "fake-srun:job-expired"
+
+// fakeLogAndExit as a step's program, with an exit code and lines, runs a
+// task that prints the lines to the step's log and exits with the code.
+const fakeLogAndExit = "fake-srun:log-and-exit"
 
 // frontend is a Dynamo frontend's /health that reports the workers the
 // test says are registered.
@@ -156,12 +181,28 @@ func TestRunPhasesWithFakeSrun(t *testing.T) {
 		class         diagnose.Class
 		phase         rundir.Phase
 		process       string
+		firstError    string // checked when set
 	}{
-		{"succeeds", 1, sleep, []string{"/bin/true"}, 0, exitcode.OK, rundir.Succeeded, "", rundir.PhaseDone, ""},
-		{"benchmark fails", 1, sleep, []string{"/bin/false"}, 0, exitcode.Benchmark, rundir.Failed, diagnose.BenchmarkInvalid, rundir.PhaseBenchmark, "benchmark"},
-		{"worker dies before healthy", 0, []string{"/bin/false"}, []string{"/bin/true"}, 0, exitcode.Engine, rundir.Failed, diagnose.ExitedBeforeHealthy, rundir.PhaseHealth, "decode_w0"},
-		{"health deadline", 0, sleep, []string{"/bin/true"}, 0, exitcode.Health, rundir.Failed, diagnose.HealthDeadline, rundir.PhaseHealth, ""},
-		{"cancelled", 0, sleep, []string{"/bin/true"}, 500 * time.Millisecond, exitcode.Interrupted, rundir.Cancelled, diagnose.Cancelled, rundir.PhaseHealth, ""},
+		{"succeeds", 1, sleep, []string{"/bin/true"}, 0, exitcode.OK, rundir.Succeeded, "", rundir.PhaseDone, "", ""},
+		{"benchmark fails", 1, sleep, []string{"/bin/false"}, 0, exitcode.Benchmark, rundir.Failed, diagnose.BenchmarkInvalid, rundir.PhaseBenchmark, "benchmark", ""},
+		{"worker dies before healthy", 0, []string{"/bin/false"}, []string{"/bin/true"}, 0, exitcode.Engine, rundir.Failed, diagnose.ExitedBeforeHealthy, rundir.PhaseHealth, "decode_w0", ""},
+		{"health deadline", 0, sleep, []string{"/bin/true"}, 0, exitcode.Health, rundir.Failed, diagnose.HealthDeadline, rundir.PhaseHealth, "", ""},
+		{"cancelled", 0, sleep, []string{"/bin/true"}, 500 * time.Millisecond, exitcode.Interrupted, rundir.Cancelled, diagnose.Cancelled, rundir.PhaseHealth, "", ""},
+		// The job is being cancelled, but the driver's own SIGTERM has not
+		// come (it never does here): srun's word that the job is gone is
+		// the cancellation.
+		{"srun finds the job expired", 0, []string{fakeJobExpired}, []string{"/bin/true"}, 0,
+			exitcode.Interrupted, rundir.Cancelled, diagnose.Cancelled, rundir.PhaseHealth, "decode_w0", "srun: error: Slurm job 42 has expired"},
+		// slurmstepd's cancel line in the step's log wins over the errors
+		// its peers' deaths caused.
+		{"step cancelled, peers' errors in its log", 0,
+			[]string{fakeLogAndExit, "143", "RuntimeError: NCCL error: remote process exited", "slurmstepd-node1: error: *** STEP 42.1 ON node1 CANCELLED AT 2026-12-03T13:40:18 ***"},
+			[]string{"/bin/true"}, 0, exitcode.Interrupted, rundir.Cancelled, diagnose.Cancelled, rundir.PhaseHealth, "decode_w0",
+			"slurmstepd-node1: error: *** STEP 42.1 ON node1 CANCELLED AT 2026-12-03T13:40:18 ***"},
+		// Slurm's node-failure line is not a cancellation: the run failed.
+		{"node failure", 0,
+			[]string{fakeLogAndExit, "1", "slurmstepd-node1: error: *** STEP 42.1 ON node1 CANCELLED AT 2026-12-03T13:40:18 DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***"},
+			[]string{"/bin/true"}, 0, exitcode.Engine, rundir.Failed, diagnose.ExitedBeforeHealthy, rundir.PhaseHealth, "decode_w0", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -179,6 +220,9 @@ func TestRunPhasesWithFakeSrun(t *testing.T) {
 			if res.ExitCode != tt.code || o.Result != tt.result || o.Class != tt.class || o.Phase != tt.phase || o.Process != tt.process {
 				t.Errorf("exit %d, outcome %s/%s in phase %s (process %q); want exit %d, %s/%s in %s (process %q)\n%s",
 					res.ExitCode, o.Result, o.Class, o.Phase, o.Process, tt.code, tt.result, tt.class, tt.phase, tt.process, o.Message)
+			}
+			if tt.firstError != "" && o.FirstError != tt.firstError {
+				t.Errorf("first error %q, want %q", o.FirstError, tt.firstError)
 			}
 			written, err := rundir.ReadOutcome(pl.Layout.Outcome)
 			if err != nil || written.Result != o.Result || written.Class != o.Class {
