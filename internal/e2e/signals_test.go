@@ -241,8 +241,10 @@ func TestSignals(t *testing.T) {
 		if code != 130 {
 			t.Errorf("exit %d, want 130\n%s", code, r.output())
 		}
-		if took > 5*time.Second {
-			t.Errorf("exited %s after the second SIGINT, want ≤ 5 s\n%s", took, r.output())
+		// Without the second SIGINT run would wait out --cancel-wait (5 m);
+		// a minute tells the two apart on any loaded machine.
+		if took > time.Minute {
+			t.Errorf("exited %s after the second SIGINT, want well before the 5 m cancel wait\n%s", took, r.output())
 		}
 		r.assertNoLiveJobs(second.Add(30 * time.Second))
 	})
