@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"time"
 
 	"github.com/slurmbench/slurmbench/internal/tailbuf"
 )
@@ -36,4 +37,43 @@ func (im *Importer) ResolveDigest(ctx context.Context, ref Ref) (string, error) 
 		return "", fmt.Errorf("enroot digest %s printed no sha256 digest%s", ref.EnrootURI(), quoteTail(out))
 	}
 	return found[len(found)-1], nil
+}
+
+// digestAttempts bounds how often a digest the registry failed to give
+// for a passing reason is asked for.
+const digestAttempts = 3
+
+// defaultDigestBackoff is the wait before the second attempt; it doubles.
+const defaultDigestBackoff = 2 * time.Second
+
+// transientRegistry is enroot's output for a failure that may pass: a
+// server error, a timeout or throttling as common::curl reports them
+// ("URL ... returned error code: 500 Internal Server Error"), or curl's own
+// for a connection that failed (6 host, 7 connect, 28 timeout, 35 TLS, 52
+// empty reply, 56 receive). A registry under concurrent pushes answered a
+// manifest HEAD with 500 ("invalid checksum digest format") in the test
+// cluster: the import then went by tag and lost its digest.
+var transientRegistry = regexp.MustCompile(`returned error code: (5[0-9][0-9]|408|429)\b|curl: \((6|7|28|35|52|56)\)`)
+
+// resolveDigestRetrying is ResolveDigest asked again, up to digestAttempts
+// times, while enroot reports a registry failure that may pass. Any other
+// failure (enroot 3.x has no digest command, a tag that does not exist)
+// is returned at once.
+func (im *Importer) resolveDigestRetrying(ctx context.Context, ref Ref) (string, error) {
+	backoff := im.digestBackoff
+	for attempt := 1; ; attempt++ {
+		digest, err := im.ResolveDigest(ctx, ref)
+		if err == nil || attempt == digestAttempts || ctx.Err() != nil || !transientRegistry.MatchString(err.Error()) {
+			return digest, err
+		}
+		im.opts.Logf("registry failure resolving %s's digest (attempt %d of %d), asking again in %s: %v", ref, attempt, digestAttempts, backoff, err)
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return "", fmt.Errorf("resolving %s's digest: %w", ref, context.Cause(ctx))
+		case <-t.C:
+		}
+		backoff *= 2
+	}
 }

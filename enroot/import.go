@@ -73,6 +73,9 @@ type Options struct {
 // concurrent use, also by several processes on several nodes.
 type Importer struct {
 	opts Options
+	// digestBackoff is the first wait between digest attempts (tests
+	// shorten it).
+	digestBackoff time.Duration
 }
 
 // NewImporter checks opts and fills in defaults.
@@ -103,7 +106,7 @@ func NewImporter(opts Options) (*Importer, error) {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
-	return &Importer{opts: opts}, nil
+	return &Importer{opts: opts, digestBackoff: defaultDigestBackoff}, nil
 }
 
 // Action says what Import had to do.
@@ -281,7 +284,7 @@ func (im *Importer) importLocked(ctx context.Context, ref Ref, res *Result) (err
 	}
 	from := ref
 	if im.opts.ResolveDigest && ref.Digest == "" {
-		digest, derr := im.ResolveDigest(ctx, ref)
+		digest, derr := im.resolveDigestRetrying(ctx, ref)
 		switch {
 		case ctx.Err() != nil:
 			return derr

@@ -119,7 +119,7 @@ func TestRealContainerRuntimes(t *testing.T) {
 				t.Fatalf("exit %d, want 0\n%s", code, r.output())
 			}
 			if got := stagedManifest(t, r.stage).Provenance.ImageDigest; got != img.Digest {
-				t.Errorf("staged manifest image_digest %q, want the registry's %s", got, img.Digest)
+				t.Errorf("staged manifest image_digest %q, want the registry's %s\n%s", got, img.Digest, r.output())
 			}
 			ref, err := enroot.ParseRef(img.Ref)
 			if err != nil {
