@@ -58,9 +58,10 @@ type Options struct {
 	Version string
 	// ResolveDigest makes an import of a reference without a digest ask the
 	// registry for the tag's digest first (ResolveDigest) and import by that
-	// digest, so the squash is exactly the image its sidecar names. When
-	// enroot cannot say (enroot 3.x has no `digest`), the import goes ahead
-	// by tag and the sidecar's digest stays empty, with a warning.
+	// digest, so the squash is exactly the image its sidecar names. A
+	// registry failure that may pass is asked about again (digest.go); when
+	// enroot still cannot say (enroot 3.x has no `digest`), the import goes
+	// ahead by tag and the sidecar's digest stays empty, with a warning.
 	ResolveDigest bool
 	// Logf receives progress messages (default: discarded).
 	Logf func(format string, args ...any)
