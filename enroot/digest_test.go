@@ -4,39 +4,66 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
 )
 
-// digestRunner answers `enroot digest` itself, the nth time with the nth
-// answer (the last one repeats), and hands every other call to the
-// stand-in.
-type digestRunner struct {
+// scriptedRunner answers one enroot subcommand itself, the nth call with
+// the nth answer (the last one repeats), and hands every other call, and
+// the calls whose answer says pass, to the stand-in. It records every
+// call's arguments.
+type scriptedRunner struct {
 	next    Runner
-	answers []digestAnswer
+	command string // "digest", "import"
+	answers []answer
 	calls   *[]string
 }
 
-type digestAnswer struct {
+type answer struct {
 	output string
 	err    error
+	file   string // written to the -o path
+	pass   bool   // the stand-in runs this call
 }
 
-func (r digestRunner) Run(ctx context.Context, cmd Command) error {
+// digestRunner scripts `enroot digest`.
+func digestRunner(next Runner, calls *[]string, answers ...answer) scriptedRunner {
+	return scriptedRunner{next: next, command: "digest", answers: answers, calls: calls}
+}
+
+func (r scriptedRunner) Run(ctx context.Context, cmd Command) error {
 	*r.calls = append(*r.calls, strings.Join(cmd.Args, " "))
-	if len(cmd.Args) > 0 && cmd.Args[0] == "digest" {
-		n := 0
-		for _, c := range *r.calls {
-			if strings.HasPrefix(c, "digest ") {
-				n++
+	if len(cmd.Args) == 0 || cmd.Args[0] != r.command {
+		return r.next.Run(ctx, cmd)
+	}
+	a := r.answers[min(countCalls(*r.calls, r.command), len(r.answers))-1]
+	if a.pass {
+		return r.next.Run(ctx, cmd)
+	}
+	if a.file != "" {
+		for i, arg := range cmd.Args[:len(cmd.Args)-1] {
+			if arg == "-o" {
+				if err := os.WriteFile(cmd.Args[i+1], []byte(a.file), 0o644); err != nil {
+					return err
+				}
 			}
 		}
-		a := r.answers[min(n, len(r.answers))-1]
-		fmt.Fprint(cmd.Stdout, a.output)
-		return a.err
 	}
-	return r.next.Run(ctx, cmd)
+	fmt.Fprint(cmd.Stdout, a.output)
+	return a.err
+}
+
+// countCalls counts the recorded calls of an enroot subcommand.
+func countCalls(calls []string, command string) int {
+	n := 0
+	for _, c := range calls {
+		if strings.HasPrefix(c, command+" ") {
+			n++
+		}
+	}
+	return n
 }
 
 func TestImportResolvesTheTagToADigest(t *testing.T) {
@@ -63,7 +90,7 @@ func TestImportResolvesTheTagToADigest(t *testing.T) {
 			f := newFixture(t, tc.ref)
 			var calls []string
 			im := f.importer(t, Options{ResolveDigest: true})
-			im.opts.Runner = digestRunner{next: im.opts.Runner, answers: []digestAnswer{{tc.output, tc.err}}, calls: &calls}
+			im.opts.Runner = digestRunner(im.opts.Runner, &calls, answer{output: tc.output, err: tc.err})
 			res, err := im.Import(context.Background(), f.ref)
 			if err != nil || res.Action != ActionImported {
 				t.Fatalf("Import: %+v, %v", res, err)
@@ -102,42 +129,36 @@ func TestResolveDigestRefusesALocalSquash(t *testing.T) {
 func TestDigestAskedAgainAfterARegistryFailure(t *testing.T) {
 	const d = "sha256:4f1f3b6a0c8b2e8d2e54a1c0f6b0a52b1b5d4a14f3f0f7c5e7d2a0d1b3c4e5f6"
 	exit1 := errors.New("exit status 1")
-	serverError := digestAnswer{"[ERROR] URL https://10.77.0.1:5000/v2/slurmbench/mock-engine/manifests/demo returned error code: 500 Internal Server Error\n", exit1}
-	ok := digestAnswer{d + "\n", nil}
+	serverError := answer{output: "[ERROR] URL https://10.77.0.1:5000/v2/slurmbench/mock-engine/manifests/demo returned error code: 500 Internal Server Error\n", err: exit1}
+	ok := answer{output: d + "\n"}
 	for _, tc := range []struct {
 		name       string
-		answers    []digestAnswer
+		answers    []answer
 		asked      int
 		wantDigest string
 	}{
-		{"500, then the digest", []digestAnswer{serverError, ok}, 2, d},
-		{"503, 429, then the digest", []digestAnswer{
-			{"[ERROR] URL x returned error code: 503 Service Unavailable\n", exit1},
-			{"[ERROR] URL x returned error code: 429 \n", exit1}, ok}, 3, d},
-		{"connection refused, then the digest", []digestAnswer{{"curl: (7) Failed to connect to 10.77.0.1 port 5000\n", exit1}, ok}, 2, d},
-		{"500 three times: by tag", []digestAnswer{serverError}, 3, ""},
-		{"404: not asked again", []digestAnswer{{"[ERROR] URL x returned error code: 404 Not Found\n", exit1}, ok}, 1, ""},
-		{"401: not asked again", []digestAnswer{{"[ERROR] URL x returned error code: 401 Unauthorized\n", exit1}, ok}, 1, ""},
-		{"enroot 3.x: not asked again", []digestAnswer{{"Usage: enroot COMMAND\n", nil}, ok}, 1, ""},
+		{"500, then the digest", []answer{serverError, ok}, 2, d},
+		{"503, 429, then the digest", []answer{
+			{output: "[ERROR] URL x returned error code: 503 Service Unavailable\n", err: exit1},
+			{output: "[ERROR] URL x returned error code: 429 \n", err: exit1}, ok}, 3, d},
+		{"connection refused, then the digest", []answer{{output: "curl: (7) Failed to connect to 10.77.0.1 port 5000\n", err: exit1}, ok}, 2, d},
+		{"500 three times: by tag", []answer{serverError}, 3, ""},
+		{"404: not asked again", []answer{{output: "[ERROR] URL x returned error code: 404 Not Found\n", err: exit1}, ok}, 1, ""},
+		{"401: not asked again", []answer{{output: "[ERROR] URL x returned error code: 401 Unauthorized\n", err: exit1}, ok}, 1, ""},
+		{"enroot 3.x: not asked again", []answer{{output: "Usage: enroot COMMAND\n"}, ok}, 1, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, "10.77.0.1:5000/slurmbench/mock-engine:demo")
 			var calls []string
 			im := f.importer(t, Options{ResolveDigest: true})
 			im.digestBackoff = time.Millisecond
-			im.opts.Runner = digestRunner{next: im.opts.Runner, answers: tc.answers, calls: &calls}
+			im.opts.Runner = digestRunner(im.opts.Runner, &calls, tc.answers...)
 			res, err := im.Import(context.Background(), f.ref)
 			if err != nil || res.Action != ActionImported {
 				t.Fatalf("Import: %+v, %v", res, err)
 			}
-			asked := 0
-			for _, c := range calls {
-				if strings.HasPrefix(c, "digest ") {
-					asked++
-				}
-			}
-			if asked != tc.asked {
-				t.Errorf("digest asked %d times, want %d (calls %q)", asked, tc.asked, calls)
+			if asked := countCalls(calls, "digest"); asked != tc.asked {
+				t.Errorf("digest asked %d times, want %d (calls %q)", countCalls(calls, "digest"), tc.asked, calls)
 			}
 			if m := f.checkSidecar(t, OriginImported); m.Digest != tc.wantDigest {
 				t.Errorf("sidecar digest %q, want %q", m.Digest, tc.wantDigest)
@@ -153,8 +174,8 @@ func TestDigestRetryStopsOnCancel(t *testing.T) {
 	var calls []string
 	im := f.importer(t, Options{ResolveDigest: true})
 	im.digestBackoff = time.Hour
-	im.opts.Runner = digestRunner{next: im.opts.Runner, calls: &calls,
-		answers: []digestAnswer{{"[ERROR] URL x returned error code: 502 Bad Gateway\n", errors.New("exit status 1")}}}
+	im.opts.Runner = digestRunner(im.opts.Runner, &calls,
+		answer{output: "[ERROR] URL x returned error code: 502 Bad Gateway\n", err: errors.New("exit status 1")})
 	ctx, cancel := context.WithCancelCause(context.Background())
 	stop := errors.New("SIGINT")
 	im.opts.Logf = func(format string, args ...any) {

@@ -278,11 +278,6 @@ func (im *Importer) importLocked(ctx context.Context, ref Ref, res *Result) (err
 	}
 	args = append(args, "-o", out, ref.EnrootURI())
 
-	tail := tailbuf.New(16 << 10)
-	var w io.Writer = tail
-	if im.opts.Output != nil {
-		w = io.MultiWriter(tail, im.opts.Output)
-	}
 	from := ref
 	if im.opts.ResolveDigest && ref.Digest == "" {
 		digest, derr := im.resolveDigestRetrying(ctx, ref)
@@ -297,32 +292,20 @@ func (im *Importer) importLocked(ctx context.Context, ref Ref, res *Result) (err
 		}
 	}
 	im.opts.Logf("importing %s as %s", from.EnrootURI(), res.Path)
-	// Free space before, to say how much a full disk lacked.
-	dirs := []string{im.opts.SquashDir}
-	if im.opts.ScratchDir != "" {
-		dirs = append(dirs, im.opts.ScratchDir)
-	}
-	free0 := map[string]int64{}
-	for _, d := range dirs {
-		free0[d] = freeBytes(d)
-	}
-	// enroot deletes what it wrote when it fails, and its "No space left"
-	// may not reach an output file on the same full disk: the lowest free
-	// space seen while it ran tells instead.
-	low := watchSpace(dirs)
-	runErr := im.opts.Runner.Run(ctx, Command{Path: im.opts.Enroot, Args: args, Env: env, Stdout: w, Stderr: w})
-	minFree := low.stop()
-	if runErr != nil {
-		if serr := spaceError(dirs, free0, minFree, tail.Last(outputTailLines), from.EnrootURI(), runErr); serr != nil && ctx.Err() == nil {
-			return fmt.Errorf("%w%s", serr, quoteTail(tail))
+	for attempt := 1; ; attempt++ {
+		again, err := im.runImport(ctx, args, env, out, from)
+		if err == nil {
+			break
 		}
-		return fmt.Errorf("enroot import %s failed: %w%s", from.EnrootURI(), runErr, quoteTail(tail))
-	}
-	if _, err := ValidateSquash(out); err != nil {
-		if serr := spaceError(dirs, free0, minFree, tail.Last(outputTailLines), from.EnrootURI(), err); serr != nil {
-			return fmt.Errorf("%w%s", serr, quoteTail(tail))
+		if !again || attempt == importAttempts || ctx.Err() != nil {
+			return err
 		}
-		return fmt.Errorf("enroot import %s produced no valid squash file: %w%s", from.EnrootURI(), err, quoteTail(tail))
+		im.opts.Logf("importing %s again (attempt %d of %d failed): %v", from.EnrootURI(), attempt, importAttempts, err)
+		// enroot refuses an output file that exists; the cached layers in
+		// the scratch directories are kept for the next attempt.
+		if err := os.Remove(out); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("removing the failed import's file: %w", err)
+		}
 	}
 	f, err := os.Open(out)
 	if err != nil {
@@ -362,6 +345,52 @@ func (im *Importer) importLocked(ctx context.Context, ref Ref, res *Result) (err
 	}
 	res.Action, res.Size = ActionImported, info.Size()
 	return nil
+}
+
+// importAttempts: an import that left no valid squash file, or that a
+// registry failure that may pass stopped, runs once more. InferenceX's
+// runners do the same for the first case (runners/launch_b200-nv.sh
+// re-imports once when unsquashfs cannot list the file).
+const importAttempts = 2
+
+// runImport runs enroot import once into out and checks the file it made.
+// again says whether another attempt may succeed: not after a full disk or
+// an interrupt, nor after a failure the registry will repeat.
+func (im *Importer) runImport(ctx context.Context, args, env []string, out string, from Ref) (again bool, err error) {
+	tail := tailbuf.New(16 << 10)
+	var w io.Writer = tail
+	if im.opts.Output != nil {
+		w = io.MultiWriter(tail, im.opts.Output)
+	}
+	// Free space before, to say how much a full disk lacked.
+	dirs := []string{im.opts.SquashDir}
+	if im.opts.ScratchDir != "" {
+		dirs = append(dirs, im.opts.ScratchDir)
+	}
+	free0 := map[string]int64{}
+	for _, d := range dirs {
+		free0[d] = freeBytes(d)
+	}
+	// enroot deletes what it wrote when it fails, and its "No space left"
+	// may not reach an output file on the same full disk: the lowest free
+	// space seen while it ran tells instead.
+	low := watchSpace(dirs)
+	runErr := im.opts.Runner.Run(ctx, Command{Path: im.opts.Enroot, Args: args, Env: env, Stdout: w, Stderr: w})
+	minFree := low.stop()
+	if runErr != nil {
+		if serr := spaceError(dirs, free0, minFree, tail.Last(outputTailLines), from.EnrootURI(), runErr); serr != nil && ctx.Err() == nil {
+			return false, fmt.Errorf("%w%s", serr, quoteTail(tail))
+		}
+		return transientRegistry.MatchString(tail.Last(outputTailLines)),
+			fmt.Errorf("enroot import %s failed: %w%s", from.EnrootURI(), runErr, quoteTail(tail))
+	}
+	if _, err := ValidateSquash(out); err != nil {
+		if serr := spaceError(dirs, free0, minFree, tail.Last(outputTailLines), from.EnrootURI(), err); serr != nil {
+			return false, fmt.Errorf("%w%s", serr, quoteTail(tail))
+		}
+		return true, fmt.Errorf("enroot import %s produced no valid squash file: %w%s", from.EnrootURI(), err, quoteTail(tail))
+	}
+	return false, nil
 }
 
 func quoteTail(t *tailbuf.Buffer) string {

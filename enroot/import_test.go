@@ -648,3 +648,49 @@ func TestListReportsEachState(t *testing.T) {
 		t.Errorf("missing: %+v", st)
 	}
 }
+
+// TestImportRunsAgainOnce: an import that left no valid squash file, or
+// that a registry failure that may pass stopped, runs once more; one that
+// failed for a reason that stays (a 404, an error enroot gives for the
+// image) or failed twice is reported, and nothing is left behind.
+func TestImportRunsAgainOnce(t *testing.T) {
+	exit1 := errors.New("exit status 1")
+	for _, tc := range []struct {
+		name    string
+		answers []answer
+		imports int
+		ok      bool
+	}{
+		{"invalid squash, then imported", []answer{{file: "not a squashfs"}, {pass: true}}, 2, true},
+		{"registry 500, then imported", []answer{{output: "[ERROR] URL https://r/v2/x/manifests/t returned error code: 500 Internal Server Error\n", err: exit1}, {pass: true}}, 2, true},
+		{"dropped connection, then imported", []answer{{output: "curl: (56) Recv failure: Connection reset by peer\n", err: exit1}, {pass: true}}, 2, true},
+		{"invalid squash twice", []answer{{file: "not a squashfs"}}, 2, false},
+		{"404: not again", []answer{{output: "[ERROR] URL https://r/v2/x/manifests/t returned error code: 404 Not Found\n", err: exit1}, {pass: true}}, 1, false},
+		{"enroot's own error: not again", []answer{{output: "[ERROR] Could not process JSON input\n", err: exit1}, {pass: true}}, 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, "10.77.0.1:5000/slurmbench/mock-engine:demo")
+			var calls []string
+			im := f.importer(t, Options{})
+			im.opts.Runner = scriptedRunner{next: im.opts.Runner, command: "import", answers: tc.answers, calls: &calls}
+			res, err := im.Import(context.Background(), f.ref)
+			if n := countCalls(calls, "import"); n != tc.imports {
+				t.Errorf("enroot import ran %d times, want %d (calls %q)", n, tc.imports, calls)
+			}
+			if tc.ok {
+				if err != nil || res.Action != ActionImported {
+					t.Fatalf("Import: %+v, %v", res, err)
+				}
+				f.checkSidecar(t, OriginImported)
+			} else {
+				if err == nil {
+					t.Fatalf("Import succeeded: %+v", res)
+				}
+				if _, serr := os.Stat(f.target); !errors.Is(serr, os.ErrNotExist) {
+					t.Errorf("a failed import left %s (%v)", f.target, serr)
+				}
+			}
+			f.checkClean(t)
+		})
+	}
+}

@@ -68,8 +68,13 @@ MANIFEST=sha256:$(sha "$WORK/manifest.json")
 
 URL=http://$(registry_addr)/v2/$REPO
 rcurl() { in_root curl -sS --fail --max-time 120 "$@"; }
+# Every push of the same binary is the same manifest under any tag, and
+# parallel tests push at once: the registry's log showed a manifest HEAD
+# answered 500 ("invalid checksum digest format") while another tag of the
+# same manifest was pushed. Reads, which change nothing, are asked again.
+rread() { rcurl --retry 4 --retry-delay 1 "$@"; }
 push_blob() { # FILE DIGEST
-	if rcurl -o /dev/null -I "$URL/blobs/$2" 2>/dev/null; then return 0; fi
+	if rread -o /dev/null -I "$URL/blobs/$2" 2>/dev/null; then return 0; fi
 	local loc
 	loc=$(rcurl -D - -o /dev/null -X POST "$URL/blobs/uploads/" | tr -d '\r' | sed -n 's/^[Ll]ocation: //p')
 	[[ -n $loc ]] || die "the registry gave no upload location for $2"
@@ -82,7 +87,7 @@ push_blob "$WORK/layer.tar" "$LAYER"
 push_blob "$WORK/config.json" "$CONFIG"
 rcurl -o /dev/null -X PUT -H 'Content-Type: application/vnd.docker.distribution.manifest.v2+json' \
 	--data-binary "@$WORK_IN/manifest.json" "$URL/manifests/$TAG" || die "pushing the manifest failed"
-got=$(rcurl -I -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' "$URL/manifests/$TAG" |
+got=$(rread -I -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' "$URL/manifests/$TAG" |
 	tr -d '\r' | sed -n 's/^[Dd]ocker-[Cc]ontent-[Dd]igest: //p')
 [[ $got == "$MANIFEST" ]] || die "the registry reports digest '$got' for $REPO_TAG, the pushed manifest is $MANIFEST"
 printf '%s/%s:%s@%s\n' "$(registry_addr)" "$REPO" "$TAG" "$MANIFEST"
