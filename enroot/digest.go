@@ -60,18 +60,30 @@ var transientRegistry = regexp.MustCompile(`returned error code: (5[0-9][0-9]|40
 // failure (enroot 3.x has no digest command, a tag that does not exist)
 // is returned at once.
 func (im *Importer) resolveDigestRetrying(ctx context.Context, ref Ref) (string, error) {
-	backoff := im.digestBackoff
+	var digest string
+	err := im.retrying(ctx, "resolving "+ref.String()+"'s digest", digestAttempts, im.digestBackoff, func() (bool, error) {
+		d, err := im.ResolveDigest(ctx, ref)
+		digest = d
+		return err != nil && transientRegistry.MatchString(err.Error()), err
+	})
+	return digest, err
+}
+
+// retrying runs try until it succeeds, says its failure will not pass, or
+// has run attempts times, waiting backoff (doubled each time) between
+// tries. An interrupt ends it with the interrupt's cause.
+func (im *Importer) retrying(ctx context.Context, what string, attempts int, backoff time.Duration, try func() (again bool, err error)) error {
 	for attempt := 1; ; attempt++ {
-		digest, err := im.ResolveDigest(ctx, ref)
-		if err == nil || attempt == digestAttempts || ctx.Err() != nil || !transientRegistry.MatchString(err.Error()) {
-			return digest, err
+		again, err := try()
+		if err == nil || !again || attempt == attempts || ctx.Err() != nil {
+			return err
 		}
-		im.opts.Logf("registry failure resolving %s's digest (attempt %d of %d), asking again in %s: %v", ref, attempt, digestAttempts, backoff, err)
+		im.opts.Logf("%s failed (attempt %d of %d), trying again in %s: %v", what, attempt, attempts, backoff, err)
 		t := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return "", fmt.Errorf("resolving %s's digest: %w", ref, context.Cause(ctx))
+			return fmt.Errorf("%s: %w", what, context.Cause(ctx))
 		case <-t.C:
 		}
 		backoff *= 2

@@ -179,7 +179,7 @@ func TestDigestRetryStopsOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	stop := errors.New("SIGINT")
 	im.opts.Logf = func(format string, args ...any) {
-		if strings.HasPrefix(format, "registry failure") {
+		if strings.Contains(format, "trying again") {
 			cancel(stop) // the first failure has been reported: now in the wait
 		}
 	}

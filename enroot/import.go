@@ -292,20 +292,17 @@ func (im *Importer) importLocked(ctx context.Context, ref Ref, res *Result) (err
 		}
 	}
 	im.opts.Logf("importing %s as %s", from.EnrootURI(), res.Path)
-	for attempt := 1; ; attempt++ {
-		again, err := im.runImport(ctx, args, env, out, from)
-		if err == nil {
-			break
-		}
-		if !again || attempt == importAttempts || ctx.Err() != nil {
-			return err
-		}
-		im.opts.Logf("importing %s again (attempt %d of %d failed): %v", from.EnrootURI(), attempt, importAttempts, err)
-		// enroot refuses an output file that exists; the cached layers in
-		// the scratch directories are kept for the next attempt.
+	// A failed import runs again at once (no backoff).
+	err = im.retrying(ctx, "importing "+from.EnrootURI(), importAttempts, 0, func() (bool, error) {
+		// enroot refuses an output file that exists: a failed attempt's
+		// goes; the cached layers in the scratch directories stay.
 		if err := os.Remove(out); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("removing the failed import's file: %w", err)
+			return false, fmt.Errorf("removing the failed import's file: %w", err)
 		}
+		return im.runImport(ctx, args, env, out, from)
+	})
+	if err != nil {
+		return err
 	}
 	f, err := os.Open(out)
 	if err != nil {
