@@ -1,32 +1,14 @@
 package mockengine
 
 import (
-	"bytes"
 	"errors"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/slurmbench/slurmbench/internal/syncbuf"
 )
-
-// syncBuffer is a log sink tests can read while the server writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 var (
 	oomLine       = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 136.00 MiB. GPU 0 has a total capacity of 79.10 GiB of which 12.00 MiB is free."
@@ -50,7 +32,7 @@ func isTimeout(err error) bool {
 }
 
 // waitLog waits until the log contains marker (the fault has fired).
-func waitLog(t *testing.T, logs *syncBuffer, marker string) {
+func waitLog(t *testing.T, logs *syncbuf.Buffer, marker string) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute) // a hang guard, not a speed bound
 	for !strings.Contains(logs.String(), marker) {
@@ -72,7 +54,7 @@ func TestFailBeforeHealthy(t *testing.T) {
 		{"exit 0", nil, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			logs := &syncBuffer{}
+			logs := &syncbuf.Buffer{}
 			url, stop := startServer(t, Options{Log: logs, Faults: Faults{
 				FailBeforeHealthy: true, FailAfter: 300 * time.Millisecond, LogLines: tc.lines, ExitCode: tc.code,
 			}})
@@ -105,7 +87,7 @@ func TestFailBeforeHealthy(t *testing.T) {
 
 func TestFailBeforeHealthyWorkerNeverRegisters(t *testing.T) {
 	front := StartTest(t, Options{Mode: ModeFrontend, WorkerTTL: time.Minute})
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	_, stop := startServer(t, Options{Mode: ModeDecode, FrontendURL: front, HeartbeatInterval: 10 * time.Millisecond, Log: logs,
 		Faults: Faults{FailBeforeHealthy: true, FailAfter: 50 * time.Millisecond, ExitCode: 1, LogLines: []string{oomLine}}})
 	waitLog(t, logs, oomLine)
@@ -154,7 +136,7 @@ func TestHangAfterRequests(t *testing.T) {
 }
 
 func TestExitAfterRequests(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	url, stop := startServer(t, Options{Log: logs, Faults: Faults{ExitAfterRequests: 2, ExitCode: 9, LogLines: []string{"RuntimeError: NCCL communicator was aborted on rank 3."}}})
 	for i := range 2 {
 		r := postJSON(t, url+"/v1/completions", `{"prompt":"x","max_tokens":3,"stream":true}`)
@@ -180,7 +162,7 @@ func TestExitAfterRequests(t *testing.T) {
 
 func TestExitAfterHealthy(t *testing.T) {
 	front := StartTest(t, Options{Mode: ModeFrontend, WorkerTTL: time.Minute})
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	_, stop := startServer(t, Options{Mode: ModeDecode, FrontendURL: front, HeartbeatInterval: 10 * time.Millisecond, Log: logs,
 		Faults: Faults{ExitAfter: 200 * time.Millisecond, ExitCode: 0}})
 	waitCounts(t, front, 0, 1) // registered first: this fault strikes after the gate

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slurmbench/slurmbench/internal/syncbuf"
 	"github.com/slurmbench/slurmbench/slurm/slurmtest"
 )
 
@@ -291,7 +292,7 @@ func TestTokenNeverInErrorsOrLogs(t *testing.T) {
 	const stale = "stale-secret-AAAAAAAAAAAAAAAAAAAA"
 	fresh := "fresh-secret-BBBBBBBBBBBBBBBBBBBB"
 	leakyFresh := jwt(time.Now().Add(time.Hour)) // also JWT-shaped, for redaction
-	var logs logBuffer
+	var logs syncbuf.Buffer
 	var errs []error
 
 	fake := slurmtest.NewFake(t, slurmtest.WithTokens(fresh))

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slurmbench/slurmbench/internal/syncbuf"
 	"github.com/slurmbench/slurmbench/slurm/slurmtest"
 )
 
@@ -261,7 +262,7 @@ func TestClusterExpiredToken(t *testing.T) {
 
 	// With a token command the client mints a fresh token and carries on.
 	cfg.TokenCommand = tokenCommand(t, 600)
-	var logs logBuffer
+	var logs syncbuf.Buffer
 	cfg.Logger = debugLogger(&logs)
 	c = newClient(t, cfg)
 	if _, err := c.ListNodes(clusterCtx(t)); err != nil {

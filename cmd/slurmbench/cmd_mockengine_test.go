@@ -10,12 +10,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/internal/syncbuf"
 	"github.com/slurmbench/slurmbench/mockengine"
 )
 
@@ -33,26 +33,9 @@ func TestMockEngineHelperProcess(t *testing.T) {
 	os.Exit(run(append([]string{"slurmbench", "mock-engine"}, strings.Split(args, "\x1f")...), os.Stdout, os.Stderr))
 }
 
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 type engineProc struct {
 	cmd    *exec.Cmd
-	stderr *lockedBuffer
+	stderr *syncbuf.Buffer
 	done   chan struct{}
 	err    error // Wait's result, valid after done
 }
@@ -70,7 +53,7 @@ func startEngine(t *testing.T, env []string, args ...string) (*engineProc, strin
 	cmd := exec.Command(os.Args[0], "-test.run=^TestMockEngineHelperProcess$")
 	all := append([]string{"--listen", "127.0.0.1:0"}, args...)
 	cmd.Env = append(append(os.Environ(), helperArgsEnv+"="+strings.Join(all, "\x1f")), env...)
-	p := &engineProc{cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	p := &engineProc{cmd: cmd, stderr: &syncbuf.Buffer{}, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

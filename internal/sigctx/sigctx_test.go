@@ -1,18 +1,17 @@
 package sigctx
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/internal/syncbuf"
 )
 
 // cancelled is a context a signal stopped (nil: none did).
@@ -88,24 +87,6 @@ func TestCauseText(t *testing.T) {
 	}
 }
 
-// lockedBuffer is stderr written by With's goroutine and read by the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // waitClosed fails the test if ch is not closed in a generous time (it is
 // a hang guard, not a measurement).
 func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
@@ -126,7 +107,7 @@ func TestWith(t *testing.T) {
 		cleanup bool
 	}{{syscall.SIGTERM, true}, {syscall.SIGHUP, false}, {syscall.SIGINT, true}} {
 		t.Run(tt.first.String(), func(t *testing.T) {
-			var stderr lockedBuffer
+			var stderr syncbuf.Buffer
 			ctx, stop := With(context.Background(), &stderr, tt.cleanup)
 			defer stop()
 			if err := syscall.Kill(os.Getpid(), tt.first); err != nil {

@@ -1,7 +1,6 @@
 package dynamoinstall
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slurmbench/slurmbench/internal/syncbuf"
 	"github.com/slurmbench/slurmbench/job/dynamoinstall/dynamoinstalltest"
 	"github.com/slurmbench/slurmbench/plan"
 )
@@ -21,24 +21,6 @@ const (
 	release    = "1.2.1"
 	releaseKey = "version-1.2.1/cp312-x86_64"
 )
-
-// syncBuffer is a bytes.Buffer safe for the step output goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // node is one container: its Python prefix and its /tmp.
 type node struct{ prefix, tmp string }
@@ -57,10 +39,10 @@ func newHarness(t *testing.T) *harness {
 	return &harness{t: t, fakes: dynamoinstalltest.New(t), cache: filepath.Join(t.TempDir(), "dynamo-wheels")}
 }
 
-func (h *harness) options(n node, d plan.Dynamo, log *syncBuffer, extraEnv ...string) Options {
+func (h *harness) options(n node, d plan.Dynamo, log *syncbuf.Buffer, extraEnv ...string) Options {
 	d.Cache = h.cache
 	if log == nil {
-		log = &syncBuffer{}
+		log = &syncbuf.Buffer{}
 	}
 	return Options{Dynamo: d, Tmp: n.tmp, Env: h.fakes.Env(n.prefix, extraEnv...), Stdout: log, Stderr: log,
 		ProgressEvery: 50 * time.Millisecond, LockTimeout: time.Minute}
@@ -68,7 +50,7 @@ func (h *harness) options(n node, d plan.Dynamo, log *syncBuffer, extraEnv ...st
 
 func (h *harness) install(n node, d plan.Dynamo, extraEnv ...string) (Result, string, error) {
 	h.t.Helper()
-	var log syncBuffer
+	var log syncbuf.Buffer
 	res, err := Install(context.Background(), h.options(n, d, &log, extraEnv...))
 	return res, log.String(), err
 }
@@ -173,7 +155,7 @@ func TestInstallConcurrentNodes(t *testing.T) {
 	var wg sync.WaitGroup
 	results := make([]Result, 4)
 	errs := make([]error, 4)
-	logs := make([]syncBuffer, 4)
+	logs := make([]syncbuf.Buffer, 4)
 	for i := range results {
 		n := newNode(t)
 		wg.Add(1)
@@ -392,7 +374,7 @@ func TestInstallWaitsForCacheLock(t *testing.T) {
 	d := plan.Dynamo{Version: release}
 	release := holdLock(t, filepath.Join(h.cache, ".locks", "version-1.2.1_cp312-x86_64.lock"))
 
-	var log syncBuffer
+	var log syncbuf.Buffer
 	o := h.options(newNode(t), d, &log)
 	o.LockTimeout = 300 * time.Millisecond
 	_, err := Install(context.Background(), o)
