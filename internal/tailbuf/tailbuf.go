@@ -23,14 +23,18 @@ const DefaultMax = 16 << 10
 // New returns a Buffer keeping the last max bytes.
 func New(max int) *Buffer { return &Buffer{Max: max} }
 
+func (t *Buffer) limit() int {
+	if t.Max <= 0 {
+		return DefaultMax
+	}
+	return t.Max
+}
+
 // Write keeps the tail of everything written; it never fails.
 func (t *Buffer) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	limit := t.Max
-	if limit <= 0 {
-		limit = DefaultMax
-	}
+	limit := t.limit()
 	t.buf = append(t.buf, p...)
 	// Trim only past twice the bound, so a stream of small writes is not
 	// copied down on every one of them.
@@ -45,10 +49,7 @@ func (t *Buffer) Write(p []byte) (int, error) {
 func (t *Buffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	limit := t.Max
-	if limit <= 0 {
-		limit = DefaultMax
-	}
+	limit := t.limit()
 	b := t.buf
 	if len(b) > limit {
 		b = b[len(b)-limit:]
