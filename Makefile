@@ -7,7 +7,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 BIN     := bin/slurmbench
 # The release layout: one static binary per compute-node architecture side
 # by side, and bin/slurmbench for this machine. run ships the one matching
-# the profile's slurm.compute_arch into each run directory (login/arch).
+# the profile's slurm.compute_arch into each run directory (launcher/login/arch).
 ARCHES  := amd64 arm64
 HOSTARCH := $(shell $(GO) env GOARCH)
 
@@ -63,9 +63,9 @@ TEST_PARALLEL ?= 8
 # capped too, so the budget is the fuzz time.
 FUZZTIME ?= 10s
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./inputs/recipe
-	$(GO) test -run '^$$' -fuzz '^FuzzMigrate$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./inputs/recipe/migrate
-	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./inputs/profile
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./launcher/inputs/recipe
+	$(GO) test -run '^$$' -fuzz '^FuzzMigrate$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./launcher/inputs/recipe/migrate
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./launcher/inputs/profile
 
 cluster-up:
 	bash testcluster/up.sh

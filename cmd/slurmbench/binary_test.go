@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slurmbench/slurmbench/inputs/profile"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
-	"github.com/slurmbench/slurmbench/login/arch"
+	"github.com/slurmbench/slurmbench/launcher/inputs/profile"
+	"github.com/slurmbench/slurmbench/launcher/login/arch"
 	"github.com/slurmbench/slurmbench/slurm/slurmtest"
 )
 

@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
-	"github.com/slurmbench/slurmbench/clients/gsm8k"
+	"github.com/slurmbench/slurmbench/launcher/clients/gsm8k"
 )
 
 // mockAnswerKeyCommand writes a gsm8k answer key for the mock engine, so a

@@ -5,9 +5,9 @@ import (
 
 	"github.com/slurmbench/slurmbench/internal/cliargs"
 	"github.com/slurmbench/slurmbench/internal/sigctx"
-	"github.com/slurmbench/slurmbench/job/steps"
-	"github.com/slurmbench/slurmbench/rundir"
-	"github.com/slurmbench/slurmbench/urlmode"
+	"github.com/slurmbench/slurmbench/launcher/endpoint"
+	"github.com/slurmbench/slurmbench/launcher/job/steps"
+	"github.com/slurmbench/slurmbench/launcher/rundir"
 )
 
 func stepFlags() []cli.Flag {
@@ -60,7 +60,7 @@ Exit codes: 0 every point valid; 8 a point invalid or missing (all named);
 			&cli.StringFlag{Name: "sa-bench-script", Usage: "benchmark_serving.py `PATH` (default <workspace>/" + steps.DefaultSABenchScript + ")"},
 		), benchURLFlags()...),
 		Action: func(c *cli.Context) error {
-			return urlmode.BenchCommand(c.Context, urlmode.BenchCommandOptions{URL: benchURLOptions(c), Step: steps.BenchCommandOptions{
+			return endpoint.BenchCommand(c.Context, endpoint.BenchCommandOptions{URL: benchURLOptions(c), Step: steps.BenchCommandOptions{
 				PlanFile: c.String("plan"), JSON: c.Bool("json"), Interrupted: sigctx.Interrupted(c.Context),
 				BenchOptions: steps.BenchOptions{
 					Frontend: c.String("frontend"), ProgressFile: c.String("progress-file"),
@@ -105,7 +105,7 @@ eval could not finish; 7 the frontend is not reachable; 2 a bad plan or flag;
 			&cli.BoolFlag{Name: "skip-install", Usage: "lm-eval client: do not pip install the pinned lm-eval first"},
 		), evalURLFlags()...),
 		Action: func(c *cli.Context) error {
-			return urlmode.EvalCommand(c.Context, urlmode.EvalCommandOptions{URL: evalURLOptions(c), Step: steps.EvalCommandOptions{
+			return endpoint.EvalCommand(c.Context, endpoint.EvalCommandOptions{URL: evalURLOptions(c), Step: steps.EvalCommandOptions{
 				PlanFile: c.String("plan"), Interrupted: sigctx.Interrupted(c.Context),
 				EvalOptions: steps.EvalOptions{
 					Frontend: c.String("frontend"), ModelPrefix: c.String("model-prefix"),

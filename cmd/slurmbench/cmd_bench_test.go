@@ -10,10 +10,10 @@ import (
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/results"
 
-	"github.com/slurmbench/slurmbench/clients/gsm8k"
+	"github.com/slurmbench/slurmbench/launcher/clients/gsm8k"
+	"github.com/slurmbench/slurmbench/launcher/plan"
+	"github.com/slurmbench/slurmbench/launcher/rundir"
 	"github.com/slurmbench/slurmbench/mockengine"
-	"github.com/slurmbench/slurmbench/plan"
-	"github.com/slurmbench/slurmbench/rundir"
 )
 
 const stepModel = "mock/DeepSeek-R1"

@@ -3,9 +3,9 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
-	"github.com/slurmbench/slurmbench/clients/sabench"
-	"github.com/slurmbench/slurmbench/job/steps"
-	"github.com/slurmbench/slurmbench/urlmode"
+	"github.com/slurmbench/slurmbench/launcher/clients/sabench"
+	"github.com/slurmbench/slurmbench/launcher/endpoint"
+	"github.com/slurmbench/slurmbench/launcher/job/steps"
 )
 
 // The URL mode of bench and eval: flags into urlmode's options.
@@ -32,7 +32,7 @@ func benchURLFlags() []cli.Flag {
 		&cli.IntFlag{Name: "warmups", Usage: "URL mode: warmup requests per point `N` (default 2 × concurrency; 0: none)"},
 		&cli.StringFlag{Name: "req-rate", Value: "inf", Usage: "URL mode: request rate, inf or requests per second"},
 		&cli.Float64Flag{Name: "range-ratio", Value: sabench.DefaultRangeRatio, Usage: "URL mode: lengths are drawn uniformly from [ratio × L, L]"},
-		&cli.StringFlag{Name: "endpoint", Value: urlmode.EndpointCompletions, Usage: "URL mode: completions (token-id prompts) or chat (text prompts, /v1/chat/completions)"},
+		&cli.StringFlag{Name: "endpoint", Value: endpoint.EndpointCompletions, Usage: "URL mode: completions (token-id prompts) or chat (text prompts, /v1/chat/completions)"},
 		&cli.StringFlag{Name: "result-filename", Usage: "URL mode: also stage the results into --out under InferenceX's names, <NAME>_<config>_conc<C>_gpus_<T>...json", EnvVars: []string{"RESULT_FILENAME"}},
 		&cli.IntFlag{Name: "gpus", Value: 1, Usage: "URL mode: GPUs serving the endpoint (result names, per-GPU throughput)"},
 		&cli.IntFlag{Name: "prefill-gpus", Usage: "URL mode: of --gpus, the prefill GPUs of a disaggregated deployment"},
@@ -48,8 +48,8 @@ func evalURLFlags() []cli.Flag {
 }
 
 // benchURLOptions are bench's URL-mode flags.
-func benchURLOptions(c *cli.Context) urlmode.BenchOptions {
-	return urlmode.BenchOptions{
+func benchURLOptions(c *cli.Context) endpoint.BenchOptions {
+	return endpoint.BenchOptions{
 		IO: ioOf(c), Conc: c.String("conc"), Endpoint: c.String("endpoint"), ResultFilename: c.String("result-filename"), Overwrite: c.Bool("overwrite"),
 		Warmups: intIfSet(c, "warmups"),
 		URLBench: steps.URLBench{
@@ -61,8 +61,8 @@ func benchURLOptions(c *cli.Context) urlmode.BenchOptions {
 }
 
 // evalURLOptions are eval's URL-mode flags.
-func evalURLOptions(c *cli.Context) urlmode.EvalOptions {
-	return urlmode.EvalOptions{
+func evalURLOptions(c *cli.Context) endpoint.EvalOptions {
+	return endpoint.EvalOptions{
 		IO:          ioOf(c),
 		URLEval:     steps.URLEval{URL: c.String("url"), Model: c.String("model"), DataDir: c.String("data-dir"), Concurrency: c.Int("concurrency"), Out: c.String("out")},
 		ModelPrefix: c.String("model-prefix"), Limit: c.Int("limit"), ContextLength: c.Int("context-length"), Overwrite: c.Bool("overwrite"),

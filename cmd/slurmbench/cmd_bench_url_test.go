@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slurmbench/slurmbench/clients/gsm8k"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/internal/shareddata"
+	"github.com/slurmbench/slurmbench/launcher/clients/gsm8k"
+	"github.com/slurmbench/slurmbench/launcher/endpoint"
+	"github.com/slurmbench/slurmbench/launcher/plan"
 	"github.com/slurmbench/slurmbench/mockengine"
-	"github.com/slurmbench/slurmbench/plan"
 	"github.com/slurmbench/slurmbench/results"
-	"github.com/slurmbench/slurmbench/urlmode"
 )
 
 // TestBenchURLMatchesRun: `bench --url` at the demo's point (examples/
@@ -229,24 +229,24 @@ func TestURLOutDir(t *testing.T) {
 	now := time.Date(2026, 12, 3, 8, 30, 0, 0, time.UTC)
 	dir := t.TempDir()
 	t.Chdir(dir)
-	if got, err := urlmode.OutDir("", "bench", false, now); err != nil || got != "bench-20261203T083000Z" {
+	if got, err := endpoint.OutDir("", "bench", false, now); err != nil || got != "bench-20261203T083000Z" {
 		t.Errorf("default out: %q, %v", got, err)
 	}
 	file := filepath.Join(dir, "f")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := urlmode.OutDir(file, "bench", true, now); exitcode.Of(err) != exitcode.Config || !strings.Contains(err.Error(), "is a file, not a directory") {
+	if _, err := endpoint.OutDir(file, "bench", true, now); exitcode.Of(err) != exitcode.Config || !strings.Contains(err.Error(), "is a file, not a directory") {
 		t.Errorf("a file: %v", err)
 	}
-	if _, err := urlmode.OutDir(dir, "bench", false, now); exitcode.Of(err) != exitcode.Config || !strings.Contains(err.Error(), "already holds 1 entries") {
+	if _, err := endpoint.OutDir(dir, "bench", false, now); exitcode.Of(err) != exitcode.Config || !strings.Contains(err.Error(), "already holds 1 entries") {
 		t.Errorf("a used dir: %v", err)
 	}
-	if got, err := urlmode.OutDir(dir, "bench", true, now); err != nil || got != dir {
+	if got, err := endpoint.OutDir(dir, "bench", true, now); err != nil || got != dir {
 		t.Errorf("a used dir with --overwrite: %q, %v", got, err)
 	}
 	empty := t.TempDir()
-	if got, err := urlmode.OutDir(empty, "bench", false, now); err != nil || got != empty {
+	if got, err := endpoint.OutDir(empty, "bench", false, now); err != nil || got != empty {
 		t.Errorf("an empty dir: %q, %v", got, err)
 	}
 	// Refused before any request: nothing listens at the URL.

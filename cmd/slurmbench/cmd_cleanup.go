@@ -4,7 +4,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/internal/duration"
-	"github.com/slurmbench/slurmbench/login/ops"
+	"github.com/slurmbench/slurmbench/launcher/login/ops"
 )
 
 func cleanupCommand() *cli.Command {

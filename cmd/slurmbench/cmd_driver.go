@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
-	"github.com/slurmbench/slurmbench/job/driver"
+	"github.com/slurmbench/slurmbench/launcher/job/driver"
 )
 
 func driverCommand() *cli.Command {

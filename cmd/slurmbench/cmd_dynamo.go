@@ -6,8 +6,8 @@ import (
 	"github.com/slurmbench/slurmbench/internal/cliargs"
 	"github.com/slurmbench/slurmbench/internal/duration"
 	"github.com/slurmbench/slurmbench/internal/sigctx"
-	"github.com/slurmbench/slurmbench/job/dynamoinstall"
-	"github.com/slurmbench/slurmbench/plan"
+	"github.com/slurmbench/slurmbench/launcher/job/dynamoinstall"
+	"github.com/slurmbench/slurmbench/launcher/plan"
 )
 
 func dynamoInstallCommand() *cli.Command {

@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slurmbench/slurmbench/inputs/profile"
-	"github.com/slurmbench/slurmbench/inputs/recipe"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
-	"github.com/slurmbench/slurmbench/job/dynamoinstall/dynamoinstalltest"
-	"github.com/slurmbench/slurmbench/plan"
-	"github.com/slurmbench/slurmbench/planner"
+	"github.com/slurmbench/slurmbench/launcher/inputs/profile"
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe"
+	"github.com/slurmbench/slurmbench/launcher/job/dynamoinstall/dynamoinstalltest"
+	"github.com/slurmbench/slurmbench/launcher/plan"
+	"github.com/slurmbench/slurmbench/launcher/planner"
 )
 
 // runDynamoInstall runs "slurmbench dynamo-install ..." in-process and
@@ -84,7 +84,7 @@ func TestDynamoInstallCommandErrors(t *testing.T) {
 // TestDynamoInstallPlanStep: the setup step the plan emits for a source
 // build runs as written (with the container's tmp moved for the test).
 func TestDynamoInstallPlanStep(t *testing.T) {
-	td, err := profile.Canonical(filepath.Join("..", "..", "planner", "testdata"))
+	td, err := profile.Canonical(filepath.Join("..", "..", "launcher", "planner", "testdata"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/enroot"
 	"github.com/slurmbench/slurmbench/internal/duration"
-	"github.com/slurmbench/slurmbench/login/launch"
+	"github.com/slurmbench/slurmbench/launcher/login/launch"
 )
 
 func imagesCommand() *cli.Command {

@@ -11,9 +11,9 @@ import (
 
 	"github.com/slurmbench/slurmbench/enroot"
 	"github.com/slurmbench/slurmbench/enroot/enroottest"
-	"github.com/slurmbench/slurmbench/inputs/profile"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
-	"github.com/slurmbench/slurmbench/login/launch"
+	"github.com/slurmbench/slurmbench/launcher/inputs/profile"
+	"github.com/slurmbench/slurmbench/launcher/login/launch"
 )
 
 // runImages runs "slurmbench images ..." in-process and returns stdout,

@@ -3,9 +3,9 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
-	"github.com/slurmbench/slurmbench/inputs/master"
 	"github.com/slurmbench/slurmbench/internal/duration"
-	"github.com/slurmbench/slurmbench/login/matrix"
+	"github.com/slurmbench/slurmbench/launcher/inputs/master"
+	"github.com/slurmbench/slurmbench/launcher/login/matrix"
 )
 
 func matrixCommand() *cli.Command {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/internal/buildinfo"
 	"github.com/slurmbench/slurmbench/internal/completion"
-	"github.com/slurmbench/slurmbench/login/launch"
+	"github.com/slurmbench/slurmbench/launcher/login/launch"
 )
 
 func versionCommand() *cli.Command {

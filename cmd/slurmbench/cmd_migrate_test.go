@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slurmbench/slurmbench/inputs/recipe/migrate"
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
-	"github.com/slurmbench/slurmbench/login/launch"
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/migrate"
+	"github.com/slurmbench/slurmbench/launcher/login/launch"
 )
 
 // copyExample copies examples/NAME into dir with mode perm.

@@ -8,10 +8,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/internal/duration"
-	"github.com/slurmbench/slurmbench/job/driver"
-	"github.com/slurmbench/slurmbench/login/launch"
-	"github.com/slurmbench/slurmbench/login/runner"
-	"github.com/slurmbench/slurmbench/plan"
+	"github.com/slurmbench/slurmbench/launcher/job/driver"
+	"github.com/slurmbench/slurmbench/launcher/login/launch"
+	"github.com/slurmbench/slurmbench/launcher/login/runner"
+	"github.com/slurmbench/slurmbench/launcher/plan"
 )
 
 const exitCodesHelp = `Exit codes: 0 success; 2 config (nothing submitted); 3 image; 4 submit;

@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
-	"github.com/slurmbench/slurmbench/login/ops"
+	"github.com/slurmbench/slurmbench/launcher/login/ops"
 )
 
 // slurmFlags are shared by the operator commands.

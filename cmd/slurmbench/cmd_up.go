@@ -6,7 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/internal/duration"
-	"github.com/slurmbench/slurmbench/login/launch"
+	"github.com/slurmbench/slurmbench/launcher/login/launch"
 )
 
 func upCommand() *cli.Command {

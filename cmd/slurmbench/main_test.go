@@ -14,7 +14,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/internal/cliargs"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
-	"github.com/slurmbench/slurmbench/plan"
+	"github.com/slurmbench/slurmbench/launcher/plan"
 	"github.com/slurmbench/slurmbench/slurm"
 	"github.com/slurmbench/slurmbench/slurm/slurmtest"
 )

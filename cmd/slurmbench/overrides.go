@@ -5,7 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/slurmbench/slurmbench/inputs/recipe"
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe"
 )
 
 // overrideList collects --set and --unset in the order given (an --unset

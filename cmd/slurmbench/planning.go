@@ -8,7 +8,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/internal/duration"
 	"github.com/slurmbench/slurmbench/internal/sigctx"
-	"github.com/slurmbench/slurmbench/login/launch"
+	"github.com/slurmbench/slurmbench/launcher/login/launch"
 )
 
 // planFlags are shared by render and run. Env-var fallbacks are the names

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slurmbench/slurmbench/rundir"
+	"github.com/slurmbench/slurmbench/launcher/rundir"
 	"github.com/slurmbench/slurmbench/slurm/hostlist"
 )
 

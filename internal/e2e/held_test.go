@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/slurmbench/slurmbench/internal/clustertest"
-	"github.com/slurmbench/slurmbench/rundir"
+	"github.com/slurmbench/slurmbench/launcher/rundir"
 	"github.com/slurmbench/slurmbench/slurm"
 )
 

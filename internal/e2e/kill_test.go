@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slurmbench/slurmbench/rundir"
+	"github.com/slurmbench/slurmbench/launcher/rundir"
 )
 
 // again is a second `slurmbench run` with the same profile, recipe, stage

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slurmbench/slurmbench/login/matrix"
+	"github.com/slurmbench/slurmbench/launcher/login/matrix"
 )
 
 // matrixMaster is a master config in InferenceX's shape with three points

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slurmbench/slurmbench/rundir"
+	"github.com/slurmbench/slurmbench/launcher/rundir"
 )
 
 // TestPostEval: a schema-2 recipe's post_eval.command (InferenceX's

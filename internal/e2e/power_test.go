@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/slurmbench/slurmbench/internal/shareddata"
-	"github.com/slurmbench/slurmbench/power"
-	"github.com/slurmbench/slurmbench/power/powertest"
+	"github.com/slurmbench/slurmbench/results/power"
+	"github.com/slurmbench/slurmbench/results/power/powertest"
 )
 
 // telemetryBlock turns on DCGM power telemetry in a mock recipe; the

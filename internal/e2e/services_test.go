@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slurmbench/slurmbench/rundir"
+	"github.com/slurmbench/slurmbench/launcher/rundir"
 )
 
 // serviceScript copies testdata/services/slow-ready.sh where the nodes see

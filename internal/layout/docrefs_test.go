@@ -122,7 +122,7 @@ func TestDocsNameWhatExists(t *testing.T) {
 		t.Fatal(err)
 	}
 	files, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	files = append(files, filepath.Join(root, "README.md"), filepath.Join(root, "testcluster", "README.md"), filepath.Join(root, "clients", "sabench", "README.md"))
+	files = append(files, filepath.Join(root, "README.md"), filepath.Join(root, "testcluster", "README.md"), filepath.Join(root, "launcher", "clients", "sabench", "README.md"))
 	docs := map[string]string{}
 	refs := 0
 	for _, f := range files {

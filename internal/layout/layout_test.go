@@ -29,17 +29,17 @@ var rules = []struct {
 	not    []string
 	reason string
 }{
-	{"job", []string{"login", "cmd", "planner"}, "code in the allocation never reaches back to the login node's runner, nor plans"},
-	{"login", []string{"job", "cmd"}, "the login node submits and follows; the driver runs only in the job"},
-	{"plan", []string{"planner", "login", "job", "clients", "mockengine", "cmd"}, "the plan is the bottom: every stage reads it"},
-	{"inputs", []string{"plan", "planner", "login", "job", "clients", "cmd"}, "readers of recipes and profiles know nothing of what is made of them"},
-	{"planner", []string{"login", "job", "clients", "cmd"}, "planning is pure: recipe + profile -> plan"},
-	{"planner/engine", []string{"planner", "login", "job", "clients", "cmd"}, "an engine sees the builder only through engine.Builder"},
-	{"planner/infra", []string{"planner", "login", "job", "clients", "cmd"}, "the job's services see the builder only through infra.Builder"},
-	{"clients", []string{"login", "job", "planner", "cmd"}, "the benchmark clients run anywhere (bench --url, the job)"},
-	{"inputs/recipe/schema2", []string{"inputs/recipe"}, "the recipe's node transforms edit YAML nodes; the recipe model is their reader's"},
-	{"inputs/recipe/variants", []string{"inputs/recipe"}, "the recipe's node transforms edit YAML nodes; the recipe model is their reader's"},
-	{"inputs/recipe/yamldoc", []string{"inputs/recipe"}, "the recipe's node transforms edit YAML nodes; the recipe model is their reader's"},
+	{"launcher/job", []string{"launcher/login", "cmd", "launcher/planner"}, "code in the allocation never reaches back to the login node's runner, nor plans"},
+	{"launcher/login", []string{"launcher/job", "cmd"}, "the login node submits and follows; the driver runs only in the job"},
+	{"launcher/plan", []string{"launcher/planner", "launcher/login", "launcher/job", "launcher/clients", "mockengine", "cmd"}, "the plan is the bottom: every stage reads it"},
+	{"launcher/inputs", []string{"launcher/plan", "launcher/planner", "launcher/login", "launcher/job", "launcher/clients", "cmd"}, "readers of recipes and profiles know nothing of what is made of them"},
+	{"launcher/planner", []string{"launcher/login", "launcher/job", "launcher/clients", "cmd"}, "planning is pure: recipe + profile -> plan"},
+	{"launcher/planner/engine", []string{"launcher/planner", "launcher/login", "launcher/job", "launcher/clients", "cmd"}, "an engine sees the builder only through engine.Builder"},
+	{"launcher/planner/infra", []string{"launcher/planner", "launcher/login", "launcher/job", "launcher/clients", "cmd"}, "the job's services see the builder only through infra.Builder"},
+	{"launcher/clients", []string{"launcher/login", "launcher/job", "launcher/planner", "cmd"}, "the benchmark clients run anywhere (bench --url, the job)"},
+	{"launcher/inputs/recipe/schema2", []string{"launcher/inputs/recipe"}, "the recipe's node transforms edit YAML nodes; the recipe model is their reader's"},
+	{"launcher/inputs/recipe/variants", []string{"launcher/inputs/recipe"}, "the recipe's node transforms edit YAML nodes; the recipe model is their reader's"},
+	{"launcher/inputs/recipe/yamldoc", []string{"launcher/inputs/recipe"}, "the recipe's node transforms edit YAML nodes; the recipe model is their reader's"},
 	{"", []string{"cmd"}, "cmd only parses flags: nothing imports it"},
 }
 
@@ -47,10 +47,10 @@ var rules = []struct {
 // means: the job's services take an engine's Worker; the recipe's node
 // transforms share yamltree's node edits.
 var allowed = map[string][]string{
-	"planner/infra":          {"planner/engine"},
-	"inputs/recipe/schema2":  {"inputs/recipe/yamltree"},
-	"inputs/recipe/variants": {"inputs/recipe/yamltree"},
-	"inputs/recipe/yamldoc":  {"inputs/recipe/yamltree"},
+	"launcher/planner/infra":          {"launcher/planner/engine"},
+	"launcher/inputs/recipe/schema2":  {"launcher/inputs/recipe/yamltree"},
+	"launcher/inputs/recipe/variants": {"launcher/inputs/recipe/yamltree"},
+	"launcher/inputs/recipe/yamldoc":  {"launcher/inputs/recipe/yamltree"},
 }
 
 func under(path, prefix string) bool {
@@ -139,7 +139,7 @@ func TestImportsRunAlongTheFlow(t *testing.T) {
 		t.Fatalf("module root not found: %v", err)
 	}
 	imports := moduleImports(t, root)
-	for _, must := range []string{"plan", "planner", "planner/engine", "planner/infra", "login/runner", "job/driver", "cmd/slurmbench"} {
+	for _, must := range []string{"launcher/plan", "launcher/planner", "launcher/planner/engine", "launcher/planner/infra", "launcher/login/runner", "launcher/job/driver", "cmd/slurmbench"} {
 		if _, ok := imports[must]; !ok {
 			t.Errorf("package %s not found: the layout this test guards has changed", must)
 		}
@@ -153,25 +153,25 @@ func TestImportsRunAlongTheFlow(t *testing.T) {
 // is reported, an allowed one is not.
 func TestViolationsAreFound(t *testing.T) {
 	got := violations(map[string][]string{
-		"job/driver":            {"login/runner", "plan", "rundir"},
-		"login/runner":          {"job/steps", "planner"},
-		"plan":                  {"planner", "inputs/profile"},
-		"inputs/recipe":         {"plan"},
-		"results":               {"cmd/slurmbench"},
-		"cmd/slurmbench":        {"login/runner", "job/driver"},
-		"planner":               {"planner/engine", "plan"},
-		"planner/engine":        {"planner", "planner/engine", "plan", "inputs/recipe"},
-		"planner/infra":         {"planner/engine", "planner", "plan"},
-		"inputs/recipe/schema2": {"inputs/recipe", "inputs/recipe/yamltree"},
+		"launcher/job/driver":            {"launcher/login/runner", "launcher/plan", "launcher/rundir"},
+		"launcher/login/runner":          {"launcher/job/steps", "launcher/planner"},
+		"launcher/plan":                  {"launcher/planner", "launcher/inputs/profile"},
+		"launcher/inputs/recipe":         {"launcher/plan"},
+		"results":                        {"cmd/slurmbench"},
+		"cmd/slurmbench":                 {"launcher/login/runner", "launcher/job/driver"},
+		"launcher/planner":               {"launcher/planner/engine", "launcher/plan"},
+		"launcher/planner/engine":        {"launcher/planner", "launcher/planner/engine", "launcher/plan", "launcher/inputs/recipe"},
+		"launcher/planner/infra":         {"launcher/planner/engine", "launcher/planner", "launcher/plan"},
+		"launcher/inputs/recipe/schema2": {"launcher/inputs/recipe", "launcher/inputs/recipe/yamltree"},
 	})
 	want := []string{
-		"inputs/recipe imports plan: readers of recipes and profiles know nothing of what is made of them",
-		"inputs/recipe/schema2 imports inputs/recipe: the recipe's node transforms edit YAML nodes; the recipe model is their reader's",
-		"job/driver imports login/runner: code in the allocation never reaches back to the login node's runner, nor plans",
-		"login/runner imports job/steps: the login node submits and follows; the driver runs only in the job",
-		"plan imports planner: the plan is the bottom: every stage reads it",
-		"planner/engine imports planner: an engine sees the builder only through engine.Builder",
-		"planner/infra imports planner: the job's services see the builder only through infra.Builder",
+		"launcher/inputs/recipe imports launcher/plan: readers of recipes and profiles know nothing of what is made of them",
+		"launcher/inputs/recipe/schema2 imports launcher/inputs/recipe: the recipe's node transforms edit YAML nodes; the recipe model is their reader's",
+		"launcher/job/driver imports launcher/login/runner: code in the allocation never reaches back to the login node's runner, nor plans",
+		"launcher/login/runner imports launcher/job/steps: the login node submits and follows; the driver runs only in the job",
+		"launcher/plan imports launcher/planner: the plan is the bottom: every stage reads it",
+		"launcher/planner/engine imports launcher/planner: an engine sees the builder only through engine.Builder",
+		"launcher/planner/infra imports launcher/planner: the job's services see the builder only through infra.Builder",
 		"results imports cmd/slurmbench: cmd only parses flags: nothing imports it",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

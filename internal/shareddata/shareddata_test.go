@@ -60,7 +60,7 @@ func TestBinaryNeverReadsShared(t *testing.T) {
 	if err != nil {
 		t.Skipf("go list: %v", err)
 	}
-	for _, pkg := range []string{"github.com/slurmbench/slurmbench/internal/shareddata", "github.com/slurmbench/slurmbench/power/powertest"} {
+	for _, pkg := range []string{"github.com/slurmbench/slurmbench/internal/shareddata", "github.com/slurmbench/slurmbench/results/power/powertest"} {
 		if slices.Contains(strings.Fields(string(out)), pkg) {
 			t.Errorf("the slurmbench binary links %s, which reads the reference checkout", pkg)
 		}

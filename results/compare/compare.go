@@ -17,8 +17,8 @@ import (
 
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
 	"github.com/slurmbench/slurmbench/internal/readlimit"
-	"github.com/slurmbench/slurmbench/power"
 	"github.com/slurmbench/slurmbench/results"
+	"github.com/slurmbench/slurmbench/results/power"
 )
 
 // ResultSet is every SA-Bench point and gsm8k score found under a directory.

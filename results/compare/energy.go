@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/slurmbench/slurmbench/power"
 	"github.com/slurmbench/slurmbench/results"
+	"github.com/slurmbench/slurmbench/results/power"
 )
 
 // energyMetrics compare a valid power package's figures (docs/power.md):

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slurmbench/slurmbench/power"
 	"github.com/slurmbench/slurmbench/results"
+	"github.com/slurmbench/slurmbench/results/power"
 )
 
 // stagePowerRun writes a staged run with one 1P1D point (one prefill and one

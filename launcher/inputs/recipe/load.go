@@ -1,0 +1,196 @@
+package recipe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/slurmbench/slurmbench/internal/readlimit"
+	"github.com/slurmbench/slurmbench/launcher/inputs/profile"
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/schema2"
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/variants"
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/yamldoc"
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/yamltree"
+)
+
+// MaxInputBytes bounds a recipe read (profile.MaxInputBytes).
+const MaxInputBytes = profile.MaxInputBytes
+
+// Options change how a recipe file is read.
+type Options struct {
+	// AllowDuplicateKeys reproduces srtctl (PyYAML): a key set twice with
+	// different values keeps the last one, with a warning, instead of
+	// refusing the recipe.
+	AllowDuplicateKeys bool
+	// Variant selects one config of an override file (base: +
+	// override_*/zip_override_*), in srtctl's selector syntax: "base",
+	// "override_NAME", "zip_override_NAME[I]", or a glob or group name that
+	// matches exactly one config.
+	Variant string
+	// Overrides are --set/--unset edits, applied in order to the document
+	// before override-file expansion and decoding (ApplyOverrides).
+	Overrides []Override
+}
+
+// Load reads and strictly decodes the recipe at path (already absolute).
+func Load(path string) (*Recipe, error) {
+	return LoadContext(context.Background(), path, Options{})
+}
+
+// LoadContext is Load with options; ctx interrupts a read that blocks (a
+// FIFO nobody writes to).
+func LoadContext(ctx context.Context, path string, opt Options) (*Recipe, error) {
+	data, err := readlimit.ReadFileContext(ctx, path, MaxInputBytes)
+	if err != nil {
+		return nil, fmt.Errorf("reading recipe: %w", err)
+	}
+	return ParseWith(path, data, opt)
+}
+
+// Parse decodes recipe bytes; path is used in errors.
+func Parse(path string, data []byte) (*Recipe, error) { return ParseWith(path, data, Options{}) }
+
+// ParseWith decodes recipe bytes with options.
+func ParseWith(path string, data []byte, opt Options) (*Recipe, error) {
+	if len(data) > MaxInputBytes {
+		return nil, &Error{File: path, Msg: fmt.Sprintf("%d bytes is more than the %d MiB a recipe may have", len(data), MaxInputBytes>>20)}
+	}
+	doc, err := parseDocument(path, data)
+	if err != nil {
+		return nil, err
+	}
+	var warnings []string
+	if err := resolveDuplicateKeys(path, doc, opt.AllowDuplicateKeys, &warnings); err != nil {
+		return nil, err
+	}
+	applied, err := ApplyOverrides(doc, opt.Overrides)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var variant *variants.Variant
+	var schema int
+	if variants.IsOverrideFile(doc) {
+		if schema, err = schemaOfOverrideFile(path, doc); err != nil {
+			return nil, err
+		}
+		if variant, err = expandOverrideFile(path, doc, opt.Variant); err != nil {
+			return nil, err
+		}
+		doc = variant.Doc
+		warnings = append(warnings, variant.Warnings...)
+	} else if opt.Variant != "" {
+		// srtctl only warns and plans the file; a selector that selects
+		// nothing is more likely a wrong file, so it is refused.
+		return nil, &VariantError{Err: Error{File: path, Line: doc.Line, Field: "base",
+			Msg: fmt.Sprintf("variant %q given, but this is a plain recipe, not an override file (no base:)", opt.Variant)}}
+	}
+	if schema == 0 {
+		if schema, err = schemaVersion(path, doc); err != nil {
+			return nil, err
+		}
+	}
+	// Schema 2 is normalized into the v1 fields (package schema2); from here
+	// on one reader decodes and validates both.
+	var spelling schema2.Spelling
+	if schema == 2 {
+		var w []string
+		if doc, spelling, w, err = normalizeV2(path, doc); err != nil {
+			return nil, err
+		}
+		warnings = append(warnings, w...)
+	} else {
+		yamltree.Delete(doc, "schema")
+	}
+	if err := refuseSweep(path, doc); err != nil {
+		return nil, err
+	}
+	if err := checkKeys(path, doc, reflect.TypeOf(Recipe{}), "", schema); err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			e.Field = spelling.Of(e.Field)
+		}
+		return nil, err
+	}
+	var r Recipe
+	if err := doc.Decode(&r); err != nil {
+		line := yamldoc.Line(err)
+		return nil, &Error{File: path, Line: line, Field: spelling.Of(yamltree.FieldAtLine(doc, line)), Msg: cleanYAMLErr(err)}
+	}
+	r.SchemaVersion, r.spelling = schema, spelling
+	r.fillServiceLines(doc)
+	r.Path = path
+	r.SHA256 = sha256Hex(data)
+	r.Warnings = warnings
+	r.Overrides = applied
+	if variant != nil {
+		r.Variant, r.Origins = variant.Selector, variant.Origins
+	}
+	r.lines = map[string]int{}
+	yamltree.IndexLines(doc, "", r.lines)
+	if err := r.validate(); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// DuplicateKeyError is a key set twice in one mapping with different
+// values. PyYAML (srtctl) keeps the last silently; slurmbench refuses unless
+// Options.AllowDuplicateKeys.
+type DuplicateKeyError struct {
+	Err                     Error
+	FirstLine               int
+	FirstValue, SecondValue string
+}
+
+func (e *DuplicateKeyError) Error() string { return e.Err.Error() }
+
+// parseDocument is yamldoc.Parse with its errors as this package's.
+func parseDocument(path string, data []byte) (*yaml.Node, error) {
+	doc, err := yamldoc.Parse(path, data)
+	return doc, fromYAMLDoc(err)
+}
+
+// resolveDuplicateKeys is yamldoc.ResolveDuplicates, its warnings added to
+// warnings and its errors as this package's.
+func resolveDuplicateKeys(path string, n *yaml.Node, allow bool, warnings *[]string) error {
+	w, err := yamldoc.ResolveDuplicates(path, n, allow)
+	*warnings = append(*warnings, w...)
+	return fromYAMLDoc(err)
+}
+
+// fromYAMLDoc turns package yamldoc's duplicate-key error into this
+// package's; its located errors are this package's Error already.
+func fromYAMLDoc(err error) error {
+	var de *yamldoc.DuplicateError
+	if errors.As(err, &de) {
+		return &DuplicateKeyError{Err: de.Err, FirstLine: de.FirstLine, FirstValue: de.FirstValue, SecondValue: de.SecondValue}
+	}
+	return err
+}
+
+// refuseSweep rejects srtctl's job-level sweeps by name, before strict
+// decoding would call the key unknown.
+func refuseSweep(path string, doc *yaml.Node) error {
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		if k := doc.Content[i]; k.Value == "sweep" {
+			return &UnsupportedError{Error{File: path, Line: k.Line, Field: "sweep",
+				Msg: "job-level sweeps are " + ErrUnsupported.Error() + "; render one point per recipe"}}
+		}
+	}
+	return nil
+}
+
+// checkKeys is yamldoc.CheckKeys for a schema version, an unknown key
+// named by its block and, under schema 1, told when it is srt-slurm 2.x's.
+func checkKeys(path string, n *yaml.Node, t reflect.Type, field string, schema int) error {
+	return fromYAMLDoc(yamldoc.CheckKeys(path, n, t, field, schema, func(t reflect.Type, field, key string) string {
+		msg := fmt.Sprintf("unknown key %q (in %s)", key, blockName(t.String()))
+		if v2, _ := yamldoc.Fields(t, 2); schema < 2 && v2[key] != nil || schema < 2 && field == "" && (key == "engine" || key == "roles") {
+			msg += "; it is srt-slurm 2.x's layout: this recipe has no `schema: 2`"
+		}
+		return msg
+	}))
+}

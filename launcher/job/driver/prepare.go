@@ -1,0 +1,68 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/launcher/diagnose"
+	"github.com/slurmbench/slurmbench/launcher/plan"
+	"github.com/slurmbench/slurmbench/launcher/rundir"
+)
+
+// runPrepare runs the plan's prepare steps (srtctl's pre-worker steps: the
+// model pre-download, or the model staging on every worker node) once
+// infra is up and before any worker starts, as srtctl's do_sweep does: all
+// at once, each to its exit. A step that fails, or the steps outlasting
+// PrepareTimeout, end the run before the workers start, the step's log
+// classified. (srtctl fails the job when a staging step fails; when the
+// pre-download fails or runs past its hour it only warns and starts the
+// workers, which then each download the model at once, the contention the
+// step exists to prevent, and fail later with the cause buried in every
+// worker's log.)
+func (d *driver) runPrepare(ctx context.Context, phase *rundir.Phase) error {
+	steps := d.byRole(plan.RolePrepare)
+	if len(steps) == 0 {
+		return nil
+	}
+	*phase = rundir.PhasePrepare
+	d.setPhase(rundir.PhasePrepare)
+	pending := map[string]bool{}
+	for _, p := range steps {
+		if err := d.startStep(ctx, p); err != nil {
+			return err
+		}
+		pending[p.Name] = true
+	}
+	limit := time.NewTimer(d.opts.PrepareTimeout)
+	defer limit.Stop()
+	for len(pending) > 0 {
+		select {
+		case s := <-d.exited:
+			if !pending[s.proc.Name] {
+				// Infra (NATS, etcd, the Mooncake master) died meanwhile.
+				return d.died(s, diagnose.ExitedBeforeHealthy, exitcode.Engine, "while the steps before the workers ran")
+			}
+			delete(pending, s.proc.Name)
+			if s.code != 0 {
+				return d.died(s, diagnose.PrepareFailed, exitcode.Engine, "before any worker started")
+			}
+			d.logf("%s finished", s.proc.Name)
+		case <-limit.C:
+			names := make([]string, 0, len(pending))
+			for n := range pending {
+				names = append(names, n)
+			}
+			slices.Sort(names)
+			s := d.stepOf(names[0])
+			d.stopSteps(func(x *step) bool { return pending[x.proc.Name] })
+			return &failure{class: diagnose.PrepareFailed, step: s, code: exitcode.Engine,
+				msg: fmt.Sprintf("%s %s on %s (of %v) did not finish within %s; stopped before any worker started", s.proc.Role, s.proc.Name, s.host, names, d.opts.PrepareTimeout)}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}

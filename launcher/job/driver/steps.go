@@ -1,0 +1,172 @@
+package driver
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/slurmbench/slurmbench/enroot"
+	"github.com/slurmbench/slurmbench/launcher/inputs/profile"
+	"github.com/slurmbench/slurmbench/launcher/plan"
+)
+
+// Step is one srun invocation: its argv and the variables its environment
+// needs beyond the driver's own (values never go into argv).
+type Step struct {
+	Argv []string
+	Env  []string // KEY=VALUE
+	Spec Spec
+	// Files are written before the step starts (placeholders filled).
+	Files map[string]string
+}
+
+// BuildStep renders the srun command of proc on alloc. getenv supplies the
+// passthrough variables' values (os.Getenv in production).
+func BuildStep(pl *plan.Plan, proc plan.Process, alloc Allocation, getenv func(string) string) (Step, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	spec := Spec{Name: proc.Name, Workdir: pl.RunDir, Env: map[string]string{}, Fingerprint: pl.Layout.Fingerprints()}
+	for _, a := range proc.Argv {
+		v, err := alloc.Fill(a)
+		if err != nil {
+			return Step{}, fmt.Errorf("process %s argv: %w", proc.Name, err)
+		}
+		spec.Argv = append(spec.Argv, v)
+	}
+	for k, v := range proc.Env {
+		fv, err := alloc.Fill(v)
+		if err != nil {
+			return Step{}, fmt.Errorf("process %s env %s: %w", proc.Name, k, err)
+		}
+		spec.Env[k] = fv
+	}
+	spec.Unset = append([]string(nil), proc.Unset...)
+	spec.NoFile = proc.NoFile
+	for _, argv := range proc.Setup {
+		var filled []string
+		for _, a := range argv {
+			v, err := alloc.Fill(a)
+			if err != nil {
+				return Step{}, fmt.Errorf("process %s setup: %w", proc.Name, err)
+			}
+			filled = append(filled, v)
+		}
+		spec.Setup = append(spec.Setup, filled)
+	}
+	hosts := make([]string, len(proc.Nodes))
+	for i, n := range proc.Nodes {
+		if n >= len(alloc.Hosts) {
+			return Step{}, fmt.Errorf("process %s: node %d outside the allocation of %d nodes", proc.Name, n, len(alloc.Hosts))
+		}
+		hosts[i] = alloc.Hosts[n]
+	}
+	ntasks := proc.Srun.NTasks
+	if ntasks == 0 {
+		ntasks = len(hosts)
+	}
+	argv := []string{"srun", "--jobid", alloc.JobID, "--overlap",
+		"--nodes", strconv.Itoa(len(hosts)), "--ntasks", strconv.Itoa(ntasks),
+		"--nodelist", joinComma(hosts), "--output", proc.Log}
+	if proc.Srun.MPI != "" {
+		argv = append(argv, "--mpi", proc.Srun.MPI)
+	}
+	if len(proc.Srun.Export) > 0 {
+		argv = append(argv, "--export=ALL,"+joinComma(proc.Srun.Export))
+	}
+	// Secrets reach the container by name only; their values stay in the
+	// environment.
+	passthrough := map[string]string{}
+	for _, name := range append(append([]string(nil), pl.EnvPassthrough...), proc.Passenv...) {
+		if v := getenv(name); v != "" {
+			passthrough[name] = v
+		}
+	}
+	shim := []string{pl.Binary, "exec", pl.Layout.StepSpec(proc.Name)}
+	var env []string
+	switch {
+	case !proc.Container || pl.Runtime == profile.RuntimeNone:
+		argv = append(argv, proc.Srun.Extra...)
+		argv = append(argv, shim...)
+	case pl.Runtime == profile.RuntimePyxis:
+		image := pl.Image.Squash
+		if proc.Image != "" {
+			ref, err := enroot.ParseRef(proc.Image)
+			if err != nil {
+				return Step{}, fmt.Errorf("process %s image: %w", proc.Name, err)
+			}
+			image = ref.PyxisImage()
+		}
+		mounts, err := parseMounts(proc.Mounts)
+		if err != nil {
+			return Step{}, fmt.Errorf("process %s: %w", proc.Name, err)
+		}
+		inv, err := enroot.PyxisFlags(enroot.PyxisSpec{Image: image, Mounts: mounts, Env: passthrough})
+		if err != nil {
+			return Step{}, fmt.Errorf("process %s: %w", proc.Name, err)
+		}
+		argv = append(argv, inv.Argv...)
+		argv = append(argv, proc.Srun.Extra...)
+		argv = append(argv, shim...)
+		env = inv.Env
+	case pl.Runtime == profile.RuntimeEnroot:
+		image := pl.Image.Squash
+		if proc.Image != "" {
+			ref, err := enroot.ParseRef(proc.Image)
+			if err != nil || !ref.IsLocal() {
+				return Step{}, fmt.Errorf("process %s: the enroot runtime needs a .sqsh file for image %q (import it and name the squash in [containers])", proc.Name, proc.Image)
+			}
+			image = ref.Path
+		}
+		mounts, err := parseMounts(proc.Mounts)
+		if err != nil {
+			return Step{}, fmt.Errorf("process %s: %w", proc.Name, err)
+		}
+		inv, err := enroot.StartCommand(pl.Enroot, enroot.StartSpec{Image: image, Mounts: mounts, Env: passthrough, Command: shim})
+		if err != nil {
+			return Step{}, fmt.Errorf("process %s: %w", proc.Name, err)
+		}
+		argv = append(argv, proc.Srun.Extra...)
+		argv = append(argv, inv.Argv...)
+		env = inv.Env
+	default:
+		return Step{}, fmt.Errorf("runtime %q is not pyxis, enroot or none", pl.Runtime)
+	}
+	files := map[string]string{}
+	for path, content := range proc.Files {
+		if !strings.HasPrefix(filepath.Clean(path)+"/", pl.RunDir+"/") {
+			return Step{}, fmt.Errorf("process %s: file %s is outside the run directory", proc.Name, path)
+		}
+		v, err := alloc.Fill(content)
+		if err != nil {
+			return Step{}, fmt.Errorf("process %s file %s: %w", proc.Name, path, err)
+		}
+		files[path] = v
+	}
+	return Step{Argv: argv, Env: env, Spec: spec, Files: files}, nil
+}
+
+func parseMounts(ms []string) ([]enroot.Mount, error) {
+	out := make([]enroot.Mount, 0, len(ms))
+	for _, m := range ms {
+		pm, err := enroot.ParseMount(m)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pm)
+	}
+	return out, nil
+}
+
+func joinComma(xs []string) string {
+	s := ""
+	for i, x := range xs {
+		if i > 0 {
+			s += ","
+		}
+		s += x
+	}
+	return s
+}

@@ -1,0 +1,229 @@
+// Package matrix is `slurmbench matrix`: InferenceX's whole matrix from one
+// command. It expands a master config into points as InferenceX's generator
+// does (inputs/master.Expand), plans each point, and groups the points whose
+// servers are identical (plan.SameServing) into one allocation: the first
+// point's topology is brought up once, every point of the group runs in it,
+// and it is taken down at the end. Points that share with no other get an
+// allocation of their own.
+//
+// No anchor does this grouping: srtctl submits one job per recipe and
+// InferenceX's workflow one per matrix point, each loading the model again.
+package matrix
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/internal/readlimit"
+	"github.com/slurmbench/slurmbench/launcher/inputs/master"
+	"github.com/slurmbench/slurmbench/launcher/login/launch"
+	"github.com/slurmbench/slurmbench/launcher/plan"
+)
+
+// maxMasterBytes bounds the master config read (the shipped ones are under
+// 400 KB).
+const maxMasterBytes = 16 << 20
+
+// DefaultStartup is the setup time a shared allocation saves per point
+// when --startup is not given: image import, engine start and model load,
+// which the issue this command answers puts at "up to hours"; half an hour
+// is a conservative middle for the multi-node recipes.
+const DefaultStartup = 30 * time.Minute
+
+// Options are `slurmbench matrix`'s.
+type Options struct {
+	launch.IO
+	Master      string // --master
+	Selection   master.Selection
+	Profile     string // --profile
+	RecipesRoot string // --recipes-root (else the profile's paths.recipes_root)
+	PlanOnly    bool   // --plan: print, submit nothing
+	// Startup is the per-allocation setup time GPU-hours saved are counted
+	// with (--startup; 0: DefaultStartup).
+	Startup     time.Duration
+	MaxParallel int    // --max-parallel (at least 1)
+	RerunFailed bool   // --rerun-failed
+	StageDir    string // --stage-dir: each point stages into <dir>/<point>/
+	JobName     string
+	NoPreflight bool
+	BinaryDir   string
+}
+
+// Point is one matrix point with its plan (nil when it cannot be planned:
+// Err says why).
+type Point struct {
+	master.MatrixPoint
+	Plan *plan.Plan
+	Err  error
+	// profileSHA256 is the profile file's, read once by Build (the plan
+	// records only the profile's path).
+	profileSHA256 string
+}
+
+// Group is one allocation: the points run in it, in order. Points[0]'s
+// plan is the one brought up.
+type Group struct {
+	Points []*Point
+}
+
+// Nodes and GPUs are what the group's allocation holds.
+func (g Group) Nodes() int {
+	if p := g.Points[0].Plan; p != nil {
+		return p.Slurm.Nodes
+	}
+	return 0
+}
+
+// GPUs is the allocation's GPU count (nodes × GPUs per node).
+func (g Group) GPUs() int {
+	if p := g.Points[0].Plan; p != nil {
+		return p.Slurm.Nodes * p.Slurm.GPUsPerNode
+	}
+	return g.Points[0].MatrixPoint.GPUs()
+}
+
+// Matrix is the planned matrix.
+type Matrix struct {
+	Points []*Point
+	Groups []Group
+	// Startup is the setup time counted per allocation saved.
+	Startup time.Duration
+}
+
+// SavedGPUHours is what sharing allocations saves: every point after the
+// first of a group skips one allocation's setup on all of its GPUs.
+func (m *Matrix) SavedGPUHours() float64 {
+	var h float64
+	for _, g := range m.Groups {
+		h += float64(len(g.Points)-1) * float64(g.GPUs()) * m.Startup.Hours()
+	}
+	return h
+}
+
+// SetupGPUHours is what setup costs without grouping: one setup per
+// point on all the GPUs of its allocation.
+func (m *Matrix) SetupGPUHours() float64 {
+	var h float64
+	for _, g := range m.Groups {
+		h += float64(len(g.Points)) * float64(g.GPUs()) * m.Startup.Hours()
+	}
+	return h
+}
+
+// Unplanned counts the points whose plan failed.
+func (m *Matrix) Unplanned() int {
+	n := 0
+	for _, p := range m.Points {
+		if p.Plan == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// Build expands, selects, plans and groups. Errors reading the master or
+// the selection are config errors; a point that cannot be planned is kept
+// with its error (--plan shows it, a run refuses it).
+func Build(ctx context.Context, o Options) (*Matrix, error) {
+	if o.Master == "" {
+		return nil, exitcode.Errorf(exitcode.Config, "--master: required")
+	}
+	data, err := readlimit.ReadFileContext(ctx, o.Master, maxMasterBytes)
+	if err != nil {
+		return nil, exitcode.Errorf(exitcode.Config, "--master: %w", err)
+	}
+	all, err := master.Expand(o.Master, data)
+	if err != nil {
+		return nil, exitcode.With(exitcode.Config, err)
+	}
+	sel, err := master.Select(all, o.Selection)
+	if err != nil {
+		return nil, exitcode.With(exitcode.Config, err)
+	}
+	if len(sel) == 0 {
+		return nil, exitcode.Errorf(exitcode.Config, "--master %s: no multi-node point matches the selection (%d points in all)", o.Master, len(all))
+	}
+	m := &Matrix{Startup: o.Startup}
+	if m.Startup <= 0 {
+		m.Startup = DefaultStartup
+	}
+	var profSHA string
+	if o.Profile != "" {
+		data, err := readlimit.ReadFileContext(ctx, o.Profile, maxMasterBytes)
+		if err != nil {
+			return nil, exitcode.Errorf(exitcode.Config, "--profile: %w", err)
+		}
+		sum := sha256.Sum256(data)
+		profSHA = hex.EncodeToString(sum[:])
+	}
+	for _, mp := range sel {
+		pt := &Point{MatrixPoint: mp, profileSHA256: profSHA}
+		pt.Plan, pt.Err = planPoint(ctx, o, mp)
+		m.Points = append(m.Points, pt)
+	}
+	m.Groups = group(m.Points)
+	return m, nil
+}
+
+// PointPlanOptions are the plan inputs of one point, as the workflow job
+// running it would give them (CONFIG_FILE, image, ISL/OSL, CONC_LIST,
+// RUN_EVAL and EVAL_CONC).
+func PointPlanOptions(o Options, mp master.MatrixPoint) launch.PlanOptions {
+	isl, osl := mp.ISL, mp.OSL
+	concs := make([]string, len(mp.Conc))
+	for i, c := range mp.Conc {
+		concs[i] = strconv.Itoa(c)
+	}
+	cf := mp.ConfigFile
+	if mp.Selector != "" {
+		cf += ":" + mp.Selector
+	}
+	po := launch.PlanOptions{
+		Profile: o.Profile, ConfigFile: cf, RecipesRoot: o.RecipesRoot, Point: -1,
+		Image: mp.Image, ISL: &isl, OSL: &osl, Conc: strings.Join(concs, "x"),
+		RunEval: strconv.FormatBool(mp.RunEval), JobName: o.JobName,
+	}
+	if mp.RunEval {
+		po.EvalConc = strconv.Itoa(mp.EvalConc)
+	}
+	return po
+}
+
+func planPoint(ctx context.Context, o Options, mp master.MatrixPoint) (*plan.Plan, error) {
+	if mp.ConfigFile == "" {
+		return nil, fmt.Errorf("%s (line %d): no CONFIG_FILE in additional-settings", mp.Name(), mp.Line)
+	}
+	pl, _, err := launch.Plan(ctx, PointPlanOptions(o, mp))
+	if err != nil {
+		return nil, fmt.Errorf("%s (line %d): %w", mp.Name(), mp.Line, err)
+	}
+	return pl, nil
+}
+
+// group puts each planned point into the first group whose servers are
+// identical to its own, in point order; unplanned points stand alone.
+func group(pts []*Point) []Group {
+	var gs []Group
+	for _, p := range pts {
+		placed := false
+		if p.Plan != nil {
+			for i := range gs {
+				if head := gs[i].Points[0].Plan; head != nil && plan.SameServing(head, p.Plan) {
+					gs[i].Points = append(gs[i].Points, p)
+					placed = true
+					break
+				}
+			}
+		}
+		if !placed {
+			gs = append(gs, Group{Points: []*Point{p}})
+		}
+	}
+	return gs
+}

@@ -1,0 +1,147 @@
+package runs
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/slurmbench/slurmbench/launcher/rundir"
+	"github.com/slurmbench/slurmbench/slurm"
+	"github.com/slurmbench/slurmbench/slurm/slurmtest"
+)
+
+// TestGCKeepsRunsOfAHeldDeployment: runs a held deployment serves, runs or
+// has queued, and runs queued in a held job that is not confirmed ended,
+// stay however old and finished they look: the held job's servers still
+// write their logs and step files there.
+func TestGCKeepsRunsOfAHeldDeployment(t *testing.T) {
+	f := newFixture(t)
+	old := time.Now().Add(-30 * 24 * time.Hour)
+	job := f.run(t, "held", "running", old)
+	held := f.plan("held")
+	if err := rundir.WriteStatus(held.Layout.Status, rundir.Status{Phase: rundir.PhaseServing, JobID: job,
+		Serving: &rundir.Serving{RunID: "in-serves", Queue: []string{"in-queued"}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"in-serves", "in-queued", "in-done"} {
+		f.run(t, id, "prepared", old)
+		p := f.plan(id)
+		if err := rundir.WriteOutcome(p.Layout.Outcome, rundir.Outcome{Result: rundir.Succeeded, JobID: job}); err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range []string{p.PlanFile, p.Layout.Outcome} {
+			_ = os.Chtimes(path, old, old)
+		}
+	}
+	_ = os.Chtimes(held.Layout.Status, old, old)
+	ds, err := GC(context.Background(), GCOptions{RunsDir: f.dir, OlderThan: time.Hour, Delete: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range ds {
+		if d.Removed {
+			t.Errorf("removed %s (%s) while held job %s may still run", d.Run.ID, d.Why, job)
+		}
+	}
+	// Once Slurm confirms the held job ended, the queued runs may go.
+	ended := func(context.Context, string) (string, bool, error) { return "COMPLETED", true, nil }
+	ds, err = GC(context.Background(), GCOptions{RunsDir: f.dir, OlderThan: time.Hour, Delete: true, Ask: ended})
+	if err != nil {
+		t.Fatal(err)
+	}
+	removed := 0
+	for _, d := range ds {
+		if d.Removed {
+			removed++
+		}
+	}
+	if removed != len(ds) {
+		t.Errorf("after the held job ended, %d of %d removed: %+v", removed, len(ds), ds)
+	}
+}
+
+// TestGCKeepsAJobSlurmDoesNotKnow: "not found" from slurmctld and
+// accounting (another cluster's profile over a shared runs_dir, a
+// slurmrestd without accounting) does not prove a job ended.
+func TestGCKeepsAJobSlurmDoesNotKnow(t *testing.T) {
+	for _, accounting := range []bool{false, true} {
+		f := newFixture(t)
+		f.run(t, "r", "running", time.Now().Add(-30*24*time.Hour))
+		var opts []slurmtest.FakeOption
+		if accounting {
+			opts = append(opts, slurmtest.WithAccounting())
+		}
+		fake := slurmtest.NewFake(t, opts...)
+		client, err := slurm.New(slurm.Config{URL: fake.URL, Token: "t", Retry: slurm.RetryPolicy{Max: -1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds, err := GC(context.Background(), GCOptions{RunsDir: f.dir, OlderThan: time.Hour, Delete: true, Ask: SlurmJobState(client)})
+		if err != nil || len(ds) != 1 {
+			t.Fatal(err, ds)
+		}
+		if ds[0].Removed || !strings.Contains(ds[0].Why, "not confirmed ended") {
+			t.Errorf("accounting=%v: %+v; want the run kept, saying its end is not confirmed", accounting, ds[0])
+		}
+	}
+}
+
+// TestGCStopsAtASignal: once ctx ends, gc --delete removes nothing more.
+func TestGCStopsAtASignal(t *testing.T) {
+	f := newFixture(t)
+	old := time.Now().Add(-30 * 24 * time.Hour)
+	f.run(t, "b-newer", "running", old.Add(time.Hour))
+	f.run(t, "a-older", "ended", old)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// Slurm's answer about the newer run arrives with the signal.
+	ask := func(context.Context, string) (string, bool, error) { cancel(); return "COMPLETED", true, nil }
+	ds, err := GC(ctx, GCOptions{RunsDir: f.dir, OlderThan: time.Hour, Delete: true, Ask: ask})
+	if err == nil || !strings.Contains(err.Error(), "stopped") {
+		t.Errorf("GC after a signal: err %v, want it to say it stopped", err)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "a-older", "plan.json")); err != nil {
+		t.Errorf("a run was removed after the signal: %v (%+v)", err, ds)
+	}
+}
+
+// TestListRefusesAFIFOAndAHugePlan: a FIFO named plan.json does not block
+// runs ls/gc, a plan past 16 MiB is not read, and a signal stops a listing.
+func TestListRefusesAFIFOAndAHugePlan(t *testing.T) {
+	f := newFixture(t)
+	f.run(t, "ok", "ended", time.Now())
+	for _, id := range []string{"fifo", "huge"} {
+		if err := os.MkdirAll(filepath.Join(f.dir, id), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(f.dir, "fifo", "plan.json"), 0o644); err != nil {
+		t.Skip("no FIFOs:", err)
+	}
+	if err := os.WriteFile(filepath.Join(f.dir, "huge", "plan.json"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(filepath.Join(f.dir, "huge", "plan.json"), 17<<20); err != nil {
+		t.Fatal(err)
+	}
+	all, err := List(f.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems := map[string]string{}
+	for _, r := range all {
+		problems[r.ID] = strings.Join(r.Problems, "; ")
+	}
+	if !strings.Contains(problems["fifo"], "not a regular file") || !strings.Contains(problems["huge"], "16 MiB") || problems["ok"] != "" {
+		t.Errorf("problems %q; want the FIFO refused and the huge plan over 16 MiB", problems)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := ListContext(ctx, f.dir); err == nil {
+		t.Error("a cancelled listing went on")
+	}
+}

@@ -1,0 +1,334 @@
+package planner
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/slurmbench/slurmbench/internal/shellwords"
+	"github.com/slurmbench/slurmbench/launcher/plan"
+
+	"github.com/slurmbench/slurmbench/launcher/inputs/profile"
+)
+
+// interpreters run their first operand as the script.
+var interpreters = map[string]bool{"bash": true, "sh": true, "python": true, "python3": true}
+
+// customBenchmark plans benchmark.type custom: srtctl's
+// CustomBenchmarkRunner, with the command as argv instead of bash -lc.
+func (b *builder) customBenchmark(bm plan.Benchmark) error {
+	r, pl := b.r, b.plan
+	argv, err := shellwords.Split(r.Benchmark.Command)
+	var files map[string]string
+	if errors.Is(err, shellwords.ErrNeedsShell) {
+		// srtctl hands the command to bash -lc; the plan keeps an argv by
+		// running the command, verbatim, from a file in the run's logs
+		// (mounted at the same path in the container).
+		script := filepath.Join(pl.Layout.Logs, "benchmark.command.sh")
+		files = map[string]string{script: "# benchmark.command of " + r.Name + ", run as srtctl runs it (bash -l)\n" + strings.TrimSuffix(r.Benchmark.Command, "\n") + "\n"}
+		argv, err = []string{"bash", "-l", script}, nil
+	}
+	if err != nil {
+		return b.fail("benchmark.command", "%q %v", r.Benchmark.Command, err)
+	}
+	if plan.IsShellString(argv) {
+		return b.fail("benchmark.command", "%q hands a string to a shell; put the commands in a script and run that", r.Benchmark.Command)
+	}
+	c := &plan.CustomBenchmark{Command: r.Benchmark.Command, Argv: argv}
+	ws := b.workspace()
+	if ws == "" && strings.Contains(r.Benchmark.Command, plan.WorkspaceMount) {
+		return fmt.Errorf("profile %s: paths.workspace (or --workspace / GITHUB_WORKSPACE): required: benchmark.command runs from %s, the InferenceX checkout (%s)",
+			b.p.Path, plan.WorkspaceMount, r.Benchmark.Command)
+	}
+	mounts := b.mounts()
+	c.Script, c.ScriptNote = scriptOf(argv, mounts, ws)
+	env := b.benchmarkEnv(true)
+	b.profilingBenchmarkEnv(env, "custom")
+	// It runs in the engine container like the workers (and installs its
+	// own dependencies there): the profile's fixed variables are the
+	// cluster's and win, as they do for the workers.
+	for k, v := range b.p.Env.Set {
+		env[k] = v
+	}
+	var fromFlag bool
+	c.Concurrencies, fromFlag = customConcurrencies(env, b.in.Concurrencies, b.in.EnvConc)
+	if fromFlag {
+		// --conc given as a flag reaches the workload as CONC_LIST.
+		env["CONC_LIST"] = strings.Join(strings.Split(plan.JoinInts(c.Concurrencies), ","), " ")
+	}
+	c.ResultDir = filepath.Join(pl.Layout.Results, "custom")
+	if d := env["RESULT_DIR"]; d != "" {
+		if host, ok := hostPath(d, mounts); ok {
+			c.ResultDir = host
+		}
+	}
+	c.OutputDir = ws
+	if d := env["AGENTIC_OUTPUT_DIR"]; d != "" {
+		c.OutputDir, _ = hostPath(d, mounts)
+	}
+	bm.Custom = c
+	bm.ResultDir = c.ResultDir
+	node, err := b.benchmarkNode()
+	if err != nil {
+		return err
+	}
+	pl.Benchmark = bm
+	proc := plan.Process{Name: "benchmark", Role: plan.RoleBenchmark, Nodes: []int{node}, Container: true, Mounts: mounts,
+		Env: env, Argv: argv, Files: files, Log: b.logPath("benchmark"), Critical: true, Srun: plan.SrunOptions{Extra: b.srunExtra()}}
+	// srtctl's CustomBenchmarkRunner.get_container_image: the recipe's
+	// benchmark.container_image, else the job's image.
+	if ci := b.r.Benchmark.ContainerImage; ci != "" {
+		image, err := b.p.ContainerRef(ci)
+		if err != nil {
+			return b.fail("benchmark.container_image", "%v", err)
+		}
+		proc.Image = image
+	}
+	b.add(proc)
+	return nil
+}
+
+// scriptOf names the script argv runs and, when it lies outside the
+// workspace and every mount, why it may be missing.
+func scriptOf(argv, mounts []string, ws string) (string, string) {
+	script := argv[0]
+	if interpreters[path.Base(argv[0])] {
+		script = ""
+		for _, a := range argv[1:] {
+			if !strings.HasPrefix(a, "-") {
+				script = a
+				break
+			}
+		}
+		if script == "" {
+			return "", ""
+		}
+	}
+	if !strings.Contains(script, "/") {
+		return script, "" // a program on the container's PATH
+	}
+	if !path.IsAbs(script) {
+		return script, "relative path: resolved against the container's working directory, which slurmbench does not set"
+	}
+	if host, ok := hostPath(script, mounts); ok {
+		if strings.HasPrefix(script, plan.WorkspaceMount+"/") && ws != "" {
+			if _, err := os.Stat(host); err != nil {
+				return script, "not in the workspace " + ws + " (" + err.Error() + ")"
+			}
+		}
+		return script, ""
+	}
+	return script, "outside the workspace (" + plan.WorkspaceMount + ") and every mount: it must exist in the image"
+}
+
+// hostPath maps a container path to the host path of the mount holding it.
+func hostPath(p string, mounts []string) (string, bool) {
+	best, host := "", ""
+	for _, m := range mounts {
+		parts := strings.Split(m, ":")
+		if len(parts) < 2 {
+			continue
+		}
+		h, c := parts[0], parts[1]
+		if (p == c || strings.HasPrefix(p, strings.TrimSuffix(c, "/")+"/")) && len(c) > len(best) {
+			best, host = c, filepath.Join(h, strings.TrimPrefix(p, c))
+		}
+	}
+	return host, best != ""
+}
+
+// benchmarkNode is where the client runs: benchmark.client_placement, as
+// srtctl's placed_node resolves it; "head" is the reserved node when
+// benchmark.client_dedicated_node asks for one (srtctl's nodes.bench).
+func (b *builder) benchmarkNode() (int, error) {
+	if p := b.r.Benchmark.ClientPlacement; p == "" || p == "head" {
+		return b.benchNode, nil
+	}
+	return b.placedNode(b.r.Benchmark.ClientPlacement, "benchmark.client_placement")
+}
+
+// benchmarkEnv is srtctl's benchmark environment (_get_benchmark_env):
+// the frontend's address, the recipe's environment, and for a custom
+// command every logical worker's endpoint and metrics URL; then
+// benchmark.env, which wins.
+func (b *builder) benchmarkEnv(custom bool) map[string]string {
+	node, port := b.frontendEndpoint()
+	env := map[string]string{
+		"SRTCTL_FRONTEND_TYPE": b.frontendType(),
+		"SRT_FRONTEND_HOST":    placeholderIP(node),
+		"SRT_FRONTEND_PORT":    strconv.Itoa(port),
+	}
+	if custom {
+		eps := b.logicalEndpoints()
+		for _, mode := range []struct {
+			role   plan.Role
+			prefix string
+		}{{plan.RolePrefill, "PREFILL"}, {plan.RoleDecode, "DECODE"}, {plan.RoleAgg, "AGG"}} {
+			var ips, hostports []string
+			for _, e := range eps {
+				if e.role == mode.role {
+					ips = append(ips, placeholderIP(e.node))
+					hostports = append(hostports, placeholderIP(e.node)+":"+strconv.Itoa(e.port))
+				}
+			}
+			if len(ips) > 0 {
+				env["SRT_"+mode.prefix+"_IPS"] = strings.Join(ips, ",")
+				env["SRT_"+mode.prefix+"_ENDPOINTS"] = strings.Join(hostports, ",")
+			}
+		}
+	}
+	for k, v := range b.recipeEnv() {
+		env[k] = v
+	}
+	if custom {
+		if urls := b.metricsURLs(); len(urls) > 0 {
+			env["AIPERF_SERVER_METRICS_URLS"] = strings.Join(urls, ",")
+		}
+	}
+	for k, v := range b.r.Benchmark.Env.Strings() {
+		env[k] = v
+	}
+	return env
+}
+
+// frontendEndpoint is the node and port of the public API (srtctl's
+// _public_api_node): the agg leader of a direct vllm serve, else where the
+// frontend (or nginx) serves.
+func (b *builder) frontendEndpoint() (int, int) {
+	node, port := b.apiNode, portPublicFrontend
+	if b.frontendType() == "vllm" && b.backendType() != "mock" {
+		for _, proc := range b.plan.Processes {
+			if proc.Role == plan.RoleAgg && proc.Rank == 0 {
+				return proc.Nodes[0], proc.Ports["http"]
+			}
+		}
+	}
+	return node, port
+}
+
+type logicalEndpoint struct {
+	role       plan.Role
+	node, port int
+}
+
+// logicalEndpoints are the worker leaders in launch order with the port
+// their metrics are served on: Dynamo's system port, the public port of a
+// direct vLLM serve, else the worker's HTTP port (srtctl's
+// _logical_worker_endpoints; followers are not endpoints).
+func (b *builder) logicalEndpoints() []logicalEndpoint {
+	var out []logicalEndpoint
+	for _, p := range b.plan.Processes {
+		if p.Rank != 0 || (p.Role != plan.RolePrefill && p.Role != plan.RoleDecode && p.Role != plan.RoleAgg) {
+			continue
+		}
+		var port int
+		switch b.frontendType() {
+		case "dynamo":
+			port = p.Ports["system"]
+		case "vllm":
+			port = portPublicFrontend
+		default:
+			port = p.Ports["http"]
+		}
+		if port > 0 {
+			out = append(out, logicalEndpoint{p.Role, p.Nodes[0], port})
+		}
+	}
+	return out
+}
+
+// metricsURLs is AIPERF_SERVER_METRICS_URLS for a custom command: every
+// logical worker's /metrics, plus the KVBM metrics port of prefill and
+// aggregated leaders when the recipe sets DYN_KVBM_METRICS_PORT; in order,
+// each once.
+func (b *builder) metricsURLs() []string {
+	var urls []string
+	seen := map[string]bool{}
+	add := func(node, port string) {
+		u := "http://" + node + ":" + port + "/metrics"
+		if !seen[u] {
+			seen[u] = true
+			urls = append(urls, u)
+		}
+	}
+	for _, e := range b.logicalEndpoints() {
+		add(placeholderIP(e.node), strconv.Itoa(e.port))
+	}
+	kvbm := b.r.Backend.PrefillEnv.Strings()["DYN_KVBM_METRICS_PORT"]
+	if kvbm == "" {
+		kvbm = b.r.Backend.AggregatedEnv.Strings()["DYN_KVBM_METRICS_PORT"]
+	}
+	if kvbm != "" {
+		for _, p := range b.plan.Processes {
+			if p.Rank == 0 && (p.Role == plan.RolePrefill || p.Role == plan.RoleAgg) {
+				add(placeholderIP(p.Nodes[0]), kvbm)
+			}
+		}
+	}
+	return urls
+}
+
+// tokenizerClient carries the recipe's tokenizer to the plan and picks the
+// client that can honour it. The native client sends token-id prompts and
+// has no tokenizer to load, so a custom tokenizer or a tokenizer mode runs
+// with the sa-bench client (benchmark_serving.py in the engine container),
+// whatever client was asked for; ClientReason says so.
+func (b *builder) tokenizerClient(bm *plan.Benchmark) error {
+	r := b.r.Benchmark
+	bm.CustomTokenizer, bm.TokenizerMode = r.CustomTokenizer, r.TokenizerMode
+	if bm.CustomTokenizer == "" && bm.TokenizerMode == "" {
+		return nil
+	}
+	bm.Tokenizer = b.plan.Model.Path
+	if bm.Client == profile.BenchSABench {
+		return nil
+	}
+	field, value := "benchmark.custom_tokenizer", bm.CustomTokenizer
+	if value == "" {
+		field, value = "benchmark.tokenizer_mode", bm.TokenizerMode
+	}
+	bm.ClientReason = fmt.Sprintf("%s %s: the native client has no tokenizer (it sends token ids), so benchmark_serving.py runs instead of the %s client", field, value, bm.Client)
+	if b.workspace() == "" {
+		return b.fail(field, "%s needs the sa-bench client, which runs from the InferenceX checkout: set paths.workspace in profile %s (or --workspace / GITHUB_WORKSPACE)", value, b.p.Path)
+	}
+	if rate := cmp.Or(r.ReqRate.Text(), "inf"); rate != "inf" {
+		return b.fail(field, "%s needs the sa-bench client, which runs at request rate inf only, but benchmark.req_rate is %s", value, rate)
+	}
+	bm.Client = profile.BenchSABench
+	return nil
+}
+
+// customConcurrencies are the concurrencies a custom workload is asked
+// for, as agentic_srt.sh and srt_fixed_sequence.sh read them,
+// ${CONC_LIST:-$CONC}: the step's own environment (benchmark.env, the
+// recipe's) first, then --conc / CONC_LIST, then the step's CONC, then the
+// submitting environment's CONC. fromFlag reports that --conc gave them (so
+// the step's environment must carry them). nil when none is readable: not
+// a list of positive numbers, slurmbench does not guess.
+func customConcurrencies(env map[string]string, flag []int, envConc string) (concs []int, fromFlag bool) {
+	parse := func(list string) []int {
+		var out []int
+		for _, f := range strings.Fields(list) {
+			n, err := strconv.Atoi(f)
+			if err != nil || n < 1 {
+				return nil
+			}
+			out = append(out, n)
+		}
+		return out
+	}
+	switch {
+	case env["CONC_LIST"] != "":
+		return parse(env["CONC_LIST"]), false
+	case len(flag) > 0:
+		return append([]int(nil), flag...), true
+	case env["CONC"] != "":
+		return parse(env["CONC"]), false
+	}
+	return parse(envConc), false
+}
