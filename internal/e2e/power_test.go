@@ -12,9 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slurmbench/slurmbench/internal/shareddata"
 	"github.com/slurmbench/slurmbench/results/power"
-	"github.com/slurmbench/slurmbench/results/power/powertest"
 )
 
 // telemetryBlock turns on DCGM power telemetry in a mock recipe; the
@@ -30,16 +28,12 @@ const telemetryBlock = `telemetry:
 const mockWatts = 350.0
 
 // TestPowerTelemetry runs the mock 2P1D point with telemetry on the test
-// cluster and hands what it staged to InferenceX's own multinode power
-// aggregator, exactly as process_result.py calls it.
+// cluster and rechecks what it staged as the workflow's consumer does
+// (power.Recheck; its verdicts are held to InferenceX's aggregator's by
+// results/power's tests on recorded facts).
 func TestPowerTelemetry(t *testing.T) {
 	t.Parallel()
 	c := setup(t)
-	// Skip (or fail under SLURMBENCH_REQUIRE_DATA) before any job runs.
-	shareddata.Path(t, "data", "inferencex", "utils")
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("no python3 for InferenceX's aggregator")
-	}
 	t.Run("valid package", func(t *testing.T) {
 		t.Parallel()
 		name := uniqueName("e2e-power")
@@ -67,20 +61,27 @@ func TestPowerTelemetry(t *testing.T) {
 		if len(results) != 2 {
 			t.Fatalf("staged results %v", results)
 		}
+		// The workflow's consumer recomputes the verdict: pinned to
+		// srt-slurm's producer name only that name is refused; with
+		// slurmbench's accepted the package publishes, and its energy is
+		// wattage × GPUs × window / output tokens.
+		logs := filepath.Join(r.stage, "LOGS")
+		pinned, err := power.Recheck(filepath.Join(logs, "power"), logs, power.SrtSlurmProducer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pinned.Valid || len(pinned.Failures) != 2 || !strings.HasPrefix(pinned.Failures[0], "producer is '"+power.Producer+"'") {
+			t.Errorf("pinned consumer: %+v, want refused for the producer name only", pinned)
+		}
+		if v, err := power.Recheck(filepath.Join(logs, "power"), logs, power.SrtSlurmProducer, power.Producer); err != nil || !v.Valid {
+			t.Errorf("consumer accepting slurmbench: %+v %v, want publishable", v, err)
+		}
 		for _, res := range results {
-			run := powertest.Run{Dir: r.stage, BenchResult: res, PrefillGPUs: 8, DecodeGPUs: 4, ProducerSHA: strings.TrimSpace(string(sha))}
-			// As published: only the producer's name is refused.
-			powertest.RequireOnlyProducerRefused(t, powertest.Aggregate(t, run))
-			// With slurmbench accepted as the producer, energy is published
-			// and equals wattage × GPUs × window / output tokens.
-			run.Producer = power.Producer
-			o := powertest.Aggregate(t, run)
-			powertest.RequirePublished(t, o)
-			agg := o.Aggregate
 			var raw struct {
 				Start  float64 `json:"benchmark_start_time_unix"`
 				End    float64 `json:"benchmark_end_time_unix"`
 				Output int     `json:"total_output_tokens"`
+				Conc   int     `json:"max_concurrency"`
 			}
 			b, err := os.ReadFile(filepath.Join(r.stage, res))
 			if err != nil {
@@ -89,8 +90,12 @@ func TestPowerTelemetry(t *testing.T) {
 			if err := json.Unmarshal(b, &raw); err != nil {
 				t.Fatal(err)
 			}
+			e, err := power.WindowEnergy(filepath.Join(logs, "power"), m, raw.Conc, raw.Output)
+			if err != nil {
+				t.Fatalf("%s: %v", res, err)
+			}
 			want := mockWatts * 12 * (raw.End - raw.Start) / float64(raw.Output)
-			if got, _ := agg["joules_per_output_token"].(float64); math.Abs(got-want)/want > 0.01 {
+			if got := e.JoulesPerToken; math.Abs(got-want)/want > 0.01 {
 				t.Errorf("%s: J per output token %v, want %v within 1%%", res, got, want)
 			}
 		}

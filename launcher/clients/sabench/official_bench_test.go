@@ -16,11 +16,13 @@ import (
 	"github.com/slurmbench/slurmbench/results"
 )
 
-// The official client, for BenchmarkOfficialClient: srt-slurm's copy of
-// benchmark_serving.py from the reference checkout (internal/shareddata;
-// SABENCH_OFFICIAL_SCRIPT overrides), run by SABENCH_PYTHON (default
-// python3 on PATH). A user's clone has neither: the benchmark skips.
-var officialScript = []string{"research", "srt-slurm-src", "src", "srtctl", "benchmarks", "scripts", "sa-bench", "benchmark_serving.py"}
+// The official client, for BenchmarkOfficialClient: a copy of
+// benchmark_serving.py the person running the benchmark names in
+// SABENCH_OFFICIAL_SCRIPT (srt-slurm's, from their own checkout), run by
+// SABENCH_PYTHON (default python3 on PATH). It is another project's code, so
+// it is never taken from this repository or the reference directory: the
+// benchmark skips without the variable and refuses a path inside either.
+const officialScriptEnv = "SABENCH_OFFICIAL_SCRIPT"
 
 // officialModules are what the script imports beyond the standard library
 // and the stand-ins of testdata/pyshim (transformers, datasets,
@@ -59,17 +61,19 @@ func BenchmarkOfficialClient(b *testing.B) {
 // skips the benchmark saying what is missing.
 func officialClient(b *testing.B) (script, python string) {
 	b.Helper()
-	if s := os.Getenv("SABENCH_OFFICIAL_SCRIPT"); s != "" {
-		script = s
-	} else {
-		script = shareddata.Path(b, officialScript...)
+	script = os.Getenv(officialScriptEnv)
+	if script == "" {
+		b.Skipf("%s is not set: name your own copy of benchmark_serving.py to compare with the official client", officialScriptEnv)
 	}
 	script, err := filepath.Abs(script)
 	if err == nil {
 		_, err = os.Stat(script)
 	}
 	if err != nil {
-		b.Skipf("benchmark_serving.py not found (%v): set SABENCH_OFFICIAL_SCRIPT to compare with the official client", err)
+		b.Skipf("benchmark_serving.py not found (%v): set %s to compare with the official client", err, officialScriptEnv)
+	}
+	if why := refusedOfficialPath(script); why != "" {
+		b.Fatalf("%s=%s: %s", officialScriptEnv, script, why)
 	}
 	python = os.Getenv("SABENCH_PYTHON")
 	if python == "" {
@@ -136,4 +140,50 @@ func runOfficial(b *testing.B, python, script, shim string, engine *benchEngine,
 		b.Fatalf("official client at c%d completed %d of %d requests", conc, res.Completed, PromptsPerConcurrency*conc)
 	}
 	reportPoint(b, res, cpu, srv, wall, res.TotalOutputTokens)
+}
+
+// refusedOfficialPath says why a script path may not be run: it lies inside
+// this repository or the reference directory (another project's code is
+// run only from where the person running it keeps it).
+func refusedOfficialPath(script string) string {
+	roots := map[string]string{"this repository": filepath.Join("..", "..", "..")}
+	if d := os.Getenv(shareddata.DirEnv); d != "" {
+		roots["the reference directory ("+shareddata.DirEnv+")"] = d
+	}
+	for name, root := range roots {
+		abs, err := filepath.Abs(root)
+		if err != nil {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = real
+		}
+		path := script
+		if real, err := filepath.EvalSymlinks(script); err == nil {
+			path = real
+		}
+		if rel, err := filepath.Rel(abs, path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return "it lies inside " + name + "; run another project's client only from your own copy"
+		}
+	}
+	return ""
+}
+
+func TestOfficialClientPathIsTheUsers(t *testing.T) {
+	ref := t.TempDir()
+	t.Setenv(shareddata.DirEnv, ref)
+	mine := filepath.Join(t.TempDir(), "benchmark_serving.py")
+	for _, c := range []struct {
+		path    string
+		refused bool
+	}{
+		{mine, false},
+		{filepath.Join(ref, "x", "benchmark_serving.py"), true},
+		{func() string { p, _ := filepath.Abs("testdata/benchmark_serving.py"); return p }(), true},
+		{func() string { p, _ := filepath.Abs("../../../scripts/benchmark_serving.py"); return p }(), true},
+	} {
+		if got := refusedOfficialPath(c.path) != ""; got != c.refused {
+			t.Errorf("refusedOfficialPath(%s) refused=%v, want %v", c.path, got, c.refused)
+		}
+	}
 }

@@ -61,6 +61,7 @@ var jobProvidedVars = map[string]string{
 	"BASH_SOURCE":                       "shell built-in",
 	"NF":                                "awk's field count inside a script, not an environment read",
 	"SRT_FRONTEND_HOST":                 "the benchmark step's environment (plan's benchmarkEnv)",
+	"SRT_MEASUREMENT_WINDOW_DIR":        "the benchmark step's environment when telemetry is on (planner's telemetry, as srtctl sets it for every client)",
 	"SRT_FRONTEND_PORT":                 "the benchmark step's environment (plan's benchmarkEnv)",
 	"SRTCTL_FRONTEND_TYPE":              "the benchmark step's environment (plan's benchmarkEnv)",
 	"SRT_PREFILL_ENDPOINTS":             "the custom benchmark's environment (plan's benchmarkEnv)",

@@ -1,9 +1,7 @@
 package launch
 
 import (
-	"io/fs"
 	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -13,154 +11,48 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/plan"
 )
 
-// The scripts InferenceX's jobs run, per tree: the benchmark scripts and
-// the library they source, the recipes' setup scripts (run in every worker
-// container), and the Python steps that read the matrix point's settings
-// (process_result, the power aggregators, inject_synthetic_acceptance).
-// runners/launch_*.sh and slurm_utils.sh are not among them: they run on
-// the GitHub runner and are what slurmbench replaces.
-func jobScripts(t *testing.T, tree string) []string {
+// envReads reads the recorded facts of what InferenceX's job-side scripts
+// read from the environment (../shared/data/facts/inferencex-env-reads.tsv:
+// tree, script, variable; its README says how each row was recorded: the
+// August and September trees scanned by name, the inferencex-e2e rows of
+// today's scripts read by hand). The scripts themselves are other
+// projects' code and are not kept anywhere the tests can run them.
+func envReads(t *testing.T) (reads map[string][]string, trees map[string]int) {
 	t.Helper()
-	root := shareddata.Path(t, "data", tree)
-	var out []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		if d.IsDir() {
-			if strings.HasPrefix(d.Name(), ".") && rel != "." {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		switch {
-		case strings.HasPrefix(rel, "benchmarks/") && (strings.HasSuffix(rel, ".sh") || strings.HasSuffix(rel, ".py")),
-			strings.HasPrefix(rel, "utils/") && strings.HasSuffix(rel, ".py"),
-			rel == "runners/inject_synthetic_acceptance.py":
-			out = append(out, p)
-		}
-		return nil
-	})
+	p := shareddata.Path(t, "data", "facts", "inferencex-env-reads.tsv")
+	b, err := os.ReadFile(p)
 	if err != nil {
-		t.Fatalf("listing %s: %v", root, err)
+		t.Fatal(err)
 	}
-	if len(out) == 0 {
-		shareddata.Missing(t, "no InferenceX job scripts under %s", root)
+	reads, trees = map[string][]string{}, map[string]int{}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) < 2 || lines[0] != "tree\tscript\tvariable" {
+		t.Fatalf("%s: header %q, want tree, script, variable", p, lines[0])
 	}
-	return out
+	for i, line := range lines[1:] {
+		f := strings.Split(line, "\t")
+		if len(f) != 3 || f[0] == "" || f[1] == "" || !envNameRef.MatchString(f[2]) {
+			t.Fatalf("%s:%d: %q is not tree, script, variable", p, i+2, line)
+		}
+		tree, _, _ := strings.Cut(f[0], "@")
+		trees[tree]++
+		reads[f[2]] = append(reads[f[2]], f[0]+":"+f[1])
+	}
+	return reads, trees
 }
 
-var (
-	shRef      = regexp.MustCompile(`\$\{?([A-Za-z_][A-Za-z0-9_]*)`)
-	shAssign   = regexp.MustCompile(`(?m)(?:^|[\s;&|({]|\bexport\s+|\blocal\s+|\bdeclare\s+(?:-\w+\s+)*|\breadonly\s+)([A-Za-z_][A-Za-z0-9_]*)(?:\+?=|\[[^]]*\]=)`)
-	shLoop     = regexp.MustCompile(`\b(?:for|read(?:\s+-\w+)*)\s+([A-Za-z_][A-Za-z0-9_]*)`)
-	pyEnv      = regexp.MustCompile(`(?:environ\.get\(|environ\[|getenv\(|environ\.setdefault\()\s*["']([A-Za-z_][A-Za-z0-9_]*)["']`)
-	envNameRef = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
-	pyDef      = regexp.MustCompile(`^(\w+)\(\s*(\w+)`)
-)
+var envNameRef = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 
-// scriptEnvReads returns the environment variables a script reads: for a
-// shell script, every upper-case name whose first mention is a read (a
-// name the script assigns before reading is its own); for Python, every
-// os.environ / os.getenv key.
-func scriptEnvReads(src string, python bool) []string {
-	seen := map[string]bool{}
-	var out []string
-	add := func(n string) {
-		if envNameRef.MatchString(n) && !seen[n] {
-			seen[n] = true
-			out = append(out, n)
-		}
-	}
-	if python {
-		for _, m := range pyEnv.FindAllStringSubmatch(src, -1) {
-			add(m[1])
-		}
-		// Helpers taking the variable's name (process_result's
-		// get_optional_component_metadata, inject_synthetic_acceptance's
-		// _enabled): a def whose body reads os.environ with its parameter.
-		for _, chunk := range strings.Split(src, "\ndef ")[1:] {
-			h := pyDef.FindStringSubmatch(chunk)
-			if h == nil || !regexp.MustCompile(`environ(?:\.get\(|\[)\s*`+regexp.QuoteMeta(h[2])+`\b`).MatchString(chunk) {
-				continue
-			}
-			call := regexp.MustCompile(`\b` + regexp.QuoteMeta(h[1]) + `\(\s*["']([A-Za-z_][A-Za-z0-9_]*)["']`)
-			for _, m := range call.FindAllStringSubmatch(src, -1) {
-				add(m[1])
-			}
-		}
-		return out
-	}
-	first := map[string]int{} // first assignment offset
-	for _, re := range []*regexp.Regexp{shAssign, shLoop} {
-		for _, m := range re.FindAllStringSubmatchIndex(src, -1) {
-			// An assignment takes effect at the end of its line: in
-			// X=${X:-default} the right side still reads the environment.
-			n, at := src[m[2]:m[3]], len(src)
-			if i := strings.IndexByte(src[m[3]:], '\n'); re == shLoop {
-				at = m[3] // a loop or read sets it at once
-			} else if i >= 0 {
-				at = m[3] + i
-			}
-			if o, ok := first[n]; !ok || at < o {
-				first[n] = at
-			}
-		}
-	}
-	for _, m := range shRef.FindAllStringSubmatchIndex(stripShComments(src), -1) {
-		n := src[m[2]:m[3]]
-		if o, ok := first[n]; ok && o < m[0] {
-			continue
-		}
-		add(n)
-	}
-	return out
-}
-
-// stripShComments blanks comments (keeping offsets) so a name in a comment
-// is not taken for a read.
-func stripShComments(src string) string {
-	b := []byte(src)
-	lineStart := true
-	inSingle := false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		switch {
-		case c == '\n':
-			lineStart, inSingle = true, false
-			continue
-		case c == '\'' && !inSingle:
-			inSingle = true
-		case c == '\'' && inSingle:
-			inSingle = false
-		case c == '#' && !inSingle && (lineStart || i > 0 && (b[i-1] == ' ' || b[i-1] == '\t')):
-			for i < len(b) && b[i] != '\n' {
-				b[i] = ' '
-				i++
-			}
-			i--
-			continue
-		}
-		if c != ' ' && c != '\t' {
-			lineStart = false
-		}
-	}
-	return string(b)
-}
-
+// TestEnvContractCoversInferenceXScripts: every variable an InferenceX job
+// script reads — the August and September trees and today's
+// inferencex-e2e scripts (srt_fixed_sequence.sh, srt_eval.sh,
+// srt_agentic.sh) — is passed to the job, provided by the job, or withheld
+// with a reason.
 func TestEnvContractCoversInferenceXScripts(t *testing.T) {
-	reads := map[string][]string{}
-	for _, tree := range []string{"inferencex", "inferencex-v2"} {
-		for _, p := range jobScripts(t, tree) {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, n := range scriptEnvReads(string(b), strings.HasSuffix(p, ".py")) {
-				rel, _ := filepath.Rel(shareddata.Path(t, "data"), p)
-				reads[n] = append(reads[n], rel)
-			}
+	reads, trees := envReads(t)
+	for _, tree := range []string{"inferencex", "inferencex-v2", "inferencex-e2e"} {
+		if trees[tree] == 0 {
+			t.Errorf("the facts have no rows of %s: the contract would not cover its scripts", tree)
 		}
 	}
 	var names []string
@@ -179,12 +71,14 @@ func TestEnvContractCoversInferenceXScripts(t *testing.T) {
 			t.Errorf("%s is read by %s but is neither passed to the job (workflowVars, workflowPrefixes), provided by the job (jobProvidedVars) nor withheld with a reason (withheldVars)", n, strings.Join(reads[n], ", "))
 		}
 	}
-	// The names issue #24 found by reading the scripts by hand: the
-	// extraction must find them, or it is not reading what the jobs read.
+	// The names issue #24 found by reading the scripts by hand, and the
+	// ones today's scripts added: the facts must hold them, or they are
+	// not what the jobs read.
 	for _, n := range []string{"PREFILL_PP_SIZE", "DECODE_DCP_SIZE", "RECIPE_FINGERPRINT", "TOTAL_CPU_DRAM_GB",
-		"ROUTER_METADATA", "KV_P2P_TRANSFER", "IS_MULTINODE", "EVAL_ONLY", "SYNTHETIC_ACCEPTANCE", "NUM_SPEC_TOKENS", "THINKING_MODE"} {
+		"ROUTER_METADATA", "KV_P2P_TRANSFER", "IS_MULTINODE", "EVAL_ONLY", "SYNTHETIC_ACCEPTANCE", "NUM_SPEC_TOKENS", "THINKING_MODE",
+		"CONC_LIST", "EVAL_CONC", "SRT_FRONTEND_HOST", "SRT_MEASUREMENT_WINDOW_DIR"} {
 		if reads[n] == nil {
-			t.Errorf("the scan found no read of %s: the extraction misses a form the scripts use", n)
+			t.Errorf("the facts record no read of %s", n)
 		}
 	}
 	t.Logf("%d variables read by the scripts", len(names))
@@ -214,32 +108,6 @@ func TestEnvContractListsAreConsistent(t *testing.T) {
 		check("withheldVars", n, r)
 		if hasAnyPrefix(n, workflowPrefixes) {
 			t.Errorf("withheld %s matches a passed prefix", n)
-		}
-	}
-}
-
-// The scanner itself: each form a script reads the environment with, and
-// the forms that are not reads.
-func TestScriptEnvReads(t *testing.T) {
-	for _, c := range []struct {
-		name, src string
-		python    bool
-		want      []string
-	}{
-		{"plain and braced", "echo $A ${B:-x} \"${C}\"", false, []string{"A", "B", "C"}},
-		{"assigned first is the script's own", "D=1\necho $D", false, nil},
-		{"read before assigned is an input", "E=${E:-3}\necho $E", false, []string{"E"}},
-		{"exported and local", "export F=1; local G=2\necho $F $G", false, nil},
-		{"loop variable", "for H in a b; do echo $H; done", false, nil},
-		{"comment", "# uses $I\necho ok", false, nil},
-		{"single-quoted hash is no comment", "echo '#' $J", false, []string{"J"}},
-		{"lower case is local", "echo $k", false, nil},
-		{"python get and index", "os.environ.get('L', '1')\nos.environ[\"M\"]\nos.getenv('N')", true, []string{"L", "M", "N"}},
-		{"python helper", "x=1\ndef flag(name):\n    return os.environ.get(name, '')\nflag('O')\n", true, []string{"O"}},
-	} {
-		got := scriptEnvReads(c.src, c.python)
-		if strings.Join(got, ",") != strings.Join(c.want, ",") {
-			t.Errorf("%s: %q gives %v, want %v", c.name, c.src, got, c.want)
 		}
 	}
 }
