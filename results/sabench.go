@@ -64,6 +64,10 @@ type SABenchResult struct {
 	// Warmup outcome, not written.
 	WarmupCompleted, WarmupFailed int
 
+	// Requests are the measured requests one by one, for the requests file
+	// beside the result (WriteRequests); not part of the result's JSON.
+	Requests []RequestRecord
+
 	raw []rawField // members of a file read by ReadSABench
 }
 

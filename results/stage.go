@@ -67,6 +67,14 @@ func Stage(points []CollectedPoint, opt StageOptions) ([]StagedFile, error) {
 		if err := add(name, cp.Path, &p); err != nil {
 			return nil, err
 		}
+		// The point's per-request records travel with it, under the
+		// staged name (…_conc8_gpus_12.requests.jsonl.gz: outside the
+		// workflow's ${RESULT_FILENAME}_*.json glob).
+		if req := RequestsPath(cp.Path); fileExists(req) {
+			if err := add(RequestsPath(name), req, nil); err != nil {
+				return nil, err
+			}
+		}
 	}
 	for _, src := range opt.Extra {
 		if err := add(filepath.Base(src), src, nil); err != nil {
@@ -219,4 +227,9 @@ func CopyTree(src, dst string, overwrite bool) error {
 		return fmt.Errorf("copying %s to %s: %w", src, dst, err)
 	}
 	return nil
+}
+
+func fileExists(path string) bool {
+	st, err := os.Lstat(path)
+	return err == nil && st.Mode().IsRegular()
 }

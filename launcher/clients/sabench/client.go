@@ -54,7 +54,8 @@ type record struct {
 	chunks       int // chunks with non-empty choices
 	outputTokens int // usage.completion_tokens; -1 when the server sent none
 	err          string
-	text         []byte // generated text, only with SaveDetailed
+	text         []byte    // generated text, only with SaveDetailed
+	start        time.Time // when the request was sent (zero: never sent)
 }
 
 // runner holds what every request of a run shares (read-only once built).
@@ -363,6 +364,7 @@ func (r *runner) doStamped(ctx context.Context, body []byte, maxTokens int, rec 
 	} else {
 		r.doNetHTTP(reqCtx, body, &sr)
 	}
+	rec.start = sr.start
 	if sr.err != nil {
 		r.fail(ctx, rec, sr.err)
 		return

@@ -2,6 +2,7 @@ package sabench
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -55,8 +56,10 @@ func fill(res *results.SABenchResult, cfg Config, ds *Dataset, records []record,
 	if cfg.SaveDetailed {
 		res.Detail = detail(records)
 	}
+	res.Requests = make([]results.RequestRecord, n)
 	for i := range records {
 		rec := &records[i]
+		res.Requests[i] = requestRecord(i, rec, ds.InputLens[i])
 		if !rec.success {
 			continue
 		}
@@ -103,6 +106,54 @@ func fill(res *results.SABenchResult, cfg Config, ds *Dataset, records []record,
 			res.Metrics = append(res.Metrics, computeStats(name, samples[name], cfg.Percentiles))
 		}
 	}
+}
+
+// requestRecord is one request's line of the requests file, taken before
+// fill drops its gaps.
+func requestRecord(i int, rec *record, inputLen int) results.RequestRecord {
+	r := results.RequestRecord{Index: i, InputTokens: inputLen, Status: results.RequestFailed, Error: rec.err}
+	switch {
+	case !rec.sent:
+		r.Status = results.RequestNotSent
+	case rec.interrupted:
+		r.Status = results.RequestInterrupted
+	case rec.success:
+		r.Status = results.RequestOK
+	}
+	if !rec.start.IsZero() {
+		r.StartUnix = unixSeconds(rec.start)
+	}
+	if !rec.success {
+		return r
+	}
+	r.OutputTokens = rec.outputTokens
+	if r.OutputTokens < 0 {
+		r.OutputTokens = rec.chunks
+	}
+	ttft, e2e := msOf(rec.ttft), msOf(rec.latency)
+	first, end := r.StartUnix+ttft/1000, r.StartUnix+e2e/1000
+	r.TTFTms, r.E2Ems, r.FirstUnix, r.EndUnix = &ttft, &e2e, &first, &end
+	if len(rec.itl) > 0 {
+		gaps := make([]float64, len(rec.itl))
+		sum := 0.0
+		for j, d := range rec.itl {
+			gaps[j] = msOf(d)
+			sum += gaps[j]
+		}
+		slices.Sort(gaps)
+		r.ITL = &results.ITLStats{Count: len(gaps), Mean: sum / float64(len(gaps)),
+			Median: nearestRank(gaps, 0.5), P99: nearestRank(gaps, 0.99), Max: gaps[len(gaps)-1]}
+	}
+	return r
+}
+
+func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// nearestRank is the smallest sorted sample with at least q of the samples
+// at or below it.
+func nearestRank(sorted []float64, q float64) float64 {
+	k := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[max(k, 0)]
 }
 
 // emptyMetrics are the statistics of a run without completed requests.

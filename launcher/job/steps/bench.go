@@ -256,6 +256,14 @@ func runPoint(ctx context.Context, pl *plan.Plan, opts BenchOptions, index int, 
 	} else {
 		win.close(pr.Res, pr.Err)
 	}
+	// The per-request records are for people (the report's distributions,
+	// results compare): a point whose result is written is not failed for
+	// want of them.
+	if pr.Res.Requests != nil {
+		if err := results.WriteRequests(results.RequestsPath(pr.Path), pr.Res.Requests); err != nil && opts.Log != nil {
+			fmt.Fprintf(opts.Log, "point c%d: %v\n", pt.Concurrency, err)
+		}
+	}
 	return pr
 }
 
