@@ -31,6 +31,7 @@ func benchURLFlags() []cli.Flag {
 		&cli.IntFlag{Name: "num-prompts", Usage: "URL mode: measured requests per point `N` (default 10 × concurrency)"},
 		&cli.IntFlag{Name: "warmups", Usage: "URL mode: warmup requests per point `N` (default 2 × concurrency; 0: none)"},
 		&cli.StringFlag{Name: "req-rate", Value: "inf", Usage: "URL mode: request rate, inf or requests per second"},
+		&cli.StringSliceFlag{Name: "goodput", Usage: "URL mode: count requests meeting every SLO per second, `METRIC:MS` each (ttft:200 tpot:30 e2el:5000), as benchmark_serving.py's --goodput"},
 		&cli.Float64Flag{Name: "range-ratio", Value: sabench.DefaultRangeRatio, Usage: "URL mode: lengths are drawn uniformly from [ratio × L, L]"},
 		&cli.StringFlag{Name: "endpoint", Value: endpoint.EndpointCompletions, Usage: "URL mode: completions (token-id prompts) or chat (text prompts, /v1/chat/completions)"},
 		&cli.StringFlag{Name: "result-filename", Usage: "URL mode: also stage the results into --out under InferenceX's names, <NAME>_<config>_conc<C>_gpus_<T>...json", EnvVars: []string{"RESULT_FILENAME"}},
@@ -54,7 +55,7 @@ func benchURLOptions(c *cli.Context) endpoint.BenchOptions {
 		Warmups: intIfSet(c, "warmups"),
 		URLBench: steps.URLBench{
 			URL: c.String("url"), Model: c.String("model"), ISL: c.Int("isl"), OSL: c.Int("osl"), NumPrompts: c.Int("num-prompts"),
-			RequestRate: c.String("req-rate"), RangeRatio: c.Float64("range-ratio"), Out: c.String("out"),
+			RequestRate: c.String("req-rate"), RangeRatio: c.Float64("range-ratio"), Out: c.String("out"), Goodput: c.StringSlice("goodput"),
 			GPUs: c.Int("gpus"), PrefillGPUs: c.Int("prefill-gpus"), DecodeGPUs: c.Int("decode-gpus"),
 		},
 	}

@@ -283,6 +283,9 @@ type Benchmark struct {
 	// SlowDown is benchmark.slow_down_*: SGLang's /slow_down on the decode
 	// leaders during each sa-bench point (slowdown.go).
 	SlowDown *SlowDown `json:"slow_down,omitempty"`
+	// Goodput holds the SLOs in milliseconds (ttft, tpot, e2el) a request
+	// must meet to count toward request_goodput; none: no goodput.
+	Goodput map[string]float64 `json:"goodput,omitempty"`
 }
 
 // Point is one concurrency of the benchmark.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -266,4 +267,31 @@ func (c Config) datasetOptions() DatasetOptions {
 		VocabSize:  c.VocabSize,
 		Seed:       c.Seed,
 	}
+}
+
+// ParseGoodput reads benchmark_serving.py's --goodput arguments, each
+// "ttft:MS", "tpot:MS" or "e2el:MS" (a positive number of milliseconds,
+// each metric once); none gives nil (no goodput).
+func ParseGoodput(args []string) (map[string]float64, error) {
+	if len(args) == 0 {
+		return nil, nil
+	}
+	out := map[string]float64{}
+	for _, a := range args {
+		for _, item := range strings.Fields(a) {
+			k, v, ok := strings.Cut(item, ":")
+			ms, err := strconv.ParseFloat(v, 64)
+			switch {
+			case !ok || err != nil || ms <= 0 || math.IsInf(ms, 0) || math.IsNaN(ms):
+				return nil, fmt.Errorf("%q: want METRIC:MS with a positive number of milliseconds (ttft:200 tpot:30 e2el:5000)", item)
+			case k != "ttft" && k != "tpot" && k != "e2el":
+				return nil, fmt.Errorf("%q: the metric is ttft, tpot or e2el", item)
+			}
+			if _, dup := out[k]; dup {
+				return nil, fmt.Errorf("%q: %s is given twice", item, k)
+			}
+			out[k] = ms
+		}
+	}
+	return out, nil
 }

@@ -282,6 +282,7 @@ func nativeConfig(pl *plan.Plan, opts BenchOptions, pt plan.BenchPoint) sabench.
 	cfg.RequestRate, _ = parseRequestRate(bm.RequestRate) // checked by CheckBench
 	cfg.ProgressInterval = opts.ProgressInterval
 	cfg.Chat = opts.Chat
+	cfg.Goodput = bm.Goodput
 	return cfg
 }
 

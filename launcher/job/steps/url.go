@@ -38,6 +38,9 @@ type URLBench struct {
 	RequestRate string
 	// RangeRatio of the drawn lengths; 0: sabench.DefaultRangeRatio.
 	RangeRatio float64
+	// Goodput is the --goodput SLOs, "ttft:MS", "tpot:MS", "e2el:MS"
+	// (benchmark_serving.py's form); none: no goodput.
+	Goodput []string
 	// Out is the results directory: the points go to
 	// <Out>/sa-bench_isl_<I>_osl_<O>/ as in a run's results directory.
 	Out string
@@ -73,6 +76,10 @@ func (u URLBench) Plan() (*plan.Plan, error) {
 	if u.RangeRatio < 0 || u.RangeRatio > 1 || math.IsNaN(u.RangeRatio) {
 		errs = append(errs, fmt.Errorf("--range-ratio %v: want a number in [0, 1]", u.RangeRatio))
 	}
+	goodput, err := sabench.ParseGoodput(u.Goodput)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--goodput: %w", err))
+	}
 	gpus := plan.GPUCount{Total: u.GPUs, Prefill: u.PrefillGPUs, Decode: u.DecodeGPUs}
 	mode := "disaggregated"
 	switch {
@@ -95,7 +102,7 @@ func (u URLBench) Plan() (*plan.Plan, error) {
 	pl.Mode, pl.GPUs = mode, gpus
 	pl.Benchmark = plan.Benchmark{
 		Type: "sa-bench", Client: profile.BenchNative, ISL: u.ISL, OSL: u.OSL,
-		RangeRatio: u.RangeRatio, RequestRate: u.RequestRate,
+		RangeRatio: u.RangeRatio, RequestRate: u.RequestRate, Goodput: goodput,
 		ResultDir: filepath.Join(out, results.ConfigName(u.ISL, u.OSL)),
 	}
 	if pl.Benchmark.RangeRatio == 0 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -12,10 +13,32 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/diagnose"
 )
 
-// columns are the point table's headings, shared by Markdown and Text.
+// columns are the point table's headings, shared by Markdown and Text;
+// goodputColumn goes before Valid when a point has a goodput.
 var columns = []string{
 	"Point", "Conc", "GPUs (P+D)", "Completed", "Total tok/s/GPU", "Output tok/s/GPU",
 	"Median TTFT (ms)", "Median TPOT (ms)", "Median E2E (s)", "Valid",
+}
+
+const goodputColumn = "Goodput (req/s)"
+
+// hasGoodput says whether the table shows the goodput column.
+func (s Summary) hasGoodput() bool {
+	for _, r := range s.Points {
+		if r.Goodput != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// tableColumns are the headings of s's point table.
+func (s Summary) tableColumns() []string {
+	if !s.hasGoodput() {
+		return columns
+	}
+	cols := slices.Clone(columns[:len(columns)-1])
+	return append(cols, goodputColumn, columns[len(columns)-1])
 }
 
 // Markdown renders the summary as a GitHub step summary section: a heading
@@ -26,10 +49,11 @@ func (s Summary) Markdown() string {
 	fmt.Fprintf(&b, "## %s %s: %s\n\n", outcomeMark(s.Outcome), mdText(firstNonEmpty(s.Name, "slurmbench run")), mdText(outcomeWord(s.Outcome)))
 
 	if len(s.Points) > 0 {
-		b.WriteString("| " + strings.Join(columns, " | ") + " |\n")
-		b.WriteString("|:--|--:|--:|--:|--:|--:|--:|--:|--:|:--|\n")
+		cols := s.tableColumns()
+		b.WriteString("| " + strings.Join(cols, " | ") + " |\n")
+		b.WriteString("|:--|" + strings.Repeat("--:|", len(cols)-2) + ":--|\n")
 		for _, r := range s.Points {
-			cells := append([]string{mdText(r.Label)}, numberCells(r, "—")...)
+			cells := append([]string{mdText(r.Label)}, numberCells(r, "—", s.hasGoodput())...)
 			valid := "✅"
 			if !r.Valid {
 				valid = "❌ " + mdText(firstNonEmpty(r.Note, "invalid"))
@@ -127,9 +151,9 @@ func (s Summary) Text() string {
 	b.WriteString("\n")
 
 	if len(s.Points) > 0 {
-		rows := [][]string{columns}
+		rows := [][]string{s.tableColumns()}
 		for _, r := range s.Points {
-			cells := append([]string{textLine(r.Label)}, numberCells(r, "-")...)
+			cells := append([]string{textLine(r.Label)}, numberCells(r, "-", s.hasGoodput())...)
 			valid := "yes"
 			if !r.Valid {
 				valid = "no: " + textLine(firstNonEmpty(r.Note, "invalid"))
@@ -171,13 +195,13 @@ func (s Summary) Text() string {
 // name) and the last (validity, which may carry a note) left-aligned, the
 // numbers right-aligned. The last column is not padded.
 func writeTable(b *strings.Builder, rows [][]string) {
-	width := make([]int, len(columns))
+	width := make([]int, len(rows[0]))
 	for _, row := range rows {
 		for i, c := range row {
 			width[i] = max(width[i], utf8.RuneCountInString(c))
 		}
 	}
-	last := len(columns) - 1
+	last := len(rows[0]) - 1
 	for _, row := range rows {
 		for i, c := range row {
 			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
@@ -194,8 +218,9 @@ func writeTable(b *strings.Builder, rows [][]string) {
 	}
 }
 
-// numberCells are the columns between the label and Valid.
-func numberCells(r PointRow, none string) []string {
+// numberCells are the columns between the label and Valid (with the
+// goodput column when goodput is set).
+func numberCells(r PointRow, none string, goodput bool) []string {
 	gpus := strconv.Itoa(r.GPUs)
 	if r.PrefillGPUs > 0 || r.DecodeGPUs > 0 {
 		gpus = fmt.Sprintf("%d (%d+%d)", r.GPUs, r.PrefillGPUs, r.DecodeGPUs)
@@ -205,9 +230,12 @@ func numberCells(r PointRow, none string) []string {
 		for range len(columns) - len(cells) - 2 { // all but label, the two above and Valid
 			cells = append(cells, none)
 		}
+		if goodput {
+			cells = append(cells, none)
+		}
 		return cells
 	}
-	return append(cells,
+	cells = append(cells,
 		fmt.Sprintf("%d/%d", r.Completed, r.NumPrompts),
 		fixed(r.TputPerGPU, 1),
 		fixed(r.OutputPerGPU, 1),
@@ -215,6 +243,14 @@ func numberCells(r PointRow, none string) []string {
 		fixed(r.MedianTPOTms, 2),
 		fixed(r.MedianE2Ems/1000, 3),
 	)
+	if goodput {
+		g := none
+		if r.Goodput != nil {
+			g = fixed(*r.Goodput, 2)
+		}
+		cells = append(cells, g)
+	}
+	return cells
 }
 
 // evalLine is the gsm8k result in words, "" when there is nothing to say.

@@ -110,8 +110,11 @@ type PointRow struct {
 	MedianE2Ems  float64 `json:"median_e2el_ms"`
 	// Interactivity is 1000 / median TPOT in tok/s per user, 0 when TPOT is 0.
 	Interactivity float64 `json:"median_intvty"`
-	Valid         bool    `json:"valid"`
-	Note          string  `json:"note,omitempty"`
+	// Goodput is requests per second that met every --goodput SLO
+	// (request_goodput); nil when no SLO was set.
+	Goodput *float64 `json:"request_goodput,omitempty"`
+	Valid   bool     `json:"valid"`
+	Note    string   `json:"note,omitempty"`
 }
 
 // EvalRow is the gsm8k result of a run. A nil score or stderr was absent
@@ -308,6 +311,7 @@ func measuredRow(p results.PointID, r *results.SABenchResult) (PointRow, error) 
 		MedianTTFTms: median(r, "ttft"),
 		MedianTPOTms: median(r, "tpot"),
 		MedianE2Ems:  median(r, "e2el"),
+		Goodput:      r.RequestGoodput,
 	}
 	if tpot := row.MedianTPOTms; tpot > 0 && !math.IsInf(tpot, 0) {
 		row.Interactivity = 1000 / tpot
