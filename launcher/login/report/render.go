@@ -413,3 +413,7 @@ func longestRun(s string, c rune) int {
 	}
 	return best
 }
+
+// EvalLine is the gsm8k result in words ("" when there is none), as the
+// text summary says it.
+func (s Summary) EvalLine() string { return s.evalLine() }

@@ -57,6 +57,9 @@ type Summary struct {
 	// RuntimeLog is enroot's own log of a step whose container did not
 	// start (outcome.json runtime_log).
 	RuntimeLog []string `json:"runtime_log,omitempty"`
+	// LastLines are the failed process's log tail (outcome.json's).
+	LastLines []string `json:"last_lines,omitempty"`
+	Host      string   `json:"host,omitempty"`
 	// ExitCode is the code slurmbench exits with for this run.
 	ExitCode int `json:"exit_code"`
 

@@ -30,7 +30,7 @@ func Summary(pl *plan.Plan, res *Result, runErr error) report.Summary {
 		if o := res.Outcome; o.Result != "" {
 			sum.Outcome, sum.Class, sum.FirstError = string(o.Result), string(o.Class), o.FirstError
 			sum.Phase, sum.Process = string(o.Phase), o.Process
-			sum.RuntimeLog = o.RuntimeLog
+			sum.RuntimeLog, sum.LastLines, sum.Host = o.RuntimeLog, o.LastLines, o.Host
 		}
 	}
 	if col != nil {

@@ -1,0 +1,106 @@
+package webreport
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/slurmbench/slurmbench/internal/browsertest"
+	"github.com/slurmbench/slurmbench/internal/golden"
+)
+
+func renderDir(t *testing.T, dir string) string {
+	t.Helper()
+	r, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := Render(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestPageGolden holds the page's structure: sections, tables, charts.
+func TestPageGolden(t *testing.T) {
+	golden.Assert(t, "testdata/run.golden.html", []byte(renderDir(t, writeFixture(t, false))))
+	golden.Assert(t, "testdata/failed.golden.html", []byte(renderDir(t, writeFixture(t, true))))
+}
+
+// TestPageShowsEverySection: what the issue lists is on the page of a
+// succeeded run, and a failed run's page says why.
+func TestPageShowsEverySection(t *testing.T) {
+	page := renderDir(t, writeFixture(t, false))
+	for _, want := range []string{
+		`id="what-ran"`, "sha256:" + strings.Repeat("ab", 32), "benchmark.concurrencies=8x32", "node1, node2, node3", "slurmbench mock-engine --mode prefill",
+		`id="points"`, "Goodput (req/s)", "16.00", "J/output token",
+		`class="chart pareto"`, `id="distributions"`, "320 requests, 1 not completed",
+		`id="power"`, `class="window"`, "J per output token", `id="eval"`, "strict-match 0.9500",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"<script", `src="`, `href="http`, "@import", "url("} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the page holds %q: it must be self-contained and script-free", bad)
+		}
+	}
+	failed := renderDir(t, writeFixture(t, true))
+	for _, want := range []string{`id="failure"`, "health_deadline", "decode_0 on node3", "CUDA out of memory &lt;alloc&gt;", `id="log-tail"`, "the engines were not healthy"} {
+		if !strings.Contains(failed, want) {
+			t.Errorf("the failed run's page lacks %q", want)
+		}
+	}
+}
+
+var circleRE = regexp.MustCompile(`<circle[^>]*>`)
+
+// TestPageInBrowser renders the page in headless Chromium: no console
+// message, every point of the Pareto chart drawn and labelled, every
+// section there; the screenshot is kept (SLURMBENCH_ARTIFACTS, or the
+// README's picture under -update).
+func TestPageInBrowser(t *testing.T) {
+	dir := writeFixture(t, false)
+	r, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := Write(dir, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shot := ""
+	if *golden.Update {
+		shot, _ = filepath.Abs(filepath.Join("..", "..", "..", "docs", "img", "report.png"))
+	} else if a := os.Getenv("SLURMBENCH_ARTIFACTS"); a != "" {
+		shot = filepath.Join(a, "report-fixture.png")
+	}
+	if shot != "" {
+		if err := os.MkdirAll(filepath.Dir(shot), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := browsertest.Render(t, path, shot, 1200, 2600)
+	CheckRendered(t, p, len(fixtureConcs))
+}
+
+func TestCheckRenderedFindsProblems(t *testing.T) {
+	rec := &recorder{}
+	CheckRendered(rec, browsertest.Page{DOM: "<html></html>", Console: []string{`:CONSOLE:1] "boom"`}}, 2)
+	if len(rec.errs) < 3 {
+		t.Errorf("a blank page with a console error gave %q", rec.errs)
+	}
+}
+
+type recorder struct {
+	testing.TB
+	errs []string
+}
+
+func (r *recorder) Helper()                          {}
+func (r *recorder) Errorf(format string, args ...any) { r.errs = append(r.errs, format) }
