@@ -96,7 +96,7 @@ data. In GitHub Actions the table and a Mermaid chart go to the step summary.`,
 		OnUsageError: usageAsConfigError,
 		Action: func(c *cli.Context) error {
 			return launch.Compare(launch.CompareOptions{IO: ioOf(c), Args: c.Args().Slice(), FailOn: stringIfSet(c, "fail-on"),
-				AllowMissing: c.Bool("allow-missing"), SVG: c.String("svg"), CSV: c.String("csv")})
+				AllowMissing: c.Bool("allow-missing"), SVG: c.String("svg"), CSV: c.String("csv"), HTML: c.String("html")})
 		},
 	}
 }
@@ -108,5 +108,6 @@ func compareGateFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "allow-missing", Usage: "gate: a point missing or invalid on either side does not fail it"},
 		&cli.StringFlag{Name: "svg", Usage: "write the Pareto picture (tput/GPU against tok/s per user, one curve per side) to `FILE`"},
 		&cli.StringFlag{Name: "csv", Usage: "write the Pareto picture's data to `FILE`"},
+		&cli.StringFlag{Name: "html", Usage: "write the comparison as one self-contained page to `FILE`: both curves overlaid, both sides' points, the gate's verdict"},
 	}
 }

@@ -49,7 +49,7 @@ func Attach(ctx context.Context, o AttachOptions) error {
 		OnSubmitted: func(id slurm.JobID) { EarlyOutputs(o.Stderr, pl, id) },
 		Stage:       Stage(pl, o.Stage, o.Version),
 	}, id)
-	return Report(o.IO, pl, res, err)
+	return Report(o.IO, pl, res, err, o.Stage.StageDir)
 }
 
 // LogsOptions are logs': the job (one JOBID in Args), the plan's Process

@@ -6,6 +6,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher/login/report"
+	"github.com/slurmbench/slurmbench/launcher/login/webreport"
 	"github.com/slurmbench/slurmbench/results/compare"
 	"github.com/slurmbench/slurmbench/results/pareto"
 )
@@ -19,6 +20,9 @@ type CompareOptions struct {
 	FailOn       *string
 	AllowMissing bool
 	SVG, CSV     string
+	// HTML, when set, is where the comparison's page goes (webreport):
+	// both curves overlaid, both sides' points and the gate's verdict.
+	HTML string
 }
 
 // Compare is `results compare`: the Markdown (or JSON) table of two runs'
@@ -43,6 +47,9 @@ func Compare(o CompareOptions) error {
 	}
 	if o.FailOn != nil {
 		return compareGate(o, base, cand, chart)
+	}
+	if err := compareHTML(o, base, cand, ""); err != nil {
+		return err
 	}
 	cmp := compare.Compare(base, cand)
 	if o.JSON {
@@ -80,6 +87,13 @@ func compareGate(o CompareOptions, base, cand *compare.ResultSet, chart string) 
 		return exitcode.Errorf(exitcode.Config, "--fail-on: %w", err)
 	}
 	g := compare.Gate(base, cand, compare.GateOptions{Rules: rules, AllowMissing: o.AllowMissing})
+	verdict := "pass"
+	if err := g.Err(); err != nil {
+		verdict = err.Error()
+	}
+	if err := compareHTML(o, base, cand, verdict); err != nil {
+		return err
+	}
 	var md bytes.Buffer
 	if err := g.WriteMarkdown(&md); err != nil {
 		return err
@@ -102,4 +116,15 @@ func writeCompareSummary(o CompareOptions, markdown string) {
 	if report.Enabled(os.Getenv) {
 		AppendStepSummary(o.Stderr, "## slurmbench results compare\n\n"+markdown)
 	}
+}
+
+// compareHTML writes the comparison's page when --html names a file.
+func compareHTML(o CompareOptions, base, cand *compare.ResultSet, verdict string) error {
+	if o.HTML == "" {
+		return nil
+	}
+	if err := webreport.WriteCompare(o.HTML, base, cand, verdict); err != nil {
+		return exitcode.With(exitcode.Collect, err)
+	}
+	return nil
 }

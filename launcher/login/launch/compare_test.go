@@ -57,3 +57,33 @@ func TestCompare(t *testing.T) {
 		})
 	}
 }
+
+// TestCompareHTML: --html writes the page with both curves and the gate's
+// verdict, passed or failed, beside the table.
+func TestCompareHTML(t *testing.T) {
+	data := filepath.Join("..", "..", "..", "results", "compare", "testdata", "compare")
+	base, cand := filepath.Join(data, "baseline"), filepath.Join(data, "candidate")
+	for _, tt := range []struct {
+		rule, want string
+		code       exitcode.Code
+	}{
+		{"median_tpot>+5%", "gate failed", exitcode.Benchmark},
+		{"median_tpot>+20%", "gate passed", 0},
+	} {
+		page := filepath.Join(t.TempDir(), "compare.html")
+		rule := tt.rule
+		err := Compare(CompareOptions{IO: IO{Stdout: io.Discard, Stderr: io.Discard}, Args: []string{base, cand}, FailOn: &rule, AllowMissing: true, HTML: page})
+		if exitcode.Of(err) != tt.code {
+			t.Errorf("%s: %v, want exit %d", tt.rule, err, tt.code)
+		}
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{tt.want, `class="chart pareto"`, ">baseline<", ">candidate<", `id="verdict"`} {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("%s: the page lacks %q", tt.rule, want)
+			}
+		}
+	}
+}

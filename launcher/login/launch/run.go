@@ -20,6 +20,7 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/login/report"
 	"github.com/slurmbench/slurmbench/launcher/login/runner"
 	"github.com/slurmbench/slurmbench/launcher/login/submit"
+	"github.com/slurmbench/slurmbench/launcher/login/webreport"
 	"github.com/slurmbench/slurmbench/launcher/plan"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
 	"github.com/slurmbench/slurmbench/results"
@@ -180,7 +181,7 @@ func Run(ctx context.Context, o RunOptions) error {
 	if gha && group != "" {
 		report.EndGroup(stderr)
 	}
-	return Report(o.IO, pl, res, runErr)
+	return Report(o.IO, pl, res, runErr, o.Stage.StageDir)
 }
 
 // mode is how a run goes: a new job (both nil), the queue of a held
@@ -259,12 +260,29 @@ func EarlyOutputs(stderr io.Writer, pl *plan.Plan, id slurm.JobID) {
 
 // Report prints a run's (or attach's) summary — as JSON with o.JSON — and
 // under GitHub Actions writes the step summary, outputs and annotations.
-func Report(o IO, pl *plan.Plan, res *runner.Result, runErr error) error {
+//
+// With a stage directory the run's page goes there too: summary.json and
+// report.html (webreport), rebuilt later by `slurmbench report DIR`; a page
+// that cannot be written is said, and fails nothing.
+func Report(o IO, pl *plan.Plan, res *runner.Result, runErr error, stageDir string) error {
 	sum := runner.Summary(pl, res, runErr)
+	page := ""
+	if stageDir != "" {
+		var err error
+		if page, err = webreport.WriteRun(stageDir, sum); err != nil {
+			fmt.Fprintf(o.Stderr, "slurmbench: %v\n", err)
+		}
+	}
 	if err := PrintSummary(o, sum); err != nil {
 		return err
 	}
+	if page != "" && !o.JSON {
+		fmt.Fprintf(o.Stdout, "report: %s\n", page)
+	}
 	if report.Enabled(os.Getenv) {
+		if page != "" {
+			AppendStepSummary(o.Stderr, fmt.Sprintf("\n**Report:** `%s` — one self-contained page; upload the stage directory (or this file) as an artifact and open it.\n", page))
+		}
 		if res != nil && res.Collected != nil && res.Collected.ParetoChart != "" {
 			AppendStepSummary(o.Stderr, "\n#### Throughput per GPU against interactivity (pareto.svg)\n\n"+res.Collected.ParetoChart)
 		}

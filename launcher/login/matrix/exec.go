@@ -181,6 +181,7 @@ func execute(ctx context.Context, o Options, m *Matrix) error {
 		}()
 	}
 	sem := make(chan struct{}, max(o.MaxParallel, 1))
+	held := &groupLog{}
 	var wg sync.WaitGroup
 	var errMu sync.Mutex
 	var errs []error
@@ -196,7 +197,7 @@ func execute(ctx context.Context, o Options, m *Matrix) error {
 		go func(g Group) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			if err := runGroup(ctx, hardCtx, o, stage, g, tr); err != nil {
+			if err := runGroup(ctx, hardCtx, o, stage, g, tr, held); err != nil {
 				errMu.Lock()
 				errs = append(errs, err)
 				errMu.Unlock()
@@ -213,6 +214,7 @@ func execute(ctx context.Context, o Options, m *Matrix) error {
 	}
 	printSummary(o.Stdout, m, tr)
 	writeEntryCharts(o.Stderr, stage, m)
+	writeMatrixReport(o.Stderr, stage, m, held)
 	if ctx.Err() != nil {
 		return exitcode.With(o.interrupted(), fmt.Errorf("matrix interrupted: %w", context.Cause(ctx)))
 	}
@@ -267,7 +269,7 @@ func selectWork(m *Matrix, o Options, stage string, tr *tracker) []Group {
 // runGroup brings the group's first plan up, runs every point in it and
 // takes it down. drain is the command's context (first interrupt), hard
 // the one that ends on the second.
-func runGroup(drain, hard context.Context, o Options, stage string, g Group, tr *tracker) error {
+func runGroup(drain, hard context.Context, o Options, stage string, g Group, tr *tracker, held *groupLog) error {
 	head := g.Points[0]
 	var upOut bytes.Buffer
 	quiet := launch.IO{Stdout: &upOut, Stderr: prefixed(o.Stderr, "["+head.Key+"] "), Interrupted: o.Interrupted, Hard: o.Hard, Version: o.Version, Commit: o.Commit, JSON: true}
@@ -275,6 +277,7 @@ func runGroup(drain, hard context.Context, o Options, stage string, g Group, tr 
 	po.RunID = launch.AutoRunID
 	po.JobName = o.JobName
 	fmt.Fprintf(o.Stderr, "matrix: allocation for %d point(s) of %s: bringing it up\n", len(g.Points), head.Key)
+	upAt := time.Now()
 	// Up follows the first interrupt: a group still coming up has no point
 	// running, so draining cancels it (launch.Up cancels its job).
 	upErr := launch.Up(drain, launch.UpOptions{IO: quiet, Plan: po, BinaryDir: o.BinaryDir, NoPreflight: o.NoPreflight})
@@ -298,6 +301,7 @@ func runGroup(drain, hard context.Context, o Options, stage string, g Group, tr 
 		}
 		return fmt.Errorf("allocation for %s: %w", head.Name(), upErr)
 	}
+	defer func() { held.add(groupRun{g: g, job: info.JobID, held: time.Since(upAt)}) }()
 	defer takeDown(o, info.JobID) //nolint:contextcheck // taking the allocation down must outlive the interrupt that ended ctx: takeDown bounds its own
 
 	var errs []error

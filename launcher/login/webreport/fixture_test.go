@@ -31,7 +31,7 @@ func writeFixture(t *testing.T, failed bool) string {
 	strict, flex, se := 0.95, 0.95, 0.006
 	sum := report.Summary{RunID: "mock-2p1d-20261206T034000Z", JobID: "42", Name: "mock-2p1d", Outcome: report.OutcomeSucceeded,
 		Image: "10.77.0.1:5000/slurmbench/mock-engine:demo", ImageDigest: "sha256:" + strings.Repeat("ab", 32),
-		GSM8K: &report.EvalRow{Strict: &strict, Flexible: &flex, StrictStderr: &se, FlexStderr: &se, N: 1319, Threshold: 0.9, ThresholdSource: "default", Passed: true},
+		GSM8K:       &report.EvalRow{Strict: &strict, Flexible: &flex, StrictStderr: &se, FlexStderr: &se, N: 1319, Threshold: 0.9, ThresholdSource: "default", Passed: true},
 		StagedFiles: []string{stagedName(8), stagedName(32)}}
 	if failed {
 		sum = report.Summary{Name: "mock-2p1d", Outcome: report.OutcomeFailed, Class: "health_deadline", Phase: "health", Process: "decode_0",
@@ -115,4 +115,3 @@ func writeFixture(t *testing.T, failed bool) string {
 	}
 	return dir
 }
-

@@ -2,15 +2,18 @@ package webreport
 
 import (
 	_ "embed"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
+	"github.com/slurmbench/slurmbench/launcher/login/report"
 	"github.com/slurmbench/slurmbench/results"
 	"github.com/slurmbench/slurmbench/results/pareto"
 )
@@ -262,7 +265,6 @@ func powerSection(pt *PowerTrace, r *Run) *powerView {
 	return pv
 }
 
-
 func paretoSVG(title string, curves []pareto.Curve) template.HTML {
 	var b strings.Builder
 	if err := pareto.WriteSVG(&b, title, curves); err != nil {
@@ -322,4 +324,25 @@ func Write(dir string, r *Run) (string, error) {
 		return "", fmt.Errorf("writing the report: %w", err)
 	}
 	return path, nil
+}
+
+// WriteRun keeps a finished run's summary in dir (summary.json, what the
+// page and `slurmbench report` read back) and writes its page; it returns
+// the page's path.
+func WriteRun(dir string, sum report.Summary) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("writing the report: %w", err)
+	}
+	b, err := json.MarshalIndent(sum, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("writing the report: %w", err)
+	}
+	if err := atomicfile.WriteFile(filepath.Join(dir, SummaryName), append(b, '\n'), atomicfile.Options{Overwrite: true}); err != nil {
+		return "", fmt.Errorf("writing the report's summary: %w", err)
+	}
+	r, err := Load(dir)
+	if err != nil {
+		return "", err
+	}
+	return Write(dir, r)
 }

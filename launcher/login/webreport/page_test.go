@@ -102,5 +102,5 @@ type recorder struct {
 	errs []string
 }
 
-func (r *recorder) Helper()                          {}
+func (r *recorder) Helper()                           {}
 func (r *recorder) Errorf(format string, args ...any) { r.errs = append(r.errs, format) }
