@@ -51,6 +51,7 @@ test-unit:
 # linux/arm64 driver; without it that one test skips.
 test: build vet fuzz
 	@scripts/qemu-arm64.sh || echo "make test: no aarch64 emulation here: TestArm64DriverUnderQemu will skip" >&2
+	@scripts/chromium.sh || echo "make test: no headless Chromium here: the report's browser tests will skip" >&2
 	scripts/with-cluster.sh $(GO) test -count=1 -timeout 60m -parallel $(TEST_PARALLEL) ./...
 
 # The end-to-end tests wait on the test cluster, not the CPU: up to this

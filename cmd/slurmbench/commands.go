@@ -25,6 +25,7 @@ func commands() []*cli.Command {
 		mockDCGMCommand(),
 		mockAnswerKeyCommand(),
 		resultsCommand(),
+		reportCommand(),
 		driverCommand(),
 		execCommand(),
 		benchCommand(),

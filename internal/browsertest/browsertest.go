@@ -91,3 +91,35 @@ func Render(t testing.TB, path, shot string, width, height int) Page {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+var circleRE = regexp.MustCompile(`<circle[^>]*>`)
+
+var labelRE = regexp.MustCompile(`<text[^>]*>c(\d+)</text>`)
+
+// CheckReport checks what a browser made of a slurmbench report page
+// whose Pareto chart has points points: no console message at all (the page has no script), the
+// sections, and every point drawn and labelled.
+func CheckReport(t testing.TB, p Page, points int, sections ...string) {
+	t.Helper()
+	for _, c := range p.Console {
+		t.Errorf("console: %s", c)
+	}
+	for _, id := range sections {
+		if !strings.Contains(p.DOM, `id="`+id+`"`) {
+			t.Errorf("the rendered page has no section %q", id)
+		}
+	}
+	i := strings.Index(p.DOM, `class="chart pareto"`)
+	if i < 0 {
+		t.Errorf("the rendered page has no Pareto chart")
+		return
+	}
+	chart := p.DOM[i:]
+	chart = chart[:strings.Index(chart, "</svg>")]
+	if n := len(circleRE.FindAllString(chart, -1)); n != points {
+		t.Errorf("the Pareto chart has %d points, want %d", n, points)
+	}
+	if n := len(labelRE.FindAllString(chart, -1)); n != points {
+		t.Errorf("the Pareto chart has %d point labels, want %d", n, points)
+	}
+}

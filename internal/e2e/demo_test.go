@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/slurmbench/slurmbench/internal/browsertest"
 )
 
 // TestDemoFromLoneClone is a new user's first command: `make demo` in a
@@ -64,6 +66,22 @@ func TestDemoFromLoneClone(t *testing.T) {
 	}
 	if got := stagedManifest(t, filepath.Join(clone, "demo-out")).Provenance.ImageDigest; got != m[1] {
 		t.Errorf("staged manifest image_digest %q, want the registry's %s", got, m[1])
+	}
+	// The run's page: in demo-out/, named by the summary, and a real
+	// browser draws every section with both points on the Pareto chart.
+	page := filepath.Join(clone, "demo-out", "report.html")
+	if !strings.Contains(string(out), "report: "+page) && !strings.Contains(string(out), "report.html") {
+		t.Errorf("make demo does not name its report:\n%s", out)
+	}
+	shot := ""
+	if a := os.Getenv("SLURMBENCH_ARTIFACTS"); a != "" {
+		shot = filepath.Join(a, "demo-report.png")
+		_ = os.MkdirAll(a, 0o755)
+	}
+	p := browsertest.Render(t, page, shot, 1200, 3000)
+	browsertest.CheckReport(t, p, 2, "what-ran", "points", "pareto", "distributions", "power", "eval")
+	if got := len(regexp.MustCompile(`class="bar"`).FindAllString(p.DOM, -1)); got == 0 {
+		t.Errorf("the demo's page draws no TTFT/ITL bars: no per-request records reached it")
 	}
 }
 

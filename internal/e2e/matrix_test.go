@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slurmbench/slurmbench/internal/browsertest"
 	"github.com/slurmbench/slurmbench/launcher/login/matrix"
 )
 
@@ -109,6 +110,18 @@ func TestMatrixSharesAllocations(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(stage, n+"-pareto.svg")); err != nil {
 			t.Errorf("no Pareto chart for entry %s: %v", n, err)
 		}
+	}
+	// One page over the whole matrix: every point on one Pareto chart,
+	// grouped by the two allocations that served them.
+	shot := ""
+	if a := os.Getenv("SLURMBENCH_ARTIFACTS"); a != "" {
+		shot = filepath.Join(a, "matrix-report.png")
+		_ = os.MkdirAll(a, 0o755)
+	}
+	page := browsertest.Render(t, filepath.Join(stage, "report.html"), shot, 1200, 2400)
+	browsertest.CheckReport(t, page, 6, "allocations", "points", "pareto")
+	if n := strings.Count(page.DOM, "job "); n < 6 {
+		t.Errorf("the matrix page names the allocation of %d points, want 6", n)
 	}
 	dirs, err := filepath.Glob(filepath.Join(stage, "*_*_*"))
 	if err != nil {

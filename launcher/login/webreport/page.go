@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
+	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher/login/report"
 	"github.com/slurmbench/slurmbench/results"
 	"github.com/slurmbench/slurmbench/results/pareto"
@@ -345,4 +346,37 @@ func WriteRun(dir string, sum report.Summary) (string, error) {
 		return "", err
 	}
 	return Write(dir, r)
+}
+
+// CommandOptions are `slurmbench report`'s.
+type CommandOptions struct {
+	Args   []string // one directory
+	Out    string   // "" : DIR/report.html
+	JSON   bool
+	Stdout io.Writer
+}
+
+// Command is `slurmbench report DIR`: the page rebuilt from the directory.
+func Command(o CommandOptions) error {
+	if len(o.Args) != 1 {
+		return exitcode.Errorf(exitcode.Config, "report: want one directory (a run's stage directory), got %d arguments", len(o.Args))
+	}
+	r, err := Load(o.Args[0])
+	if err != nil {
+		return exitcode.With(exitcode.Config, err)
+	}
+	path := o.Out
+	if path == "" {
+		path, err = Write(o.Args[0], r)
+	} else {
+		err = atomicfile.Write(path, atomicfile.Options{Overwrite: true}, func(w io.Writer) error { return Render(w, r) })
+	}
+	if err != nil {
+		return exitcode.With(exitcode.Collect, err)
+	}
+	if o.JSON {
+		return json.NewEncoder(o.Stdout).Encode(map[string]string{"report": path})
+	}
+	fmt.Fprintf(o.Stdout, "report: %s\n", path)
+	return nil
 }

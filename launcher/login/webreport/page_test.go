@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/slurmbench/slurmbench/internal/browsertest"
+	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/internal/golden"
 )
 
@@ -58,8 +58,6 @@ func TestPageShowsEverySection(t *testing.T) {
 	}
 }
 
-var circleRE = regexp.MustCompile(`<circle[^>]*>`)
-
 // TestPageInBrowser renders the page in headless Chromium: no console
 // message, every point of the Pareto chart drawn and labelled, every
 // section there; the screenshot is kept (SLURMBENCH_ARTIFACTS, or the
@@ -86,12 +84,12 @@ func TestPageInBrowser(t *testing.T) {
 		}
 	}
 	p := browsertest.Render(t, path, shot, 1200, 2600)
-	CheckRendered(t, p, len(fixtureConcs))
+	browsertest.CheckReport(t, p, len(fixtureConcs), "what-ran", "points", "pareto", "distributions", "power", "eval")
 }
 
-func TestCheckRenderedFindsProblems(t *testing.T) {
+func TestCheckReportFindsProblems(t *testing.T) {
 	rec := &recorder{}
-	CheckRendered(rec, browsertest.Page{DOM: "<html></html>", Console: []string{`:CONSOLE:1] "boom"`}}, 2)
+	browsertest.CheckReport(rec, browsertest.Page{DOM: "<html></html>", Console: []string{`:CONSOLE:1] "boom"`}}, 2, "points")
 	if len(rec.errs) < 3 {
 		t.Errorf("a blank page with a console error gave %q", rec.errs)
 	}
@@ -104,3 +102,24 @@ type recorder struct {
 
 func (r *recorder) Helper()                           {}
 func (r *recorder) Errorf(format string, args ...any) { r.errs = append(r.errs, format) }
+
+// TestCommand: report DIR rebuilds the page from the directory alone; a
+// directory with neither a summary nor results is refused with exit 2.
+func TestCommand(t *testing.T) {
+	dir := writeFixture(t, false)
+	var out bytes.Buffer
+	if err := Command(CommandOptions{Args: []string{dir}, Stdout: &out}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, PageName))
+	if err != nil || !strings.Contains(string(b), `class="chart pareto"`) || !strings.Contains(out.String(), PageName) {
+		t.Errorf("report: %v, %q", err, out.String())
+	}
+	other := filepath.Join(t.TempDir(), "x.html")
+	if err := Command(CommandOptions{Args: []string{dir}, Out: other, JSON: true, Stdout: &out}); err != nil || !strings.Contains(out.String(), `"report":`) {
+		t.Errorf("--out --json: %v %q", err, out.String())
+	}
+	if err := Command(CommandOptions{Args: []string{t.TempDir()}, Stdout: &out}); exitcode.Of(err) != exitcode.Config {
+		t.Errorf("an empty directory: %v, want exit 2", err)
+	}
+}
