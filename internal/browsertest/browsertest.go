@@ -80,9 +80,7 @@ func Render(t testing.TB, path, shot string, width, height int) Page {
 	}
 	dom, stderr := run("--dump-dom")
 	p := Page{DOM: dom, Screenshot: shot}
-	for _, m := range consoleLine.FindAllString(stderr, -1) {
-		p.Console = append(p.Console, m)
-	}
+	p.Console = append(p.Console, consoleLine.FindAllString(stderr, -1)...)
 	run("--screenshot="+shot, "--window-size="+itoa(width)+","+itoa(height), "--hide-scrollbars")
 	if st, err := os.Stat(shot); err != nil || st.Size() == 0 {
 		t.Fatalf("the browser wrote no screenshot at %s: %v", shot, err)
