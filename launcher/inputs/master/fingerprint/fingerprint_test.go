@@ -1,0 +1,253 @@
+package fingerprint
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// point is a built row of a power multi-node point and its composed,
+// bound recipe as a cluster-free binder leaves it.
+func point(conc []int, cluster string) (map[string]any, map[string]any) {
+	row := map[string]any{
+		"image": "lmsysorg/sglang:v0.5", "model": "deepseek-ai/DeepSeek-R1", "model-prefix": "dsr1",
+		"precision": "fp8", "framework": "dynamo-sglang", "runner": "cluster:gb300-nv", "isl": 8192, "osl": 1024,
+		"spec-decoding": "none", "conc": conc, "max-model-len": 9472, "exp-name": "dsr1_8k1k", "disagg": true,
+		"run-eval": false, "power": true, "node-count": 3, "kv-p2p-transfer": "nixl",
+		"srt-recipe": "benchmarks/multi_node/srt-slurm-recipes/dsr1/sglang/gb300/8k1k/a.yaml:override_x",
+		"prefill":    map[string]any{"num-worker": 1, "tp": 4, "pp": 1, "dcp-size": 1, "pcp-size": 1, "ep": 4, "dp-attn": true},
+		"decode":     map[string]any{"num-worker": 1, "tp": 8, "pp": 1, "dcp-size": 1, "pcp-size": 1, "ep": 8, "dp-attn": true},
+	}
+	concs := make([]any, len(conc))
+	for i, c := range conc {
+		concs[i] = c
+	}
+	port := map[string]int{"gb300-nv": 9400, "b300-dsxe": 19401}[cluster]
+	recipe := map[string]any{
+		"name":   "dsr1-" + cluster + "-job",
+		"schema": 2,
+		"model":  map[string]any{"path": "hf:deepseek-ai/DeepSeek-R1", "container": "lmsysorg/sglang:v0.5", "precision": "fp8"},
+		"roles": map[string]any{
+			"prefill": map[string]any{"nodes": 1, "workers": 1, "args": map[string]any{"tp-size": 4, "mem-fraction-static": 0.8}},
+			"decode":  map[string]any{"nodes": 2, "workers": 1, "args": map[string]any{"tp-size": 8, "disaggregation-ib-device": "@fabric.ib-devices"}},
+		},
+		"benchmark": map[string]any{
+			"type": "sa-bench", "concurrencies": concs,
+			"env": map[string]any{"ISL": "8192", "OSL": "1024", "CONC": "x", "CONC_LIST": "y", "RANDOM_RANGE_RATIO": "0.8"},
+		},
+		"telemetry": map[string]any{"enabled": true, "dcgm_exporter": map[string]any{"port": port, "interval_ms": 100}},
+	}
+	return row, recipe
+}
+
+// TestSameRecipeOneFingerprint: the same recipe at two concurrency lists
+// and on two clusters (job name and exporter port differ) hashes the same.
+func TestSameRecipeOneFingerprint(t *testing.T) {
+	row1, rec1 := point([]int{16, 32}, "gb300-nv")
+	row2, rec2 := point([]int{256}, "b300-dsxe")
+	row2["exp-name"] = "other"
+	env := rec2["benchmark"].(map[string]any)["env"].(map[string]any)
+	env["CONC"], env["CONC_LIST"] = "256", "256"
+	a, err := Recipe(row1, rec1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Recipe(row2, rec2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != b {
+		t.Errorf("one recipe, two fingerprints: %s / %s", a, b)
+	}
+	if len(a) != 64 {
+		t.Errorf("fingerprint %q is not 64 hex digits", a)
+	}
+	// The caller's maps are left as they were.
+	if _, ok := rec1["name"]; !ok {
+		t.Error("Recipe removed name from the caller's recipe")
+	}
+	if _, ok := row1["conc"]; !ok {
+		t.Error("Recipe removed conc from the caller's row")
+	}
+}
+
+// TestAnyChangeChangesTheFingerprint: every recipe or row field outside the
+// exclusions moves the fingerprint.
+func TestAnyChangeChangesTheFingerprint(t *testing.T) {
+	row0, rec0 := point([]int{16}, "gb300-nv")
+	base, err := Recipe(row0, rec0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		edit func(row, rec map[string]any)
+	}{
+		{"recipe arg", func(_, r map[string]any) {
+			r["roles"].(map[string]any)["prefill"].(map[string]any)["args"].(map[string]any)["mem-fraction-static"] = 0.85
+		}},
+		{"recipe node count", func(_, r map[string]any) { r["roles"].(map[string]any)["decode"].(map[string]any)["nodes"] = 3 }},
+		{"fabric reference", func(_, r map[string]any) {
+			r["roles"].(map[string]any)["decode"].(map[string]any)["args"].(map[string]any)["disaggregation-ib-device"] = "mlx5_0"
+		}},
+		{"benchmark env ISL", func(_, r map[string]any) { r["benchmark"].(map[string]any)["env"].(map[string]any)["ISL"] = "1024" }},
+		{"telemetry interval", func(_, r map[string]any) {
+			r["telemetry"].(map[string]any)["dcgm_exporter"].(map[string]any)["interval_ms"] = 200
+		}},
+		{"telemetry off", func(_, r map[string]any) { delete(r, "telemetry") }},
+		{"an added key", func(_, r map[string]any) { r["frontend"] = map[string]any{"type": "sglang"} }},
+		{"int becomes string", func(_, r map[string]any) { r["schema"] = "2" }},
+		{"row image", func(row, _ map[string]any) { row["image"] = "lmsysorg/sglang:v0.6" }},
+		{"row selector", func(row, _ map[string]any) { row["srt-recipe"] = row["srt-recipe"].(string) + "y" }},
+		{"row eval recipe", func(row, _ map[string]any) { row["eval-srt-recipe"] = "benchmarks/multi_node/srt-slurm-recipes/x.yaml" }},
+		{"row power", func(row, _ map[string]any) { delete(row, "power") }},
+		{"row run-eval", func(row, _ map[string]any) { row["run-eval"] = true }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			row, rec := point([]int{16}, "gb300-nv")
+			c.edit(row, rec)
+			got, err := Recipe(row, rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got == base {
+				t.Errorf("%s: fingerprint unchanged", c.name)
+			}
+		})
+	}
+}
+
+func TestRowWithoutRecipe(t *testing.T) {
+	row, rec := point([]int{16}, "gb300-nv")
+	delete(row, "srt-recipe")
+	a, err := Recipe(row, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Row(row)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != b {
+		t.Errorf("a row without srt-recipe hashes its fields alone: %s != %s", a, b)
+	}
+	row["conc"] = []int{1, 2, 3}
+	if c, _ := Row(row); c != b {
+		t.Error("conc moved the row fingerprint")
+	}
+	row, _ = point([]int{16}, "gb300-nv")
+	if _, err := Recipe(row); err == nil {
+		t.Error("a row naming srt-recipe fingerprinted without its recipe")
+	}
+}
+
+func TestCanonical(t *testing.T) {
+	for _, c := range []struct {
+		v    any
+		want string
+	}{
+		{map[string]any{"b": 1, "a": []any{true, nil, "x"}, "é": 0.5}, `{"a":[true,null,"x"],"b":1,"\u00e9":0.5}`},
+		{map[string]any{"f": 1.0, "g": 1e16, "h": 1e-05, "n": int64(-3)}, `{"f":1.0,"g":1e+16,"h":1e-05,"n":-3}`},
+		{[]any{"<&>", "\n", map[string]any{}}, `["<&>","\n",{}]`},
+		{[]int{1, 2}, `[1,2]`},
+	} {
+		got, err := Canonical(c.v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != c.want {
+			t.Errorf("Canonical(%v) = %s, want %s", c.v, got, c.want)
+		}
+	}
+	if _, err := Canonical(map[string]any{"x": struct{}{}}); err == nil || !strings.Contains(err.Error(), "x:") {
+		t.Errorf("a Go struct: err = %v", err)
+	}
+}
+
+// TestFromYAMLTypesAsPyYAML: the scalars YAML 1.1 and 1.2 type differently.
+func TestFromYAMLTypesAsPyYAML(t *testing.T) {
+	const doc = `
+a: yes
+b: "yes"
+c: 1e5
+d: 1.0e+5
+e: 0o17
+f: 017
+g: 1:30
+h: 0x1F
+i: ~
+j: .inf
+k: 1_000
+l: on
+m: 3.
+n: !!str 12
+base: &b {x: 1, y: 2}
+o:
+  <<: *b
+  y: 3
+`
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte(doc), &n); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Canonical(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"a":true,"b":"yes","base":{"x":1,"y":2},"c":"1e5","d":100000.0,"e":"0o17","f":15,"g":90,"h":31,"i":null,"j":Infinity,"k":1000,"l":true,"m":3.0,"n":"12","o":{"x":1,"y":3}}`
+	if string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if err := yaml.Unmarshal([]byte("d: 2026-01-02\n"), &n); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Canonical(&n); err == nil || !strings.Contains(err.Error(), "timestamp") {
+		t.Errorf("a timestamp: err = %v", err)
+	}
+}
+
+// TestAgainstPython hashes YAML documents with Python's yaml.safe_load and
+// json.dumps (the planner's serialization) when python3 with PyYAML is
+// here, and compares.
+func TestAgainstPython(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not found")
+	}
+	if exec.Command(py, "-c", "import yaml").Run() != nil {
+		t.Skip("python3 has no PyYAML")
+	}
+	docs := []string{
+		"name: x\nbenchmark: {concurrencies: [1, 2], env: {CONC: '3', ISL: '8192'}}\nroles: {prefill: {args: {f: 0.85, s: \"é€😀\", n: null, t: True}}}\n",
+		"a: [1.5e+3, -0.0, 10000000000000000.0, 0.1, 123456789.125]\nb: {z: 1, A: 2, _: 3, é: 4}\nc: 0b101\nd: '1e5'\n",
+	}
+	script := "import json,sys,yaml\nfor d in json.loads(sys.stdin.read()): print(json.dumps(yaml.safe_load(d), sort_keys=True, separators=(',', ':'), ensure_ascii=True))"
+	in, _ := json.Marshal(docs)
+	cmd := exec.Command(py, "-c", script)
+	cmd.Stdin = bytes.NewReader(in)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("python3: %v", err)
+	}
+	want := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(want) != len(docs) {
+		t.Fatalf("python printed %d lines for %d documents", len(want), len(docs))
+	}
+	for i, d := range docs {
+		var n yaml.Node
+		if err := yaml.Unmarshal([]byte(d), &n); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Canonical(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != want[i] {
+			t.Errorf("document %d:\n got    %s\n python %s", i, got, want[i])
+		}
+	}
+}
