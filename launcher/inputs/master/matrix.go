@@ -60,18 +60,93 @@ type MatrixPoint struct {
 	// Meta holds router and kv-p2p-transfer when set on the point or entry.
 	Meta map[string]any
 
-	// ConfigFile is CONFIG_FILE ("recipes/<path>"), Selector its ":x" part.
+	// ConfigFile is CONFIG_FILE ("recipes/<path>"), Selector its ":x" part
+	// (September's layout; today's rows name SrtRecipe instead).
 	ConfigFile, Selector string
+
+	// Today's layout (srt-recipe rows; see today.go).
+	Multinode bool
+	Scenario  string // FixedSeqLen or AgenticCoding
+	RecipeDir string // the entry's srt-recipe-dir
+	// SrtRecipe and EvalSrtRecipe are the row's recipe references as the
+	// generator writes them: the path from the InferenceX project root,
+	// ":<selector>" kept (Selector holds SrtRecipe's).
+	SrtRecipe, EvalSrtRecipe string
+	Power, RequirePower      bool
+	EvalOnly                 bool
+	EvalFramework, EvalSuite string
+	KVOffloading             string
+	TotalCPUDramGB           int
+	NodeCount                int // the generator's node-count; 0: not computed (NodeCountNote says why)
+	NodeCountNote            string
+	// Refusal says why the point cannot be planned as generated (e.g. its
+	// DRAM budget needs runners.yaml facts that are missing).
+	Refusal string
+	// Row is the generator's row for a today's point (nil for the older
+	// layouts): the fields the recipe fingerprint hashes.
+	Row map[string]any
+}
+
+// syncFromRow fills the typed fields of a today's point from its row.
+func (p *MatrixPoint) syncFromRow() {
+	r := p.Row
+	p.ISL, p.OSL = intOf(r["isl"], 0), intOf(r["osl"], 0)
+	p.SpecDecoding = str(r["spec-decoding"])
+	p.Conc = concsOf(r["conc"])
+	p.MaxModelLen = intOf(r["max-model-len"], 0)
+	p.ExpName = str(r["exp-name"])
+	p.RunEval, _ = r["run-eval"].(bool)
+	p.EvalOnly, _ = r["eval-only"].(bool)
+	p.EvalConc = intOf(r["eval-conc"], 0)
+	p.EvalFramework, p.EvalSuite = str(r["eval-framework"]), str(r["eval-suite"])
+	p.Power, _ = r["power"].(bool)
+	p.RequirePower, _ = r["require-power"].(bool)
+	p.KVOffloading = str(r["kv-offloading"])
+	p.TotalCPUDramGB = intOf(r["total-cpu-dram-gb"], 0)
+	p.NodeCount = intOf(r["node-count"], 0)
+	p.SrtRecipe, p.EvalSrtRecipe = str(r["srt-recipe"]), str(r["eval-srt-recipe"])
+	_, p.Selector, _ = strings.Cut(p.SrtRecipe, ":")
+	if w, ok := r["prefill"].(map[string]any); ok {
+		p.Prefill, p.Decode = w, r["decode"].(map[string]any)
+	} else {
+		// A single-node row: its one server as a one-worker prefill.
+		p.Prefill = map[string]any{"num-worker": 1, "tp": r["tp"], "pp": r["pp"], "dcp-size": r["dcp-size"],
+			"pcp-size": r["pcp-size"], "ep": r["ep"], "dp-attn": r["dp-attn"]}
+		p.Decode = map[string]any{"num-worker": 0}
+	}
+	p.Meta = map[string]any{}
+	for _, f := range []string{"router", "kv-p2p-transfer"} {
+		if v, ok := r[f]; ok {
+			p.Meta[f] = v
+		}
+	}
+}
+
+// RecipeFile is the path of the point's recipe from the InferenceX
+// project root, without its selector ("" for the older layouts).
+func (p MatrixPoint) RecipeFile() string {
+	f, _, _ := strings.Cut(p.SrtRecipe, ":")
+	return f
 }
 
 // Name is the point's display name: key, index and sequence lengths.
 func (p MatrixPoint) Name() string {
-	return fmt.Sprintf("%s#%d(%s)", p.Key, p.Index, seqLenName(p.ISL, p.OSL))
+	seq := seqLenName(p.ISL, p.OSL)
+	if p.Scenario == AgenticCoding {
+		seq = "agentic"
+	}
+	if p.EvalOnly {
+		seq += ",eval-only"
+	}
+	return fmt.Sprintf("%s#%d(%s)", p.Key, p.Index, seq)
 }
 
 // GPUs is the GPU count of the point's workers (num-worker × tp × pp × pcp
 // per side), the figure the plan's GPU-hours use when no plan is built.
 func (p MatrixPoint) GPUs() int {
+	if p.Row != nil && !p.Multinode {
+		return intOf(p.Row["tp"], 0) * intOf(p.Row["pp"], 1) * intOf(p.Row["pcp-size"], 1)
+	}
 	n := 0
 	for _, w := range []map[string]any{p.Prefill, p.Decode} {
 		n += intOf(w["num-worker"], 0) * intOf(w["tp"], 0) * intOf(w["pp"], 1) * intOf(w["pcp-size"], 1)
@@ -82,6 +157,11 @@ func (p MatrixPoint) GPUs() int {
 // GeneratorRow is the point as the generator prints it (its JSON keys),
 // with "config-key" added: what the parity test compares.
 func (p MatrixPoint) GeneratorRow() map[string]any {
+	if p.Row != nil {
+		row := copyRow(p.Row)
+		row["config-key"] = p.Key
+		return row
+	}
 	row := map[string]any{
 		"image": p.Image, "model": p.Model, "model-prefix": p.ModelPrefix, "precision": p.Precision,
 		"framework": p.Framework, "runner": p.Runner, "isl": p.ISL, "osl": p.OSL,
@@ -108,6 +188,16 @@ func seqLenName(isl, osl int) string {
 // Expand reads a master config (its bytes; name for errors) and returns
 // every multi-node fixed-seq-len point in file order, evals marked.
 func Expand(name string, data []byte) ([]MatrixPoint, error) {
+	return ExpandWith(name, data, ExpandOptions{})
+}
+
+// ExpandWith is Expand with the generator's other inputs. A master config
+// in today's layout (entries with srt-recipe-dir) is validated strictly
+// (a *ValidationError lists every issue) and expanded whole: single-node
+// and multi-node, fixed-seq-len and agentic-coding rows, evals marked. An
+// older one (CONFIG_FILE rows) expands its multi-node fixed-seq-len points
+// as before.
+func ExpandWith(name string, data []byte, o ExpandOptions) ([]MatrixPoint, error) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
@@ -127,6 +217,9 @@ func Expand(name string, data []byte) ([]MatrixPoint, error) {
 			order = append(order, k)
 		}
 		nodes[k] = root.Content[i+1]
+	}
+	if IsTodayLayout(root) {
+		return expandToday(name, root, order, nodes, o)
 	}
 	var out []MatrixPoint
 	for _, key := range order {
