@@ -106,8 +106,8 @@ func TestValidEntriesPass(t *testing.T) {
 func TestValidationRules(t *testing.T) {
 	for _, c := range []struct {
 		name, base, old, new string
-		rule, field     string
-		at              string // text on the line the issue must name
+		rule, field          string
+		at                   string // text on the line the issue must name
 	}{
 		{"unknown entry field", validSingle, "  multinode: false\n", "  multinode: false\n  trace-source: x\n", "SingleNodeMasterConfigEntry forbids extra fields", "trace-source", "trace-source: x"},
 		{"unknown row field", validMultiDisagg, "        power: true\n", "        power: true\n        CONFIG_FILE: x\n", "MultiNodeSearchSpaceEntry forbids extra fields", "search-space[0].CONFIG_FILE", "CONFIG_FILE: x"},
