@@ -13,17 +13,24 @@ func matrixCommand() *cli.Command {
 		Name:      "matrix",
 		Usage:     "run InferenceX's whole matrix from its master config, points with identical servers sharing one allocation",
 		UsageText: "slurmbench matrix --profile FILE --master FILE [--runner R] [--key K...] [--filter EXPR] [--plan] [--max-parallel N] [--rerun-failed] [--stage-dir DIR]",
-		Description: `Expands the master config (configs/nvidia-master.yaml) into its multi-node
-points exactly as InferenceX's matrix generator does (same points, names,
-CONFIG_FILE and eval selection), plans each point, and groups the points whose
-servers are identical into one allocation: up once, every point of the group
-run in it, down at the end. Other points get their own allocation.
+		Description: `Expands the master config (configs/nvidia-master.yaml) into its points
+exactly as InferenceX's matrix generator does (same points, names, recipes and
+eval selection), plans each point, and groups the points whose servers are
+identical into one allocation: up once, every point of the group run in it,
+down at the end. Other points get their own allocation.
+
+Today's master (srt-recipe-dir + srt-recipe rows) is validated as InferenceX
+validates it (an unknown field is exit 2 naming file:line and the rule) and
+expanded whole: single- and multi-node, fixed-seq-len and agentic-coding,
+power and eval rows. Fixed-seq-len points of one recipe fingerprint share an
+allocation; agentic points keep their own. Every point that cannot be planned
+is listed with its reason. September's layout (CONFIG_FILE rows) still works.
 
 --plan prints the points, the grouping, the allocations and the GPU-hours the
 grouping saves, and submits nothing. --key takes config keys or shell
 patterns; --filter takes field=value terms joined by ',' (key, runner,
 precision, framework, model-prefix, spec-decoding, isl, osl, seq, eval,
-config-file).
+config-file, scenario, multinode, srt-recipe).
 
 ` + exitCodesHelp + `
 
@@ -34,6 +41,8 @@ Examples:
 			&cli.StringFlag{Name: "profile", Aliases: []string{"p"}, EnvVars: []string{"SLURMBENCH_PROFILE"}, Usage: "cluster profile"},
 			&cli.StringFlag{Name: "master", Usage: "InferenceX master config (configs/nvidia-master.yaml)"},
 			&cli.StringFlag{Name: "recipes-root", Usage: "the directory CONFIG_FILE's recipes/ stands for (default: the profile's paths.recipes_root)"},
+			&cli.StringFlag{Name: "runners", Usage: "InferenceX's runners.yaml, for node counts and DRAM budgets of srt-recipe rows (default: beside --master)"},
+			&cli.StringFlag{Name: "inferencex-root", Usage: "InferenceX's project root (inferencex-e2e/) srt-recipe paths resolve under (default: the directory above --master's configs/)"},
 			&cli.StringFlag{Name: "runner", Usage: "only the entries of this runner (e.g. b200-multinode)"},
 			&cli.StringSliceFlag{Name: "key", Usage: "only these config keys (shell patterns allowed; repeatable)"},
 			&cli.StringFlag{Name: "filter", Usage: "field=value terms joined by ',' (all must hold)"},
@@ -57,6 +66,7 @@ Examples:
 				PlanOnly:  c.Bool("plan"), Startup: durationOf(c, "startup"), MaxParallel: c.Int("max-parallel"),
 				RerunFailed: c.Bool("rerun-failed"), StageDir: c.String("stage-dir"), JobName: c.String("job-name"),
 				NoPreflight: c.Bool("no-preflight"), BinaryDir: c.String("binary-dir"),
+				Runners: c.String("runners"), InferenceXRoot: c.String("inferencex-root"),
 			})
 		},
 	}

@@ -78,6 +78,7 @@ type MatrixPoint struct {
 	KVOffloading             string
 	TotalCPUDramGB           int
 	NodeCount                int // the generator's node-count; 0: not computed (NodeCountNote says why)
+	GPUsPerNode              int // the runner label's, from runners.yaml; 0: unknown
 	NodeCountNote            string
 	// Refusal says why the point cannot be planned as generated (e.g. its
 	// DRAM budget needs runners.yaml facts that are missing).
@@ -152,6 +153,16 @@ func (p MatrixPoint) GPUs() int {
 		n += intOf(w["num-worker"], 0) * intOf(w["tp"], 0) * intOf(w["pp"], 1) * intOf(w["pcp-size"], 1)
 	}
 	return n
+}
+
+// AllocGPUs is the GPU count of the allocation the point needs when no
+// plan says it: a single-node point's server; a multi-node point's
+// node-count × GPUs per node when both are known, else its workers'.
+func (p MatrixPoint) AllocGPUs() int {
+	if p.Row != nil && p.Multinode && p.NodeCount > 0 && p.GPUsPerNode > 0 {
+		return p.NodeCount * p.GPUsPerNode
+	}
+	return p.GPUs()
 }
 
 // GeneratorRow is the point as the generator prints it (its JSON keys),
@@ -545,7 +556,8 @@ type Selection struct {
 	Keys []string
 	// Filter is field=value terms joined by ',' (all must hold); fields:
 	// key, runner, precision, framework, model-prefix, spec-decoding, isl,
-	// osl, seq (1k1k, 8k1k, ...), eval (true/false), config-file.
+	// osl, seq (1k1k, 8k1k, ...), eval (true/false), config-file, scenario
+	// (fixed-seq-len, agentic-coding), multinode (true/false), srt-recipe.
 	Filter string
 }
 
@@ -561,7 +573,7 @@ func Select(pts []MatrixPoint, s Selection) ([]MatrixPoint, error) {
 				return nil, fmt.Errorf("--filter: term %q is not field=value", t)
 			}
 			if _, known := filterField(MatrixPoint{}, f); !known {
-				return nil, fmt.Errorf("--filter: unknown field %q (key, runner, precision, framework, model-prefix, spec-decoding, isl, osl, seq, eval, config-file)", f)
+				return nil, fmt.Errorf("--filter: unknown field %q (key, runner, precision, framework, model-prefix, spec-decoding, isl, osl, seq, eval, config-file, scenario, multinode, srt-recipe)", f)
 			}
 			terms = append(terms, term{f, v})
 		}
@@ -624,6 +636,12 @@ func filterField(p MatrixPoint, f string) (string, bool) {
 		return strconv.FormatBool(p.RunEval), true
 	case "config-file":
 		return p.ConfigFile, true
+	case "scenario":
+		return p.Scenario, true
+	case "multinode":
+		return strconv.FormatBool(p.Multinode), true
+	case "srt-recipe":
+		return p.SrtRecipe, true
 	}
 	return "", false
 }

@@ -190,6 +190,9 @@ func expandTodayEntry(file, key string, n *yaml.Node, o ExpandOptions) ([]Matrix
 		Image: str(e["image"]), Model: str(e["model"]), ModelPrefix: str(e["model-prefix"]),
 		Precision: str(e["precision"]), Framework: str(e["framework"]), Runner: str(e["runner"]),
 	}
+	if gpn, err := o.Runners.gpusPerNode(base.Runner); err == nil {
+		base.GPUsPerNode = gpn
+	}
 	scenNode := child(n, "scenarios")
 	scen, _ := e["scenarios"].(map[string]any)
 	var out []MatrixPoint

@@ -53,6 +53,16 @@ type Options struct {
 	JobName     string
 	NoPreflight bool
 	BinaryDir   string
+
+	// Today's layout (srt-recipe rows).
+	// Runners is runners.yaml (--runners; default: beside the master);
+	// InferenceXRoot the project root recipes resolve under
+	// (--inferencex-root; default: the directory above the master's
+	// configs/).
+	Runners, InferenceXRoot string
+	// Compose composes, binds and plans a point (nil: today's points are
+	// listed, checked and refused as not composed).
+	Compose ComposeFunc
 }
 
 // Point is one matrix point with its plan (nil when it cannot be planned:
@@ -61,6 +71,9 @@ type Point struct {
 	master.MatrixPoint
 	Plan *plan.Plan
 	Err  error
+	// Fingerprint is the recipe fingerprint of a today's point that
+	// composed (package fingerprint).
+	Fingerprint string
 	// profileSHA256 is the profile file's, read once by Build (the plan
 	// records only the profile's path).
 	profileSHA256 string
@@ -85,7 +98,7 @@ func (g Group) GPUs() int {
 	if p := g.Points[0].Plan; p != nil {
 		return p.Slurm.Nodes * p.Slurm.GPUsPerNode
 	}
-	return g.Points[0].MatrixPoint.GPUs()
+	return g.Points[0].MatrixPoint.AllocGPUs()
 }
 
 // Matrix is the planned matrix.
@@ -138,7 +151,11 @@ func Build(ctx context.Context, o Options) (*Matrix, error) {
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Config, "--master: %w", err)
 	}
-	all, err := master.Expand(o.Master, data)
+	eo, err := expandOptions(ctx, o)
+	if err != nil {
+		return nil, exitcode.With(exitcode.Config, err)
+	}
+	all, err := master.ExpandWith(o.Master, data, eo)
 	if err != nil {
 		return nil, exitcode.With(exitcode.Config, err)
 	}
@@ -146,8 +163,13 @@ func Build(ctx context.Context, o Options) (*Matrix, error) {
 	if err != nil {
 		return nil, exitcode.With(exitcode.Config, err)
 	}
+	today := len(all) > 0 && all[0].Row != nil
 	if len(sel) == 0 {
-		return nil, exitcode.Errorf(exitcode.Config, "--master %s: no multi-node point matches the selection (%d points in all)", o.Master, len(all))
+		what := "multi-node point"
+		if today {
+			what = "point"
+		}
+		return nil, exitcode.Errorf(exitcode.Config, "--master %s: no %s matches the selection (%d points in all)", o.Master, what, len(all))
 	}
 	m := &Matrix{Startup: o.Startup}
 	if m.Startup <= 0 {
@@ -164,10 +186,18 @@ func Build(ctx context.Context, o Options) (*Matrix, error) {
 	}
 	for _, mp := range sel {
 		pt := &Point{MatrixPoint: mp, profileSHA256: profSHA}
-		pt.Plan, pt.Err = planPoint(ctx, o, mp)
+		if today {
+			pt.Plan, pt.Fingerprint, pt.Err = planToday(ctx, o, eo.Root, mp)
+		} else {
+			pt.Plan, pt.Err = planPoint(ctx, o, mp)
+		}
 		m.Points = append(m.Points, pt)
 	}
-	m.Groups = group(m.Points)
+	if today {
+		m.Groups = groupToday(m.Points)
+	} else {
+		m.Groups = group(m.Points)
+	}
 	return m, nil
 }
 

@@ -1,0 +1,258 @@
+package matrix
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/slurmbench/slurmbench/internal/readlimit"
+	"github.com/slurmbench/slurmbench/launcher/inputs/master"
+	"github.com/slurmbench/slurmbench/launcher/inputs/master/fingerprint"
+	"github.com/slurmbench/slurmbench/launcher/plan"
+)
+
+// This file plans the points of today's master layout (srt-recipe rows):
+// each point's recipe is found under the InferenceX project root, its
+// selector checked against the recipe's variants (validation.py's
+// _check_srt_recipe; InferenceX fails the whole matrix on one missing
+// recipe, slurmbench refuses that point by name and plans the rest), then
+// composed, bound and planned by Options.Compose, and fingerprinted.
+
+// ComposeInput is what composing one point takes.
+type ComposeInput struct {
+	Point master.MatrixPoint
+	// Root is the InferenceX project root (inferencex-e2e/).
+	Root string
+	// Recipe is the recipe file the point runs (its eval-srt-recipe for an
+	// eval-only point that names one), absolute; Selector its variant.
+	Recipe, Selector string
+}
+
+// Composed is a composed point.
+type Composed struct {
+	// Recipe is the variant bound without a cluster (a *yaml.Node or a
+	// decoded map), as the fingerprint hashes it: hf:<model> unresolved,
+	// '@fabric' references as written (fingerprint.Recipe).
+	Recipe any
+	// Plan is the point's plan on the chosen cluster (nil: composed but
+	// not planned, which a run refuses).
+	Plan *plan.Plan
+}
+
+// ComposeFunc composes, binds and plans one point.
+type ComposeFunc func(ctx context.Context, in ComposeInput) (*Composed, error)
+
+// Refusal reasons the plan counts by.
+const (
+	ReasonRefused     = "refused by the generator's rules"
+	ReasonNoRecipe    = "recipe not in this tree"
+	ReasonNoVariant   = "selector names no variant"
+	ReasonNotComposed = "not composed"
+	ReasonCompose     = "composition refused"
+)
+
+// PointError is why a point cannot be planned, with its reason class.
+type PointError struct {
+	Reason string
+	Err    error
+}
+
+func (e *PointError) Error() string { return e.Err.Error() }
+func (e *PointError) Unwrap() error { return e.Err }
+
+// ReasonOf is err's reason class ("" when err is nil).
+func ReasonOf(err error) string {
+	if err == nil {
+		return ""
+	}
+	var pe *PointError
+	if errors.As(err, &pe) {
+		return pe.Reason
+	}
+	return ReasonCompose
+}
+
+func refuse(reason string, mp master.MatrixPoint, format string, args ...any) error {
+	return &PointError{Reason: reason, Err: fmt.Errorf("%s (line %d): %s", mp.Name(), mp.Line, fmt.Sprintf(format, args...))}
+}
+
+// DefaultRoot is the InferenceX project root a master config implies:
+// the directory above its configs/ directory.
+func DefaultRoot(masterPath string) string {
+	return filepath.Dir(filepath.Dir(masterPath))
+}
+
+// DefaultRunners is the runners.yaml beside the master config.
+func DefaultRunners(masterPath string) string {
+	return filepath.Join(filepath.Dir(masterPath), "runners.yaml")
+}
+
+// expandOptions reads runners.yaml's facts (when the file exists or was
+// named) for the generator.
+func expandOptions(ctx context.Context, o Options) (master.ExpandOptions, error) {
+	eo := master.ExpandOptions{Root: o.InferenceXRoot}
+	if eo.Root == "" {
+		eo.Root = DefaultRoot(o.Master)
+	}
+	path := o.Runners
+	if path == "" {
+		path = DefaultRunners(o.Master)
+		if _, err := os.Stat(path); err != nil {
+			return eo, nil
+		}
+	}
+	data, err := readlimit.ReadFileContext(ctx, path, maxMasterBytes)
+	if err != nil {
+		return eo, fmt.Errorf("--runners: %w", err)
+	}
+	f, err := master.ReadRunnerFacts(path, data)
+	if err != nil {
+		return eo, err
+	}
+	eo.Runners = f
+	return eo, nil
+}
+
+// planToday plans one point of today's layout; fp is its recipe
+// fingerprint when it composed.
+func planToday(ctx context.Context, o Options, root string, mp master.MatrixPoint) (*plan.Plan, string, error) {
+	if mp.Refusal != "" {
+		return nil, "", refuse(ReasonRefused, mp, "%s", mp.Refusal)
+	}
+	ref := mp.SrtRecipe
+	if mp.EvalOnly && mp.EvalSrtRecipe != "" {
+		ref = mp.EvalSrtRecipe
+	}
+	file, selector, _ := strings.Cut(ref, ":")
+	abs := filepath.Join(root, filepath.FromSlash(file))
+	data, err := readlimit.ReadFileContext(ctx, abs, maxMasterBytes)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, "", refuse(ReasonNoRecipe, mp, "recipe %s is not in this tree (%s)", file, root)
+	}
+	if err != nil {
+		return nil, "", refuse(ReasonNoRecipe, mp, "reading recipe %s: %v", file, err)
+	}
+	if err := checkVariant(data, selector); err != nil {
+		return nil, "", refuse(ReasonNoVariant, mp, "%s: %v", ref, err)
+	}
+	if o.Compose == nil {
+		return nil, "", refuse(ReasonNotComposed, mp, "recipe %s found; composing and binding fragments is not available to this matrix", ref)
+	}
+	c, err := o.Compose(ctx, ComposeInput{Point: mp, Root: root, Recipe: abs, Selector: selector})
+	if err != nil {
+		return nil, "", fmt.Errorf("%s (line %d): %w", mp.Name(), mp.Line, err)
+	}
+	fp, err := fingerprint.Recipe(mp.Row, c.Recipe)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s (line %d): fingerprint: %w", mp.Name(), mp.Line, err)
+	}
+	return c.Plan, fp, nil
+}
+
+// checkVariant is validation.py's _check_srt_recipe for a read recipe: a
+// selector needs an override bundle with a base, and names one of its
+// groups (a zip group's index within its longest list).
+func checkVariant(data []byte, selector string) error {
+	var doc any
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return fmt.Errorf("reading the recipe: %w", err)
+	}
+	if selector == "" {
+		return nil
+	}
+	m, ok := doc.(map[string]any)
+	if _, hasBase := m["base"]; !ok || !hasBase {
+		return fmt.Errorf("only an override bundle with a base takes a selector")
+	}
+	group, index, zipped := strings.Cut(strings.TrimSuffix(selector, "]"), "[")
+	g, ok := m[group]
+	if !ok {
+		return fmt.Errorf("no variant %s", selector)
+	}
+	if zipped {
+		i, err := strconv.Atoi(index)
+		if err != nil || i >= zipLength(g) {
+			return fmt.Errorf("no variant %s", selector)
+		}
+	}
+	return nil
+}
+
+// zipLength is the variant count of a zip group: srtctl broadcasts
+// one-element lists, so its longest list.
+func zipLength(v any) int {
+	switch x := v.(type) {
+	case []any:
+		return len(x)
+	case map[string]any:
+		n := 0
+		for _, c := range x {
+			n = max(n, zipLength(c))
+		}
+		return n
+	}
+	return 0
+}
+
+// groupToday groups today's points: fixed-seq-len points whose rows are
+// the same but for concurrency and experiment name share an allocation —
+// within one tree that is exactly "same recipe fingerprint", since the
+// fingerprint is a function of the row minus those fields and the recipe
+// files (the fingerprint is used when it was computed). Agentic points
+// each keep their own allocation, as InferenceX gives every AgentX point
+// one: trace replay reuses KV cache, and a server warmed by another
+// concurrency's run would measure differently. Points refused for any
+// reason but "not composed" stand alone.
+func groupToday(pts []*Point) []Group {
+	var gs []Group
+	index := map[string]int{}
+	for _, p := range pts {
+		key := ""
+		if p.Scenario != master.AgenticCoding && (p.Err == nil || ReasonOf(p.Err) == ReasonNotComposed) {
+			if p.Fingerprint != "" {
+				key = "fp:" + p.Fingerprint
+			} else if id, err := fingerprint.Row(p.Row); err == nil {
+				key = "row:" + id
+			}
+		}
+		if i, ok := index[key]; ok && key != "" {
+			gs[i].Points = append(gs[i].Points, p)
+			continue
+		}
+		if key != "" {
+			index[key] = len(gs)
+		}
+		gs = append(gs, Group{Points: []*Point{p}})
+	}
+	return gs
+}
+
+// refusalCounts are the unplanned points by reason, most first.
+func refusalCounts(pts []*Point) [][2]string {
+	n := map[string]int{}
+	for _, p := range pts {
+		if p.Plan == nil && p.Err != nil {
+			n[ReasonOf(p.Err)]++
+		}
+	}
+	var out [][2]string
+	for r, c := range n {
+		out = append(out, [2]string{r, strconv.Itoa(c)})
+	}
+	sort.Slice(out, func(a, b int) bool {
+		ca, _ := strconv.Atoi(out[a][1])
+		cb, _ := strconv.Atoi(out[b][1])
+		if ca != cb {
+			return ca > cb
+		}
+		return out[a][0] < out[b][0]
+	})
+	return out
+}
