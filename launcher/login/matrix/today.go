@@ -56,6 +56,7 @@ const (
 	ReasonNoVariant   = "selector names no variant"
 	ReasonNotComposed = "not composed"
 	ReasonCompose     = "composition refused"
+	ReasonNoPlan      = "composed, no plan"
 )
 
 // PointError is why a point cannot be planned, with its reason class.
@@ -201,26 +202,26 @@ func zipLength(v any) int {
 	return 0
 }
 
-// groupToday groups today's points: fixed-seq-len points whose rows are
-// the same but for concurrency and experiment name share an allocation —
-// within one tree that is exactly "same recipe fingerprint", since the
-// fingerprint is a function of the row minus those fields and the recipe
-// files (the fingerprint is used when it was computed). Agentic points
-// each keep their own allocation, as InferenceX gives every AgentX point
-// one: trace replay reuses KV cache, and a server warmed by another
-// concurrency's run would measure differently. Points refused for any
-// reason but "not composed" stand alone.
+// groupToday groups today's points whose servers are identical: the same
+// row but for concurrency, experiment name and eval selection (run-eval,
+// eval-conc, eval-all-concs, eval-framework, eval-suite; an eval runs
+// against the live engine after the benchmark and changes no server).
+// Within one tree that is the recipe fingerprint with the eval selection
+// left out of its row: the composed recipe is a function of the row minus
+// concurrency and the recipe files, and the fingerprint drops concurrency,
+// exp-name and the job name. Eval-only points group only among
+// themselves (they may run another recipe). Agentic points each keep their
+// own allocation, as InferenceX gives every AgentX point one: trace
+// replay reuses KV cache, and a server warmed by another concurrency's run
+// would measure differently. Points refused for any reason but "not
+// composed" stand alone.
 func groupToday(pts []*Point) []Group {
 	var gs []Group
 	index := map[string]int{}
 	for _, p := range pts {
 		key := ""
 		if p.Scenario != master.AgenticCoding && (p.Err == nil || ReasonOf(p.Err) == ReasonNotComposed) {
-			if p.Fingerprint != "" {
-				key = "fp:" + p.Fingerprint
-			} else if id, err := fingerprint.Row(p.Row); err == nil {
-				key = "row:" + id
-			}
+			key = servingKey(p)
 		}
 		if i, ok := index[key]; ok && key != "" {
 			gs[i].Points = append(gs[i].Points, p)
@@ -234,12 +235,35 @@ func groupToday(pts []*Point) []Group {
 	return gs
 }
 
+// evalSelection are the row fields an allocation's server does not
+// depend on, beside the fingerprint's own exclusions.
+var evalSelection = []string{"run-eval", "eval-conc", "eval-all-concs", "eval-framework", "eval-suite"}
+
+func servingKey(p *Point) string {
+	row := make(map[string]any, len(p.Row))
+	for k, v := range p.Row {
+		row[k] = v
+	}
+	for _, f := range evalSelection {
+		delete(row, f)
+	}
+	id, err := fingerprint.Row(row)
+	if err != nil {
+		return ""
+	}
+	return id
+}
+
 // refusalCounts are the unplanned points by reason, most first.
 func refusalCounts(pts []*Point) [][2]string {
 	n := map[string]int{}
 	for _, p := range pts {
-		if p.Plan == nil && p.Err != nil {
+		switch {
+		case p.Plan != nil:
+		case p.Err != nil:
 			n[ReasonOf(p.Err)]++
+		default:
+			n[ReasonNoPlan]++
 		}
 	}
 	var out [][2]string
