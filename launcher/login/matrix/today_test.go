@@ -85,7 +85,7 @@ func builtTree(t *testing.T, runners bool) (root string) {
 	t.Helper()
 	root = t.TempDir()
 	files := map[string]string{
-		"configs/nvidia-master.yaml": builtMaster,
+		"configs/nvidia-master.yaml":                                        builtMaster,
 		"benchmarks/single_node/srt-slurm-recipes/dsr1/sglang/1k1k.yaml":    "schema: 2\nroles: {agg: {nodes: 1, args: {tp-size: 8}}}\n",
 		"benchmarks/single_node/srt-slurm-recipes/dsr1/sglang/agentic.yaml": "schema: 2\nroles: {agg: {nodes: 1}}\n",
 		"benchmarks/multi_node/srt-slurm-recipes/dsr1/sglang/8k1k/bundle.yaml": "schema: 2\nbase: {roles: {prefill: {nodes: 1}, decode: {nodes: 1}}}\n" +
