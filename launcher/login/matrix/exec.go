@@ -273,7 +273,7 @@ func runGroup(drain, hard context.Context, o Options, stage string, g Group, tr 
 	head := g.Points[0]
 	var upOut bytes.Buffer
 	quiet := launch.IO{Stdout: &upOut, Stderr: prefixed(o.Stderr, "["+head.Key+"] "), Interrupted: o.Interrupted, Hard: o.Hard, Version: o.Version, Commit: o.Commit, JSON: true}
-	po := PointPlanOptions(o, head.MatrixPoint)
+	po := planOptions(o, head)
 	po.RunID = launch.AutoRunID
 	po.JobName = o.JobName
 	fmt.Fprintf(o.Stderr, "matrix: allocation for %d point(s) of %s: bringing it up\n", len(g.Points), head.Key)
@@ -327,7 +327,7 @@ func runPoint(ctx context.Context, o Options, stage string, p *Point, jobID stri
 	}
 	var out bytes.Buffer
 	pio := launch.IO{Stdout: &out, Stderr: prefixed(o.Stderr, "["+p.Name()+"] "), Interrupted: o.Interrupted, Hard: o.Hard, Version: o.Version, Commit: o.Commit, JSON: true}
-	po := PointPlanOptions(o, p.MatrixPoint)
+	po := planOptions(o, p)
 	po.RunID = launch.AutoRunID
 	in := jobID
 	// Results are named as the workflow job names them: RESULT_FILENAME_BASE

@@ -74,6 +74,8 @@ type Point struct {
 	// Fingerprint is the recipe fingerprint of a today's point that
 	// composed (package fingerprint).
 	Fingerprint string
+	// BoundRecipe is the bound recipe file a composed today's point runs.
+	BoundRecipe string
 	// profileSHA256 is the profile file's, read once by Build (the plan
 	// records only the profile's path).
 	profileSHA256 string
@@ -187,7 +189,7 @@ func Build(ctx context.Context, o Options) (*Matrix, error) {
 	for _, mp := range sel {
 		pt := &Point{MatrixPoint: mp, profileSHA256: profSHA}
 		if today {
-			pt.Plan, pt.Fingerprint, pt.Err = planToday(ctx, o, eo.Root, mp)
+			pt.Plan, pt.Fingerprint, pt.BoundRecipe, pt.Err = planToday(ctx, o, eo.Root, mp)
 		} else {
 			pt.Plan, pt.Err = planPoint(ctx, o, mp)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/slurmbench/slurmbench/internal/readlimit"
 	"github.com/slurmbench/slurmbench/launcher/inputs/master"
 	"github.com/slurmbench/slurmbench/launcher/inputs/master/fingerprint"
+	"github.com/slurmbench/slurmbench/launcher/login/launch"
 	"github.com/slurmbench/slurmbench/launcher/plan"
 )
 
@@ -44,6 +45,9 @@ type Composed struct {
 	// Plan is the point's plan on the chosen cluster (nil: composed but
 	// not planned, which a run refuses).
 	Plan *plan.Plan
+	// File is the bound recipe as written for the cluster (as `generate`
+	// writes it): what `up` and `run` plan the point from when it runs.
+	File string
 }
 
 // ComposeFunc composes, binds and plans one point.
@@ -122,10 +126,10 @@ func expandOptions(ctx context.Context, o Options) (master.ExpandOptions, error)
 }
 
 // planToday plans one point of today's layout; fp is its recipe
-// fingerprint when it composed.
-func planToday(ctx context.Context, o Options, root string, mp master.MatrixPoint) (*plan.Plan, string, error) {
+// fingerprint and file its bound recipe when it composed.
+func planToday(ctx context.Context, o Options, root string, mp master.MatrixPoint) (*plan.Plan, string, string, error) {
 	if mp.Refusal != "" {
-		return nil, "", refuse(ReasonRefused, mp, "%s", mp.Refusal)
+		return nil, "", "", refuse(ReasonRefused, mp, "%s", mp.Refusal)
 	}
 	ref := mp.SrtRecipe
 	if mp.EvalOnly && mp.EvalSrtRecipe != "" {
@@ -135,26 +139,26 @@ func planToday(ctx context.Context, o Options, root string, mp master.MatrixPoin
 	abs := filepath.Join(root, filepath.FromSlash(file))
 	data, err := readlimit.ReadFileContext(ctx, abs, maxMasterBytes)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, "", refuse(ReasonNoRecipe, mp, "recipe %s is not in this tree (%s)", file, root)
+		return nil, "", "", refuse(ReasonNoRecipe, mp, "recipe %s is not in this tree (%s)", file, root)
 	}
 	if err != nil {
-		return nil, "", refuse(ReasonNoRecipe, mp, "reading recipe %s: %v", file, err)
+		return nil, "", "", refuse(ReasonNoRecipe, mp, "reading recipe %s: %v", file, err)
 	}
 	if err := checkVariant(data, selector); err != nil {
-		return nil, "", refuse(ReasonNoVariant, mp, "%s: %v", ref, err)
+		return nil, "", "", refuse(ReasonNoVariant, mp, "%s: %v", ref, err)
 	}
 	if o.Compose == nil {
-		return nil, "", refuse(ReasonNotComposed, mp, "recipe %s found; composing and binding fragments is not available to this matrix", ref)
+		return nil, "", "", refuse(ReasonNotComposed, mp, "recipe %s found; composing and binding fragments is not available to this matrix", ref)
 	}
 	c, err := o.Compose(ctx, ComposeInput{Point: mp, Root: root, Recipe: abs, Selector: selector})
 	if err != nil {
-		return nil, "", fmt.Errorf("%s (line %d): %w", mp.Name(), mp.Line, err)
+		return nil, "", "", fmt.Errorf("%s (line %d): %w", mp.Name(), mp.Line, err)
 	}
 	fp, err := fingerprint.Recipe(mp.Row, c.Recipe)
 	if err != nil {
-		return nil, "", fmt.Errorf("%s (line %d): fingerprint: %w", mp.Name(), mp.Line, err)
+		return nil, "", "", fmt.Errorf("%s (line %d): fingerprint: %w", mp.Name(), mp.Line, err)
 	}
-	return c.Plan, fp, nil
+	return c.Plan, fp, c.File, nil
 }
 
 // checkVariant is validation.py's _check_srt_recipe for a read recipe: a
@@ -279,4 +283,14 @@ func refusalCounts(pts []*Point) [][2]string {
 		return out[a][0] < out[b][0]
 	})
 	return out
+}
+
+// planOptions are the plan inputs of p as a run takes them: a today's
+// point runs its bound recipe file, an older one its CONFIG_FILE.
+func planOptions(o Options, p *Point) launch.PlanOptions {
+	po := PointPlanOptions(o, p.MatrixPoint)
+	if p.BoundRecipe != "" {
+		po.ConfigFile, po.RecipesRoot, po.Recipe = "", "", p.BoundRecipe
+	}
+	return po
 }

@@ -143,12 +143,12 @@ func standIn(calls *int) ComposeFunc {
 			if in.Selector != "" {
 				v["variant"] = doc[strings.Split(in.Selector, "[")[0]]
 			}
-			return &Composed{Recipe: v}, nil
+			return &Composed{Recipe: v, File: in.Recipe + ".bound.yaml"}, nil
 		}
 		if k := bound(doc); k != "" {
 			return nil, fmt.Errorf("%s: %s: the binder writes it", in.Recipe, k)
 		}
-		return &Composed{Recipe: doc}, nil
+		return &Composed{Recipe: doc, File: in.Recipe + ".bound.yaml"}, nil
 	}
 }
 
@@ -198,6 +198,11 @@ func TestTodayBuiltTree(t *testing.T) {
 	// their servers are the same.
 	if fp(6) == "" || fp(6) == fp(7) || fp(6) == fp(0) || fp(4) == fp(5) {
 		t.Errorf("fingerprints: mn %q %q, sn %q, agentic %q %q", fp(6), fp(7), fp(0), fp(4), fp(5))
+	}
+	// A composed point runs its bound recipe file, not a CONFIG_FILE.
+	po := planOptions(o, m.Points[6])
+	if !strings.HasSuffix(po.Recipe, "bundle.yaml.bound.yaml") || po.ConfigFile != "" || po.Image != "dynamo:1" || po.Conc != "8" {
+		t.Errorf("plan options of a composed point: recipe %q config-file %q image %q conc %q", po.Recipe, po.ConfigFile, po.Image, po.Conc)
 	}
 	// Allocations: sn 0-2 share, 3 alone, agentic 4 and 5 alone, mn 6-7
 	// share, 8 alone.
