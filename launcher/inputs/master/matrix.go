@@ -79,7 +79,10 @@ type MatrixPoint struct {
 	TotalCPUDramGB           int
 	NodeCount                int // the generator's node-count; 0: not computed (NodeCountNote says why)
 	GPUsPerNode              int // the runner label's, from runners.yaml; 0: unknown
-	NodeCountNote            string
+	// Cluster is the one cluster the runner label schedules on
+	// (RunnerFacts.ClusterOf); "" when it spans several or is unknown.
+	Cluster       string
+	NodeCountNote string
 	// Refusal says why the point cannot be planned as generated (e.g. its
 	// DRAM budget needs runners.yaml facts that are missing).
 	Refusal string

@@ -91,6 +91,39 @@ func ReadRunnerFacts(name string, data []byte) (*RunnerFacts, error) {
 	return f, nil
 }
 
+// ClusterOf is the one cluster a runner label schedules on: the id of a
+// "cluster:<id>" label, else the cluster whose label holds every runner
+// of the label; "" when the label spans several clusters or is unknown
+// (RECIPES.md: generate's manifest names that cluster, null otherwise).
+func (f *RunnerFacts) ClusterOf(label string) string {
+	if id, ok := strings.CutPrefix(label, clusterPrefix); ok {
+		if _, known := f.exact(label); known || f == nil {
+			return id
+		}
+		return ""
+	}
+	if f == nil {
+		return ""
+	}
+	of := map[string]string{} // runner name -> cluster id
+	for l, names := range f.Labels {
+		if id, ok := strings.CutPrefix(l, clusterPrefix); ok {
+			for _, n := range names {
+				of[n] = id
+			}
+		}
+	}
+	found := ""
+	for _, n := range f.Labels[label] {
+		id := of[n]
+		if id == "" || (found != "" && id != found) {
+			return ""
+		}
+		found = id
+	}
+	return found
+}
+
 // exact is the facts of a "cluster:<id>" label.
 func (f *RunnerFacts) exact(label string) (ClusterFacts, bool) {
 	if f == nil {
@@ -193,6 +226,7 @@ func expandTodayEntry(file, key string, n *yaml.Node, o ExpandOptions) ([]Matrix
 	if gpn, err := o.Runners.gpusPerNode(base.Runner); err == nil {
 		base.GPUsPerNode = gpn
 	}
+	base.Cluster = o.Runners.ClusterOf(base.Runner)
 	scenNode := child(n, "scenarios")
 	scen, _ := e["scenarios"].(map[string]any)
 	var out []MatrixPoint

@@ -99,7 +99,10 @@ sn-agentic:
 `
 
 func todayRunners() *RunnerFacts {
-	return &RunnerFacts{Clusters: map[string]ClusterFacts{
+	return &RunnerFacts{Labels: map[string][]string{
+		"cluster:gb300-nv": {"gb300-nv_0", "gb300-nv_1"}, "cluster:b300-x": {"b300-x_0"},
+		"gb300": {"gb300-nv_1"}, "blackwell": {"gb300-nv_0", "b300-x_0"},
+	}, Clusters: map[string]ClusterFacts{
 		"b200-nscale": {GPUsPerNode: 8, DRAMMiB: 3_000_000},
 		"gb300-nv":    {GPUsPerNode: 4},
 		"h100-dgxc":   {GPUsPerNode: 8},
@@ -171,6 +174,9 @@ func TestExpandToday(t *testing.T) {
 		mn.Row["eval-srt-recipe"] != "benchmarks/multi_node/srt-slurm-recipes/dsr1/sglang/gb300/8k1k/eval.yaml" {
 		t.Errorf("recipe paths: %v / %v", mn.Row["srt-recipe"], mn.Row["eval-srt-recipe"])
 	}
+	if mn.Cluster != "gb300-nv" || pts[0].Cluster != "b200-nscale" {
+		t.Errorf("clusters %q %q", mn.Cluster, pts[0].Cluster)
+	}
 	if mn.Selector != "override_a" || mn.RecipeFile() != "benchmarks/multi_node/srt-slurm-recipes/dsr1/sglang/gb300/8k1k/disagg.yaml" {
 		t.Errorf("selector %q file %q", mn.Selector, mn.RecipeFile())
 	}
@@ -217,6 +223,21 @@ func TestExpandToday(t *testing.T) {
 	}
 	if _, ok := sa["disagg"]; ok {
 		t.Error("a single-node agentic row has disagg")
+	}
+}
+
+func TestClusterOf(t *testing.T) {
+	f := todayRunners()
+	for label, want := range map[string]string{
+		"cluster:gb300-nv": "gb300-nv", "gb300": "gb300-nv", "blackwell": "", "cluster:nowhere": "", "unknown": "",
+	} {
+		if got := f.ClusterOf(label); got != want {
+			t.Errorf("ClusterOf(%q) = %q, want %q", label, got, want)
+		}
+	}
+	var none *RunnerFacts
+	if got := none.ClusterOf("cluster:x"); got != "x" {
+		t.Errorf("without runners.yaml, a cluster label still names its cluster: %q", got)
 	}
 }
 

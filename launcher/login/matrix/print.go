@@ -104,6 +104,7 @@ type PointJSON struct {
 	SrtRecipe   string `json:"srt_recipe,omitempty"`
 	Fingerprint string `json:"recipe_fingerprint,omitempty"`
 	Reason      string `json:"reason,omitempty"`
+	Cluster     string `json:"cluster,omitempty"`
 }
 
 // JSON is the plan as PlanJSON.
@@ -131,7 +132,7 @@ func (m *Matrix) JSON() PlanJSON {
 				pj.Error = p.Err.Error()
 			}
 			if p.Row != nil {
-				pj.Kind, pj.SrtRecipe, pj.Fingerprint, pj.Reason = kindOf(p), p.SrtRecipe, p.Fingerprint, ReasonOf(p.Err)
+				pj.Kind, pj.SrtRecipe, pj.Fingerprint, pj.Reason, pj.Cluster = kindOf(p), p.SrtRecipe, p.Fingerprint, ReasonOf(p.Err), p.Cluster
 				if p.Plan == nil {
 					pj.GPUs = p.AllocGPUs()
 					pj.Nodes = p.NodeCount
