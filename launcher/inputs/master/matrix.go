@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/slurmbench/slurmbench/launcher/inputs/master/fingerprint"
 )
 
 // This file expands the whole master config into the matrix InferenceX's
@@ -233,6 +235,9 @@ func ExpandWith(name string, data []byte, o ExpandOptions) ([]MatrixPoint, error
 		nodes[k] = root.Content[i+1]
 	}
 	if IsTodayLayout(root) {
+		// InferenceX reads the master with PyYAML (YAML 1.1): type its
+		// values the same way before validating them.
+		fingerprint.Normalize(root)
 		return expandToday(name, root, order, nodes, o)
 	}
 	var out []MatrixPoint

@@ -200,6 +200,23 @@ func TestValidationRules(t *testing.T) {
 	}
 }
 
+// TestYAML11Values: a master InferenceX reads with PyYAML types yes/on
+// as booleans, so power: yes is valid and power: 'yes' is not.
+func TestYAML11Values(t *testing.T) {
+	doc := strings.Replace(validMultiDisagg, "power: true", "power: yes", 1)
+	pts, err := ExpandWith("m.yaml", []byte(doc), ExpandOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !pts[0].Power {
+		t.Error("power: yes did not read as true")
+	}
+	doc = strings.Replace(validMultiDisagg, "power: true", "power: 'yes'", 1)
+	if _, err := ExpandWith("m.yaml", []byte(doc), ExpandOptions{}); err == nil || !strings.Contains(err.Error(), "power: must be true or false") {
+		t.Errorf("power: 'yes': err = %v", err)
+	}
+}
+
 // TestExpandRefusesInvalidToday: ExpandWith returns every issue of a
 // today's-layout file as one *ValidationError, before expanding anything.
 func TestExpandRefusesInvalidToday(t *testing.T) {

@@ -308,6 +308,47 @@ func FromYAML(n *yaml.Node) (any, error) {
 	return nil, fmt.Errorf("line %d: unsupported YAML node", n.Line)
 }
 
+// Normalize rewrites the plain scalar values under n (not mapping keys)
+// to the tag and canonical text PyYAML's safe_load gives them, so that
+// decoding n with yaml.v3 afterwards types values as InferenceX does:
+// yes/no/on/off become booleans, 1:30 the integer 90, 0o17 and 1e5
+// strings. A scalar PyYAML cannot type (a timestamp) is left as it is.
+func Normalize(n *yaml.Node) {
+	switch n.Kind {
+	case yaml.DocumentNode, yaml.SequenceNode:
+		for _, c := range n.Content {
+			Normalize(c)
+		}
+	case yaml.MappingNode:
+		for i := 1; i < len(n.Content); i += 2 {
+			Normalize(n.Content[i])
+		}
+	case yaml.ScalarNode:
+		if n.Style != 0 {
+			return
+		}
+		v, err := scalar(n)
+		if err != nil {
+			return
+		}
+		switch x := v.(type) {
+		case nil:
+			n.Tag, n.Value = "!!null", "null"
+		case bool:
+			n.Tag, n.Value = "!!bool", strconv.FormatBool(x)
+		case int:
+			n.Tag, n.Value = "!!int", strconv.Itoa(x)
+		case float64:
+			n.Tag = "!!float"
+			if !math.IsNaN(x) && !math.IsInf(x, 0) {
+				n.Value = strconv.FormatFloat(x, 'g', -1, 64)
+			}
+		case string:
+			n.Tag = "!!str"
+		}
+	}
+}
+
 func mergeSources(n *yaml.Node) ([]map[string]any, error) {
 	for n.Kind == yaml.AliasNode {
 		n = n.Alias

@@ -1,6 +1,8 @@
 package fingerprint
 
 import (
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -229,5 +231,27 @@ func TestRecordedPythonOutput(t *testing.T) {
 		if string(got) != c.python {
 			t.Errorf("%q:\n got    %s\n python %s", c.doc, got, c.python)
 		}
+	}
+}
+
+// TestNormalize: after Normalize, yaml.v3 decodes values as PyYAML does.
+func TestNormalize(t *testing.T) {
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte("a: yes\nb: 'yes'\nc: 1:30\nd: 0o17\ne: 1e5\nf: [on, Off, 3]\ng: ~\nyes: 1\nh: .inf\n"), &n); err != nil {
+		t.Fatal(err)
+	}
+	Normalize(&n)
+	var got map[string]any
+	if err := n.Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"a": true, "b": "yes", "c": 90, "d": "0o17", "e": "1e5", "f": []any{true, false, 3}, "g": nil, "yes": 1}
+	for k, w := range want {
+		if fmt.Sprint(got[k]) != fmt.Sprint(w) || fmt.Sprintf("%T", got[k]) != fmt.Sprintf("%T", w) {
+			t.Errorf("%s = %#v, want %#v", k, got[k], w)
+		}
+	}
+	if f, ok := got["h"].(float64); !ok || !math.IsInf(f, 1) {
+		t.Errorf("h = %#v, want +Inf", got["h"])
 	}
 }
