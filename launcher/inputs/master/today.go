@@ -39,12 +39,11 @@ const (
 
 // Generator constants (generate.py).
 const (
-	defaultEvalFramework  = "lm-eval"
-	agenticDuration       = 3600      // validation.py's DEFAULT_AGENTIC_DURATION_SECONDS
-	maxAgenticDRAMMiB     = 2_861_022 // 3 TB decimal, in MiB
-	bytesPerMiB           = 1024 * 1024
-	bytesPerGB            = 1_000_000_000
-	agenticScenarioSubdir = "agentic-coding"
+	defaultEvalFramework = "lm-eval"
+	agenticDuration      = 3600      // validation.py's DEFAULT_AGENTIC_DURATION_SECONDS
+	maxAgenticDRAMMiB    = 2_861_022 // 3 TB decimal, in MiB
+	bytesPerMiB          = 1024 * 1024
+	bytesPerGB           = 1_000_000_000
 )
 
 // vendorEvals are generate.py's AUTOMATIC_AGENTIC_VENDOR_EVALS: agentic
@@ -249,7 +248,7 @@ func expandTodayEntry(file, key string, n *yaml.Node, o ExpandOptions) ([]Matrix
 		sc := s.(map[string]any)
 		ssNode := child(agNodes.Content[si], "search-space")
 		for bi, b := range sc["search-space"].([]any) {
-			out = append(out, agenticRows(file, base, e, sc, b.(map[string]any), ssNode.Content[bi].Line, o)...)
+			out = append(out, agenticRows(base, e, sc, b.(map[string]any), ssNode.Content[bi].Line, o)...)
 		}
 	}
 	return out, nil
@@ -372,8 +371,7 @@ func fixedRows(file string, base MatrixPoint, e, seq, b map[string]any, line int
 	return out, nil
 }
 
-func agenticRows(file string, base MatrixPoint, e, sc, b map[string]any, line int, o ExpandOptions) []MatrixPoint {
-	_ = file
+func agenticRows(base MatrixPoint, e, sc, b map[string]any, line int, o ExpandOptions) []MatrixPoint {
 	spec := "none"
 	if s, ok := b["spec-decoding"].(string); ok {
 		spec = s
