@@ -384,6 +384,15 @@ func scalar(n *yaml.Node) (any, error) {
 		return s, nil // quoted or block: a string
 	}
 	tag := n.Tag
+	if !explicit && tag == "!!str" {
+		// A plain scalar yaml.v3 tagged !!str although YAML 1.2 reads its
+		// text as something else was built as a string on purpose (a
+		// binder writing "8192" into an env): it stays one.
+		probe := yaml.Node{Kind: yaml.ScalarNode, Value: s}
+		if probe.ShortTag() != "!!str" {
+			return s, nil
+		}
+	}
 	if !explicit {
 		switch {
 		case pyNull.MatchString(s):

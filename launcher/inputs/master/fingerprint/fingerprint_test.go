@@ -255,3 +255,22 @@ func TestNormalize(t *testing.T) {
 		t.Errorf("h = %#v, want +Inf", got["h"])
 	}
 }
+
+// TestBuiltNodes: scalars a composer builds in Go keep the type it gave
+// them where YAML 1.2 would read their text otherwise ("8192" written as
+// a string stays a string), and a recipe mixing parsed and built nodes
+// hashes as Python hashes the same values.
+func TestBuiltNodes(t *testing.T) {
+	str := func(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v} }
+	env := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
+		str("ISL"), str("8192"), str("USE_CHAT_TEMPLATE"), str("false"), str("MODEL"), str("org/m"),
+		str("N"), {Kind: yaml.ScalarNode, Tag: "!!int", Value: "3"}, str("E"), str(""),
+	}}
+	got, err := Canonical(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"E":"","ISL":"8192","MODEL":"org/m","N":3,"USE_CHAT_TEMPLATE":"false"}`; string(got) != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
