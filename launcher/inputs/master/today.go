@@ -1,6 +1,8 @@
 package master
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/big"
@@ -1104,4 +1106,71 @@ func appIdentity(r map[string]any, conc int) string {
 	}
 	return canonical([]any{r["model"], r["model-prefix"], r["runner"], r["framework"], r["precision"], spec, disagg, topo,
 		r["eval-framework"], r["eval-suite"], r["isl"], r["osl"], conc})
+}
+
+// rowOrder is the order generate.py@0f3de2c3 inserts a row's keys in
+// (the dict order its JSON keeps), by row kind; keys a row lacks are
+// skipped. power's place is assumed beside the recipe references (the
+// stored generator predates it).
+var rowOrder = map[[2]bool][]string{
+	// {agentic, multinode}
+	{false, true}: {"image", "model", "model-prefix", "precision", "framework", "runner", "isl", "osl", "require-power",
+		"spec-decoding", "prefill", "decode", "conc", "max-model-len", "srt-recipe", "eval-srt-recipe", "power",
+		"exp-name", "disagg", "run-eval", "router", "kv-p2p-transfer", "node-count",
+		"eval-framework", "eval-suite", "eval-conc", "eval-only"},
+	{false, false}: {"image", "model", "model-prefix", "precision", "framework", "runner", "isl", "osl", "require-power",
+		"tp", "pp", "dcp-size", "pcp-size", "conc", "max-model-len", "ep", "dp-attn", "spec-decoding",
+		"srt-recipe", "eval-srt-recipe", "exp-name", "disagg", "run-eval", "router",
+		"eval-framework", "eval-suite", "eval-only"},
+	{true, true}: {"image", "model", "model-prefix", "precision", "framework", "runner",
+		"spec-decoding", "prefill", "decode", "conc", "srt-recipe", "eval-srt-recipe", "power",
+		"kv-offloading", "total-cpu-dram-gb", "duration", "exp-name", "disagg", "scenario-type", "kv-offload-backend",
+		"router", "kv-p2p-transfer", "node-count", "run-eval", "eval-framework", "eval-suite", "eval-conc", "eval-only"},
+	{true, false}: {"image", "model", "model-prefix", "precision", "framework", "runner",
+		"tp", "pp", "dcp-size", "pcp-size", "ep", "dp-attn", "spec-decoding", "conc", "srt-recipe", "eval-srt-recipe",
+		"kv-offloading", "total-cpu-dram-gb", "duration", "exp-name", "scenario-type", "kv-offload-backend",
+		"router", "run-eval", "eval-framework", "eval-suite", "eval-only"},
+}
+
+// RowJSON is a today's point's row as the generator prints it: a JSON
+// object, its keys in the generator's order (the manifest's "matrix" of
+// `generate`), nested mappings' keys in their master-config order being
+// unknown here and so sorted.
+func (p MatrixPoint) RowJSON() ([]byte, error) {
+	if p.Row == nil {
+		return nil, fmt.Errorf("%s: not a today's-layout point", p.Name())
+	}
+	order := rowOrder[[2]bool{p.Scenario == AgenticCoding, p.Multinode}]
+	seen := map[string]bool{}
+	var keys []string
+	for _, k := range order {
+		if _, ok := p.Row[k]; ok {
+			keys, seen[k] = append(keys, k), true
+		}
+	}
+	var rest []string
+	for k := range p.Row {
+		if !seen[k] {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	keys = append(keys, rest...)
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		vb, err := json.Marshal(p.Row[k])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", p.Name(), k, err)
+		}
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(vb)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }

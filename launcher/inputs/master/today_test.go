@@ -215,6 +215,16 @@ func TestExpandToday(t *testing.T) {
 	if r := pts[13].Row; r["eval-framework"] != "lm-eval" || r["eval-suite"] != "" || r["eval-only"] != true {
 		t.Errorf("eval-only GSM8K row: %v", r)
 	}
+	j, err := pts[9].RowJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(j), `{"image":"vllm:k3","model":"org/k3","model-prefix":"kimik3","precision":"fp4","framework":"vllm","runner":"cluster:h200-dgxc","spec-decoding":"none","prefill"`) {
+		t.Errorf("row JSON not in the generator's order: %s", j)
+	}
+	if !strings.Contains(string(j), `"exp-name":"kimik3_p2x16ep32dpa_d0x16ep32dpa_conc8_kvdram-lmcache","disagg":false,"scenario-type":"agentic-coding","kv-offload-backend":{"name":"lmcache","version":"0.3.1"},"router":`) {
+		t.Errorf("row JSON middle not in the generator's order: %s", j)
+	}
 	sa := pts[11].Row
 	for k, v := range map[string]any{"exp-name": "dsv4_tp8_conc5_kvnone_spec-mtp", "total-cpu-dram-gb": 0, "conc": 5, "ep": 1} {
 		if !reflect.DeepEqual(sa[k], v) {
