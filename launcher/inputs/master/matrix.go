@@ -671,3 +671,44 @@ func (p MatrixPoint) ResultFilenameBase(runnerName string) string {
 	return fmt.Sprintf("%s_%s_%s_%s_%s_disagg-%t_spec-%s_conc%s_%s", p.ExpName, p.Precision, p.Framework,
 		side("prefill", p.Prefill), side("decode", p.Decode), p.Disagg, p.SpecDecoding, strings.Join(concs, "x"), runnerName)
 }
+
+// Skipped is a part of an older-layout master config the expansion does
+// not turn into points, with why: listed, never dropped silently.
+type Skipped struct {
+	Key    string
+	Line   int
+	Reason string
+}
+
+// SkippedEntries lists what Expand leaves out of an older-layout master
+// config (CONFIG_FILE rows): single-node entries, which InferenceX ran
+// with its benchmark scripts on their runners, and agentic-coding
+// scenarios, which it ran the same way. A today's-layout config expands
+// whole: nothing is skipped.
+func SkippedEntries(name string, data []byte) ([]Skipped, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("master config %s: %w", name, err)
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode || IsTodayLayout(doc.Content[0]) {
+		return nil, nil
+	}
+	root := doc.Content[0]
+	var out []Skipped
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		key, n := root.Content[i].Value, root.Content[i+1]
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if !boolValue(child(n, "multinode")) {
+			out = append(out, Skipped{key, root.Content[i].Line, "single-node entry: InferenceX runs it with its benchmark script, not an srt-slurm recipe (no srt-recipe-dir)"})
+			continue
+		}
+		if ag := child(child(n, "scenarios"), AgenticCoding); ag != nil {
+			out = append(out, Skipped{key, ag.Line, "agentic-coding scenario of a CONFIG_FILE entry: InferenceX runs it with its benchmark script"})
+		}
+	}
+	return out, nil
+}

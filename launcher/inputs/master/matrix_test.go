@@ -152,6 +152,9 @@ disagg:
 	if len(pts) != 6 {
 		t.Fatalf("%d points, want 6 (the single-node entry skipped)", len(pts))
 	}
+	if sk, err := SkippedEntries("t.yaml", []byte(doc)); err != nil || len(sk) != 1 || sk[0].Key != "single" || sk[0].Line != 2 || !strings.Contains(sk[0].Reason, "single-node entry") {
+		t.Errorf("skipped entries: %+v (err %v), want the single-node entry at line 2", sk, err)
+	}
 	if want := []int{4, 8, 16, 32, 48}; !reflect.DeepEqual(pts[0].Conc, want) {
 		t.Errorf("conc range = %v, want %v", pts[0].Conc, want)
 	}

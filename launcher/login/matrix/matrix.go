@@ -109,6 +109,9 @@ type Matrix struct {
 	Groups []Group
 	// Startup is the setup time counted per allocation saved.
 	Startup time.Duration
+	// Skipped are the parts of an older-layout master config that expand
+	// to no point (master.SkippedEntries), listed by --plan.
+	Skipped []master.Skipped
 }
 
 // SavedGPUHours is what sharing allocations saves: every point after the
@@ -174,6 +177,9 @@ func Build(ctx context.Context, o Options) (*Matrix, error) {
 		return nil, exitcode.Errorf(exitcode.Config, "--master %s: no %s matches the selection (%d points in all)", o.Master, what, len(all))
 	}
 	m := &Matrix{Startup: o.Startup}
+	if m.Skipped, err = master.SkippedEntries(o.Master, data); err != nil {
+		return nil, exitcode.With(exitcode.Config, err)
+	}
 	if m.Startup <= 0 {
 		m.Startup = DefaultStartup
 	}

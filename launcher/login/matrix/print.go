@@ -47,6 +47,9 @@ func PrintPlan(w io.Writer, m *Matrix) error {
 			fmt.Fprintf(w, "not planned: %v\n", p.Err)
 		}
 	}
+	for _, s := range m.Skipped {
+		fmt.Fprintf(w, "not expanded: %s (line %d): %s\n", s.Key, s.Line, s.Reason)
+	}
 	fmt.Fprintln(w)
 	shared := 0
 	for gi, g := range m.Groups {
@@ -82,9 +85,11 @@ type PlanJSON struct {
 	Allocations int         `json:"allocations"`
 	Unplanned   int         `json:"unplanned"`
 	// Refused counts the unplanned points by reason.
-	Refused       map[string]int `json:"refused,omitempty"`
-	StartupHours  float64        `json:"startup_hours"`
-	SavedGPUHours float64        `json:"saved_gpu_hours"`
+	Refused map[string]int `json:"refused,omitempty"`
+	// NotExpanded are an older layout's entries that make no point.
+	NotExpanded   []string `json:"not_expanded,omitempty"`
+	StartupHours  float64  `json:"startup_hours"`
+	SavedGPUHours float64  `json:"saved_gpu_hours"`
 }
 
 // PointJSON is one point of PlanJSON.
@@ -110,6 +115,9 @@ type PointJSON struct {
 // JSON is the plan as PlanJSON.
 func (m *Matrix) JSON() PlanJSON {
 	out := PlanJSON{Allocations: len(m.Groups), Unplanned: m.Unplanned(), StartupHours: m.Startup.Hours(), SavedGPUHours: m.SavedGPUHours()}
+	for _, sk := range m.Skipped {
+		out.NotExpanded = append(out.NotExpanded, fmt.Sprintf("%s (line %d): %s", sk.Key, sk.Line, sk.Reason))
+	}
 	for _, rc := range refusalCounts(m.Points) {
 		if out.Refused == nil {
 			out.Refused = map[string]int{}
