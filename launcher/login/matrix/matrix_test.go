@@ -173,3 +173,33 @@ func TestReuseByContent(t *testing.T) {
 		t.Errorf("stage dir name %q", StageDirName(m.Points[4]))
 	}
 }
+
+// TestOlderLayoutListsWhatItSkips: an older master's single-node entry
+// makes no point and is listed as not expanded, with why.
+func TestOlderLayoutListsWhatItSkips(t *testing.T) {
+	o := mockOptions(t)
+	data, err := os.ReadFile(o.Master)
+	if err != nil {
+		t.Fatal(err)
+	}
+	single := "\nsingle:\n  image: i\n  model: m\n  model-prefix: s\n  runner: b200\n  precision: fp8\n  framework: sglang\n  scenarios:\n    fixed-seq-len:\n    - {isl: 1024, osl: 1024, search-space: [{tp: 8, conc-start: 4, conc-end: 8}]}\n"
+	path := filepath.Join(t.TempDir(), "m.yaml")
+	if err := os.WriteFile(path, append(data, single...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o.Master = path
+	m, err := Build(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Points) != 6 || len(m.Skipped) != 1 {
+		t.Fatalf("%d points, %d skipped; want 6 and 1", len(m.Points), len(m.Skipped))
+	}
+	var out bytes.Buffer
+	if err := PrintPlan(&out, m); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "not expanded: single (line ") || !strings.Contains(out.String(), "single-node entry") {
+		t.Errorf("plan does not list the skipped entry:\n%s", out.String())
+	}
+}
