@@ -128,6 +128,33 @@ func (p *MatrixPoint) syncFromRow() {
 	}
 }
 
+// Hardware is the per-pool GPU SKU of a heterogeneous disaggregated point
+// (the workflow's PREFILL_HARDWARE and DECODE_HARDWARE); "" for both when
+// the pools are homogeneous.
+func (p MatrixPoint) Hardware() (prefill, decode string) {
+	return str(p.Prefill["hardware"]), str(p.Decode["hardware"])
+}
+
+// KVOffloadBackend is an agentic point's kv-offload-backend ({name,
+// version?}), nil when it has none.
+func (p MatrixPoint) KVOffloadBackend() map[string]any {
+	b, _ := p.Row["kv-offload-backend"].(map[string]any)
+	return b
+}
+
+// Fingerprint is the point's recipe fingerprint given the composed,
+// cluster-free bound recipe(s) it runs (package fingerprint); with none,
+// a row that names no srt-recipe hashes its fields alone. An older
+// layout's point hashes its generator row (config-key aside).
+func (p MatrixPoint) Fingerprint(recipes ...any) (string, error) {
+	row := p.Row
+	if row == nil {
+		row = p.GeneratorRow()
+		delete(row, "config-key")
+	}
+	return fingerprint.Recipe(row, recipes...)
+}
+
 // RecipeFile is the path of the point's recipe from the InferenceX
 // project root, without its selector ("" for the older layouts).
 func (p MatrixPoint) RecipeFile() string {

@@ -183,6 +183,24 @@ func TestExpandToday(t *testing.T) {
 	if !mn.Power || !mn.RequirePower || mn.Row["kv-p2p-transfer"] != "nixl" {
 		t.Errorf("power %v require-power %v kv-p2p %v", mn.Power, mn.RequirePower, mn.Row["kv-p2p-transfer"])
 	}
+	if ph, dh := mn.Hardware(); ph != "gb300" || dh != "h100" {
+		t.Errorf("hardware %q/%q, want gb300/h100", ph, dh)
+	}
+	if b := pts[8].KVOffloadBackend(); b["name"] != "lmcache" || pts[0].KVOffloadBackend() != nil {
+		t.Errorf("kv-offload-backend %v / %v", b, pts[0].KVOffloadBackend())
+	}
+	// The same recipe at two concurrencies: one fingerprint; the row
+	// without a recipe given is refused, as it names srt-recipe.
+	rec := map[string]any{"schema": 2, "benchmark": map[string]any{"concurrencies": []any{1}}}
+	rec2 := map[string]any{"schema": 2, "benchmark": map[string]any{"concurrencies": []any{2}}}
+	f0, err0 := pts[0].Fingerprint(rec)
+	f1, err1 := pts[1].Fingerprint(rec2)
+	if err0 != nil || err1 != nil || f0 != f1 {
+		t.Errorf("single-node rows at 4 and 8: %s %s (%v %v)", f0, f1, err0, err1)
+	}
+	if _, err := pts[0].Fingerprint(); err == nil {
+		t.Error("a row naming srt-recipe fingerprinted without its recipe")
+	}
 	if _, ok := pts[6].Row["power"]; ok {
 		t.Error("a row without power: true carries power")
 	}
