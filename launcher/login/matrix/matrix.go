@@ -192,10 +192,11 @@ func Build(ctx context.Context, o Options) (*Matrix, error) {
 		sum := sha256.Sum256(data)
 		profSHA = hex.EncodeToString(sum[:])
 	}
+	rc := newRecipeCache()
 	for _, mp := range sel {
 		pt := &Point{MatrixPoint: mp, profileSHA256: profSHA}
 		if today {
-			pt.Plan, pt.Fingerprint, pt.BoundRecipe, pt.Err = planToday(ctx, o, eo.Root, mp)
+			pt.Plan, pt.Fingerprint, pt.BoundRecipe, pt.Err = planToday(ctx, o, eo.Root, mp, rc)
 		} else {
 			pt.Plan, pt.Err = planPoint(ctx, o, mp)
 		}

@@ -127,7 +127,7 @@ func expandOptions(ctx context.Context, o Options) (master.ExpandOptions, error)
 
 // planToday plans one point of today's layout; fp is its recipe
 // fingerprint and file its bound recipe when it composed.
-func planToday(ctx context.Context, o Options, root string, mp master.MatrixPoint) (*plan.Plan, string, string, error) {
+func planToday(ctx context.Context, o Options, root string, mp master.MatrixPoint, rc *recipeCache) (*plan.Plan, string, string, error) {
 	if mp.Refusal != "" {
 		return nil, "", "", refuse(ReasonRefused, mp, "%s", mp.Refusal)
 	}
@@ -137,14 +137,14 @@ func planToday(ctx context.Context, o Options, root string, mp master.MatrixPoin
 	}
 	file, selector, _ := strings.Cut(ref, ":")
 	abs := filepath.Join(root, filepath.FromSlash(file))
-	data, err := readlimit.ReadFileContext(ctx, abs, maxMasterBytes)
+	doc, err := rc.read(ctx, abs)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, "", "", refuse(ReasonNoRecipe, mp, "recipe %s is not in this tree (%s)", file, root)
 	}
 	if err != nil {
 		return nil, "", "", refuse(ReasonNoRecipe, mp, "reading recipe %s: %v", file, err)
 	}
-	if err := checkVariant(data, selector); err != nil {
+	if err := checkVariant(doc, selector); err != nil {
 		return nil, "", "", refuse(ReasonNoVariant, mp, "%s: %v", ref, err)
 	}
 	if o.Compose == nil {
@@ -164,11 +164,7 @@ func planToday(ctx context.Context, o Options, root string, mp master.MatrixPoin
 // checkVariant is validation.py's _check_srt_recipe for a read recipe: a
 // selector needs an override bundle with a base, and names one of its
 // groups (a zip group's index within its longest list).
-func checkVariant(data []byte, selector string) error {
-	var doc any
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return fmt.Errorf("reading the recipe: %w", err)
-	}
+func checkVariant(doc any, selector string) error {
 	if selector == "" {
 		return nil
 	}
@@ -188,6 +184,39 @@ func checkVariant(data []byte, selector string) error {
 		}
 	}
 	return nil
+}
+
+// recipeCache reads each recipe file once per matrix (points of one
+// recipe are many: one per concurrency on single-node rows).
+type recipeCache struct {
+	docs map[string]any
+	errs map[string]error
+}
+
+func newRecipeCache() *recipeCache {
+	return &recipeCache{docs: map[string]any{}, errs: map[string]error{}}
+}
+
+func (c *recipeCache) read(ctx context.Context, path string) (any, error) {
+	if err, ok := c.errs[path]; ok {
+		return nil, err
+	}
+	if d, ok := c.docs[path]; ok {
+		return d, nil
+	}
+	var doc any
+	data, err := readlimit.ReadFileContext(ctx, path, maxMasterBytes)
+	if err == nil {
+		if uerr := yaml.Unmarshal(data, &doc); uerr != nil {
+			err = uerr
+		}
+	}
+	if err != nil {
+		c.errs[path] = err
+		return nil, err
+	}
+	c.docs[path] = doc
+	return doc, nil
 }
 
 // zipLength is the variant count of a zip group: srtctl broadcasts
