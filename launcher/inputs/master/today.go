@@ -22,7 +22,9 @@ import (
 // rows as InferenceX's generator does: inferencex-e2e/infx/matrix/
 // generate.py@0f3de2c3 (_expand_configs, _fixed_sequence_entries,
 // _agentic_entries, multinode_worker_pair, add_multinode_node_count,
-// agentic_dram_offload_gb, mark_eval_entries, drop_app_colliding_evals).
+// agentic_dram_offload_gb, mark_eval_entries, drop_app_colliding_evals),
+// and as its planner dispatches them (plan.py@07db303e): the benchmark
+// rows without evals, then the eval-only rows (evalRows).
 // Per entry: its fixed-seq-len rows (multi-node: one row per search-space
 // entry with the whole concurrency list; single-node: one row per
 // concurrency), then its agentic-coding rows (one per concurrency; a
@@ -203,12 +205,54 @@ func expandToday(name string, root *yaml.Node, order []string, nodes map[string]
 		}
 		out = append(out, pts...)
 	}
-	out = markTodayEvals(out)
+	out = append(out, evalRows(out)...)
 	for i := range out {
 		out[i].Index = i
 		out[i].syncFromRow()
 	}
 	return out, nil
+}
+
+// evalRows are the eval jobs of the benchmark rows as InferenceX's planner
+// dispatches them (infx/matrix/plan.py@07db303e build_plan: benchmarks are
+// generated with eval mode "none", evals with "subset" —
+// generate.py@0f3de2c3 select_matrix_evals: mark_eval_entries on fresh
+// rows, only the rows that run an eval kept, each made eval-only and
+// without require-power).
+func evalRows(bench []MatrixPoint) []MatrixPoint {
+	pts := make([]MatrixPoint, len(bench))
+	for i, p := range bench {
+		p.Row = deepCopy(p.Row).(map[string]any)
+		pts[i] = p
+	}
+	var out []MatrixPoint
+	for _, p := range markTodayEvals(pts) {
+		if p.Row["run-eval"] != true {
+			continue
+		}
+		p.Row["eval-only"] = true
+		delete(p.Row, "require-power")
+		out = append(out, p)
+	}
+	return out
+}
+
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = deepCopy(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = deepCopy(e)
+		}
+		return out
+	}
+	return v
 }
 
 func expandTodayEntry(file, key string, n *yaml.Node, o ExpandOptions) ([]MatrixPoint, error) {

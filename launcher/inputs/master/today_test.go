@@ -122,29 +122,39 @@ func TestExpandToday(t *testing.T) {
 		names = append(names, fmt.Sprintf("%s/%s/%v/eval=%v@%d/only=%v", p.Key, p.Scenario, p.Conc, p.RunEval, p.EvalConc, p.EvalOnly))
 	}
 	want := []string{
-		// single-node fixed: one row per concurrency; evals at the highest
-		// (64) and the median (32) of the eligible 16, 32, 64.
+		// Benchmark rows first, without evals (the planner's eval mode
+		// "none"). single-node fixed: one row per concurrency.
 		"sn-fixed/fixed-seq-len/[4]/eval=false@0/only=false",
 		"sn-fixed/fixed-seq-len/[8]/eval=false@0/only=false",
 		"sn-fixed/fixed-seq-len/[16]/eval=false@0/only=false",
-		"sn-fixed/fixed-seq-len/[32]/eval=true@0/only=false",
-		"sn-fixed/fixed-seq-len/[64]/eval=true@0/only=false",
-		// multi-node fixed: one row per search-space entry with its list;
-		// each parallelism group evaluates at its highest eligible conc;
-		// 1k1k never.
-		"mn-disagg/fixed-seq-len/[8 48]/eval=true@48/only=false",
-		"mn-disagg/fixed-seq-len/[64]/eval=true@64/only=false",
+		"sn-fixed/fixed-seq-len/[32]/eval=false@0/only=false",
+		"sn-fixed/fixed-seq-len/[64]/eval=false@0/only=false",
+		// multi-node fixed: one row per search-space entry with its list.
+		"mn-disagg/fixed-seq-len/[8 48]/eval=false@0/only=false",
+		"mn-disagg/fixed-seq-len/[64]/eval=false@0/only=false",
 		"mn-disagg/fixed-seq-len/[16 32 48]/eval=false@0/only=false",
-		// multi-node agentic: one row per concurrency; kimik3 runs its
-		// vendor suite on every row (eval-conc its only conc) ...
-		"mn-agentic/agentic-coding/[1]/eval=true@1/only=false",
-		"mn-agentic/agentic-coding/[8]/eval=true@8/only=false",
-		// single-node agentic: GSM8K at the highest concurrency.
+		// agentic: one row per concurrency.
+		"mn-agentic/agentic-coding/[1]/eval=false@0/only=false",
+		"mn-agentic/agentic-coding/[8]/eval=false@0/only=false",
 		"sn-agentic/agentic-coding/[2]/eval=false@0/only=false",
-		"sn-agentic/agentic-coding/[5]/eval=true@0/only=false",
+		"sn-agentic/agentic-coding/[5]/eval=false@0/only=false",
 		"sn-agentic/agentic-coding/[3]/eval=false@0/only=false",
-		// ... and, no concurrency being >= 16, one eval-only GSM8K row at
-		// the deployment's highest concurrency, at the end.
+		// Then the eval-only rows (mode "subset"). single-node 8k1k: the
+		// highest (64) and the median (32) of the eligible 16, 32, 64.
+		"sn-fixed/fixed-seq-len/[32]/eval=true@0/only=true",
+		"sn-fixed/fixed-seq-len/[64]/eval=true@0/only=true",
+		// multi-node 8k1k: each parallelism group at its highest eligible
+		// concurrency; 1k1k never.
+		"mn-disagg/fixed-seq-len/[8 48]/eval=true@48/only=true",
+		"mn-disagg/fixed-seq-len/[64]/eval=true@64/only=true",
+		// kimik3 runs its vendor suite on every agentic row (eval-conc its
+		// only conc) ...
+		"mn-agentic/agentic-coding/[1]/eval=true@1/only=true",
+		"mn-agentic/agentic-coding/[8]/eval=true@8/only=true",
+		// single-node agentic: GSM8K at the highest concurrency.
+		"sn-agentic/agentic-coding/[5]/eval=true@0/only=true",
+		// ... and, no concurrency being >= 16, one GSM8K row at the
+		// deployment's highest concurrency, at the end.
 		"mn-agentic/agentic-coding/[8]/eval=true@8/only=true",
 	}
 	if !reflect.DeepEqual(names, want) {
@@ -157,10 +167,24 @@ func TestExpandToday(t *testing.T) {
 	sn := pts[3].Row
 	for k, v := range map[string]any{"tp": 4, "pp": 1, "dcp-size": 1, "pcp-size": 1, "ep": 1, "dp-attn": false, "conc": 32,
 		"max-model-len": 8192 + 1024 + 256, "exp-name": "dsr1_8k1k", "disagg": false, "spec-decoding": "none",
-		"srt-recipe": "benchmarks/single_node/srt-slurm-recipes/dsr1/sglang/b200/8k1k.yaml", "eval-framework": "lm-eval", "eval-suite": ""} {
+		"srt-recipe": "benchmarks/single_node/srt-slurm-recipes/dsr1/sglang/b200/8k1k.yaml", "run-eval": false} {
 		if !reflect.DeepEqual(sn[k], v) {
 			t.Errorf("single-node row %s = %#v, want %#v", k, sn[k], v)
 		}
+	}
+	for _, f := range []string{"eval-framework", "eval-suite", "eval-conc", "eval-only"} {
+		if _, ok := sn[f]; ok {
+			t.Errorf("a benchmark row has %s", f)
+		}
+	}
+	ev := pts[13].Row
+	for k, v := range map[string]any{"conc": 32, "run-eval": true, "eval-only": true, "eval-framework": "lm-eval", "eval-suite": ""} {
+		if !reflect.DeepEqual(ev[k], v) {
+			t.Errorf("single-node eval row %s = %#v, want %#v", k, ev[k], v)
+		}
+	}
+	if _, ok := pts[15].Row["require-power"]; ok || pts[5].Row["require-power"] != true {
+		t.Errorf("require-power: benchmark %v, eval row %v (eval rows drop it)", pts[5].Row["require-power"], pts[15].Row["require-power"])
 	}
 	if _, ok := sn["node-count"]; ok {
 		t.Error("a single-node row has node-count")
@@ -224,13 +248,19 @@ func TestExpandToday(t *testing.T) {
 	// nodes) = 1677.7216 GB, truncated.
 	for k, v := range map[string]any{"total-cpu-dram-gb": 1677, "duration": 3600, "scenario-type": "agentic-coding",
 		"kv-offloading": "dram", "node-count": 4, "power": true, "disagg": false,
-		"exp-name": "kimik3_p2x16ep32dpa_d0x16ep32dpa_conc8_kvdram-lmcache", "eval-framework": "kimi-vendor",
-		"eval-suite": "kimi_tool_call_schema_full", "srt-recipe": "benchmarks/multi_node/srt-slurm-recipes/kimik3/vllm/h200/agentx/agg.yaml"} {
+		"exp-name": "kimik3_p2x16ep32dpa_d0x16ep32dpa_conc8_kvdram-lmcache",
+		"srt-recipe": "benchmarks/multi_node/srt-slurm-recipes/kimik3/vllm/h200/agentx/agg.yaml"} {
 		if !reflect.DeepEqual(ag[k], v) {
 			t.Errorf("multi-node agentic row %s = %#v, want %#v", k, ag[k], v)
 		}
 	}
-	if r := pts[13].Row; r["eval-framework"] != "lm-eval" || r["eval-suite"] != "" || r["eval-only"] != true {
+	if _, ok := ag["run-eval"]; ok {
+		t.Error("an agentic benchmark row has run-eval (the generator sets it only when marking evals)")
+	}
+	if r := pts[18].Row; r["eval-framework"] != "kimi-vendor" || r["eval-suite"] != "kimi_tool_call_schema_full" || r["eval-conc"] != 8 {
+		t.Errorf("vendor eval row: %v", r)
+	}
+	if r := pts[20].Row; r["eval-framework"] != "lm-eval" || r["eval-suite"] != "" || r["eval-only"] != true || r["eval-conc"] != 8 {
 		t.Errorf("eval-only GSM8K row: %v", r)
 	}
 	j, err := pts[9].RowJSON()

@@ -154,9 +154,14 @@ func planToday(ctx context.Context, o Options, root string, mp master.MatrixPoin
 	if err != nil {
 		return nil, "", "", fmt.Errorf("%s (line %d): %w", mp.Name(), mp.Line, err)
 	}
-	fp, err := fingerprint.Recipe(mp.Row, c.Recipe)
-	if err != nil {
-		return nil, "", "", fmt.Errorf("%s (line %d): fingerprint: %w", mp.Name(), mp.Line, err)
+	// The planner fingerprints benchmark rows only (plan.py@07db303e
+	// build_plan; RECIPES.md: "every benchmark row"): an eval-only row has
+	// none.
+	fp := ""
+	if !mp.EvalOnly {
+		if fp, err = fingerprint.Recipe(mp.Row, c.Recipe); err != nil {
+			return nil, "", "", fmt.Errorf("%s (line %d): fingerprint: %w", mp.Name(), mp.Line, err)
+		}
 	}
 	return c.Plan, fp, c.File, nil
 }
@@ -237,17 +242,17 @@ func zipLength(v any) int {
 
 // groupToday groups today's points whose servers are identical: the same
 // row but for concurrency, experiment name and eval selection (run-eval,
-// eval-conc, eval-all-concs, eval-framework, eval-suite; an eval runs
-// against the live engine after the benchmark and changes no server).
-// Within one tree that is the recipe fingerprint with the eval selection
-// left out of its row: the composed recipe is a function of the row minus
-// concurrency and the recipe files, and the fingerprint drops concurrency,
-// exp-name and the job name. Eval-only points group only among
-// themselves (they may run another recipe). Agentic points each keep their
-// own allocation, as InferenceX gives every AgentX point one: trace
-// replay reuses KV cache, and a server warmed by another concurrency's run
-// would measure differently. Points refused for any reason but "not
-// composed" stand alone.
+// eval-only, eval-conc, eval-all-concs, eval-framework, eval-suite,
+// require-power), with an eval-only point's eval-srt-recipe standing for
+// its srt-recipe. Within one tree that is "the same recipe fingerprint
+// with the eval selection left out": the composed recipe is a function of
+// the row minus concurrency, and an eval runs against the live engine
+// after the benchmark. So an eval job shares its benchmark's allocation,
+// where InferenceX deploys the recipe again for it. Agentic points each
+// keep their own allocation, as InferenceX gives every AgentX point one:
+// trace replay reuses KV cache, and a server warmed by another
+// concurrency's run would measure differently. Points refused for any
+// reason but "not composed" stand alone.
 func groupToday(pts []*Point) []Group {
 	var gs []Group
 	index := map[string]int{}
@@ -270,7 +275,7 @@ func groupToday(pts []*Point) []Group {
 
 // evalSelection are the row fields an allocation's server does not
 // depend on, beside the fingerprint's own exclusions.
-var evalSelection = []string{"run-eval", "eval-conc", "eval-all-concs", "eval-framework", "eval-suite"}
+var evalSelection = []string{"run-eval", "eval-only", "eval-conc", "eval-all-concs", "eval-framework", "eval-suite", "require-power"}
 
 func servingKey(p *Point) string {
 	row := make(map[string]any, len(p.Row))
@@ -279,6 +284,9 @@ func servingKey(p *Point) string {
 	}
 	for _, f := range evalSelection {
 		delete(row, f)
+	}
+	if p.EvalOnly && p.EvalSrtRecipe != "" {
+		row["srt-recipe"] = p.EvalSrtRecipe
 	}
 	id, err := fingerprint.Row(row)
 	if err != nil {

@@ -182,21 +182,28 @@ func TestTodayBuiltTree(t *testing.T) {
 		"sn#4(agentic) [2] ", "sn#5(agentic) [4] ",
 		"mn#6(8k1k) [8] ", "mn#7(8k1k) [16 32] ",
 		"mn#8(8k1k) [64] " + ReasonNoVariant,
+		// The eval jobs, after the benchmarks: GSM8K of the agentic
+		// deployment at its highest concurrency, the 8k1k group at 32, the
+		// zip variant's (refused like its benchmark).
+		"sn#9(agentic,eval-only) [4] ",
+		"mn#10(8k1k,eval-only) [16 32] ",
+		"mn#11(8k1k,eval-only) [64] " + ReasonNoVariant,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("points:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if calls != 7 {
-		t.Errorf("composed %d points, want the 7 whose recipe and variant exist", calls)
+	if calls != 9 {
+		t.Errorf("composed %d points, want the 9 whose recipe and variant exist", calls)
+	}
+	if m.Points[10].Fingerprint != "" {
+		t.Error("an eval-only point has a recipe fingerprint (the planner gives benchmark rows one)")
 	}
 	fp := func(i int) string { return m.Points[i].Fingerprint }
 	if fp(0) == "" || fp(0) != fp(1) || fp(1) != fp(2) {
 		t.Errorf("one recipe at three concurrencies: fingerprints %q %q %q", fp(0), fp(1), fp(2))
 	}
-	// mn#7 runs the eval, mn#6 does not: their rows, and so their
-	// fingerprints, differ (run-eval and eval-conc are row fields), while
-	// their servers are the same.
-	if fp(6) == "" || fp(6) == fp(7) || fp(6) == fp(0) || fp(4) == fp(5) {
+	// Benchmark rows that differ only in concurrency share one.
+	if fp(6) == "" || fp(6) != fp(7) || fp(6) == fp(0) || fp(4) != fp(5) || fp(4) == fp(0) {
 		t.Errorf("fingerprints: mn %q %q, sn %q, agentic %q %q", fp(6), fp(7), fp(0), fp(4), fp(5))
 	}
 	// A composed point runs its bound recipe file, not a CONFIG_FILE.
@@ -205,18 +212,19 @@ func TestTodayBuiltTree(t *testing.T) {
 		t.Errorf("plan options of a composed point: recipe %q config-file %q image %q conc %q", po.Recipe, po.ConfigFile, po.Image, po.Conc)
 	}
 	// Allocations: sn 0-2 share, 3 alone, agentic 4 and 5 alone, mn 6-7
-	// share, 8 alone.
+	// and the eval job 10 share, 8 alone, the agentic eval 9 alone, 11
+	// alone.
 	var sizes []int
 	for _, g := range m.Groups {
 		sizes = append(sizes, len(g.Points))
 	}
-	if fmt.Sprint(sizes) != "[3 1 1 1 2 1]" {
-		t.Errorf("allocation sizes %v, want [3 1 1 1 2 1]", sizes)
+	if fmt.Sprint(sizes) != "[3 1 1 1 3 1 1 1]" {
+		t.Errorf("allocation sizes %v, want [3 1 1 1 3 1 1 1]", sizes)
 	}
-	// Saved: two setups of the 8-GPU single-node server, one of the
+	// Saved: two setups of the 8-GPU single-node server, two of the
 	// 2-node, 16-GPU multi-node one (an hour each).
-	if got := m.SavedGPUHours(); got != 2*8+16 {
-		t.Errorf("saved %.1f GPU-hours, want 32", got)
+	if got := m.SavedGPUHours(); got != 2*8+2*16 {
+		t.Errorf("saved %.1f GPU-hours, want 48", got)
 	}
 	if r := m.Points[4].Row["total-cpu-dram-gb"]; r != 524 {
 		// 1,000,000 MiB × 0.5 × 8/8 GPUs = 524.288 GB.
@@ -227,14 +235,14 @@ func TestTodayBuiltTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []string{
-		"9 points (3 mn-fixed, 4 sn-fixed, 0 mn-agentic, 2 sn-agentic; 0 of them eval-only) in 6 allocations (9 without grouping); 9 not planned",
-		"1: " + ReasonNoRecipe, "1: " + ReasonNoVariant, "7: " + ReasonNoPlan,
+		"12 points (5 mn-fixed, 4 sn-fixed, 0 mn-agentic, 3 sn-agentic; 3 of them eval-only) in 8 allocations (12 without grouping); 12 not planned",
+		"1: " + ReasonNoRecipe, "2: " + ReasonNoVariant, "9: " + ReasonNoPlan,
 		"not planned [" + ReasonNoRecipe + "]: sn#3(1k1k) (line 16): recipe benchmarks/single_node/srt-slurm-recipes/dsr1/sglang/gone.yaml is not in this tree",
 		"not planned [" + ReasonNoVariant + "]: mn#8(8k1k) (line 47): benchmarks/multi_node/srt-slurm-recipes/dsr1/sglang/8k1k/bundle.yaml:zip_override_z[2]: no variant zip_override_z[2]",
 		"allocation 1 (8 GPUs) runs 3 points of one recipe: sn#0(1k1k), sn#1(1k1k), sn#2(1k1k)",
-		"allocation 5 (16 GPUs) runs 2 points of one recipe",
-		"mn-fixed+power",
-		"GPU-hours saved: 32.0",
+		"allocation 5 (16 GPUs) runs 3 points of one recipe: mn#6(8k1k), mn#7(8k1k), mn#10(8k1k,eval-only)",
+		"mn-fixed+power+eval-only",
+		"GPU-hours saved: 48.0",
 	} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("plan lacks %q:\n%s", s, out.String())
@@ -244,7 +252,7 @@ func TestTodayBuiltTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(j), `"recipe_fingerprint":"`+fp(0)+`"`) || !strings.Contains(string(j), `"refused":{"composed, no plan":7,"recipe not in this tree":1,"selector names no variant":1}`) {
+	if !strings.Contains(string(j), `"recipe_fingerprint":"`+fp(0)+`"`) || !strings.Contains(string(j), `"refused":{"composed, no plan":9,"recipe not in this tree":1,"selector names no variant":2}`) {
 		t.Errorf("plan JSON lacks the fingerprint or the refusals: %s", j)
 	}
 }
@@ -264,14 +272,14 @@ func TestTodayRefusals(t *testing.T) {
 	for _, p := range m.Points {
 		reasons[ReasonOf(p.Err)]++
 	}
-	if reasons[ReasonRefused] != 2 || reasons[ReasonNotComposed] != 5 || reasons[ReasonNoRecipe] != 1 || reasons[ReasonNoVariant] != 1 {
+	if reasons[ReasonRefused] != 3 || reasons[ReasonNotComposed] != 6 || reasons[ReasonNoRecipe] != 1 || reasons[ReasonNoVariant] != 2 {
 		t.Errorf("reasons %v", reasons)
 	}
 	if err := m.Points[4].Err; err == nil || !strings.Contains(err.Error(), "runners.yaml") {
 		t.Errorf("DRAM point without runners.yaml: %v", err)
 	}
 	err = Run(context.Background(), o)
-	if exitcode.Of(err) != exitcode.Config || !strings.Contains(fmtErr(err), "9 of 9 points cannot be planned") {
+	if exitcode.Of(err) != exitcode.Config || !strings.Contains(fmtErr(err), "12 of 12 points cannot be planned") {
 		t.Errorf("run: %v", err)
 	}
 
@@ -334,15 +342,20 @@ func TestTodaySamplePlan(t *testing.T) {
 		kinds[kindOf(p)]++
 		reasons[ReasonOf(p.Err)]++
 	}
-	// Rows: 233 multi-node fixed-seq-len (one per search-space entry, the
-	// issue's measured count), 244 single-node fixed-seq-len, 312 and 495
-	// agentic (one per concurrency), 41 eval-only GSM8K rows of the vendor
-	// suite models.
-	if len(m.Points) != 1325 {
-		t.Errorf("%d points, want 1325", len(m.Points))
+	// Benchmark rows: 233 multi-node fixed-seq-len (one per search-space
+	// entry, the issue's measured count), 244 single-node fixed-seq-len,
+	// 312 and 495 agentic (one per concurrency): 1284; then 620 eval jobs.
+	bench := 0
+	for _, p := range m.Points {
+		if !p.EvalOnly {
+			bench++
+		}
 	}
-	if reasons[ReasonNoRecipe] != 415 || reasons[ReasonNotComposed] != 910 || len(reasons) != 2 {
-		t.Errorf("reasons %v, want 415 %q and 910 %q", reasons, ReasonNoRecipe, ReasonNotComposed)
+	if len(m.Points) != 1904 || bench != 1284 {
+		t.Errorf("%d points (%d benchmark rows), want 1904 (1284)", len(m.Points), bench)
+	}
+	if reasons[ReasonNoRecipe] != 589 || reasons[ReasonNotComposed] != 1315 || len(reasons) != 2 {
+		t.Errorf("reasons %v, want 589 %q and 1315 %q", reasons, ReasonNoRecipe, ReasonNotComposed)
 	}
 	t.Logf("kinds %v; %d allocations; saved %.1f of %.1f GPU-hours", kinds, len(m.Groups), m.SavedGPUHours(), m.SetupGPUHours())
 
@@ -363,8 +376,8 @@ func TestTodaySamplePlan(t *testing.T) {
 			refusedFiles[f] = true
 		case "":
 			composedFiles[f] = true
-			if p.Fingerprint == "" {
-				t.Errorf("%s composed without a fingerprint", p.Name())
+			if (p.Fingerprint == "") != p.EvalOnly {
+				t.Errorf("%s (eval-only %v) composed with fingerprint %q: benchmark rows have one, eval rows none", p.Name(), p.EvalOnly, p.Fingerprint)
 			}
 		}
 	}
@@ -394,5 +407,5 @@ func TestTodaySamplePlan(t *testing.T) {
 	if err := PrintPlan(&out, m); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%s", out.String()[strings.LastIndex(out.String(), "\n1325 points"):])
+	t.Logf("%s", out.String()[strings.LastIndex(out.String(), "\n1904 points"):])
 }
