@@ -248,7 +248,7 @@ func TestExpandToday(t *testing.T) {
 	// nodes) = 1677.7216 GB, truncated.
 	for k, v := range map[string]any{"total-cpu-dram-gb": 1677, "duration": 3600, "scenario-type": "agentic-coding",
 		"kv-offloading": "dram", "node-count": 4, "power": true, "disagg": false,
-		"exp-name": "kimik3_p2x16ep32dpa_d0x16ep32dpa_conc8_kvdram-lmcache",
+		"exp-name":   "kimik3_p2x16ep32dpa_d0x16ep32dpa_conc8_kvdram-lmcache",
 		"srt-recipe": "benchmarks/multi_node/srt-slurm-recipes/kimik3/vllm/h200/agentx/agg.yaml"} {
 		if !reflect.DeepEqual(ag[k], v) {
 			t.Errorf("multi-node agentic row %s = %#v, want %#v", k, ag[k], v)

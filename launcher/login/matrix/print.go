@@ -197,7 +197,9 @@ func printToday(w io.Writer, m *Matrix) error {
 	}
 	kinds := map[string]int{}
 	for i, p := range m.Points {
-		kinds[strings.TrimSuffix(strings.TrimSuffix(kindOf(p), "+eval-only"), "+power")]++
+		if !p.EvalOnly {
+			kinds[strings.TrimSuffix(kindOf(p), "+power")]++
+		}
 		eval := "-"
 		if p.RunEval {
 			eval = p.EvalFramework
@@ -255,8 +257,8 @@ func printToday(w io.Writer, m *Matrix) error {
 			evalOnly++
 		}
 	}
-	fmt.Fprintf(w, "\n%d points (%s; %d of them eval-only) in %d allocations (%d without grouping); %d not planned\n",
-		len(m.Points), strings.Join(ks, ", "), evalOnly, len(m.Groups), len(m.Points), m.Unplanned())
+	fmt.Fprintf(w, "\n%d points (%d benchmark: %s; %d eval-only) in %d allocations (%d without grouping); %d not planned\n",
+		len(m.Points), len(m.Points)-evalOnly, strings.Join(ks, ", "), evalOnly, len(m.Groups), len(m.Points), m.Unplanned())
 	for _, rc := range refusalCounts(m.Points) {
 		fmt.Fprintf(w, "  %s: %s\n", rc[1], rc[0])
 	}

@@ -235,7 +235,7 @@ func TestTodayBuiltTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []string{
-		"12 points (5 mn-fixed, 4 sn-fixed, 0 mn-agentic, 3 sn-agentic; 3 of them eval-only) in 8 allocations (12 without grouping); 12 not planned",
+		"12 points (9 benchmark: 3 mn-fixed, 4 sn-fixed, 0 mn-agentic, 2 sn-agentic; 3 eval-only) in 8 allocations (12 without grouping); 12 not planned",
 		"1: " + ReasonNoRecipe, "2: " + ReasonNoVariant, "9: " + ReasonNoPlan,
 		"not planned [" + ReasonNoRecipe + "]: sn#3(1k1k) (line 16): recipe benchmarks/single_node/srt-slurm-recipes/dsr1/sglang/gone.yaml is not in this tree",
 		"not planned [" + ReasonNoVariant + "]: mn#8(8k1k) (line 47): benchmarks/multi_node/srt-slurm-recipes/dsr1/sglang/8k1k/bundle.yaml:zip_override_z[2]: no variant zip_override_z[2]",
@@ -407,5 +407,5 @@ func TestTodaySamplePlan(t *testing.T) {
 	if err := PrintPlan(&out, m); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%s", out.String()[strings.LastIndex(out.String(), "\n1904 points"):])
+	t.Logf("%s", out.String()[strings.LastIndex(out.String(), "\n1904 points (1284 benchmark: 233 mn-fixed, 244 sn-fixed, 312 mn-agentic, 495 sn-agentic; 620 eval-only)"):])
 }
