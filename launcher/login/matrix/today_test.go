@@ -407,5 +407,10 @@ func TestTodaySamplePlan(t *testing.T) {
 	if err := PrintPlan(&out, m); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%s", out.String()[strings.LastIndex(out.String(), "\n1904 points (1284 benchmark: 233 mn-fixed, 244 sn-fixed, 312 mn-agentic, 495 sn-agentic; 620 eval-only)"):])
+	const totals = "\n1904 points (1284 benchmark: 233 mn-fixed, 244 sn-fixed, 312 mn-agentic, 495 sn-agentic; 620 eval-only)"
+	i := strings.LastIndex(out.String(), totals)
+	if i < 0 {
+		t.Fatalf("plan lacks %q", totals)
+	}
+	t.Logf("%s", out.String()[i:])
 }
