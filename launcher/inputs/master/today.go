@@ -186,10 +186,20 @@ type ExpandOptions struct {
 	// Root is the InferenceX project root (inferencex-e2e/): recipe node
 	// counts and recipe checks read recipes under it. "": not read.
 	Root string
+
+	// docs are the recipes read for node counts, by path: one read each.
+	docs map[string]recipeDoc
+}
+
+type recipeDoc struct {
+	doc     map[string]any
+	missing bool
+	err     error
 }
 
 // expandToday expands a today's-layout master config.
 func expandToday(name string, root *yaml.Node, order []string, nodes map[string]*yaml.Node, o ExpandOptions) ([]MatrixPoint, error) {
+	o.docs = map[string]recipeDoc{}
 	var issues []Issue
 	for _, key := range order {
 		issues = append(issues, ValidateEntry(name, key, nodes[key])...)
@@ -599,7 +609,7 @@ func (pt *MatrixPoint) nodeCount(row, b map[string]any, o ExpandOptions) {
 		return
 	}
 	if ref, _ := row["srt-recipe"].(string); ref != "" && o.Root != "" {
-		n, ok, err := recipeNodeCount(o.Root, ref)
+		n, ok, err := recipeNodeCount(o.Root, ref, o.docs)
 		if err != nil {
 			pt.NodeCountNote = err.Error()
 			return
@@ -664,20 +674,23 @@ const maxRecipeBytes = 4 << 20
 // srt-recipe (a path from the project root, selector kept): false when the
 // recipe has no authoritative count (missing file, a zip selector, a
 // variant that is not schema 2).
-func recipeNodeCount(root, ref string) (int, bool, error) {
+func recipeNodeCount(root, ref string, docs map[string]recipeDoc) (int, bool, error) {
 	file, selector, _ := strings.Cut(ref, ":")
 	p := filepath.Join(root, filepath.FromSlash(file))
-	if _, err := os.Stat(p); err != nil {
+	rd, seen := docs[p]
+	if !seen {
+		rd = readRecipeDoc(p, file)
+		if docs != nil {
+			docs[p] = rd
+		}
+	}
+	if rd.missing {
 		return 0, false, nil
 	}
-	data, err := readlimit.ReadFile(p, maxRecipeBytes)
-	if err != nil {
-		return 0, false, fmt.Errorf("reading %s for its node count: %w", file, err)
+	if rd.err != nil {
+		return 0, false, rd.err
 	}
-	var doc map[string]any
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return 0, false, fmt.Errorf("%s: %w", file, err)
-	}
+	doc := rd.doc
 	if b, ok := doc["base"].(map[string]any); ok {
 		// srtctl merges a named variant over base; zip groups and
 		// non-schema-2 variants have no authoritative count here.
@@ -731,6 +744,21 @@ func recipeNodeCount(root, ref string) (int, bool, error) {
 		return 0, false, fmt.Errorf("%s: %w", file, err)
 	}
 	return nodes + aux, true, nil
+}
+
+func readRecipeDoc(p, file string) recipeDoc {
+	if _, err := os.Stat(p); err != nil {
+		return recipeDoc{missing: true}
+	}
+	data, err := readlimit.ReadFile(p, maxRecipeBytes)
+	if err != nil {
+		return recipeDoc{err: fmt.Errorf("reading %s for its node count: %w", file, err)}
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return recipeDoc{err: fmt.Errorf("%s: %w", file, err)}
+	}
+	return recipeDoc{doc: doc}
 }
 
 // mergeRecipe is generate.py's _merge_recipe (srtctl's variant merge: a

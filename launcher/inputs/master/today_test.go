@@ -416,3 +416,27 @@ func TestExpandTodaySample(t *testing.T) {
 	}
 	t.Logf("%d rows: %v", len(pts), count)
 }
+
+// BenchmarkExpandTodaySample expands the sample's NVIDIA master (149
+// entries, 1904 points) with runners.yaml and the recipe node counts.
+func BenchmarkExpandTodaySample(b *testing.B) {
+	root := shareddata.Path(b, "data", "inferencex-v3", "inferencex-e2e")
+	data, err := os.ReadFile(filepath.Join(root, "configs", "nvidia-master.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	rdata, err := os.ReadFile(filepath.Join(root, "configs", "runners.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	facts, err := ReadRunnerFacts("runners.yaml", rdata)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		pts, err := ExpandWith("nvidia-master.yaml", data, ExpandOptions{Runners: facts, Root: root})
+		if err != nil || len(pts) != 1904 {
+			b.Fatalf("%d points, %v", len(pts), err)
+		}
+	}
+}
