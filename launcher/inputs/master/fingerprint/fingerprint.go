@@ -309,10 +309,11 @@ func FromYAML(n *yaml.Node) (any, error) {
 }
 
 // Normalize rewrites the plain scalar values under n (not mapping keys)
-// to the tag and canonical text PyYAML's safe_load gives them, so that
-// decoding n with yaml.v3 afterwards types values as InferenceX does:
-// yes/no/on/off become booleans, 1:30 the integer 90, 0o17 and 1e5
-// strings. A scalar PyYAML cannot type (a timestamp) is left as it is.
+// to the tag and canonical text PyYAML's safe_load gives them, and keeps
+// only the last of a mapping's repeated keys, so that decoding n with
+// yaml.v3 afterwards reads what InferenceX reads: yes/no/on/off become
+// booleans, 1:30 the integer 90, 0o17 and 1e5 strings. A scalar PyYAML
+// cannot type (a timestamp) is left as it is.
 func Normalize(n *yaml.Node) {
 	switch n.Kind {
 	case yaml.DocumentNode, yaml.SequenceNode:
@@ -320,6 +321,22 @@ func Normalize(n *yaml.Node) {
 			Normalize(c)
 		}
 	case yaml.MappingNode:
+		// PyYAML keeps the last of repeated keys (at the first one's
+		// place); yaml.v3 refuses to decode them.
+		at := map[string]int{}
+		var content []*yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Kind == yaml.ScalarNode && k.Value != "<<" {
+				if j, dup := at[k.Value]; dup {
+					content[j+1] = v
+					continue
+				}
+				at[k.Value] = len(content)
+			}
+			content = append(content, k, v)
+		}
+		n.Content = content
 		for i := 1; i < len(n.Content); i += 2 {
 			Normalize(n.Content[i])
 		}

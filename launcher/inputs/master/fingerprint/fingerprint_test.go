@@ -237,7 +237,7 @@ func TestRecordedPythonOutput(t *testing.T) {
 // TestNormalize: after Normalize, yaml.v3 decodes values as PyYAML does.
 func TestNormalize(t *testing.T) {
 	var n yaml.Node
-	if err := yaml.Unmarshal([]byte("a: yes\nb: 'yes'\nc: 1:30\nd: 0o17\ne: 1e5\nf: [on, Off, 3]\ng: ~\nyes: 1\nh: .inf\n"), &n); err != nil {
+	if err := yaml.Unmarshal([]byte("a: yes\nb: 'yes'\nc: 1:30\nd: 0o17\ne: 1e5\nf: [on, Off, 3]\ng: ~\nyes: 1\nh: .inf\nr: {x: 1, x: 2}\n"), &n); err != nil {
 		t.Fatal(err)
 	}
 	Normalize(&n)
@@ -245,7 +245,8 @@ func TestNormalize(t *testing.T) {
 	if err := n.Decode(&got); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]any{"a": true, "b": "yes", "c": 90, "d": "0o17", "e": "1e5", "f": []any{true, false, 3}, "g": nil, "yes": 1}
+	want := map[string]any{"a": true, "b": "yes", "c": 90, "d": "0o17", "e": "1e5", "f": []any{true, false, 3}, "g": nil, "yes": 1,
+		"r": map[string]any{"x": 2}}
 	for k, w := range want {
 		if fmt.Sprint(got[k]) != fmt.Sprint(w) || fmt.Sprintf("%T", got[k]) != fmt.Sprintf("%T", w) {
 			t.Errorf("%s = %#v, want %#v", k, got[k], w)
