@@ -1,6 +1,12 @@
-// Package master looks up one benchmark point in InferenceX's master config
-// (configs/nvidia-master.yaml): config key → image, model, topology points,
-// concurrency lists and the recipe each point runs (CONFIG_FILE=...).
+// Package master reads InferenceX's master config (configs/nvidia-master.yaml):
+// one benchmark point looked up by key (config key → image, model, topology,
+// concurrency lists and the recipe each point runs), and the whole matrix
+// expanded as InferenceX's generator does. Two layouts: September's, whose
+// rows name recipes with CONFIG_FILE=... (matrix.go), and today's, whose
+// entries name them with srt-recipe-dir and srt-recipe, validated strictly
+// as InferenceX validates them (validate.go) and expanded into benchmark
+// rows and eval jobs (today.go). Package fingerprint, below, hashes a row
+// and its composed recipe as InferenceX's planner does.
 package master
 
 import (
