@@ -231,6 +231,12 @@ func PointPlanOptions(o Options, mp master.MatrixPoint) launch.PlanOptions {
 	if mp.RunEval {
 		po.EvalConc = strconv.Itoa(mp.EvalConc)
 	}
+	if mp.EvalOnly {
+		// An eval job of today's matrix: the workflow's EVAL_ONLY=true
+		// (its recipe, the eval-srt-recipe when the row names one, is the
+		// bound file planOptions gives).
+		po.EvalOnly = "true"
+	}
 	return po
 }
 

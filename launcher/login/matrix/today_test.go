@@ -211,6 +211,12 @@ func TestTodayBuiltTree(t *testing.T) {
 	if !strings.HasSuffix(po.Recipe, "bundle.yaml.bound.yaml") || po.ConfigFile != "" || po.Image != "dynamo:1" || po.Conc != "8" {
 		t.Errorf("plan options of a composed point: recipe %q config-file %q image %q conc %q", po.Recipe, po.ConfigFile, po.Image, po.Conc)
 	}
+	if po := planOptions(o, m.Points[10]); po.EvalOnly != "true" || po.RunEval != "true" || po.EvalConc != "32" {
+		t.Errorf("eval job's plan options: eval-only %q run-eval %q eval-conc %q", po.EvalOnly, po.RunEval, po.EvalConc)
+	}
+	if po := planOptions(o, m.Points[7]); po.EvalOnly != "" || po.RunEval != "false" {
+		t.Errorf("benchmark's plan options: eval-only %q run-eval %q", po.EvalOnly, po.RunEval)
+	}
 	// Allocations: sn 0-2 share, 3 alone, agentic 4 and 5 alone, mn 6-7
 	// and the eval job 10 share, 8 alone, the agentic eval 9 alone, 11
 	// alone.
