@@ -110,6 +110,9 @@ type PointJSON struct {
 	Fingerprint string `json:"recipe_fingerprint,omitempty"`
 	Reason      string `json:"reason,omitempty"`
 	Cluster     string `json:"cluster,omitempty"`
+	// Row is the generator's row: every field the workflow and the binder
+	// take for the point.
+	Row map[string]any `json:"row,omitempty"`
 }
 
 // JSON is the plan as PlanJSON.
@@ -140,7 +143,7 @@ func (m *Matrix) JSON() PlanJSON {
 				pj.Error = p.Err.Error()
 			}
 			if p.Row != nil {
-				pj.Kind, pj.SrtRecipe, pj.Fingerprint, pj.Reason, pj.Cluster = kindOf(p), p.SrtRecipe, p.Fingerprint, ReasonOf(p.Err), p.Cluster
+				pj.Kind, pj.SrtRecipe, pj.Fingerprint, pj.Reason, pj.Cluster, pj.Row = kindOf(p), p.SrtRecipe, p.Fingerprint, ReasonOf(p.Err), p.Cluster, p.Row
 				if p.Plan == nil {
 					pj.GPUs = p.AllocGPUs()
 					pj.Nodes = p.NodeCount

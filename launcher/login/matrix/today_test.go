@@ -261,6 +261,9 @@ func TestTodayBuiltTree(t *testing.T) {
 	if !strings.Contains(string(j), `"recipe_fingerprint":"`+fp(0)+`"`) || !strings.Contains(string(j), `"refused":{"composed, no plan":9,"recipe not in this tree":1,"selector names no variant":2}`) {
 		t.Errorf("plan JSON lacks the fingerprint or the refusals: %s", j)
 	}
+	if !strings.Contains(string(j), `"row":{"conc":[8],"decode":{`) || !strings.Contains(string(j), `"power":true`) {
+		t.Errorf("plan JSON lacks the points' rows: %s", j)
+	}
 }
 
 // TestTodayRefusals: a composer refusal is named on its point; without
