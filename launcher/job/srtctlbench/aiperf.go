@@ -55,12 +55,7 @@ func (r *run) aiperfDirs() (string, string) {
 // serverMetrics is aiperf's --server-metrics list from
 // AIPERF_SERVER_METRICS_URLS (comma-separated), nothing when unset.
 func (r *run) serverMetrics() []string {
-	var urls []string
-	for _, u := range strings.Split(r.getenv("AIPERF_SERVER_METRICS_URLS"), ",") {
-		if u != "" {
-			urls = append(urls, u)
-		}
-	}
+	urls := splitList(r.getenv("AIPERF_SERVER_METRICS_URLS"), ",")
 	if len(urls) == 0 {
 		return nil
 	}
@@ -130,7 +125,7 @@ func (r *run) traceReplay(ctx context.Context) error {
 	if err := prof.start(ctx); err != nil {
 		return err
 	}
-	for _, c := range strings.Split(concs, ",") {
+	for _, c := range splitList(concs, ",") {
 		dir := filepath.Join(art, modelBase(model)+"_trace_c"+c+"_"+stamp)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("trace-replay: %w", err)

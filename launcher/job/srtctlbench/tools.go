@@ -138,7 +138,7 @@ func (r *run) sglangBench(ctx context.Context) (err error) {
 	if err := prof.start(ctx); err != nil {
 		return err
 	}
-	for _, c := range strings.Split(r.arg(3, ""), "x") {
+	for _, c := range splitList(r.arg(3, ""), "x") {
 		r.logf("sglang-bench: concurrency %s (%s)", c, r.o.Now().Format("2006-01-02 15:04:05"))
 		if err := r.exec(ctx, "", "python3", "-m", "sglang.bench_serving", "--backend", "sglang-oai", "--model", model,
 			"--host", host, "--port", port, "--dataset-name", "random", "--max-concurrency", c, "--num-prompts", "128",
@@ -159,4 +159,16 @@ func hostPort(endpoint string) (string, string) {
 	port, _, _ = strings.Cut(port, ":")
 	port, _, _ = strings.Cut(port, "/")
 	return host, port
+}
+
+// splitList splits a list as bash's read -a does with IFS set to sep:
+// empty items are dropped.
+func splitList(s, sep string) []string {
+	var out []string
+	for _, item := range strings.Split(s, sep) {
+		if item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }
