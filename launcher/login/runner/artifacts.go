@@ -87,7 +87,7 @@ func collectSrtctlBenchmark(pl *plan.Plan, overwrite bool) (*report.ArtifactRow,
 		return row, fmt.Errorf("benchmark.type %s: listing %s: %w", pl.Benchmark.Type, s.ResultDir, err)
 	}
 	if len(files) == 0 {
-		return row, fmt.Errorf("benchmark.type %s: srtctl's script left no result matching %v in %s", pl.Benchmark.Type, s.Results, s.ResultDir)
+		return row, fmt.Errorf("benchmark.type %s: left no result matching %v in %s", pl.Benchmark.Type, s.Results, s.ResultDir)
 	}
 	dst := filepath.Join(pl.Layout.Results, pl.Benchmark.Type)
 	if err := results.CopyTree(s.ResultDir, dst, overwrite); err != nil {
