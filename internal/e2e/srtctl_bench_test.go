@@ -155,3 +155,78 @@ func copyTree(t *testing.T, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+// TestStageModelInContainer: model.stage_dir stages the model on every
+// worker node before the workers start, through `slurmbench stage-model`
+// in the real container: each node's step copies the model's files (a
+// linked file as a real file) and verifies them, and the run goes on.
+func TestStageModelInContainer(t *testing.T) {
+	t.Parallel()
+	c := setup(t)
+	name := uniqueName("e2e-stage")
+	model := filepath.Join(c.Root, "models", name, "mock-model")
+	local := filepath.Join(c.Root, "local-"+name)
+	files := map[string]string{"config.json": `{"layers": 2}`, "weights/part-0.bin": strings.Repeat("w", 70000)}
+	for rel, content := range files {
+		p := filepath.Join(model, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Relative, as a Hugging Face cache links its files: it resolves in
+	// the container too.
+	if err := os.Symlink("config.json", filepath.Join(model, "tokenizer_config.json")); err != nil {
+		t.Fatal(err)
+	}
+	files["tokenizer_config.json"] = files["config.json"]
+	if err := os.MkdirAll(local, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Chmod(local, 0o777)
+	t.Cleanup(func() {
+		if !t.Failed() {
+			_ = os.RemoveAll(local)
+			_ = os.RemoveAll(filepath.Dir(model))
+		}
+	})
+	img := pushMockImage(t, c, name)
+	rec := strings.Replace(mockRecipe{Name: name}.String(), "  precision: fp8\n", "  precision: fp8\n  stage_dir: "+filepath.Join(local, "models")+"\n", 1)
+	r := realContainerRun(t, c, "pyxis", img.Ref, runOpts{name: name, recipe: rec})
+	r.editProfile("mock = \""+filepath.Join(c.Root, "models", "mock")+"\"", "mock = \""+model+"\"")
+	r.start()
+	if code := r.wait(10 * time.Minute); code != 0 {
+		t.Fatalf("exit %d, want 0\n%s", code, r.output())
+	}
+	r.assertNoLiveJobs(time.Now().Add(30 * time.Second))
+	logs, _ := filepath.Glob(filepath.Join(r.runDir(), "logs", "stage_model_*"))
+	if len(logs) != 3 {
+		t.Errorf("staging logs %v, want one per worker node (3)", logs)
+	}
+	for _, l := range logs {
+		b, _ := os.ReadFile(l)
+		if !strings.Contains(string(b), "[stage:") || (!strings.Contains(string(b), "manifest verified") && !strings.Contains(string(b), "manifest hit")) {
+			t.Errorf("%s:\n%s", l, b)
+		}
+	}
+	staged := filepath.Join(local, "models", "mock-model")
+	for rel, content := range files {
+		p := filepath.Join(staged, filepath.FromSlash(rel))
+		st, err := os.Lstat(p)
+		if err != nil || !st.Mode().IsRegular() {
+			t.Errorf("%s: %v, want a regular file", p, err)
+			continue
+		}
+		if b, _ := os.ReadFile(p); string(b) != content {
+			t.Errorf("%s holds %d bytes, want the model's %d", p, len(b), len(content))
+		}
+	}
+	if ref, err := enroot.ParseRef(img.Ref); err == nil {
+		sqsh := filepath.Join(c.Root, "squash", ref.SquashName())
+		_ = os.Remove(sqsh)
+		_ = os.Remove(sqsh + enroot.ManifestSuffix)
+	}
+	r.removeOnPass()
+}

@@ -47,8 +47,10 @@ func stageModelName(node int) string { return fmt.Sprintf("stage_model_%d", node
 // workers. Only TRT-LLM workers then load the staged copy (srtctl's
 // worker_model_arg); SGLang and vLLM workers still read /model.
 func (b *builder) addStageModel(workerNodes []int) {
+	// The mock engine stages too: the copy is slurmbench's own, so the
+	// test cluster's mock topology runs it as a real job would.
 	staged := b.plan.Model.Staged
-	if staged == "" || b.backendType() == "mock" {
+	if staged == "" {
 		return
 	}
 	for _, node := range workerNodes {
