@@ -48,7 +48,8 @@ func (r *run) lmEval(ctx context.Context) error {
 	}
 	// The concurrency and the summary's metadata, each from the first set
 	// variable of its list (srtctl passes PREFILL_TP and the like, InferenceX
-	// reads TP and the like).
+	// reads TP and the like). srtctl's script derives the summary's after
+	// run_eval; the values differ only if run_eval set one of them.
 	first := func(def string, names ...string) string {
 		for _, n := range names {
 			if v := r.getenv(n); v != "" {
