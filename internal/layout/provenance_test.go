@@ -41,6 +41,7 @@ var foreignHeader = func() []*regexp.Regexp {
 	for _, p := range []string{
 		"SPDX" + `-(?:FileCopyrightText|License-Identifier|FileContributor)\s*:`,
 		"Copy" + `right\s*(?:\([cC]\)|©|\d{4})`,
+		"Copy" + `right\s+(?:[Tt]he\s+)?[\w.&-]+(?:\s+[\w.&-]+)*\s+(?:Authors|[Cc]ontributors|Corporation|CORPORATION|Inc\.?|LLC|Ltd\.?)\b`,
 		"Licensed under the " + `Apache License`,
 		"Apache " + `License\s*(?:,\s*)?(?:Version 2\.0)?\s*$`,
 		"Permission is hereby granted, " + `free of charge`,
@@ -152,6 +153,8 @@ func TestForeignHeadersPlanted(t *testing.T) {
 		"a/bench.sh":                 "#!/bin/bash\n# " + spdx + "\n# SPDX" + "-License-Identifier: Apache-2.0\nset -e\n",
 		"a/rollup.py":                "#!/usr/bin/env python3\n\"\"\"Tool.\"\"\"\nimport json\n# Copy" + "right (c) 2024 Someone Else\n",
 		"b/lib.go":                   "// Copy" + "right 2023 The Go Authors\npackage b\n",
+		"b/other.go":                 "package b\n\n// Copy" + "right The Go Authors. All rights reserved.\n",
+		"b/nv.sh":                    "#!/bin/sh\n# Copy" + "right NVIDIA CORPORATION & AFFILIATES\n",
 		"b/vendored.c":               "/*\n * Licensed under the " + "Apache License, Version 2.0 (the \"License\");\n */\n",
 		"c/LICENSE":                  "\n                                 Apache " + "License\n                           Version 2.0, January 2004\n",
 		"c/MIT.txt":                  "MIT License\n\nPermission is hereby granted, " + "free of charge, to any person\n",
@@ -182,7 +185,7 @@ func TestForeignHeadersPlanted(t *testing.T) {
 	}
 	got := scanRepository(t, root)
 	want := []string{
-		"a/bench.sh:2", "a/bench.sh:3", "a/rollup.py:4", "b/lib.go:1", "b/vendored.c:2", "c/LICENSE:2", "c/MIT.txt:3",
+		"a/bench.sh:2", "a/bench.sh:3", "a/rollup.py:4", "b/lib.go:1", "b/nv.sh:2", "b/other.go:3", "b/vendored.c:2", "c/LICENSE:2", "c/MIT.txt:3",
 	}
 	var at []string
 	for _, g := range got {
