@@ -1,8 +1,10 @@
 // Package srtctlbench runs srtctl's other benchmark types in the engine
 // container: `slurmbench srtctl-bench TYPE ARGS...`, one step of the plan.
 //
-// The contract is srtctl's (NVIDIA/srt-slurm@c88ef731,
-// src/srtctl/benchmarks/<type>.py and the bench.sh each runs): a type takes
+// The contract is srtctl's (NVIDIA/srt-slurm@c88ef731: the runners
+// src/srtctl/benchmarks/<type>.py and the scripts they run,
+// src/srtctl/benchmarks/scripts/<type>/bench.sh, cited below as
+// scripts/...; read as facts, none of their text is here): a type takes
 // the positional arguments its runner's build_command hands bench.sh, runs
 // the same tool in the container with the same arguments (sglang's
 // run_eval and bench_serving, aiperf, Dynamo's prefix_ratio_benchmark.py,

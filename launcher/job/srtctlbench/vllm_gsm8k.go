@@ -22,8 +22,8 @@ import (
 )
 
 // vllmGSM8K is srtctl's gsm8k on vLLM (scripts/gsm8k/vllm-bench.sh
-// @c88ef731, which runs vLLM's tests/evals/gsm8k/gsm8k_eval.py REPEAT
-// times): arguments HOST PORT MODEL [NUM_QUESTIONS] [MAX_TOKENS]
+// @c88ef731, which runs REPEAT times its copy of vLLM's
+// tests/evals/gsm8k/gsm8k_eval.py, scripts/gsm8k/gsm8k_eval.py@c88ef731): arguments HOST PORT MODEL [NUM_QUESTIONS] [MAX_TOKENS]
 // [NUM_SHOTS] [TEMPERATURE] [REPEAT], results /logs/accuracy/gsm8k_run<i>.json.
 // The eval is written here in Go with that script's rules, read as facts:
 // the first NUM_SHOTS train problems as "Question: …\nAnswer: …\n\n" shots,

@@ -2,8 +2,9 @@
 // node's local disk before the workers start (recipe model.stage_dir). It is
 // `slurmbench stage-model SOURCE DEST`, one step per worker node.
 //
-// It keeps srtctl's contract for that step (runtime_scripts/stage_model.sh,
-// run by cli/do_sweep.py _stage_model, NVIDIA/srt-slurm@c88ef731): the
+// It keeps srtctl's contract for that step (src/srtctl/runtime_scripts/
+// stage_model.sh, run by src/srtctl/cli/do_sweep.py _stage_model,
+// NVIDIA/srt-slurm@c88ef731, read as facts): the
 // copy happens once per node, the copy is skipped when DEST already matches
 // SOURCE by a manifest of relative path and size of every regular file
 // (symbolic links followed), the copy follows symbolic links so DEST holds
