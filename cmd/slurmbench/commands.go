@@ -31,6 +31,8 @@ func commands() []*cli.Command {
 		benchCommand(),
 		evalCommand(),
 		dynamoInstallCommand(),
+		srtctlBenchCommand(),
+		stageModelCommand(),
 		versionCommand(),
 		completionCommand(),
 	}

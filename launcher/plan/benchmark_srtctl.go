@@ -7,21 +7,24 @@ import (
 
 // SrtctlBenchmark is one of srtctl's other benchmark types (mmlu, gpqa,
 // longbenchv2, gsm8k, lm-eval, router, sglang-bench, trace-replay,
-// mooncake-router): srtctl's own script for the type, with the arguments
-// its runner's build_command gives it, run in the engine container once
-// the health gate has passed. The scripts travel in the binary
-// (planner/srtctlbench) and are written into the run directory.
+// mooncake-router), run in the engine container once the health gate has
+// passed by `slurmbench srtctl-bench TYPE ARGS...`, which runs the tool
+// srtctl's script for the type runs, with the same arguments.
 type SrtctlBenchmark struct {
-	// Script is the script's path in the container (/srtctl-benchmarks/...).
-	Script string `json:"script"`
-	// Argv is the whole command: bash, the script, its arguments.
+	// Type is srtctl-bench's type: the benchmark type, gsm8k split by
+	// engine (gsm8k-sglang, gsm8k-vllm) as srtctl's scripts are.
+	Type string `json:"type"`
+	// Args are the positional arguments srtctl's runner passes the type's
+	// script (its build_command), in order.
+	Args []string `json:"args"`
+	// Argv is the whole command: slurmbench srtctl-bench TYPE ARGS...
 	Argv []string `json:"argv"`
-	// ResultDir is the host directory the script writes its results into
+	// ResultDir is the host directory the tool writes its results into
 	// (a directory of the log directory, which is /logs in the container);
-	// "" when the script's log is its only output (sglang-bench).
+	// "" when the benchmark's log is its only output (sglang-bench).
 	ResultDir string `json:"result_dir,omitempty"`
 	// Results are the file patterns of ResultDir the run collects (what the
-	// script writes there).
+	// type writes there).
 	Results []string `json:"results,omitempty"`
 }
 
@@ -36,7 +39,7 @@ func (p *Plan) writeSrtctlNotes(ew *errWriter) {
 				node = JoinInts(proc.Nodes)
 			}
 		}
-		ew.printf("\nBenchmark: %s, srtctl's script in the engine container on node %s\n", bm.Type, node)
+		ew.printf("\nBenchmark: %s, srtctl's %s in the engine container on node %s\n", bm.Type, s.Type, node)
 		ew.printf("  argv     %s\n", QuoteArgv(s.Argv))
 		if s.ResultDir != "" {
 			ew.printf("  results  %s (%s), copied to %s\n", s.ResultDir, strings.Join(s.Results, " "), filepath.Join(p.Layout.Results, bm.Type))

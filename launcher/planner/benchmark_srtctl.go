@@ -15,11 +15,10 @@ import (
 	"github.com/slurmbench/slurmbench/internal/pyfloat"
 	"github.com/slurmbench/slurmbench/launcher/inputs/profile"
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe"
-	"github.com/slurmbench/slurmbench/launcher/planner/srtctlbench"
 )
 
-// srtctlBenchOutput is where each type's script writes under /logs and
-// what it leaves there (the scripts' result_dir / BASE_DIR).
+// srtctlBenchOutput is where each type writes under /logs and what it
+// leaves there (srtctl's result_dir / BASE_DIR, which srtctl-bench keeps).
 var srtctlBenchOutput = map[string]struct {
 	dir     string
 	results []string
@@ -35,8 +34,12 @@ var srtctlBenchOutput = map[string]struct {
 	"sglang-bench":    {"", nil},
 }
 
-// srtctlBenchmark plans one of srtctl's other benchmark types as its
-// runner does (srtctl's benchmarks/<type>.py build_command).
+// srtctlBenchmark plans one of srtctl's other benchmark types: the
+// positional arguments its runner's build_command hands the type's script
+// (srtctl's benchmarks/<type>.py @c88ef731), given to `slurmbench
+// srtctl-bench TYPE` (launcher/job/srtctlbench), which runs the same tool
+// with them. gsm8k has a type per engine, as srtctl has a script per
+// engine.
 func (b *builder) srtctlBenchmark(bm plan.Benchmark) error {
 	r, pl := b.r, b.plan
 	rb := r.Benchmark
@@ -63,7 +66,7 @@ func (b *builder) srtctlBenchmark(bm plan.Benchmark) error {
 		tokenizer = pl.Model.Path
 	}
 	model := cmp.Or(pl.Model.ServedName, r.Model.Path)
-	script := srtctlbench.Mount + "/" + bm.Type + "/bench.sh"
+	typ := bm.Type
 	var args []string
 	switch bm.Type {
 	case "mmlu":
@@ -86,14 +89,14 @@ func (b *builder) srtctlBenchmark(bm plan.Benchmark) error {
 			if rb.Temperature != nil {
 				temp = pyfloat.Repr(*rb.Temperature)
 			}
-			script = srtctlbench.Mount + "/gsm8k/vllm-bench.sh"
+			typ = "gsm8k-vllm"
 			args = []string{"http://" + host, port, pl.Model.ServedName, orInt(rb.NumExamples, 1319), orInt(rb.MaxTokens, 256), shots, temp, orInt(rb.Repeat, 1)}
 		} else {
 			topK := ""
 			if rb.TopK != nil {
 				topK = strconv.Itoa(*rb.TopK)
 			}
-			script = srtctlbench.Mount + "/gsm8k/sglang-bench.sh"
+			typ = "gsm8k-sglang"
 			args = []string{endpoint, orInt(rb.NumExamples, 1319), orInt(rb.MaxTokens, 16384), orInt(rb.NumThreads, 512), shots, optFloat(rb.Temperature), optFloat(rb.TopP), topK}
 		}
 	case "lm-eval":
@@ -137,7 +140,7 @@ func (b *builder) srtctlBenchmark(bm plan.Benchmark) error {
 		args = append(args, extra...)
 	}
 	out := srtctlBenchOutput[bm.Type]
-	s := &plan.SrtctlBenchmark{Script: script, Argv: append([]string{"bash", script}, args...), Results: out.results}
+	s := &plan.SrtctlBenchmark{Type: typ, Args: args, Argv: append([]string{pl.Binary, "srtctl-bench", typ}, args...), Results: out.results}
 	if out.dir != "" {
 		s.ResultDir = filepath.Join(pl.Layout.Logs, out.dir)
 	}
@@ -159,17 +162,11 @@ func (b *builder) srtctlBenchmark(bm plan.Benchmark) error {
 	bm.Srtctl = s
 	bm.ResultDir = s.ResultDir
 	pl.Benchmark = bm
-	scriptsDir := filepath.Join(pl.RunDir, "srtctl-benchmarks")
-	files := map[string]string{}
-	dir := filepath.Dir(strings.TrimPrefix(script, srtctlbench.Mount+"/"))
-	for rel, content := range srtctlbench.Files() {
-		if strings.HasPrefix(rel, dir+"/") || strings.HasPrefix(rel, "lib/") || rel == "LICENSE" {
-			files[filepath.Join(scriptsDir, rel)] = content
-		}
-	}
-	mounts := append(b.mounts(), scriptsDir+":"+srtctlbench.Mount+":ro")
-	b.add(plan.Process{Name: "benchmark", Role: plan.RoleBenchmark, Nodes: []int{node}, Container: true, Mounts: mounts,
-		Env: env, Argv: s.Argv, Files: files, Log: b.logPath("benchmark"), Critical: true, Srun: plan.SrunOptions{Extra: b.srunExtra()}})
+	// The tools are the engine image's (sglang, aiperf, python3), so the
+	// step runs there; slurmbench's binary reaches it through the run
+	// directory's mount.
+	b.add(plan.Process{Name: "benchmark", Role: plan.RoleBenchmark, Nodes: []int{node}, Container: true, Mounts: b.mounts(),
+		Env: env, Argv: s.Argv, Log: b.logPath("benchmark"), Critical: true, Srun: plan.SrunOptions{Extra: b.srunExtra()}})
 	return nil
 }
 

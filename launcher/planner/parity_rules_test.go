@@ -13,7 +13,6 @@ import (
 
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe"
 	"github.com/slurmbench/slurmbench/launcher/planner/engine"
-	"github.com/slurmbench/slurmbench/launcher/planner/srtctlscripts"
 )
 
 // Tests of srtctl's per-node rules that the reference recordings exercise
@@ -642,8 +641,8 @@ func cmpOr(a, b string) string {
 
 // TestStageModel: model.stage_dir stages a local model on every worker
 // node before the workers start (cli/do_sweep.py _stage_model): one step
-// per worker node running srtctl's stage_model.sh /model <stage_dir>/<model
-// name>, the node-local root (stage_dir's parent) mounted at its own path
+// per worker node running slurmbench stage-model /model <stage_dir>/<model
+// name> (srtctl's stage_model.sh's arguments), the node-local root (stage_dir's parent) mounted at its own path
 // in every container; TRT-LLM workers load the staged copy, SGLang and
 // vLLM workers /model (core/runtime.py worker_model_arg). An hf: model is
 // not staged.
@@ -696,11 +695,11 @@ benchmark: {type: sa-bench, isl: 1024, osl: 1024, concurrencies: [8]}
 				switch {
 				case p.Role == plan.RolePrepare:
 					stageNodes = append(stageNodes, p.Nodes...)
-					if want := []string{"bash", "/logs/stage_model.sh", "/model", c.staged}; !slices.Equal(p.Argv, want) {
+					if want := []string{pl.Binary, "stage-model", "/model", c.staged}; !slices.Equal(p.Argv, want) {
 						t.Errorf("%s: argv %q, want %q", p.Name, p.Argv, want)
 					}
-					if p.Files[filepath.Join(pl.Layout.Logs, "stage_model.sh")] != srtctlscripts.StageModel {
-						t.Errorf("%s: the script is not srtctl's stage_model.sh", p.Name)
+					if len(p.Files) != 0 {
+						t.Errorf("%s: writes %d files; slurmbench's own command needs none", p.Name, len(p.Files))
 					}
 					if len(p.Srun.Extra) != 0 || len(p.Srun.Export) != 0 || p.Name != stageModelName(p.Nodes[0]) {
 						t.Errorf("%s: srun %+v", p.Name, p.Srun)

@@ -190,8 +190,9 @@ var deliberate = []deliberateDiff{
 	{"process", modelDownloadName, func(d parityDiff) bool { return d.srtctl != "" && d.srtctl == d.ours },
 		"srtctl formats HF_HOME and the model id, shell-quoted, into its `bash -c` string; slurmbench runs the same command from a fixed script (logs/model_download.sh) with the two as its arguments: compared with them filled in as srtctl quotes them, the command is srtctl's word for word"},
 	{"program", "", func(d parityDiff) bool {
-		return strings.HasPrefix(d.proc, "stage_model_") && d.srtctl == strings.Replace(d.ours, "bash /logs/stage_model.sh ", "bash /srtctl-runtime/stage_model.sh ", 1)
-	}, "srtctl runs its runtime_scripts/stage_model.sh from its checkout mounted at /srtctl-runtime; slurmbench carries the same script verbatim (planner/srtctlscripts) and writes it into the logs directory, with the same arguments"},
+		m := slurmbenchStageModel.FindStringSubmatch(d.ours)
+		return strings.HasPrefix(d.proc, "stage_model_") && m != nil && d.srtctl == "bash /srtctl-runtime/stage_model.sh "+m[1]
+	}, "srtctl runs its runtime_scripts/stage_model.sh from its checkout mounted at /srtctl-runtime; slurmbench runs its own `slurmbench stage-model` (launcher/job/stagemodel: the same manifest check, copy and verification, in Go) with the same arguments"},
 	{"process", "infra", func(d parityDiff) bool { return d.srtctl == "setup_head.py" && d.ours == "nats-server+etcd" },
 		"srtctl starts NATS and etcd from one python3 /tmp/setup_head.py step; slurmbench runs each as its own step with its own readiness probe (same flags, NATS max_payload in a config file as setup_head.py writes it), from the profile's binaries or the image's"},
 }
@@ -305,6 +306,9 @@ var (
 	refFrontendName = regexp.MustCompile(`^(node\d+)_(?:frontend|router)_(\d+)$`)
 	refNginxName    = regexp.MustCompile(`^(node\d+)_nginx$`)
 	refStageName    = regexp.MustCompile(`^stage_model_(node\d+)$`)
+	// slurmbenchStageModel is the plan's staging command; the group is its
+	// arguments.
+	slurmbenchStageModel = regexp.MustCompile(`^/\S*/slurmbench stage-model (.+)$`)
 )
 
 type procMatch struct {

@@ -70,40 +70,40 @@ func processNamed(pl *plan.Plan, name string) *plan.Process {
 }
 
 // TestSrtctlBenchmarkTypes: each of srtctl's other benchmark types plans
-// srtctl's script for it with the arguments its runner's build_command
-// gives (defaults where the recipe is silent), in the engine container
-// with the scripts mounted at /srtctl-benchmarks, and names where its
-// results land.
+// `slurmbench srtctl-bench TYPE` with the arguments srtctl's runner's
+// build_command gives the type's script (defaults where the recipe is
+// silent), in the engine container with the job's mounts and no file of
+// srtctl's, and names where its results land.
 func TestSrtctlBenchmarkTypes(t *testing.T) {
 	cases := []struct {
 		name, base, bench string
-		script            string
+		typ               string
 		args              []string
 		resultDir         string
 	}{
-		{"mmlu defaults", "agg.yaml", "  type: mmlu", "mmlu/bench.sh",
+		{"mmlu defaults", "agg.yaml", "  type: mmlu", "mmlu",
 			[]string{"http://localhost:8000", "200", "2048", "8", "512"}, "accuracy"},
-		{"mmlu set", "agg.yaml", "  type: mmlu\n  num_examples: 50\n  max_tokens: 100\n  repeat: 2\n  num_threads: 4", "mmlu/bench.sh",
+		{"mmlu set", "agg.yaml", "  type: mmlu\n  num_examples: 50\n  max_tokens: 100\n  repeat: 2\n  num_threads: 4", "mmlu",
 			[]string{"http://localhost:8000", "50", "100", "2", "4"}, "accuracy"},
-		{"gpqa defaults", "agg.yaml", "  type: gpqa", "gpqa/bench.sh",
+		{"gpqa defaults", "agg.yaml", "  type: gpqa", "gpqa",
 			[]string{"http://localhost:8000", "198", "32768", "8", "128"}, "accuracy"},
-		{"longbenchv2", "agg.yaml", "  type: longbenchv2\n  categories: [a, b]", "longbenchv2/bench.sh",
+		{"longbenchv2", "agg.yaml", "  type: longbenchv2\n  categories: [a, b]", "longbenchv2",
 			[]string{"http://localhost:8000", "128000", "16", "16384", "", "a,b"}, "accuracy"},
-		{"gsm8k sglang", "agg.yaml", "  type: gsm8k\n  num_examples: 100\n  temperature: 0\n  num_shots: 0", "gsm8k/sglang-bench.sh",
+		{"gsm8k sglang", "agg.yaml", "  type: gsm8k\n  num_examples: 100\n  temperature: 0\n  num_shots: 0", "gsm8k-sglang",
 			[]string{"http://localhost:8000", "100", "16384", "512", "0", "0.0", "", ""}, "accuracy"},
-		{"gsm8k vllm", "vllm-coloc.yaml", "  type: gsm8k", "gsm8k/vllm-bench.sh",
+		{"gsm8k vllm", "vllm-coloc.yaml", "  type: gsm8k", "gsm8k-vllm",
 			nil, "accuracy"},
-		{"lm-eval", "agg.yaml", "  type: lm-eval", "lm-eval/bench.sh",
+		{"lm-eval", "agg.yaml", "  type: lm-eval", "lm-eval",
 			[]string{"http://localhost:8000", "/infmax-workspace"}, "eval_results"},
-		{"router defaults", "agg.yaml", "  type: router", "router/bench.sh",
+		{"router defaults", "agg.yaml", "  type: router", "router",
 			[]string{"http://localhost:8000", "14000", "200", "200", "20", "0.1 0.3 0.5 0.7 0.9"}, "router-bench"},
-		{"router list", "agg.yaml", "  type: router\n  isl: 100\n  prefix_ratios: [0.5, 1]\n  concurrency: 3", "router/bench.sh",
+		{"router list", "agg.yaml", "  type: router\n  isl: 100\n  prefix_ratios: [0.5, 1]\n  concurrency: 3", "router",
 			[]string{"http://localhost:8000", "100", "200", "200", "3", "0.5 1.0"}, "router-bench"},
-		{"sglang-bench", "agg.yaml", "  type: sglang-bench\n  isl: 10\n  osl: 20\n  concurrencies: [1, 4]", "sglang-bench/bench.sh",
+		{"sglang-bench", "agg.yaml", "  type: sglang-bench\n  isl: 10\n  osl: 20\n  concurrencies: [1, 4]", "sglang-bench",
 			[]string{"http://localhost:8000", "10", "20", "1x4", "inf"}, ""},
-		{"trace-replay", "agg.yaml", "  type: trace-replay\n  trace_file: /traces/t.jsonl\n  concurrencies: \"2x8\"\n  aiperf_args:\n    benchmark-duration: 600\n    streaming: true\n    quiet: false", "trace-replay/bench.sh",
+		{"trace-replay", "agg.yaml", "  type: trace-replay\n  trace_file: /traces/t.jsonl\n  concurrencies: \"2x8\"\n  aiperf_args:\n    benchmark-duration: 600\n    streaming: true\n    quiet: false", "trace-replay",
 			[]string{"http://localhost:8000", "deepseek-ai/DeepSeek-R1", "/traces/t.jsonl", "2x8", "2000", "25", "/model", "--benchmark-duration", "600", "--streaming"}, "artifacts"},
-		{"mooncake-router", "agg.yaml", "  type: mooncake-router\n  mooncake_workload: toolagent\n  ttft_threshold_ms: 500", "mooncake-router/bench.sh",
+		{"mooncake-router", "agg.yaml", "  type: mooncake-router\n  mooncake_workload: toolagent\n  ttft_threshold_ms: 500", "mooncake-router",
 			[]string{"http://localhost:8000", "deepseek-ai/DeepSeek-R1", "toolagent", "500", "25", "/model"}, "artifacts"},
 	}
 	for _, tc := range cases {
@@ -116,11 +116,11 @@ func TestSrtctlBenchmarkTypes(t *testing.T) {
 			if s == nil {
 				t.Fatalf("no srtctl benchmark planned: %+v", pl.Benchmark)
 			}
-			if want := "/srtctl-benchmarks/" + tc.script; s.Script != want || s.Argv[0] != "bash" || s.Argv[1] != want {
-				t.Errorf("script %s argv %q, want bash %s", s.Script, s.Argv, want)
+			if s.Type != tc.typ || !slices.Equal(s.Argv[:3], []string{pl.Binary, "srtctl-bench", tc.typ}) || !slices.Equal(s.Argv[3:], s.Args) {
+				t.Errorf("type %s args %q argv %q, want %s srtctl-bench %s ARGS", s.Type, s.Args, s.Argv, pl.Binary, tc.typ)
 			}
-			if tc.args != nil && !slices.Equal(s.Argv[2:], tc.args) {
-				t.Errorf("args\n %q\nwant\n %q", s.Argv[2:], tc.args)
+			if tc.args != nil && !slices.Equal(s.Args, tc.args) {
+				t.Errorf("args\n %q\nwant\n %q", s.Args, tc.args)
 			}
 			wantDir := ""
 			if tc.resultDir != "" {
@@ -133,14 +133,13 @@ func TestSrtctlBenchmarkTypes(t *testing.T) {
 			if proc == nil || !proc.Container || !slices.Equal(proc.Argv, s.Argv) {
 				t.Fatalf("benchmark process %+v", proc)
 			}
-			scripts := filepath.Join(pl.RunDir, "srtctl-benchmarks")
-			if !slices.Contains(proc.Mounts, scripts+":/srtctl-benchmarks:ro") || !slices.Contains(proc.Mounts, pl.Layout.Logs+":/logs") {
-				t.Errorf("mounts %q lack the scripts or /logs", proc.Mounts)
+			// The binary reaches the container through the run directory.
+			if !slices.Contains(proc.Mounts, pl.RunDir+":"+pl.RunDir) || !slices.Contains(proc.Mounts, pl.Layout.Logs+":/logs") ||
+				!strings.HasPrefix(pl.Binary, pl.RunDir+"/") {
+				t.Errorf("mounts %q lack the run directory (binary %s) or /logs", proc.Mounts, pl.Binary)
 			}
-			for _, f := range []string{tc.script, "LICENSE", "lib/profiling.sh"} {
-				if !strings.HasPrefix(proc.Files[filepath.Join(scripts, f)], "") || proc.Files[filepath.Join(scripts, f)] == "" {
-					t.Errorf("%s is not written for the benchmark", f)
-				}
+			if len(proc.Files) != 0 {
+				t.Errorf("the benchmark writes %d files; srtctl-bench needs none", len(proc.Files))
 			}
 			if len(pl.Points) != 0 || pl.Benchmark.Client != "" {
 				t.Errorf("points %v client %q: the native client does not run", pl.Points, pl.Benchmark.Client)
@@ -156,8 +155,8 @@ func TestSrtctlBenchmarkGSM8KvLLM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := pl.Benchmark.Srtctl.Argv
-	if len(a) != 10 || a[2] != "http://localhost" || a[4] != pl.Model.ServedName || a[5] != "1319" || a[6] != "256" || a[7] != "5" || a[8] != "0.0" || a[9] != "3" {
+	a := pl.Benchmark.Srtctl.Args
+	if len(a) != 8 || a[0] != "http://localhost" || a[2] != pl.Model.ServedName || a[3] != "1319" || a[4] != "256" || a[5] != "5" || a[6] != "0.0" || a[7] != "3" {
 		t.Errorf("argv %q", a)
 	}
 }
@@ -480,7 +479,7 @@ func TestDynamoTopOfTree(t *testing.T) {
 	}
 }
 
-// TestRenderSrtctlFeatures: render says which srtctl script runs, where its
+// TestRenderSrtctlFeatures: render says which srtctl type runs, where its
 // results go, the slow_down and the profiling requests.
 func TestRenderSrtctlFeatures(t *testing.T) {
 	pl, err := featureRecipe(t, "1p1d.yaml", "  type: gpqa\n  num_examples: 5", "profiling:\n  type: torch\n  decode:\n    start_step: 1\n    stop_step: 2")
@@ -491,7 +490,7 @@ func TestRenderSrtctlFeatures(t *testing.T) {
 	if err := pl.WriteHuman(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Benchmark: gpqa, srtctl's script in the engine container", "bash /srtctl-benchmarks/gpqa/bench.sh http://",
+	for _, want := range []string{"Benchmark: gpqa, srtctl's gpqa in the engine container", "/bin/slurmbench srtctl-bench gpqa http://",
 		"(gpqa_*.json), copied to " + filepath.Join(pl.Layout.Results, "gpqa"), "Profiling: torch into " + pl.Profiling.Dir, "decode   POST http://{ip:"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("render lacks %q:\n%s", want, b.String())

@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/slurmbench/slurmbench/launcher/plan"
-
-	"github.com/slurmbench/slurmbench/launcher/planner/srtctlscripts"
 )
 
 // stageDir settles model.stage_dir for a local model: the node-local copy
@@ -39,28 +37,29 @@ func (b *builder) stageDir(m *plan.Model) error {
 // stageModelName names node n's staging step and its log.
 func stageModelName(node int) string { return fmt.Sprintf("stage_model_%d", node) }
 
-// addStageModel adds srtctl's model staging (do_sweep.py _stage_model):
-// one step per worker node, all at once, each running srtctl's
-// stage_model.sh /model <staged path> in the engine image with the job's
-// mounts, before any worker starts; the job fails if any node's copy
-// fails. Like srtctl's, the steps get no srun_options and no environment
-// of srtctl's workers. Only TRT-LLM workers then load the staged copy
-// (srtctl's worker_model_arg); SGLang and vLLM workers still read /model.
+// addStageModel adds srtctl's model staging (do_sweep.py _stage_model
+// @c88ef731): one step per worker node, all at once, each copying /model
+// to the staged path in the engine image with the job's mounts, before any
+// worker starts; the job fails if any node's copy fails. The copy is
+// `slurmbench stage-model /model <staged path>` (launcher/job/stagemodel),
+// with the arguments srtctl gives its runtime_scripts/stage_model.sh. Like
+// srtctl's, the steps get no srun_options and no environment of srtctl's
+// workers. Only TRT-LLM workers then load the staged copy (srtctl's
+// worker_model_arg); SGLang and vLLM workers still read /model.
 func (b *builder) addStageModel(workerNodes []int) {
+	// The mock engine stages too: the copy is slurmbench's own, so the
+	// test cluster's mock topology runs it as a real job would.
 	staged := b.plan.Model.Staged
-	if staged == "" || b.backendType() == "mock" {
+	if staged == "" {
 		return
 	}
-	script := filepath.Join(b.plan.Layout.Logs, "stage_model.sh")
 	for _, node := range workerNodes {
 		name := stageModelName(node)
 		proc := plan.Process{
 			Name: name, Role: plan.RolePrepare, Nodes: []int{node},
 			Container: true, Mounts: b.mounts(), Log: b.logPath(name),
-			// /logs is the logs directory in the container.
-			Argv:  []string{"bash", "/logs/" + filepath.Base(script), "/model", staged},
-			Files: map[string]string{script: srtctlscripts.StageModel},
-			Env:   map[string]string{},
+			Argv: []string{b.plan.Binary, "stage-model", "/model", staged},
+			Env:  map[string]string{},
 		}
 		for k, v := range b.p.Env.Set {
 			proc.Env[k] = v

@@ -20,7 +20,8 @@ const profileRequestTimeout = 30 * time.Second
 // profilesTriggered reports whether the driver sends the profiling
 // requests itself: the plan lists them and the benchmark is sa-bench,
 // whose srtctl script sends them (lib/profiling.sh) and which slurmbench's
-// clients replace. srtctl's other scripts send their own.
+// clients replace. srtctl's sglang-bench and trace-replay send their own,
+// and so does `slurmbench srtctl-bench` for them (launcher/job/srtctlbench).
 func profilesTriggered(pl *plan.Plan) bool {
 	return pl.Profiling != nil && len(pl.Profiling.Trigger) > 0 && pl.Benchmark.Type == "sa-bench"
 }

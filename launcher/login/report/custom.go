@@ -18,7 +18,8 @@ type BenchmarkInfo struct {
 	Client       string `json:"client,omitempty"`
 	ClientReason string `json:"client_reason,omitempty"`
 	Command      string `json:"command,omitempty"`
-	// Script is the srtctl script of one of its other benchmark types, as run.
+	// Script is the command of one of srtctl's other benchmark types, as
+	// run (slurmbench srtctl-bench TYPE ARGS...).
 	Script string `json:"script,omitempty"`
 }
 
@@ -93,7 +94,7 @@ func (s Summary) customLines() []string {
 		case bi.Command != "":
 			out = append(out, "benchmark: custom command "+bi.Command)
 		case bi.Script != "":
-			out = append(out, "benchmark: "+bi.Type+", srtctl's script: "+bi.Script)
+			out = append(out, "benchmark: "+bi.Type+", as srtctl runs it: "+bi.Script)
 		case bi.Client != "":
 			line := "benchmark client: " + bi.Client
 			if bi.ClientReason != "" {

@@ -38,3 +38,12 @@ func TestSummaryNamesClient(t *testing.T) {
 		t.Errorf("summary lacks %q:\n%s", want, s.Text())
 	}
 }
+
+// TestSummaryNamesSrtctlType: one of srtctl's other benchmark types is
+// reported with the command that ran it.
+func TestSummaryNamesSrtctlType(t *testing.T) {
+	s := Summary{Name: "x", Benchmark: &BenchmarkInfo{Type: "gpqa", Script: "/runs/r/bin/slurmbench srtctl-bench gpqa http://localhost:8000"}}
+	if want := "benchmark: gpqa, as srtctl runs it: /runs/r/bin/slurmbench srtctl-bench gpqa http://localhost:8000"; !strings.Contains(s.Text(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, s.Text())
+	}
+}

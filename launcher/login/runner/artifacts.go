@@ -61,11 +61,11 @@ func listFiles(dir string, patterns []string) ([]report.ArtifactFile, error) {
 	return out, err
 }
 
-// collectSrtctlBenchmark finds what srtctl's script for one of its other
-// benchmark types wrote (its result directory under the logs) and copies
-// it into the run's results/<type>, so the manifest lists it. A script
-// that left no result is a benchmark failure, named; sglang-bench's only
-// output is its log.
+// collectSrtctlBenchmark finds what one of srtctl's other benchmark types
+// wrote (its result directory under the logs, where srtctl's script for
+// the type writes) and copies it into the run's results/<type>, so the
+// manifest lists it. A type that left no result is a benchmark failure,
+// named; sglang-bench's only output is its log.
 func collectSrtctlBenchmark(pl *plan.Plan, overwrite bool) (*report.ArtifactRow, error) {
 	s := pl.Benchmark.Srtctl
 	row := &report.ArtifactRow{Kind: "benchmark", Type: pl.Benchmark.Type, Dir: s.ResultDir}
@@ -75,7 +75,7 @@ func collectSrtctlBenchmark(pl *plan.Plan, overwrite bool) (*report.ArtifactRow,
 				row.Dir = filepath.Dir(p.Log)
 				files, err := listFiles(row.Dir, []string{filepath.Base(p.Log)})
 				row.Files = files
-				row.Note = "srtctl's " + pl.Benchmark.Type + " script reports in its log only"
+				row.Note = "srtctl's " + pl.Benchmark.Type + " reports in its log only"
 				return row, err
 			}
 		}
@@ -87,7 +87,7 @@ func collectSrtctlBenchmark(pl *plan.Plan, overwrite bool) (*report.ArtifactRow,
 		return row, fmt.Errorf("benchmark.type %s: listing %s: %w", pl.Benchmark.Type, s.ResultDir, err)
 	}
 	if len(files) == 0 {
-		return row, fmt.Errorf("benchmark.type %s: srtctl's script left no result matching %v in %s", pl.Benchmark.Type, s.Results, s.ResultDir)
+		return row, fmt.Errorf("benchmark.type %s: left no result matching %v in %s", pl.Benchmark.Type, s.Results, s.ResultDir)
 	}
 	dst := filepath.Join(pl.Layout.Results, pl.Benchmark.Type)
 	if err := results.CopyTree(s.ResultDir, dst, overwrite); err != nil {

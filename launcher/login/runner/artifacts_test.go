@@ -33,7 +33,7 @@ func put(t *testing.T, path, content string) {
 	}
 }
 
-// TestCollectSrtctlBenchmark: what srtctl's script for an accuracy type
+// TestCollectSrtctlBenchmark: what srtctl-bench for an accuracy type
 // left in logs/accuracy is copied into results/<type> (the manifest lists
 // it) and listed, other files left out; a script that left nothing fails
 // the benchmark, naming the type, the patterns and the directory.
@@ -41,7 +41,7 @@ func TestCollectSrtctlBenchmark(t *testing.T) {
 	pl := artifactPlan(t)
 	dir := filepath.Join(pl.Layout.Logs, "accuracy")
 	pl.Benchmark = plan.Benchmark{Type: "gpqa", ResultDir: dir,
-		Srtctl: &plan.SrtctlBenchmark{Script: "/srtctl-benchmarks/gpqa/bench.sh", Argv: []string{"bash", "/srtctl-benchmarks/gpqa/bench.sh", "http://localhost:8000"},
+		Srtctl: &plan.SrtctlBenchmark{Type: "gpqa", Args: []string{"http://localhost:8000"}, Argv: []string{"/run/bin/slurmbench", "srtctl-bench", "gpqa", "http://localhost:8000"},
 			ResultDir: dir, Results: []string{"gpqa_*.json"}}}
 
 	c, err := Collect(pl, CollectOptions{})
