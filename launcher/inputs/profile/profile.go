@@ -39,7 +39,7 @@ type Profile struct {
 	// Extends names the runners.yaml record this profile builds on
 	// (docs/profile.md, "From runners.yaml"); nil for a profile that
 	// stands alone.
-	Extends *Extends `toml:"extends"`
+	Extends Extends `toml:"extends"`
 	// Record is the runners.yaml record the profile was derived from,
 	// nil for a TOML profile that extends none. Fabric and DRAM are the
 	// record's, typed, for the recipe binder ('@fabric.<name>',

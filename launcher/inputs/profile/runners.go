@@ -81,9 +81,10 @@ type RunnersOptions struct {
 	Runners string // the runners.yaml
 	Runner  string // a runner name (RUNNER_NAME)
 	Cluster string // or a cluster id, when Runner is ""
-	// RunsDir is paths.runs_dir ("" : the record's shared-run-root or
-	// outputs, under slurmbench-runs/); a TOML that extends may set it.
-	RunsDir string
+	// RunsDir is paths.runs_dir when given; else the record's
+	// shared-run-root or outputs (slurmbench-runs/ under it), else
+	// DefaultRunsDir. A TOML that extends the record may set it.
+	RunsDir, DefaultRunsDir string
 	// Image is the point's main image (IMAGE): the record's
 	// container-aliases name it. "" leaves the aliases unset.
 	Image string
@@ -209,13 +210,16 @@ func FromRecord(res *runners.Resolved, o RunnersOptions) (*Profile, error) {
 	switch {
 	case o.RunsDir != "":
 		p.Paths.RunsDir = o.RunsDir
-		p.Sources["paths.runs_dir"] = Source{File: "--runs-dir/GITHUB_WORKSPACE", Note: "the record names no run directory of slurmbench's"}
+		p.Sources["paths.runs_dir"] = Source{File: "the caller", Note: "given"}
 	case srt.SharedRunRoot != "":
 		p.Paths.RunsDir = filepath.Join(srt.SharedRunRoot, "slurmbench-runs")
 		from("paths.runs_dir", "slurm.srt-slurm.shared-run-root", "slurmbench-runs/ under it")
 	case srt.Outputs != "":
 		p.Paths.RunsDir = filepath.Join(srt.Outputs, "slurmbench-runs")
 		from("paths.runs_dir", "slurm.srt-slurm.outputs", "slurmbench-runs/ under it")
+	case o.DefaultRunsDir != "":
+		p.Paths.RunsDir = o.DefaultRunsDir
+		p.Sources["paths.runs_dir"] = Source{File: "GITHUB_WORKSPACE", Note: "the record names no shared run root: slurmbench-runs/ in the workspace"}
 	}
 	if sq := s.Squash; sq != nil {
 		pol := sq.Policy(o.Framework, o.ModelPrefix)

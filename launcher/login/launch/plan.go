@@ -34,6 +34,13 @@ import (
 // they are parsed and checked here, with errors naming the flag.
 type PlanOptions struct {
 	Profile     string // --profile (SLURMBENCH_PROFILE)
+	// Runners and Runner name InferenceX's configs/runners.yaml and the
+	// runner whose record makes (or a TOML extends into) the profile
+	// (--runners; --runner, RUNNER_NAME). Framework and ModelPrefix are
+	// the point's (FRAMEWORK, MODEL_PREFIX), for the record's squash
+	// locations.
+	Runners, Runner        string
+	Framework, ModelPrefix string
 	Recipe      string // --recipe, optionally FILE:SELECTOR
 	ConfigFile  string // --config-file (CONFIG_FILE)
 	RecipesRoot string
@@ -84,6 +91,12 @@ func Plan(ctx context.Context, o PlanOptions) (*plan.Plan, *profile.Profile, err
 	return pl, prof, nil
 }
 
+// Source is where the options' profile comes from.
+func (o PlanOptions) Source() ProfileSource {
+	return ProfileSource{Profile: o.Profile, Runners: o.Runners, Runner: o.Runner, Workspace: o.Workspace, Master: o.Master,
+		Image: o.Image, Framework: o.Framework, ModelPrefix: o.ModelPrefix}
+}
+
 // LoadProfile reads --profile, refusing an empty one (a config error).
 func LoadProfile(ctx context.Context, path string) (*profile.Profile, error) {
 	if path == "" {
@@ -97,10 +110,7 @@ func buildPlan(ctx context.Context, o PlanOptions) (*plan.Plan, *profile.Profile
 	if o.Warn == nil {
 		o.Warn = io.Discard
 	}
-	if o.Profile == "" {
-		return nil, nil, errors.New("--profile: required (or SLURMBENCH_PROFILE)")
-	}
-	prof, err := profile.LoadContext(ctx, o.Profile)
+	prof, err := loadProfileFrom(ctx, o.Source())
 	if err != nil {
 		return nil, nil, err
 	}
