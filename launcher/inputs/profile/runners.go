@@ -81,6 +81,9 @@ type RunnersOptions struct {
 	Runners string // the runners.yaml
 	Runner  string // a runner name (RUNNER_NAME)
 	Cluster string // or a cluster id, when Runner is ""
+	// Label is a master entry's runner label, when Runner and Cluster are
+	// "": the one cluster it schedules on (a matrix point's).
+	Label string
 	// RunsDir is paths.runs_dir when given; else the record's
 	// shared-run-root or outputs (slurmbench-runs/ under it), else
 	// DefaultRunsDir. A TOML that extends the record may set it.
@@ -102,7 +105,7 @@ func LoadRunners(ctx context.Context, o RunnersOptions) (*Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := resolveRecord(inv, o.Runner, o.Cluster)
+	res, err := resolveRecord(inv, o.Runner, o.Cluster, o.Label)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +122,17 @@ func LoadRunners(ctx context.Context, o RunnersOptions) (*Profile, error) {
 	return p, nil
 }
 
-func resolveRecord(inv *runners.Inventory, runner, cluster string) (*runners.Resolved, error) {
+func resolveRecord(inv *runners.Inventory, runner, cluster, label string) (*runners.Resolved, error) {
+	if cluster == "" && runner == "" && label != "" {
+		ids, err := inv.LabelClusters(label)
+		if err != nil {
+			return nil, err
+		}
+		if len(ids) != 1 {
+			return nil, fmt.Errorf("%s: runner label %q schedules on %d clusters (%s): name the runner (--runner, RUNNER_NAME) whose record to use", inv.Path, label, len(ids), strings.Join(ids, ", "))
+		}
+		cluster = ids[0]
+	}
 	if runner != "" || cluster == "" {
 		return inv.Resolve(runner)
 	}
@@ -434,7 +447,7 @@ func extendedRecord(ctx context.Context, path string, e Extends, ro RunnersOptio
 	if err != nil {
 		return nil, err
 	}
-	res, err := resolveRecord(inv, o.Runner, o.Cluster)
+	res, err := resolveRecord(inv, o.Runner, o.Cluster, o.Label)
 	if err != nil {
 		return nil, err
 	}

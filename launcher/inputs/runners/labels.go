@@ -152,3 +152,30 @@ func (inv *Inventory) nearRunner(runner string, found int) string {
 	}
 	return ""
 }
+
+// LabelClusters are the clusters a label schedules on, in file order: a
+// cluster:<id> label's own, else the distinct clusters of its runners (a
+// broad SKU label may span several; a matrix point's record is known only
+// when it spans one). An unknown label is an error.
+func (inv *Inventory) LabelClusters(label string) ([]string, error) {
+	i := slices.IndexFunc(inv.Labels, func(l Label) bool { return l.Name == label })
+	if i < 0 {
+		names := make([]string, len(inv.Labels))
+		for j, l := range inv.Labels {
+			names[j] = l.Name
+		}
+		return nil, inv.errorf(inv.Line, "labels", "no label %q (labels: %s)", label, strings.Join(names, ", "))
+	}
+	if id, ok := strings.CutPrefix(label, ClusterLabelPrefix); ok {
+		return []string{id}, nil
+	}
+	var ids []string
+	for _, r := range inv.Labels[i].Runners {
+		for _, l := range inv.Labels {
+			if id, ok := strings.CutPrefix(l.Name, ClusterLabelPrefix); ok && slices.Contains(l.Runners, r) && !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids, nil
+}

@@ -41,20 +41,23 @@ type PlanOptions struct {
 	// locations.
 	Runners, Runner        string
 	Framework, ModelPrefix string
-	Recipe                 string // --recipe, optionally FILE:SELECTOR
-	ConfigFile             string // --config-file (CONFIG_FILE)
-	RecipesRoot            string
-	Master, Key            string
-	Point                  int    // search-space point of Key; -1: not given
-	Conc                   string // --conc (CONC_LIST)
-	EnvConc                string // the submitting environment's CONC (a custom workload's fallback)
-	ISL, OSL               *int   // nil: not given
-	Image                  string
-	Workspace              string
-	BenchClient            string
-	RunEval                string // true/false text (RUN_EVAL)
-	EvalOnly               string // true/false text (EVAL_ONLY)
-	EvalConc               string // EVAL_CONC: one concurrency or a space-separated list
+	// RunnerLabel is the master entry's runner label (matrix points): it
+	// picks the record when Runner is "".
+	RunnerLabel string
+	Recipe      string // --recipe, optionally FILE:SELECTOR
+	ConfigFile  string // --config-file (CONFIG_FILE)
+	RecipesRoot string
+	Master, Key string
+	Point       int    // search-space point of Key; -1: not given
+	Conc        string // --conc (CONC_LIST)
+	EnvConc     string // the submitting environment's CONC (a custom workload's fallback)
+	ISL, OSL    *int   // nil: not given
+	Image       string
+	Workspace   string
+	BenchClient string
+	RunEval     string // true/false text (RUN_EVAL)
+	EvalOnly    string // true/false text (EVAL_ONLY)
+	EvalConc    string // EVAL_CONC: one concurrency or a space-separated list
 	// EvalConfigFile is EVAL_CONFIG_FILE: the recipe an eval-only run
 	// plans instead of CONFIG_FILE's (InferenceX's master configs pair a
 	// benchmark recipe with an eval one); ignored unless EvalOnly is true.
@@ -93,7 +96,7 @@ func Plan(ctx context.Context, o PlanOptions) (*plan.Plan, *profile.Profile, err
 
 // Source is where the options' profile comes from.
 func (o PlanOptions) Source() ProfileSource {
-	return ProfileSource{Profile: o.Profile, Runners: o.Runners, Runner: o.Runner, Workspace: o.Workspace, Master: o.Master,
+	return ProfileSource{Profile: o.Profile, Runners: o.Runners, Runner: o.Runner, Label: o.RunnerLabel, Workspace: o.Workspace, Master: o.Master,
 		Image: o.Image, Framework: o.Framework, ModelPrefix: o.ModelPrefix}
 }
 

@@ -22,6 +22,9 @@ type ProfileSource struct {
 	// Workspace (GITHUB_WORKSPACE), else beside Master (in its configs/).
 	Runners string
 	Runner  string // --runner (RUNNER_NAME)
+	// Label is a master entry's runner label (matrix): the record of the
+	// one cluster it schedules on, when Runner is "".
+	Label string
 	// Workspace is GITHUB_WORKSPACE (--workspace): where the default
 	// runners.yaml is, and the run directories' default home
 	// (<workspace>/slurmbench-runs) when the record names none.
@@ -63,7 +66,7 @@ func LoadProfileFrom(ctx context.Context, s ProfileSource) (*profile.Profile, er
 }
 
 func loadProfileFrom(ctx context.Context, s ProfileSource) (*profile.Profile, error) {
-	ro := profile.RunnersOptions{Runners: s.RunnersFile(), Runner: s.Runner, Image: s.Image, Framework: s.Framework, ModelPrefix: s.ModelPrefix}
+	ro := profile.RunnersOptions{Runners: s.RunnersFile(), Runner: s.Runner, Label: s.Label, Image: s.Image, Framework: s.Framework, ModelPrefix: s.ModelPrefix}
 	if s.Workspace != "" {
 		ro.DefaultRunsDir = filepath.Join(s.Workspace, "slurmbench-runs")
 	}
