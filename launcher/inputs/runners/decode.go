@@ -39,6 +39,18 @@ func (d *decoder) failf(n *yaml.Node, field, format string, args ...any) {
 
 func (d *decoder) ok() bool { return d.err == nil }
 
+// failRecord refuses the record at field (mapping n) as a whole, at the
+// line of its key when it has one.
+func (d *decoder) failRecord(n *yaml.Node, field, format string, args ...any) {
+	if !d.ok() {
+		return
+	}
+	d.failf(n, field, format, args...)
+	if l, ok := d.lines[field]; ok {
+		d.err.Line = l
+	}
+}
+
 // key is one field of a record: its alias (the YAML spelling) and its
 // Python name, which the records also accept (populate_by_name=True).
 type key struct {
@@ -88,7 +100,7 @@ func orTop(field string) string {
 func (d *decoder) require(n *yaml.Node, field string, set map[string]bool, names ...string) {
 	for _, name := range names {
 		if !set[name] {
-			d.failf(n, field, "%s: required", name)
+			d.failRecord(n, field, "%s: required", name)
 			return
 		}
 	}

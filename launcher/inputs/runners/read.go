@@ -100,8 +100,7 @@ func (d *decoder) readLabels(inv *Inventory, n *yaml.Node, field string) {
 
 func (d *decoder) readClusters(inv *Inventory, n *yaml.Node, field string) {
 	d.pairs(n, field, func(k, v *yaml.Node) {
-		c := d.readCluster(k.Value, v, yamltree.JoinField(field, k.Value))
-		c.Line = k.Line
+		c := d.readCluster(k, v, yamltree.JoinField(field, k.Value))
 		inv.Clusters[k.Value] = c
 		inv.Order = append(inv.Order, k.Value)
 	})
@@ -113,8 +112,8 @@ func null(v *yaml.Node) bool {
 	return v != nil && v.Kind == yaml.ScalarNode && v.Tag == "!!null"
 }
 
-func (d *decoder) readCluster(id string, n *yaml.Node, field string) *Cluster {
-	c := &Cluster{ID: id, Lines: map[string]int{}}
+func (d *decoder) readCluster(k, n *yaml.Node, field string) *Cluster {
+	c := &Cluster{ID: k.Value, Line: k.Line, Lines: map[string]int{field: k.Line}}
 	d.lines = c.Lines
 	defer func() { d.lines = nil }()
 	var envNode, slurmNode *yaml.Node
@@ -142,11 +141,11 @@ func (d *decoder) readCluster(id string, n *yaml.Node, field string) *Cluster {
 	// its own record present; records of other schedulers are refused
 	// (only slurm is registered, so only a missing record can happen).
 	if c.Scheduler != "slurm" {
-		d.failf(n, field+".scheduler", "scheduler must be one of [slurm], got %q", c.Scheduler)
+		d.failRecord(n, field+".scheduler", "scheduler must be one of [slurm], got %q", c.Scheduler)
 		return c
 	}
 	if slurmNode == nil {
-		d.failf(n, field, "scheduler %q needs its %q record", c.Scheduler, c.Scheduler)
+		d.failRecord(n, field, "scheduler %q needs its %q record", c.Scheduler, c.Scheduler)
 		return c
 	}
 	// Env values may take the srt-slurm profile's fabric, resolved at
@@ -169,7 +168,7 @@ func (d *decoder) readCluster(id string, n *yaml.Node, field string) *Cluster {
 		}
 	}
 	if len(commas) > 0 {
-		d.failf(envNode, field+".env", "env values cannot contain ',' (srun --export splits on it): %s", strings.Join(commas, ", "))
+		d.failRecord(envNode, field+".env", "env values cannot contain ',' (srun --export splits on it): %s", strings.Join(commas, ", "))
 		return c
 	}
 	// Cluster._known_references: model entries and the download root

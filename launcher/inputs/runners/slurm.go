@@ -73,7 +73,7 @@ func (d *decoder) readSlurm(n *yaml.Node, field string) Slurm {
 	}
 	// SlurmSettings' model validators.
 	if s.CPUsPerTask > 0 && s.CPUsPerGPU > 0 {
-		d.failf(n, field, "set cpus-per-task or cpus-per-gpu, not both (Slurm rejects the pair)")
+		d.failRecord(n, field, "set cpus-per-task or cpus-per-gpu, not both (Slurm rejects the pair)")
 	}
 	if srt := s.SrtSlurm; srt != nil && d.ok() {
 		for _, mounts := range []struct {
@@ -279,7 +279,7 @@ func (d *decoder) readSquash(n *yaml.Node, field string) *Squash {
 			}
 		}
 		if slices.Contains(modes, ImportSubmitHost) {
-			d.failf(n, field, "submit-host import cannot populate node-local image storage")
+			d.failRecord(n, field, "submit-host import cannot populate node-local image storage")
 		}
 	}
 	return s
