@@ -182,6 +182,9 @@ func LoadExtending(ctx context.Context, path string, ro RunnersOptions) (*Profil
 	}
 	var p Profile
 	ext, err := extendsOf(data)
+	if err != nil && strings.HasPrefix(err.Error(), "extends:") {
+		return nil, fmt.Errorf("profile %s: %w", abs, err)
+	}
 	if err == nil && ext != nil {
 		base, derr := extendedRecord(ctx, abs, *ext, ro)
 		if derr != nil {
@@ -206,6 +209,7 @@ func LoadExtending(ctx context.Context, path string, ro RunnersOptions) (*Profil
 		delete(p.Sources, "slurm.transport")
 	}
 	p.tomlSources(abs, md)
+	p.finishRecord()
 	if err := p.resolve(filepath.Dir(abs)); err != nil {
 		return nil, fmt.Errorf("profile %s: %w", abs, err)
 	}

@@ -113,6 +113,7 @@ func LoadRunners(ctx context.Context, o RunnersOptions) (*Profile, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.finishRecord()
 	if err := p.resolve(filepath.Dir(inv.Path)); err != nil {
 		return nil, fmt.Errorf("profile from %s (cluster %s): %w", inv.Path, res.Cluster.ID, err)
 	}
@@ -248,9 +249,6 @@ func FromRecord(res *runners.Resolved, o RunnersOptions) (*Profile, error) {
 			p.Container.ImportOn = "login"
 			from("container.import_on", "slurm.squash.import", string(pol.Import))
 		}
-	} else if p.Paths.RunsDir != "" {
-		p.Paths.SquashDir = filepath.Join(p.Paths.RunsDir, "squash")
-		p.Sources["paths.squash_dir"] = Source{File: file, Line: c.LineOf("slurm"), Field: "clusters." + id + ".slurm", Note: "no squash cache: slurmbench's own under paths.runs_dir"}
 	}
 
 	for _, key := range c.Models.EntryOrder {
@@ -309,6 +307,19 @@ func FromRecord(res *runners.Resolved, o RunnersOptions) (*Profile, error) {
 		from("dram", "available-cpu-dram-mib", "")
 	}
 	return p, nil
+}
+
+// finishRecord fills what a record-derived profile takes from its other
+// values once a TOML's overrides are in: without a squash cache in the
+// record, slurmbench's own under paths.runs_dir.
+func (p *Profile) finishRecord() {
+	if p.Record == nil || p.Paths.SquashDir != "" || p.Paths.RunsDir == "" {
+		return
+	}
+	c := p.Record.Cluster
+	p.Paths.SquashDir = filepath.Join(p.Paths.RunsDir, "squash")
+	p.Sources["paths.squash_dir"] = Source{File: p.Record.Inventory.Path, Line: c.LineOf("slurm"), Field: "clusters." + c.ID + ".slurm",
+		Note: "no squash cache: slurmbench's own under paths.runs_dir"}
 }
 
 // StagedImage is image as the profile's containers name it: with a squash
@@ -398,8 +409,14 @@ func extendsOf(data []byte) (*Extends, error) {
 	var head struct {
 		Extends *Extends `toml:"extends"`
 	}
-	if _, err := toml.Decode(string(data), &head); err != nil {
+	md, err := toml.Decode(string(data), &head)
+	if err != nil {
 		return nil, err
+	}
+	for _, k := range md.Undecoded() {
+		if k[0] == "extends" {
+			return nil, fmt.Errorf("extends: unknown key %q (runners, runner, cluster)", k.String())
+		}
 	}
 	return head.Extends, nil
 }
