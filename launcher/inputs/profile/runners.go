@@ -101,7 +101,11 @@ type RunnersOptions struct {
 // runner's (or cluster's) record. Errors are the reader's located ones
 // (file:line: field: rule).
 func LoadRunners(ctx context.Context, o RunnersOptions) (*Profile, error) {
-	inv, err := runners.Load(ctx, o.Runners, runners.Options{Home: o.Home})
+	file, err := Canonical(o.Runners)
+	if err != nil {
+		return nil, fmt.Errorf("runners.yaml: %w", err)
+	}
+	inv, err := runners.Load(ctx, file, runners.Options{Home: o.Home})
 	if err != nil {
 		return nil, err
 	}
@@ -454,6 +458,10 @@ func extendedRecord(ctx context.Context, path string, e Extends, ro RunnersOptio
 	}
 	if file == "" {
 		return nil, errNoRunners
+	}
+	file, err := Canonical(file)
+	if err != nil {
+		return nil, fmt.Errorf("runners.yaml: %w", err)
 	}
 	o := ro
 	o.Runners, o.Runner, o.Cluster = file, cmpOr(e.Runner, ro.Runner), e.Cluster

@@ -68,7 +68,11 @@ func LoadProfileFrom(ctx context.Context, s ProfileSource) (*profile.Profile, er
 func loadProfileFrom(ctx context.Context, s ProfileSource) (*profile.Profile, error) {
 	ro := profile.RunnersOptions{Runners: s.RunnersFile(), Runner: s.Runner, Label: s.Label, Image: s.Image, Framework: s.Framework, ModelPrefix: s.ModelPrefix}
 	if s.Workspace != "" {
-		ro.DefaultRunsDir = filepath.Join(s.Workspace, "slurmbench-runs")
+		ws, err := profile.Canonical(s.Workspace)
+		if err != nil {
+			return nil, fmt.Errorf("--workspace (GITHUB_WORKSPACE): %w", err)
+		}
+		ro.DefaultRunsDir = filepath.Join(ws, "slurmbench-runs")
 	}
 	if s.Profile != "" {
 		return profile.LoadExtending(ctx, s.Profile, ro)
@@ -76,11 +80,8 @@ func loadProfileFrom(ctx context.Context, s ProfileSource) (*profile.Profile, er
 	if ro.Runners == "" {
 		return nil, errors.New("--profile: required (or SLURMBENCH_PROFILE), or InferenceX's configs/runners.yaml: --runners FILE, or GITHUB_WORKSPACE holding configs/runners.yaml, with --runner (RUNNER_NAME)")
 	}
-	prof, err := profile.LoadRunners(ctx, ro)
-	if err != nil {
-		return nil, fmt.Errorf("--runners %s: %w", ro.Runners, err)
-	}
-	return prof, nil
+	// The reader's errors name the file, line and field themselves.
+	return profile.LoadRunners(ctx, ro)
 }
 
 // WriteSources prints where each profile value came from, when the
