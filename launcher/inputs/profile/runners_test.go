@@ -162,6 +162,10 @@ partition = "p9"
 runs_dir = "/r"
 [models]
 extra = "/m/extra"
+[env.set]
+OWN = "1"
+[slurm.directives]
+mem = "512G"
 `)
 	p, err := LoadExtending(context.Background(), path, RunnersOptions{Home: "/h"})
 	if err != nil {
@@ -187,16 +191,23 @@ extra = "/m/extra"
 			t.Errorf("%s: source %v, want %s", c.key, src, c.source)
 		}
 	}
+	if p.Env.Set["OWN"] != "1" || p.Slurm.Directives["mem"] != "512G" {
+		t.Errorf("env %v directives %v", p.Env.Set, p.Slurm.Directives)
+	}
 	if p.Slurm.Transport != "" || p.Cluster != "beta" || p.Record == nil || p.Path != filepath.Join(real, "p.toml") {
 		t.Errorf("transport %q cluster %s path %s", p.Slurm.Transport, p.Cluster, p.Path)
 	}
 
 	// The runner from the caller (RUNNER_NAME) when the table names none;
 	// a cluster id instead of a runner; the runners file from the caller.
-	path = write("extends = { cluster = \"alpha\" }\n[paths]\nruns_dir = \"/r\"\n")
+	path = write("extends = { cluster = \"alpha\" }\n[paths]\nruns_dir = \"/r\"\n[env.set]\nOWN = \"1\"\n[slurm.directives]\nmem = \"1G\"\n")
 	p, err = LoadExtending(context.Background(), path, RunnersOptions{Runners: file, Runner: "b_00", Home: "/h"})
 	if err != nil || p.Cluster != "alpha" || p.Slurm.Transport != TransportCLI || p.Models["Model-B"] != "/shared/models/b" {
 		t.Fatalf("extends cluster: %v %+v", err, p)
+	}
+	// Tables merge with the record's: its env and directives stay.
+	if p.Env.Set["OWN"] != "1" || p.Env.Set["PLAIN"] != "1" || p.Slurm.Directives["mem"] != "1G" || p.Slurm.Directives["exclude"] != "node-3,node-4" {
+		t.Errorf("merge: env %v directives %v", p.Env.Set, p.Slurm.Directives)
 	}
 	path = write("[extends]\nrunners = \"" + rel + "\"\n[paths]\nruns_dir = \"/r\"\n")
 	if p, err = LoadExtending(context.Background(), path, RunnersOptions{Runner: "b_01", Home: "/h"}); err != nil || p.Slurm.Partition != "p2" {
