@@ -52,7 +52,7 @@ func FabricNames() []string {
 	return out
 }
 
-func fabricField_(name string) (fabricField, bool) {
+func lookupFabricField(name string) (fabricField, bool) {
 	for _, ff := range fabricFields {
 		if ff.name == name {
 			return ff, true
@@ -63,7 +63,7 @@ func fabricField_(name string) (fabricField, bool) {
 
 // Known reports whether name is a fabric field.
 func (Fabric) Known(name string) bool {
-	_, ok := fabricField_(name)
+	_, ok := lookupFabricField(name)
 	return ok
 }
 
@@ -71,7 +71,7 @@ func (Fabric) Known(name string) bool {
 // numbers in decimal. set is false when the cluster does not set it (or
 // name is no field: Known tells which).
 func (f Fabric) Value(name string) (value string, set bool) {
-	ff, ok := fabricField_(name)
+	ff, ok := lookupFabricField(name)
 	switch {
 	case !ok:
 		return "", false
@@ -89,7 +89,7 @@ func (f Fabric) Value(name string) (value string, set bool) {
 
 // Int is a numeric field's value (ok false when unset or not numeric).
 func (f Fabric) Int(name string) (int, bool) {
-	ff, ok := fabricField_(name)
+	ff, ok := lookupFabricField(name)
 	if !ok || ff.num == nil || *ff.num(&f) == nil {
 		return 0, false
 	}
