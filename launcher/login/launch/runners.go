@@ -19,7 +19,8 @@ import (
 type ProfileSource struct {
 	Profile string // --profile (SLURMBENCH_PROFILE)
 	// Runners is --runners; "" looks for configs/runners.yaml under
-	// Workspace (GITHUB_WORKSPACE), else beside Master (in its configs/).
+	// Workspace (GITHUB_WORKSPACE) or its inferencex-e2e/, else beside
+	// Master (in its configs/).
 	Runners string
 	Runner  string // --runner (RUNNER_NAME)
 	// Label is a master entry's runner label (matrix): the record of the
@@ -44,7 +45,10 @@ func (s ProfileSource) RunnersFile() string {
 	}
 	var candidates []string
 	if s.Workspace != "" {
-		candidates = append(candidates, filepath.Join(s.Workspace, "configs", "runners.yaml"))
+		// The workflow cd's into inferencex-e2e/ and exports it as the
+		// workspace; a checkout's root holds the tree under that name.
+		candidates = append(candidates, filepath.Join(s.Workspace, "configs", "runners.yaml"),
+			filepath.Join(s.Workspace, "inferencex-e2e", "configs", "runners.yaml"))
 	}
 	if s.Master != "" {
 		candidates = append(candidates, filepath.Join(filepath.Dir(s.Master), "runners.yaml"))
