@@ -246,10 +246,11 @@ func FromRecord(res *runners.Resolved, o RunnersOptions) (*Profile, error) {
 		if pol.Dir != sq.Dir {
 			from("paths.squash_dir", "slurm.squash.framework-dirs."+o.Framework, "the framework's (or model prefix's) location")
 		}
-		if pol.Import == runners.ImportCompute || pol.Import == runners.ImportAllNodes {
+		switch pol.Import {
+		case runners.ImportCompute, runners.ImportAllNodes:
 			p.Container.ImportOn = "compute"
 			from("container.import_on", "slurm.squash.import", string(pol.Import))
-		} else if pol.Import == runners.ImportSubmitHost {
+		case runners.ImportSubmitHost:
 			p.Container.ImportOn = "login"
 			from("container.import_on", "slurm.squash.import", string(pol.Import))
 		}

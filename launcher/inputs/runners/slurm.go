@@ -123,7 +123,7 @@ func (d *decoder) visibility(n *yaml.Node, field string) Visibility {
 func checkGres(gres string) error {
 	rendered, err := FormatGres(gres, 1)
 	if err != nil {
-		return fmt.Errorf("gres must only use the {gpus} placeholder: %q (%v)", gres, err)
+		return fmt.Errorf("gres must only use the {gpus} placeholder: %q (%w)", gres, err)
 	}
 	if rendered == gres {
 		return fmt.Errorf("gres must contain the {gpus} placeholder: %q", gres)
