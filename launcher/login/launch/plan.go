@@ -8,6 +8,7 @@
 package launch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -42,8 +43,10 @@ type PlanOptions struct {
 	Runners, Runner        string
 	Framework, ModelPrefix string
 	// RunnerLabel is the master entry's runner label (matrix points): it
-	// picks the record when Runner is "".
-	RunnerLabel string
+	// picks the record when Runner is "". MasterDir is the master config
+	// whose directory holds the default runners.yaml when Master is ""
+	// (matrix points name their recipe, not a --key).
+	RunnerLabel, MasterDir string
 	Recipe      string // --recipe, optionally FILE:SELECTOR
 	ConfigFile  string // --config-file (CONFIG_FILE)
 	RecipesRoot string
@@ -96,7 +99,7 @@ func Plan(ctx context.Context, o PlanOptions) (*plan.Plan, *profile.Profile, err
 
 // Source is where the options' profile comes from.
 func (o PlanOptions) Source() ProfileSource {
-	return ProfileSource{Profile: o.Profile, Runners: o.Runners, Runner: o.Runner, Label: o.RunnerLabel, Workspace: o.Workspace, Master: o.Master,
+	return ProfileSource{Profile: o.Profile, Runners: o.Runners, Runner: o.Runner, Label: o.RunnerLabel, Workspace: o.Workspace, Master: cmp.Or(o.Master, o.MasterDir),
 		Image: o.Image, Framework: o.Framework, ModelPrefix: o.ModelPrefix}
 }
 

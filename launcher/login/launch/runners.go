@@ -79,7 +79,12 @@ func loadProfileFrom(ctx context.Context, s ProfileSource) (*profile.Profile, er
 		ro.DefaultRunsDir = filepath.Join(ws, "slurmbench-runs")
 	}
 	if s.Profile != "" {
-		return profile.LoadExtending(ctx, s.Profile, ro)
+		prof, err := profile.LoadExtending(ctx, s.Profile, ro)
+		if err == nil && s.Runners != "" && prof.Record == nil {
+			// Both named, and the profile would silently ignore the record.
+			return nil, fmt.Errorf("--runners %s: --profile %s extends no runners.yaml record (add extends = { runner = \"...\" } to it, or leave one of the two out)", s.Runners, prof.Path)
+		}
+		return prof, err
 	}
 	if ro.Runners == "" {
 		return nil, errors.New("--profile: required (or SLURMBENCH_PROFILE), or InferenceX's configs/runners.yaml: --runners FILE, or GITHUB_WORKSPACE holding configs/runners.yaml, with --runner (RUNNER_NAME)")

@@ -46,6 +46,17 @@ func TestRunnersFile(t *testing.T) {
 			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
 		}
 	}
+	// --runners beside a profile that extends no record is refused.
+	prof, err := filepath.Abs(filepath.Join("..", "..", "..", "profiles", "testcluster.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadProfileFrom(context.Background(), ProfileSource{Profile: prof, Runners: inWS}); err == nil || !strings.Contains(err.Error(), "extends no runners.yaml record") {
+		t.Errorf("--runners with a plain profile: %v", err)
+	}
+	if _, err := LoadProfileFrom(context.Background(), ProfileSource{Profile: prof, Workspace: filepath.Join(root, "ws")}); err != nil {
+		t.Errorf("a found runners.yaml beside a plain profile: %v", err)
+	}
 	// Without a profile or a runners.yaml the refusal names both ways.
 	if _, err := LoadProfileFrom(context.Background(), ProfileSource{}); err == nil || !strings.Contains(err.Error(), "--profile: required") || !strings.Contains(err.Error(), "--runners") {
 		t.Errorf("no profile: %v", err)

@@ -235,7 +235,7 @@ func PointPlanOptions(o Options, mp master.MatrixPoint) launch.PlanOptions {
 		cf += ":" + mp.Selector
 	}
 	po := launch.PlanOptions{
-		Profile: o.Profile, Runners: launch.ProfileSource{Runners: o.Runners, Master: o.Master}.RunnersFile(), RunnerLabel: mp.Runner,
+		Profile: o.Profile, Runners: o.Runners, MasterDir: o.Master, RunnerLabel: mp.Runner,
 		Framework: mp.Framework, ModelPrefix: mp.ModelPrefix, ConfigFile: cf, RecipesRoot: o.RecipesRoot, Point: -1,
 		Image: mp.Image, ISL: &isl, OSL: &osl, Conc: strings.Join(concs, "x"),
 		RunEval: strconv.FormatBool(mp.RunEval), JobName: o.JobName,
