@@ -47,20 +47,20 @@ type PlanOptions struct {
 	// whose directory holds the default runners.yaml when Master is ""
 	// (matrix points name their recipe, not a --key).
 	RunnerLabel, MasterDir string
-	Recipe      string // --recipe, optionally FILE:SELECTOR
-	ConfigFile  string // --config-file (CONFIG_FILE)
-	RecipesRoot string
-	Master, Key string
-	Point       int    // search-space point of Key; -1: not given
-	Conc        string // --conc (CONC_LIST)
-	EnvConc     string // the submitting environment's CONC (a custom workload's fallback)
-	ISL, OSL    *int   // nil: not given
-	Image       string
-	Workspace   string
-	BenchClient string
-	RunEval     string // true/false text (RUN_EVAL)
-	EvalOnly    string // true/false text (EVAL_ONLY)
-	EvalConc    string // EVAL_CONC: one concurrency or a space-separated list
+	Recipe                 string // --recipe, optionally FILE:SELECTOR
+	ConfigFile             string // --config-file (CONFIG_FILE)
+	RecipesRoot            string
+	Master, Key            string
+	Point                  int    // search-space point of Key; -1: not given
+	Conc                   string // --conc (CONC_LIST)
+	EnvConc                string // the submitting environment's CONC (a custom workload's fallback)
+	ISL, OSL               *int   // nil: not given
+	Image                  string
+	Workspace              string
+	BenchClient            string
+	RunEval                string // true/false text (RUN_EVAL)
+	EvalOnly               string // true/false text (EVAL_ONLY)
+	EvalConc               string // EVAL_CONC: one concurrency or a space-separated list
 	// EvalConfigFile is EVAL_CONFIG_FILE: the recipe an eval-only run
 	// plans instead of CONFIG_FILE's (InferenceX's master configs pair a
 	// benchmark recipe with an eval one); ignored unless EvalOnly is true.
