@@ -34,33 +34,21 @@ import (
 // (render, doctor, run and up share them). Strings are the flags' text:
 // they are parsed and checked here, with errors naming the flag.
 type PlanOptions struct {
-	Profile string // --profile (SLURMBENCH_PROFILE)
-	// Runners and Runner name InferenceX's configs/runners.yaml and the
-	// runner whose record makes (or a TOML extends into) the profile
-	// (--runners; --runner, RUNNER_NAME). Framework and ModelPrefix are
-	// the point's (FRAMEWORK, MODEL_PREFIX), for the record's squash
-	// locations.
-	Runners, Runner        string
-	Framework, ModelPrefix string
-	// RunnerLabel is the master entry's runner label (matrix points): it
-	// picks the record when Runner is "". MasterDir is the master config
-	// whose directory holds the default runners.yaml when Master is ""
-	// (matrix points name their recipe, not a --key).
-	RunnerLabel, MasterDir string
-	Recipe                 string // --recipe, optionally FILE:SELECTOR
-	ConfigFile             string // --config-file (CONFIG_FILE)
-	RecipesRoot            string
-	Master, Key            string
-	Point                  int    // search-space point of Key; -1: not given
-	Conc                   string // --conc (CONC_LIST)
-	EnvConc                string // the submitting environment's CONC (a custom workload's fallback)
-	ISL, OSL               *int   // nil: not given
-	Image                  string
-	Workspace              string
-	BenchClient            string
-	RunEval                string // true/false text (RUN_EVAL)
-	EvalOnly               string // true/false text (EVAL_ONLY)
-	EvalConc               string // EVAL_CONC: one concurrency or a space-separated list
+	Profile     string // --profile (SLURMBENCH_PROFILE)
+	Recipe      string // --recipe, optionally FILE:SELECTOR
+	ConfigFile  string // --config-file (CONFIG_FILE)
+	RecipesRoot string
+	Master, Key string
+	Point       int    // search-space point of Key; -1: not given
+	Conc        string // --conc (CONC_LIST)
+	EnvConc     string // the submitting environment's CONC (a custom workload's fallback)
+	ISL, OSL    *int   // nil: not given
+	Image       string
+	Workspace   string
+	BenchClient string
+	RunEval     string // true/false text (RUN_EVAL)
+	EvalOnly    string // true/false text (EVAL_ONLY)
+	EvalConc    string // EVAL_CONC: one concurrency or a space-separated list
 	// EvalConfigFile is EVAL_CONFIG_FILE: the recipe an eval-only run
 	// plans instead of CONFIG_FILE's (InferenceX's master configs pair a
 	// benchmark recipe with an eval one); ignored unless EvalOnly is true.
@@ -76,6 +64,19 @@ type PlanOptions struct {
 	Overrides []recipe.Override
 	// Warn gets the recipe's warnings (nil: discarded).
 	Warn io.Writer
+
+	// Runners and Runner name InferenceX's configs/runners.yaml and the
+	// runner whose record makes (or a TOML extends into) the profile
+	// (--runners; --runner, RUNNER_NAME). Framework and ModelPrefix are
+	// the point's (FRAMEWORK, MODEL_PREFIX), for the record's squash
+	// locations.
+	Runners, Runner        string
+	Framework, ModelPrefix string
+	// RunnerLabel is the master entry's runner label (matrix points): it
+	// picks the record when Runner is "". MasterDir is the master config
+	// whose directory holds the default runners.yaml when Master is ""
+	// (matrix points name their recipe, not a --key).
+	RunnerLabel, MasterDir string
 }
 
 // AutoRunID asks Plan for a fresh, unique run id.
