@@ -37,7 +37,7 @@ type Profile struct {
 	Telemetry  Telemetry         `toml:"telemetry"`
 
 	// Extends names the runners.yaml record this profile builds on
-	// (docs/profile.md, "From runners.yaml"); nil for a profile that
+	// (docs/profile.md, "From runners.yaml"); zero for a profile that
 	// stands alone.
 	Extends Extends `toml:"extends"`
 	// Record is the runners.yaml record the profile was derived from,
@@ -68,7 +68,7 @@ type Slurm struct {
 	Exclusive    bool     `toml:"exclusive"`
 	// Transport is how Slurm is reached: "rest" (slurmrestd at rest_url),
 	// "cli" (the Slurm commands; what a runners.yaml record gives, since
-	// it names no slurmrestd) or "" (rest).
+	// it names no slurmrestd), "auto", or "" (rest).
 	Transport string `toml:"transport"`
 	// GresTemplate is the record's GRES template ("gpu:{gpus}"), kept for
 	// jobs of another size; directives.gres holds it rendered for a node.
@@ -291,6 +291,11 @@ func (p *Profile) resolve(base string) error {
 func (p *Profile) validate() error {
 	var errs []error
 	errs = append(errs, p.Telemetry.validate()...)
+	switch p.Slurm.Transport {
+	case "", "rest", TransportCLI, "auto":
+	default:
+		errs = append(errs, fmt.Errorf("slurm.transport: %q is not rest, cli or auto", p.Slurm.Transport))
+	}
 	if p.Slurm.RestURL == "" && p.Slurm.Transport == TransportCLI {
 		// The Slurm commands need no URL.
 	} else if p.Slurm.RestURL == "" {

@@ -224,6 +224,10 @@ mem = "512G"
 			t.Errorf("%q: got %v, want %q", text, err, want)
 		}
 	}
+	// The transport is one of the three.
+	if _, err := LoadExtending(context.Background(), write(strings.Replace(minimal, "[slurm]\n", "[slurm]\ntransport = \"grpc\"\n", 1)), RunnersOptions{}); err == nil || !strings.Contains(err.Error(), `slurm.transport: "grpc"`) {
+		t.Errorf("transport grpc: %v", err)
+	}
 	// A profile that extends nothing records no sources, as before.
 	if p, err := LoadExtending(context.Background(), write(minimal), RunnersOptions{Runners: file, Runner: "a_00"}); err != nil || p.Sources != nil || p.Record != nil {
 		t.Errorf("plain profile: %v %v", err, p.Sources)
