@@ -42,3 +42,17 @@ func (c *Cluster) Checkpoint(model string) (Checkpoint, bool) {
 func (c *Cluster) nodeLocal(key string) bool {
 	return c.Slurm.Volumes[c.Models.Entries[key].Root].Visibility == NodeLocal
 }
+
+// SingleNodeModel is what a single-node recipe's hf:<model> serves on c:
+// the staged checkpoint where srt-slurm.single-node-models is "staged"
+// and the cluster stages one, else the Hub id ("hf:<model>"), as
+// single_node_model_path does (models.py@0f5081e3).
+func (c *Cluster) SingleNodeModel(model string) string {
+	id := strings.TrimPrefix(model, "hf:")
+	if srt := c.Slurm.SrtSlurm; srt != nil && srt.SingleNodeModels == "staged" {
+		if cp, ok := c.Checkpoint(id); ok {
+			return cp.Path
+		}
+	}
+	return "hf:" + id
+}

@@ -91,3 +91,17 @@ func TestLoadIsBounded(t *testing.T) {
 		t.Errorf("empty: %v", err)
 	}
 }
+
+// BenchmarkParseSample: reading and validating InferenceX's runners.yaml
+// (13 clusters, 25 labels), as every command that takes a runner does once.
+func BenchmarkParseSample(b *testing.B) {
+	data, err := os.ReadFile(shareddata.Path(b, "data", "inferencex-v3", "inferencex-e2e", "configs", "runners.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := Parse("runners.yaml", data, Options{Home: "/home/runner"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -143,6 +143,29 @@ func TestCheckpoint(t *testing.T) {
 	}
 }
 
+// TestSingleNodeModel: staged where the record says single-node points
+// serve staged checkpoints and one is staged, else the Hub.
+func TestSingleNodeModel(t *testing.T) {
+	for _, tt := range []struct{ models, model, want string }{
+		{"staged", "org/Model-B", "/shared/models/b"},
+		{"staged", "hf:org/Model-A", "/scratch/copies/Model-A"},
+		{"staged", "org/Unstaged", "hf:org/Unstaged"},
+		{"hub", "org/Model-B", "hf:org/Model-B"},
+	} {
+		data := edit(t, "single-node-models: staged", "single-node-models: "+tt.models)
+		inv, err := Parse(fixture, data, Options{Home: "/h"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := inv.Clusters["alpha"].SingleNodeModel(tt.model); got != tt.want {
+			t.Errorf("%s %s: %s, want %s", tt.models, tt.model, got, tt.want)
+		}
+	}
+	if got := fixtureInventory(t).Clusters["beta"].SingleNodeModel("org/Model-B"); got != "hf:org/Model-B" {
+		t.Errorf("no srt-slurm profile: %s", got)
+	}
+}
+
 // TestFabric: whole references resolve to the cluster's rendering (lists
 // comma-joined, numbers decimal); embedded, unknown and unset ones fail.
 func TestFabric(t *testing.T) {
