@@ -16,6 +16,8 @@ import (
 func planFlags() []cli.Flag {
 	return append([]cli.Flag{
 		&cli.StringFlag{Name: "profile", Aliases: []string{"p"}, Usage: "cluster profile (TOML)", EnvVars: []string{"SLURMBENCH_PROFILE"}},
+		runnersFlag(),
+		&cli.StringFlag{Name: "runner", Usage: "runner name whose runners.yaml record is the cluster (cluster: and partition: labels)", EnvVars: []string{"RUNNER_NAME"}},
 		&cli.StringFlag{Name: "recipe", Aliases: []string{"r"}, Usage: "recipe (srt-slurm YAML); or CONFIG_FILE=recipes/... resolved against --recipes-root"},
 		&cli.StringFlag{Name: "config-file", Usage: "InferenceX CONFIG_FILE (recipes/...yaml[:selector])", EnvVars: []string{"CONFIG_FILE"}},
 		&cli.StringFlag{Name: "recipes-root", Usage: "directory that CONFIG_FILE's recipes/ stands for (default: profile paths.recipes_root)", EnvVars: []string{"SLURMBENCH_RECIPES_ROOT"}},
@@ -51,11 +53,18 @@ func planOptions(c *cli.Context, runID string) launch.PlanOptions {
 		EvalConc: c.String("eval-conc"), EvalConfigFile: c.String("eval-config-file"), EvalClient: c.String("eval-client"), JobName: c.String("job-name"),
 		RunID: runID, Variant: c.String("variant"), AllowDuplicateKeys: c.Bool("allow-duplicate-keys"),
 		Overrides: overridesOf(c), Warn: c.App.ErrWriter, ISL: intIfSet(c, "isl"), OSL: intIfSet(c, "osl"),
+		Runners: c.String("runners"), Runner: c.String("runner"), Framework: os.Getenv("FRAMEWORK"), ModelPrefix: os.Getenv("MODEL_PREFIX"),
 	}
 	if c.IsSet("run-id") {
 		o.RunID = c.String("run-id")
 	}
 	return o
+}
+
+// runnersFlag names InferenceX's configs/runners.yaml, the cluster records
+// a profile is derived from (or a TOML profile extends).
+func runnersFlag() cli.Flag {
+	return &cli.StringFlag{Name: "runners", Usage: "InferenceX's configs/runners.yaml (default: configs/runners.yaml under $GITHUB_WORKSPACE, else beside --master); without --profile the runner's record is the profile"}
 }
 
 // jsonFlag asks for the command's final result as one JSON object on stdout.

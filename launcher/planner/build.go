@@ -191,7 +191,7 @@ func (b *builder) build() (*plan.Plan, error) {
 func (b *builder) model() error {
 	r, p := b.r, b.p
 	src := r.Model.Path
-	if dir, ok := p.Models[src]; ok {
+	if dir, ok := p.ModelDir(src); ok {
 		src = dir
 	} else if !strings.HasPrefix(src, "hf:") && !filepath.IsAbs(src) {
 		return b.fail("model.path", "%q is not an alias in [models] of %s, an absolute path, or hf:org/name (aliases: %s)",
@@ -535,7 +535,7 @@ func (b *builder) workspace() string {
 }
 
 func (b *builder) srunExtra() []string {
-	var out []string
+	out := append([]string(nil), b.p.Slurm.SrunArgs...)
 	for _, k := range profile.SortedKeys(b.r.SrunOptions) {
 		if v := b.r.SrunOptions[k].Text(); v != "" {
 			out = append(out, "--"+k+"="+v)

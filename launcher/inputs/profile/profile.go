@@ -14,7 +14,9 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
 	"github.com/slurmbench/slurmbench/internal/readlimit"
+	"github.com/slurmbench/slurmbench/launcher/inputs/runners"
 )
 
 // Profile is one cluster's settings. Field docs name the TOML keys.
@@ -33,6 +35,22 @@ type Profile struct {
 	Benchmark  Benchmark         `toml:"benchmark"`
 	Infra      Infra             `toml:"infra"`
 	Telemetry  Telemetry         `toml:"telemetry"`
+
+	// Extends names the runners.yaml record this profile builds on
+	// (docs/profile.md, "From runners.yaml"); zero for a profile that
+	// stands alone.
+	Extends Extends `toml:"extends"`
+	// Record is the runners.yaml record the profile was derived from,
+	// nil for a TOML profile that extends none. Fabric and DRAM are the
+	// record's, typed, for the recipe binder ('@fabric.<name>',
+	// '@dram.<name>'); zero without a record.
+	Record *runners.Resolved `toml:"-"`
+	Fabric runners.Fabric    `toml:"-"`
+	DRAM   DRAM              `toml:"-"`
+	// Sources says where each value came from, by key ("slurm.partition",
+	// "models.<alias>", "env.set.<NAME>"): the runners.yaml line and
+	// field, or the TOML file. Empty for a TOML profile that extends none.
+	Sources map[string]Source `toml:"-"`
 }
 
 // Slurm is the [slurm] table.
@@ -48,6 +66,16 @@ type Slurm struct {
 	TokenCommand []string `toml:"token_command"` // argv that mints a fresh JWT when it expires
 	APIVersion   string   `toml:"api_version"`   // e.g. "v0.0.41"; "" = newest the server serves
 	Exclusive    bool     `toml:"exclusive"`
+	// Transport is how Slurm is reached: "rest" (slurmrestd at rest_url),
+	// "cli" (the Slurm commands; what a runners.yaml record gives, since
+	// it names no slurmrestd), "auto", or "" (rest).
+	Transport string `toml:"transport"`
+	// GresTemplate is the record's GRES template ("gpu:{gpus}"), kept for
+	// jobs of another size; directives.gres holds it rendered for a node.
+	GresTemplate string `toml:"-"`
+	// SrunArgs are long options for every containerized srun step
+	// (a record's srun-args).
+	SrunArgs []string `toml:"srun_args"`
 	// Directives are extra sbatch options, key → value ("" for a bare flag),
 	// e.g. {segment = "3", mem = "0"}.
 	Directives map[string]string `toml:"directives"`
@@ -132,6 +160,15 @@ func Load(path string) (*Profile, error) { return LoadContext(context.Background
 // LoadContext is Load whose read ends with ctx (a FIFO nobody writes to)
 // and stops at MaxInputBytes.
 func LoadContext(ctx context.Context, path string) (*Profile, error) {
+	return LoadExtending(ctx, path, RunnersOptions{})
+}
+
+// LoadExtending is LoadContext for a profile that may `extends` a
+// runners.yaml record: ro gives what the extends table leaves out (the
+// runners file, the runner name) and what only the run knows (image,
+// framework, model prefix). The record fills the profile; every key the
+// TOML sets wins over it.
+func LoadExtending(ctx context.Context, path string, ro RunnersOptions) (*Profile, error) {
 	abs, err := Canonical(path)
 	if err != nil {
 		return nil, fmt.Errorf("profile: %w", err)
@@ -144,6 +181,17 @@ func LoadContext(ctx context.Context, path string) (*Profile, error) {
 		return nil, fmt.Errorf("profile %s: %w", abs, err)
 	}
 	var p Profile
+	ext, err := extendsOf(data)
+	if err != nil && strings.HasPrefix(err.Error(), "extends:") {
+		return nil, fmt.Errorf("profile %s: %w", abs, err)
+	}
+	if err == nil && ext != nil {
+		base, derr := extendedRecord(ctx, abs, *ext, ro)
+		if derr != nil {
+			return nil, fmt.Errorf("profile %s: extends: %w", abs, derr)
+		}
+		p = *base
+	}
 	md, err := toml.Decode(string(data), &p)
 	if err != nil && LooksLikeRecipe(abs, data) {
 		return nil, fmt.Errorf("profile %s: this looks like a recipe (YAML), not a cluster profile (TOML): did you swap --profile (-p) and --recipe (-r)?", abs)
@@ -155,6 +203,13 @@ func LoadContext(ctx context.Context, path string) (*Profile, error) {
 		return nil, unknownKeysError(abs, data, undecoded)
 	}
 	p.Path = abs
+	if ext != nil && md.IsDefined("slurm", "rest_url") && !md.IsDefined("slurm", "transport") {
+		// A REST URL is what an operator adds to a record: use it.
+		p.Slurm.Transport = ""
+		delete(p.Sources, "slurm.transport")
+	}
+	p.tomlSources(abs, md)
+	p.finishRecord()
 	if err := p.resolve(filepath.Dir(abs)); err != nil {
 		return nil, fmt.Errorf("profile %s: %w", abs, err)
 	}
@@ -236,7 +291,14 @@ func (p *Profile) resolve(base string) error {
 func (p *Profile) validate() error {
 	var errs []error
 	errs = append(errs, p.Telemetry.validate()...)
-	if p.Slurm.RestURL == "" {
+	switch p.Slurm.Transport {
+	case "", "rest", TransportCLI, "auto":
+	default:
+		errs = append(errs, fmt.Errorf("slurm.transport: %q is not rest, cli or auto", p.Slurm.Transport))
+	}
+	if p.Slurm.RestURL == "" && p.Slurm.Transport == TransportCLI {
+		// The Slurm commands need no URL.
+	} else if p.Slurm.RestURL == "" {
 		errs = append(errs, errors.New("slurm.rest_url: required (e.g. http://slurmrestd:6820)"))
 	} else if !strings.HasPrefix(p.Slurm.RestURL, "http://") && !strings.HasPrefix(p.Slurm.RestURL, "https://") {
 		errs = append(errs, fmt.Errorf("slurm.rest_url: %q is not an http(s) URL", p.Slurm.RestURL))

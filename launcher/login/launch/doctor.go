@@ -31,10 +31,15 @@ func Doctor(ctx context.Context, o DoctorOptions) error {
 	if o.Plan.HasRecipe() {
 		pl, prof, err = Plan(ctx, o.Plan)
 	} else {
-		prof, err = LoadProfile(ctx, o.Plan.Profile)
+		prof, err = LoadProfileFrom(ctx, o.Plan.Source())
 	}
 	if err != nil {
 		return err
+	}
+	if !o.JSON {
+		if err := WriteSources(o.Stdout, prof); err != nil {
+			return err
+		}
 	}
 	start := time.Now()
 	rep := preflight.Run(ctx, preflight.Options{

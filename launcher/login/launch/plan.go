@@ -8,6 +8,7 @@
 package launch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -63,6 +64,19 @@ type PlanOptions struct {
 	Overrides []recipe.Override
 	// Warn gets the recipe's warnings (nil: discarded).
 	Warn io.Writer
+
+	// Runners and Runner name InferenceX's configs/runners.yaml and the
+	// runner whose record makes (or a TOML extends into) the profile
+	// (--runners; --runner, RUNNER_NAME). Framework and ModelPrefix are
+	// the point's (FRAMEWORK, MODEL_PREFIX), for the record's squash
+	// locations.
+	Runners, Runner        string
+	Framework, ModelPrefix string
+	// RunnerLabel is the master entry's runner label (matrix points): it
+	// picks the record when Runner is "". MasterDir is the master config
+	// whose directory holds the default runners.yaml when Master is ""
+	// (matrix points name their recipe, not a --key).
+	RunnerLabel, MasterDir string
 }
 
 // AutoRunID asks Plan for a fresh, unique run id.
@@ -84,6 +98,12 @@ func Plan(ctx context.Context, o PlanOptions) (*plan.Plan, *profile.Profile, err
 	return pl, prof, nil
 }
 
+// Source is where the options' profile comes from.
+func (o PlanOptions) Source() ProfileSource {
+	return ProfileSource{Profile: o.Profile, Runners: o.Runners, Runner: o.Runner, Label: o.RunnerLabel, Workspace: o.Workspace, Master: cmp.Or(o.Master, o.MasterDir),
+		Image: o.Image, Framework: o.Framework, ModelPrefix: o.ModelPrefix}
+}
+
 // LoadProfile reads --profile, refusing an empty one (a config error).
 func LoadProfile(ctx context.Context, path string) (*profile.Profile, error) {
 	if path == "" {
@@ -97,10 +117,7 @@ func buildPlan(ctx context.Context, o PlanOptions) (*plan.Plan, *profile.Profile
 	if o.Warn == nil {
 		o.Warn = io.Discard
 	}
-	if o.Profile == "" {
-		return nil, nil, errors.New("--profile: required (or SLURMBENCH_PROFILE)")
-	}
-	prof, err := profile.LoadContext(ctx, o.Profile)
+	prof, err := loadProfileFrom(ctx, o.Source())
 	if err != nil {
 		return nil, nil, err
 	}

@@ -43,6 +43,8 @@ func Render(ctx context.Context, o RenderOptions) error {
 	if err := write(o.Stdout); err != nil {
 		return err
 	}
-	_, err = io.WriteString(o.Stdout, job+BinaryNote(prof, ""))
-	return err
+	if _, err = io.WriteString(o.Stdout, job+BinaryNote(prof, "")); err != nil {
+		return err
+	}
+	return WriteSources(o.Stdout, prof)
 }

@@ -112,6 +112,9 @@ func Run(ctx context.Context, o RunOptions) error {
 		}
 		return err
 	}
+	if err := WriteSources(stderr, prof); err != nil {
+		return err
+	}
 	bin, err := JobBinary(stderr, prof, o.BinaryDir)
 	if err != nil {
 		return err

@@ -302,7 +302,7 @@ func runGroup(drain, hard context.Context, o Options, stage string, g Group, tr 
 		return fmt.Errorf("allocation for %s: %w", head.Name(), upErr)
 	}
 	defer func() { held.add(groupRun{g: g, job: info.JobID, held: time.Since(upAt)}) }()
-	defer takeDown(o, info.JobID) //nolint:contextcheck // taking the allocation down must outlive the interrupt that ended ctx: takeDown bounds its own
+	defer takeDown(o, PointPlanOptions(o, head.MatrixPoint).Source(), info.JobID) //nolint:contextcheck // taking the allocation down must outlive the interrupt that ended ctx: takeDown bounds its own
 
 	var errs []error
 	for _, p := range g.Points {
@@ -364,10 +364,10 @@ func finishPoint(o Options, stage string, p *Point, runDir string, err error, tr
 
 // takeDown ends a group's held deployment whatever stopped the group; it
 // runs on a context of its own so an interrupt cannot orphan the job.
-func takeDown(o Options, jobID string) {
+func takeDown(o Options, src launch.ProfileSource, jobID string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	err := down(ctx, o.Profile, jobID)
+	err := down(ctx, src, jobID)
 	if err != nil {
 		fmt.Fprintf(o.Stderr, "matrix: taking down job %s: %v (end it with: slurmbench down -p %s %s)\n", jobID, err, o.Profile, jobID)
 		return
@@ -375,12 +375,12 @@ func takeDown(o Options, jobID string) {
 	fmt.Fprintf(o.Stderr, "matrix: allocation job %s is down\n", jobID)
 }
 
-func down(ctx context.Context, profilePath, jobID string) error {
+func down(ctx context.Context, src launch.ProfileSource, jobID string) error {
 	id, err := slurm.ParseJobID(jobID)
 	if err != nil {
 		return err
 	}
-	prof, err := launch.LoadProfile(ctx, profilePath)
+	prof, err := launch.LoadProfileFrom(ctx, src)
 	if err != nil {
 		return err
 	}

@@ -55,7 +55,9 @@ type Options struct {
 	BinaryDir   string
 
 	// Today's layout (srt-recipe rows).
-	// Runners is runners.yaml (--runners; default: beside the master);
+	// Runners is runners.yaml (--runners; default: beside the master),
+	// also each point's cluster record when no --profile is given (the
+	// cluster its entry's runner label reaches);
 	// InferenceXRoot the project root recipes resolve under
 	// (--inferencex-root; default: the directory above the master's
 	// configs/).
@@ -184,10 +186,10 @@ func Build(ctx context.Context, o Options) (*Matrix, error) {
 		m.Startup = DefaultStartup
 	}
 	var profSHA string
-	if o.Profile != "" {
-		data, err := readlimit.ReadFileContext(ctx, o.Profile, maxMasterBytes)
+	if file, flag := profileFile(o); file != "" {
+		data, err := readlimit.ReadFileContext(ctx, file, maxMasterBytes)
 		if err != nil {
-			return nil, exitcode.Errorf(exitcode.Config, "--profile: %w", err)
+			return nil, exitcode.Errorf(exitcode.Config, "%s: %w", flag, err)
 		}
 		sum := sha256.Sum256(data)
 		profSHA = hex.EncodeToString(sum[:])
@@ -210,6 +212,15 @@ func Build(ctx context.Context, o Options) (*Matrix, error) {
 	return m, nil
 }
 
+// profileFile is the file the points' profile is read from, for the
+// reuse key: --profile, else the runners.yaml.
+func profileFile(o Options) (file, flag string) {
+	if o.Profile != "" {
+		return o.Profile, "--profile"
+	}
+	return launch.ProfileSource{Runners: o.Runners, Master: o.Master}.RunnersFile(), "--runners"
+}
+
 // PointPlanOptions are the plan inputs of one point, as the workflow job
 // running it would give them (CONFIG_FILE, image, ISL/OSL, CONC_LIST,
 // RUN_EVAL and EVAL_CONC).
@@ -224,7 +235,8 @@ func PointPlanOptions(o Options, mp master.MatrixPoint) launch.PlanOptions {
 		cf += ":" + mp.Selector
 	}
 	po := launch.PlanOptions{
-		Profile: o.Profile, ConfigFile: cf, RecipesRoot: o.RecipesRoot, Point: -1,
+		Profile: o.Profile, Runners: o.Runners, MasterDir: o.Master, RunnerLabel: mp.Runner,
+		Framework: mp.Framework, ModelPrefix: mp.ModelPrefix, ConfigFile: cf, RecipesRoot: o.RecipesRoot, Point: -1,
 		Image: mp.Image, ISL: &isl, OSL: &osl, Conc: strings.Join(concs, "x"),
 		RunEval: strconv.FormatBool(mp.RunEval), JobName: o.JobName,
 	}

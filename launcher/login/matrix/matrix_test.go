@@ -203,3 +203,51 @@ func TestOlderLayoutListsWhatItSkips(t *testing.T) {
 		t.Errorf("plan does not list the skipped entry:\n%s", out.String())
 	}
 }
+
+// TestBuildOnRunnersRecords: with a profile that extends a runners.yaml,
+// each point is planned on the record of the cluster its entry's runner
+// label reaches (here a broad label whose runners are all in one cluster),
+// and a label no record serves is that point's refusal.
+func TestBuildOnRunnersRecords(t *testing.T) {
+	o := mockOptions(t)
+	o.Profile = filepath.Join("testdata", "extends.toml")
+	m, err := Build(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Points) != 6 || len(m.Groups) != 2 {
+		t.Fatalf("%d points in %d groups, want 6 in 2", len(m.Points), len(m.Groups))
+	}
+	for _, p := range m.Points {
+		if p.Err != nil {
+			t.Fatalf("%s: %v", p.Name(), p.Err)
+		}
+		if p.Plan.Slurm.Partition != "tc-part" || p.Plan.Slurm.Account != "tc-account" || !p.Plan.Slurm.Exclusive {
+			t.Errorf("%s: slurm %+v, want the record's partition, account, exclusivity", p.Name(), p.Plan.Slurm)
+		}
+	}
+	// A label the runners.yaml lacks refuses every point, naming it.
+	dir := t.TempDir()
+	for _, f := range []string{"runners.yaml", "extends.toml"} {
+		data, err := os.ReadFile(filepath.Join("testdata", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == "runners.yaml" {
+			data = []byte(strings.Replace(string(data), "  testcluster:\n", "  other:\n", 1))
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o.Profile = filepath.Join(dir, "extends.toml")
+	m, err = Build(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range m.Points {
+		if p.Err == nil || !strings.Contains(p.Err.Error(), `no label "testcluster"`) {
+			t.Errorf("%s: %v, want the missing label named", p.Name(), p.Err)
+		}
+	}
+}

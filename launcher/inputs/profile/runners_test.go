@@ -1,0 +1,262 @@
+package profile
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/slurmbench/slurmbench/internal/shareddata"
+	"github.com/slurmbench/slurmbench/launcher/inputs/runners"
+)
+
+// runnersFixture is the runners package's built fixture (two clusters,
+// every record field set; beta's runners pick partitions by label).
+func runnersFixture(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("..", "runners", "testdata", "fixture.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func lineIn(t *testing.T, path, text string) int {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(data), text)
+	if i < 0 {
+		t.Fatalf("%s lacks %q", path, text)
+	}
+	return strings.Count(string(data[:i]), "\n") + 1
+}
+
+// TestFromRecord: every profile value a record gives, and the line and
+// field each Source names.
+func TestFromRecord(t *testing.T) {
+	file := runnersFixture(t)
+	p, err := LoadRunners(context.Background(), RunnersOptions{Runners: file, Runner: "a_00", Home: "/home/runner",
+		Image: "nvcr.io/nvidia/ai-dynamo/sglang-runtime:0.5.1", Framework: "dynamo-sglang", ModelPrefix: "dsr1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		key       string
+		got, want any
+		at        string // the fixture text whose line the key's Source names
+	}{
+		{"cluster", p.Cluster, "alpha", "    - a_00\n    - a_01\n  cluster:beta"},
+		{"slurm.partition", p.Slurm.Partition, "batch", "      partition: batch"},
+		{"slurm.account", p.Slurm.Account, "bench", "      account: bench"},
+		{"slurm.exclusive", p.Slurm.Exclusive, true, "      exclusive: true"},
+		{"slurm.gpus_per_node", p.Slurm.GPUsPerNode, 8, "    gpus-per-node: 8"},
+		{"slurm.compute_arch", p.Slurm.ComputeArch, "x86_64", "    arch: x86_64"},
+		{"slurm.transport", p.Slurm.Transport, TransportCLI, "  alpha:"},
+		{"slurm.time_limit", p.Slurm.TimeLimit, "4:00:00", "        default-time-limit"},
+		{"slurm.directives.exclude", p.Slurm.Directives["exclude"], "node-3,node-4", "      exclude:"},
+		{"slurm.directives.gres", p.Slurm.Directives["gres"], "gpu:8", "      gres:"},
+		{"slurm.directives.cpus-per-gpu", p.Slurm.Directives["cpus-per-gpu"], "24", "      cpus-per-gpu"},
+		{"slurm.directives.mem", p.Slurm.Directives["mem"], "0", "      salloc-args"},
+		{"slurm.directives.overcommit", p.Slurm.Directives["overcommit"], "", "      salloc-args"},
+		{"slurm.srun_args", strings.Join(p.Slurm.SrunArgs, " "), "--container-remap-root", "      srun-args"},
+		{"paths.runs_dir", p.Paths.RunsDir, "/shared/runs/slurmbench-runs", "        shared-run-root"},
+		{"paths.squash_dir", p.Paths.SquashDir, "/shared/squash", "        dir: /shared/squash"},
+		{"models.Model-A@local", p.Models["Model-A@local"], "/scratch/copies/Model-A", "        Model-A@local"},
+		{"containers.dynamo-sglang", p.Containers["dynamo-sglang"], "/shared/squash/nvcr.io+nvidia+ai-dynamo+sglang-runtime+0.5.1.sqsh", "        container-aliases"},
+		{"containers.nginx-sqsh", p.Containers["nginx-sqsh"], "/shared/squash/nginx+1.27.4.sqsh", "        nginx-aliases"},
+		{"container.mounts", strings.Join(p.Container.Mounts, " "), "/home/runner/hf:/hf_hub_cache /dev/infiniband:/dev/infiniband", "      srt-slurm:"},
+		{"env.set.UCX_NET_DEVICES", p.Env.Set["UCX_NET_DEVICES"], "mlx5_0:1", "      UCX_NET_DEVICES"},
+		{"env.set.ENROOT_ROOTFS_WRITABLE", p.Env.Set["ENROOT_ROOTFS_WRITABLE"], "1", "        env: {ENROOT"},
+		{"telemetry.port", p.Telemetry.Port, 9555, "        power-exporter-port"},
+		{"fabric", p.Fabric.Rendered()["ib-devices"], "rdma0,rdma1", "        fabric:"},
+		{"dram", p.DRAM, DRAM{AvailableMiB: 2063920, GPUsPerNode: 8}, "    available-cpu-dram-mib"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.key, c.got, c.want)
+		}
+		src, ok := p.SourceOf(c.key)
+		if want := lineIn(t, file, c.at); !ok || src.File != file || src.Line != want {
+			t.Errorf("%s: source %v, want %s:%d", c.key, src, file, want)
+		}
+	}
+	// The framework's squash location (dynamo-sglang imports unchecked)
+	// makes the main image's alias its staged file; hf:<model> is the
+	// node-local checkpoint.
+	if dir, ok := p.ModelDir("hf:org/Model-A"); !ok || dir != "/scratch/copies/Model-A" {
+		t.Errorf("ModelDir(hf:org/Model-A) = %q, %v", dir, ok)
+	}
+	if _, ok := p.ModelDir("hf:org/Unstaged"); ok {
+		t.Error("an unstaged model has a ModelDir")
+	}
+	if p.Record == nil || p.Record.Runner != "a_00" {
+		t.Errorf("Record: %+v", p.Record)
+	}
+	// Another framework takes the cache's policy: compute imports, the
+	// alias the reference slurmbench imports itself.
+	p, err = LoadRunners(context.Background(), RunnersOptions{Runners: file, Runner: "a_01", Home: "/h", Image: "lmsysorg/sglang:v0.5", Framework: "vllm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src, _ := p.SourceOf("container.import_on"); p.Container.ImportOn != "compute" || src.Line != lineIn(t, file, "        import: compute") || p.Containers["latest"] != "lmsysorg/sglang:v0.5" {
+		t.Errorf("import_on %q from %v, latest = %q", p.Container.ImportOn, src, p.Containers["latest"])
+	}
+}
+
+// TestFromRecordPartitionAndDefaults: a partition chosen by the runner's
+// label names that label as its source; a record without a squash cache,
+// a shared run root or power telemetry leaves slurmbench's defaults.
+func TestFromRecordPartitionAndDefaults(t *testing.T) {
+	file := runnersFixture(t)
+	p, err := LoadRunners(context.Background(), RunnersOptions{Runners: file, Runner: "b_01", Home: "/h", DefaultRunsDir: "/ws/slurmbench-runs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Slurm.Partition != "p2" {
+		t.Errorf("partition %s, want p2", p.Slurm.Partition)
+	}
+	if src, _ := p.SourceOf("slurm.partition"); src.Line != lineIn(t, file, "  partition:p2:") || src.Field != "labels.partition:p2" {
+		t.Errorf("partition source %v", src)
+	}
+	if p.Paths.RunsDir != "/ws/slurmbench-runs" || p.Paths.SquashDir != "/ws/slurmbench-runs/squash" || p.Telemetry.Port != 0 || p.DRAM.AvailableMiB != 0 {
+		t.Errorf("defaults: runs %s squash %s port %d dram %d", p.Paths.RunsDir, p.Paths.SquashDir, p.Telemetry.Port, p.DRAM.AvailableMiB)
+	}
+	if p.Container.Runtime != RuntimePyxis || p.Slurm.Directives != nil {
+		t.Errorf("runtime %s directives %v", p.Container.Runtime, p.Slurm.Directives)
+	}
+	// Without a run directory anywhere the profile is refused, naming it.
+	if _, err := LoadRunners(context.Background(), RunnersOptions{Runners: file, Runner: "b_01", Home: "/h"}); err == nil || !strings.Contains(err.Error(), "paths.runs_dir") {
+		t.Errorf("no runs dir: %v", err)
+	}
+	// A bad runner is the reader's located error.
+	if _, err := LoadRunners(context.Background(), RunnersOptions{Runners: file, Runner: "gpu-a", Home: "/h"}); err == nil || !strings.Contains(err.Error(), file+":") {
+		t.Errorf("bad runner: %v", err)
+	}
+}
+
+// TestExtends: a TOML profile extending a record; the TOML's keys win,
+// maps merge key by key, a REST URL turns the transport back to REST, and
+// the sources say which file each value came from.
+func TestExtends(t *testing.T) {
+	file := runnersFixture(t)
+	dir := t.TempDir()
+	rel, err := filepath.Rel(dir, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(text string) string {
+		path := filepath.Join(dir, "p.toml")
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	path := write(`extends = { runners = "` + rel + `", runner = "b_00" }
+[slurm]
+rest_url = "http://slurmrestd:6820"
+partition = "p9"
+[paths]
+runs_dir = "/r"
+[models]
+extra = "/m/extra"
+[env.set]
+OWN = "1"
+[slurm.directives]
+mem = "512G"
+`)
+	p, err := LoadExtending(context.Background(), path, RunnersOptions{Home: "/h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := realDir(t, dir)
+	for _, c := range []struct {
+		key       string
+		got, want any
+		source    string // the file the value came from
+	}{
+		{"slurm.partition", p.Slurm.Partition, "p9", filepath.Join(real, "p.toml")},
+		{"slurm.rest_url", p.Slurm.RestURL, "http://slurmrestd:6820", filepath.Join(real, "p.toml")},
+		{"slurm.gpus_per_node", p.Slurm.GPUsPerNode, 4, file},
+		{"slurm.compute_arch", p.Slurm.ComputeArch, "aarch64", file},
+		{"paths.runs_dir", p.Paths.RunsDir, "/r", filepath.Join(real, "p.toml")},
+		{"models.extra", p.Models["extra"], "/m/extra", filepath.Join(real, "p.toml")},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.key, c.got, c.want)
+		}
+		if src, ok := p.SourceOf(c.key); !ok || src.File != c.source {
+			t.Errorf("%s: source %v, want %s", c.key, src, c.source)
+		}
+	}
+	if p.Env.Set["OWN"] != "1" || p.Slurm.Directives["mem"] != "512G" {
+		t.Errorf("env %v directives %v", p.Env.Set, p.Slurm.Directives)
+	}
+	if p.Slurm.Transport != "" || p.Cluster != "beta" || p.Record == nil || p.Path != filepath.Join(real, "p.toml") {
+		t.Errorf("transport %q cluster %s path %s", p.Slurm.Transport, p.Cluster, p.Path)
+	}
+
+	// The runner from the caller (RUNNER_NAME) when the table names none;
+	// a cluster id instead of a runner; the runners file from the caller.
+	path = write("extends = { cluster = \"alpha\" }\n[paths]\nruns_dir = \"/r\"\n[env.set]\nOWN = \"1\"\n[slurm.directives]\nmem = \"1G\"\n")
+	p, err = LoadExtending(context.Background(), path, RunnersOptions{Runners: file, Runner: "b_00", Home: "/h"})
+	if err != nil || p.Cluster != "alpha" || p.Slurm.Transport != TransportCLI || p.Models["Model-B"] != "/shared/models/b" {
+		t.Fatalf("extends cluster: %v %+v", err, p)
+	}
+	// Tables merge with the record's: its env and directives stay.
+	if p.Env.Set["OWN"] != "1" || p.Env.Set["PLAIN"] != "1" || p.Slurm.Directives["mem"] != "1G" || p.Slurm.Directives["exclude"] != "node-3,node-4" {
+		t.Errorf("merge: env %v directives %v", p.Env.Set, p.Slurm.Directives)
+	}
+	path = write("[extends]\nrunners = \"" + rel + "\"\n[paths]\nruns_dir = \"/r\"\n")
+	if p, err = LoadExtending(context.Background(), path, RunnersOptions{Runner: "b_01", Home: "/h"}); err != nil || p.Slurm.Partition != "p2" {
+		t.Fatalf("runner from the caller: %v", err)
+	}
+	for text, want := range map[string]string{
+		"extends = { runner = \"a_00\", cluster = \"alpha\" }\n":      "not both",
+		"extends = { runner = \"a_00\" }\n":                           "no runners.yaml",
+		"extends = { runners = \"" + rel + "\", runner = \"zz\" }\n":  `runner "zz" must be in exactly one cluster label`,
+		"extends = { runners = \"" + rel + "\", cluster = \"zz\" }\n": "no clusters.zz record",
+		"extends = { runners = \"" + rel + "\", runer = \"a_00\" }\n": "runer",
+	} {
+		if _, err := LoadExtending(context.Background(), write(text), RunnersOptions{Home: "/h"}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want %q", text, err, want)
+		}
+	}
+	// The transport is one of the three.
+	if _, err := LoadExtending(context.Background(), write(strings.Replace(minimal, "[slurm]\n", "[slurm]\ntransport = \"grpc\"\n", 1)), RunnersOptions{}); err == nil || !strings.Contains(err.Error(), `slurm.transport: "grpc"`) {
+		t.Errorf("transport grpc: %v", err)
+	}
+	// A profile that extends nothing records no sources, as before.
+	if p, err := LoadExtending(context.Background(), write(minimal), RunnersOptions{Runners: file, Runner: "a_00"}); err != nil || p.Sources != nil || p.Record != nil {
+		t.Errorf("plain profile: %v %v", err, p.Sources)
+	}
+}
+
+// TestSampleEveryCluster: a profile derives from every cluster record of
+// InferenceX's runners.yaml and validates.
+func TestSampleEveryCluster(t *testing.T) {
+	path := shareddata.Path(t, "data", "inferencex-v3", "inferencex-e2e", "configs", "runners.yaml")
+	inv, err := runners.Load(context.Background(), path, runners.Options{Home: "/home/runner"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	derived := 0
+	for _, id := range inv.Order {
+		p, err := LoadRunners(context.Background(), RunnersOptions{Runners: path, Cluster: id, Home: "/home/runner",
+			DefaultRunsDir: "/ws/slurmbench-runs", Image: "nvcr.io/nvidia/ai-dynamo/sglang-runtime:0.5.1"})
+		if err != nil {
+			t.Errorf("%s: %v", id, err)
+			continue
+		}
+		c := inv.Clusters[id]
+		if p.Cluster != id || p.Slurm.GPUsPerNode != c.GPUsPerNode || p.Slurm.Partition != c.Slurm.Partition || len(p.Models) != len(c.Models.Entries) {
+			t.Errorf("%s: %+v", id, p.Slurm)
+		}
+		derived++
+	}
+	if derived != 13 {
+		t.Errorf("%d of the sample's 13 clusters derived", derived)
+	}
+}
