@@ -3,8 +3,6 @@
 # the start/stop machinery of the slurmbench test cluster. See README.md.
 
 TC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# The project's copies of the enroot and pyxis sources (built into the rootfs).
-THIRD_PARTY=$(cd "$TC_DIR/.." && pwd)/third_party
 # shellcheck source=rootfs.sh
 . "$TC_DIR/rootfs.sh"
 
@@ -128,20 +126,6 @@ cache_key() {
 		sha256sum | cut -c1-16
 }
 
-# tools_key is the cache key of the enroot+pyxis build: the build recipe
-# (rootfs.sh's build_tools_tarball and TOOLS_BUILD_PACKAGES, build-tools.sh),
-# the vendored sources, suite, mirror and arch.
-tools_key() {
-	local arch
-	arch=$(dpkg --print-architecture 2>/dev/null || uname -m)
-	{
-		declare -f build_tools_tarball
-		declare -p TOOLS_BUILD_PACKAGES
-		cat "$TC_DIR/build-tools.sh"
-		(cd "$THIRD_PARTY" && find enroot pyxis -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
-		printf '%s\n' "$ROOTFS_SUITE" "$MIRROR" "$arch"
-	} | sha256sum | cut -c1-16
-}
 
 # ensure_host_tools installs missing host packages with apt (bookworm host).
 # Arguments are pairs "command:package"; a package is installed when its
@@ -171,7 +155,7 @@ ensure_host_tools() {
 # (slurmctld, slurmrestd), or in the nodes' mount namespace whose root is the
 # rootfs (slurmd and its jobs: readlink shows "/" there, so the root is
 # compared by device and inode), or a descendant of such a process (job tasks
-# inside enroot/pyxis containers have the container's root). This guards
+# inside crun containers have the container's root). This guards
 # every kill against recycled PIDs and against touching anything else.
 is_ours() {
 	local pid=$1 root stat rest depth
@@ -274,7 +258,7 @@ signature() {
 	scripts=$(cat "$TC_DIR/lib.sh" "$TC_DIR/up.sh" | sha256sum | cut -c1-16)
 	printf 'nodes=%s gpus=%s cpus=%s mem=%s port=%s partition=%s subnet=%s shared=%s base=%s hosthosts=%s nodebin=%s rootfs=%s scripts=%s' \
 		"$NUM_NODES" "$GPUS" "$CPUS" "$MEM_MB" "$REST_PORT" "$PARTITION" "$SUBNET" "$SHARED" "$BASE" \
-		"$HOST_HOSTS" "$NODE_BIN" "$(cache_key)+$(tools_key)" "$scripts"
+		"$HOST_HOSTS" "$NODE_BIN" "$(cache_key)" "$scripts"
 }
 
 # ---- host /etc/hosts (optional, SLURMBENCH_CLUSTER_HOST_HOSTS=1) ---------------

@@ -5,11 +5,12 @@
 # The image is one uncompressed layer holding BINARY (the static slurmbench,
 # whose mock engine the demo recipe serves) as /usr/local/bin/slurmbench and
 # the rootfs's static busybox as /bin/sh (enroot starts every container
-# through /bin/sh). Nothing in it depends on the time or the machine: the
+# through /bin/sh; the OCI path runs the step's command directly). Nothing in it depends on the time or the machine: the
 # layer tar has sorted names, mtime 0, uid/gid 0 and fixed modes, and the
 # config has no creation date, so the same BINARY and busybox give the same
-# digest (an uncompressed layer also keeps the compressor out of it). enroot
-# accepts uncompressed layers (its gzip -d -f -c passes them through).
+# digest (an uncompressed layer also keeps the compressor out of it). skopeo
+# and umoci accept uncompressed layers, as enroot does (its gzip -d -f -c
+# passes them through).
 #
 # Needs a running cluster (up.sh); blobs already in the registry are not
 # sent again. Run as root.
@@ -42,12 +43,15 @@ trap 'rm -rf "$WORK"' EXIT
 rm -rf "$WORK"
 mkdir -p "$WORK/root"/{bin,dev,etc,proc,sys,tmp,run,usr/local/bin}
 cp "$BIN" "$WORK/root/usr/local/bin/slurmbench"
-# MOCK_IMAGE_NO_SHELL=1 leaves /bin/sh out: an image enroot cannot start,
-# for the tests of how a container start failure is diagnosed.
-if [[ ${MOCK_IMAGE_NO_SHELL:-0} != 1 ]]; then
-	cp "$BUSYBOX" "$WORK/root/bin/busybox"
-	ln -s busybox "$WORK/root/bin/sh"
-	chmod 0755 "$WORK/root/bin/busybox"
+cp "$BUSYBOX" "$WORK/root/bin/busybox"
+ln -s busybox "$WORK/root/bin/sh"
+chmod 0755 "$WORK/root/bin/busybox"
+# MOCK_IMAGE_BROKEN=1 makes /proc a file: an image the OCI runtime cannot
+# start (crun mounts procfs there), for the tests of how a container start
+# failure is diagnosed.
+if [[ ${MOCK_IMAGE_BROKEN:-0} == 1 ]]; then
+	rmdir "$WORK/root/proc"
+	printf 'not a directory\n' >"$WORK/root/proc"
 fi
 printf 'root:x:0:0:root:/root:/bin/sh\n' >"$WORK/root/etc/passwd"
 printf 'root:x:0:\n' >"$WORK/root/etc/group"

@@ -22,7 +22,6 @@ ensure_host_tools ip:iproute2 zstd:zstd nsenter:util-linux flock:util-linux setc
 
 SIG=$(signature)
 KEY=$(cache_key)
-TKEY=$(tools_key)
 
 # shq quotes a value for the env file only when it needs it, so the file
 # stays readable by simple KEY=VALUE parsers too.
@@ -86,8 +85,7 @@ fi
 # ---- rootfs --------------------------------------------------------------------------
 T=$(now_ms)
 TARBALL=$CACHE/rootfs-$ROOTFS_SUITE-$KEY.tar.zst
-TOOLS_TARBALL=$CACHE/tools-$ROOTFS_SUITE-$TKEY.tar.zst
-if [[ -f $ROOTFS/$MARKER && $(<"$ROOTFS/$MARKER") == "$KEY $TKEY" ]]; then
+if [[ -f $ROOTFS/$MARKER && $(<"$ROOTFS/$MARKER") == "$KEY" ]]; then
 	log "reusing unpacked rootfs $ROOTFS"
 else
 	purge_rootfs
@@ -100,30 +98,19 @@ else
 		build_rootfs_tarball "$tmp" "$CACHE/debs" "$MIRROR" >&2 || die "mmdebstrap failed"
 		mv -f "$tmp" "$TARBALL"
 		trap - EXIT
-		# Older tarballs belong to older recipes.
-		find "$CACHE" -maxdepth 1 -name 'rootfs-*.tar.zst' ! -name "${TARBALL##*/}" -delete
+		# Older tarballs belong to older recipes, or to another checkout
+		# (a worktree on another branch) that shares this cache: those
+		# used in the last two days stay, so switching back is an unpack.
+		find "$CACHE" -maxdepth 1 -name 'rootfs-*.tar.zst' ! -name "${TARBALL##*/}" -mtime +1 -delete
+		find "$CACHE" -maxdepth 1 -name 'tools-*.tar.zst' -delete
 		log "built $TARBALL ($(du -h "$TARBALL" | cut -f1)) in $(since "$TB")"
 	fi
-	# enroot and pyxis, built from third_party/ in a throw-away chroot and
-	# cached on their own key: a change of the sources rebuilds only them.
-	if [[ ! -f $TOOLS_TARBALL ]]; then
-		ensure_host_tools mmdebstrap:mmdebstrap /usr/share/keyrings/debian-archive-keyring.gpg:debian-archive-keyring
-		log "building enroot and pyxis from $THIRD_PARTY (cache key $TKEY)"
-		TB=$(now_ms)
-		tmp=$CACHE/.tools-$$.tar.zst
-		trap 'rm -f "$tmp" "${tmp%.zst}"' EXIT
-		build_tools_tarball "$tmp" "$CACHE/debs" "$MIRROR" "$THIRD_PARTY" >&2 || die "building enroot and pyxis failed"
-		mv -f "$tmp" "$TOOLS_TARBALL"
-		trap - EXIT
-		find "$CACHE" -maxdepth 1 -name 'tools-*.tar.zst' ! -name "${TOOLS_TARBALL##*/}" -delete
-		log "built $TOOLS_TARBALL ($(du -h "$TOOLS_TARBALL" | cut -f1)) in $(since "$TB")"
-	fi
-	log "unpacking $TARBALL and $TOOLS_TARBALL"
+	log "unpacking $TARBALL"
+	touch "$TARBALL" # in use: the cache keeps it (above)
 	rm -rf --one-file-system "$ROOTFS.tmp"
 	mkdir -p "$ROOTFS.tmp"
 	tar --zstd -xpf "$TARBALL" --numeric-owner -C "$ROOTFS.tmp"
-	tar --zstd -xpf "$TOOLS_TARBALL" --numeric-owner -C "$ROOTFS.tmp/usr"
-	printf '%s\n' "$KEY $TKEY" >"$ROOTFS.tmp/$MARKER"
+	printf '%s\n' "$KEY" >"$ROOTFS.tmp/$MARKER"
 	mv "$ROOTFS.tmp" "$ROOTFS"
 fi
 log "rootfs ready ($(since "$T"))"
@@ -233,29 +220,28 @@ EOF
 # slurmd 24.11 initialises a cgroup plugin even with proctrack/linuxproc and
 # dies without /sys/fs/cgroup unless told not to.
 printf 'CgroupPlugin=disabled\n' >"$SC/cgroup.conf"
-# pyxis (built from third_party/pyxis) in every srun and slurmstepd, as on
-# the production clusters. runtime_path is per node: up.sh mounts each
-# node's own directory at /run/pyxis (below).
-printf 'required /usr/local/lib/slurm/spank_pyxis.so runtime_path=/run/pyxis\n' >"$SC/plugstack.conf"
-chmod 0644 "$SC/slurm.conf" "$SC/gres.conf" "$SC/cgroup.conf" "$SC/plugstack.conf"
-
-# enroot (built from third_party/enroot): the nodes share one rootfs, so
-# everything enroot keeps per machine lives under /run/enroot, which is each
-# node's own directory (mounted below); the test registry is plain HTTP.
-mkdir -p "$R/usr/local/etc/enroot/enroot.conf.d"
-cat >"$R/usr/local/etc/enroot/enroot.conf.d/slurmbench-testcluster.conf" <<'EOF'
+# Slurm's OCI containers (srun --container=BUNDLE): slurmstepd runs crun as
+# the job's user, after Slurm's Containers Guide, "oci.conf example for crun
+# using run" (slurm.schedmd.com/containers.html#crun_run; doc/html/
+# containers.shtml@01cec7fa), with two changes for these nodes: there are no
+# cgroups (CgroupPlugin=disabled), so crun manages none, and its state lives
+# under /run/user/UID/crun, which up.sh creates (there is no systemd-logind).
+# Container ids carry the node name (%n), so the nodes can share /run/user.
+rm -f "$SC/plugstack.conf"
+crun='crun --rootless=true --cgroup-manager=disabled --root=/run/user/%U/crun'
+cat >"$SC/oci.conf" <<EOF
 # Written by testcluster/up.sh at every start.
-ENROOT_RUNTIME_PATH /run/enroot/runtime/user-$(id -u)
-ENROOT_DATA_PATH    /run/enroot/data/user-$(id -u)
-ENROOT_CACHE_PATH   /run/enroot/cache/user-$(id -u)
-ENROOT_ALLOW_HTTP   yes
+EnvExclude="^(SLURM_CONF|SLURM_CONF_SERVER)="
+RunTimeEnvExclude="^(SLURM_CONF|SLURM_CONF_SERVER)="
+RunTimeQuery="$crun state %n.%u.%j.%s.%t"
+RunTimeKill="$crun kill -a %n.%u.%j.%s.%t"
+RunTimeDelete="$crun delete --force %n.%u.%j.%s.%t"
+RunTimeRun="$crun run --bundle %b %n.%u.%j.%s.%t"
 EOF
-mkdir -p "$R/.oldroot" "$R/run/pyxis" "$R/run/enroot"
-# enroot's two privileged helpers get the file capabilities of the enroot+caps
-# package (third_party/enroot/pkg/deb/PACKAGE+caps.postinst): without them an
-# unprivileged `enroot import` fails converting whiteouts.
-setcap cap_sys_admin+pe "$R/usr/local/bin/enroot-mksquashovlfs"
-setcap cap_sys_admin,cap_mknod+pe "$R/usr/local/bin/enroot-aufs2ovlfs"
+chmod 0644 "$SC/slurm.conf" "$SC/gres.conf" "$SC/cgroup.conf" "$SC/oci.conf"
+install -d -m 0755 "$R/run/user"
+install -d -o "$JOB_UID" -g "$JOB_UID" -m 0700 "$R/run/user/$JOB_UID"
+mkdir -p "$R/.oldroot"
 
 # The registry (Debian's docker-registry, Docker registry v2) on the
 # cluster's bridge address, plain HTTP; its storage stays in the unpacked
@@ -275,19 +261,13 @@ http:
   addr: $(registry_addr)
 EOF
 rm -rf "$R/var/lib/slurmbench-node"
-for ((i = 1; i <= NUM_NODES; i++)); do
-	nd=$R/var/lib/slurmbench-node/$(node_name "$i")
-	install -d -m 0755 "$nd/pyxis" "$nd/enroot"
-	install -d -m 1777 "$nd/enroot/runtime" "$nd/enroot/data" "$nd/enroot/cache"
-done
 
 # Fake GPUs: char devices 1:3 (like /dev/null), one per GRES index.
 rm -rf "$R/dev/fakegpu"
 mkdir -p "$R/dev/fakegpu"
 for ((g = 0; g < GPUS; g++)); do mknod -m 0666 "$R/dev/fakegpu/nvidia$g" c 1 3; done
 # Basic device nodes (mmdebstrap's tarball normally has them already).
-# fuse: enroot start mounts a .sqsh with squashfuse and fuse-overlayfs.
-for d in null:1:3 zero:1:5 full:1:7 random:1:8 urandom:1:9 tty:5:0 fuse:10:229; do
+for d in null:1:3 zero:1:5 full:1:7 random:1:8 urandom:1:9 tty:5:0; do
 	IFS=: read -r n maj min <<<"$d"
 	[[ -c $R/dev/$n ]] || { rm -f "$R/dev/$n"; mknod -m 0666 "$R/dev/$n" c "$maj" "$min"; }
 done
@@ -320,6 +300,10 @@ T=$(now_ms)
 mount -t proc proc "$R/proc"
 # hwloc (slurmd's topology) needs sysfs; read-only is enough.
 mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$R/sys"
+# crun looks at /sys/fs/cgroup's filesystem type when it starts, even with
+# --cgroup-manager=disabled ("invalid file system type on /sys/fs/cgroup"
+# on the bare sysfs directory): a read-only cgroup2 there satisfies it.
+mount -t cgroup2 -o ro,nosuid,nodev,noexec cgroup2 "$R/sys/fs/cgroup"
 mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts "$R/dev/pts"
 mount -t tmpfs -o mode=1777,nosuid,nodev shm "$R/dev/shm"
 mkdir -p "$R$SHARED" "$R$LOG"
@@ -341,7 +325,7 @@ if [[ -n $NODE_BIN ]]; then
 fi
 # The nodes' mount namespace: the rootfs (with the mounts above) is its real
 # root (pivot_root), not a chroot, because the kernel refuses user
-# namespaces to chrooted processes and enroot needs them. Kept alive by a
+# namespaces to chrooted processes and crun needs them (rootless). Kept alive by a
 # bind mount of its nsfs file; each slurmd joins it with nsenter (start_daemon).
 mkdir -p "$NSDIR"
 mount --bind "$NSDIR" "$NSDIR"
@@ -383,12 +367,9 @@ start_daemon() {
 	[[ $name == slurmd-* ]] && logext=stderr
 	if [[ -n $ns ]]; then
 		# A node: in the nodes' mount namespace (root = the rootfs, no
-		# chroot) and its own network, hostname and mount namespace, where
-		# /run/pyxis and /run/enroot are the node's own directories.
+		# chroot) and its own network, hostname and mount namespace.
 		argv+=(nsenter --mount="$MNTNS" --net="/run/netns/$ns" unshare --uts --mount --propagation slave /bin/sh -c '
 			echo "$0" >/proc/sys/kernel/hostname &&
-			mount --bind "/var/lib/slurmbench-node/$0/pyxis" /run/pyxis &&
-			mount --bind "/var/lib/slurmbench-node/$0/enroot" /run/enroot &&
 			exec "$@"' "$host")
 		argv+=(/usr/bin/env -i PATH="$CHROOT_PATH" HOME=/root LANG=C.UTF-8 "$@")
 	else
