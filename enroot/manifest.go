@@ -61,6 +61,9 @@ func ReadManifest(squashPath string) (*Manifest, error) {
 	return &m, nil
 }
 
+// WriteManifest replaces the sidecar of the image at path atomically.
+func WriteManifest(path string, m *Manifest) error { return writeManifest(path, m) }
+
 // writeManifest replaces the sidecar atomically.
 func writeManifest(squashPath string, m *Manifest) (err error) {
 	data, err := json.MarshalIndent(m, "", "  ")

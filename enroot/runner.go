@@ -16,7 +16,11 @@ type Command struct {
 	Args []string // arguments after the program name
 	// Env holds KEY=VALUE entries added to the inherited environment; they
 	// win over inherited entries with the same key.
-	Env    []string
+	Env []string
+	// Writes are directories the command writes into besides those its
+	// flags name (-o FILE, ENROOT_*_PATH): a runner that runs it as another
+	// user (submit.SlurmRunner with an owner) hands them over first.
+	Writes []string
 	Stdout io.Writer
 	Stderr io.Writer
 }

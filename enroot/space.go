@@ -110,3 +110,30 @@ func humanSize(n int64) string {
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
+
+// SpaceWatch watches the free space of some directories while an import
+// runs, for importers other than enroot's (the OCI one, enroot/oci), so a
+// full disk is reported the same way whichever tool filled it.
+type SpaceWatch struct {
+	dirs  []string
+	free0 map[string]int64
+	w     *spaceWatch
+}
+
+// WatchSpace starts watching dirs (the first is the one a full disk is
+// blamed on when only the tool's output says so).
+func WatchSpace(dirs ...string) *SpaceWatch {
+	s := &SpaceWatch{dirs: dirs, free0: map[string]int64{}}
+	for _, d := range dirs {
+		s.free0[d] = freeBytes(d)
+	}
+	s.w = watchSpace(dirs)
+	return s
+}
+
+// Stop ends the watch. When one of the directories filled up while it ran
+// (or output says "No space left on device"), it returns an error naming
+// the directory and the space it had, wrapping cause; otherwise nil.
+func (s *SpaceWatch) Stop(output, what string, cause error) error {
+	return spaceError(s.dirs, s.free0, s.w.stop(), output, what, cause)
+}

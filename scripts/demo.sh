@@ -10,9 +10,10 @@ sb=$repo/bin/slurmbench
 demo=/srv/slurmbench/shared/demo
 : "${SLURM_REST_URL:?no test cluster: run as root (make demo starts it)}"
 
-# The production container path: pyxis starts the containers and the real
-# enroot imports the image from the cluster's registry, where this build's
-# mock-engine image is pushed first (the staged manifest records its digest).
+# A real container path: Slurm's own OCI containers (srun --container, crun
+# through oci.conf) start bundles that skopeo and umoci import from the
+# cluster's registry, where this build's mock-engine image is pushed first
+# (the staged manifest records its digest). profiles/testcluster.toml says so.
 : "${SLURMBENCH_CLUSTER_REGISTRY:?the test cluster has no registry (testcluster/up.sh starts one)}"
 mkdir -p "$demo/runs" "$demo/squash" "$demo/models/mock"
 chmod 0777 "$demo/runs" "$demo/squash"
@@ -24,7 +25,7 @@ echo "demo: mock-engine image $pushed" >&2
 
 out=$repo/demo-out
 rm -rf "$out"
-# Pinned by digest: the squash cache keys on it, so a rebuilt image is
+# Pinned by digest: the image cache keys on it, so a rebuilt image is
 # imported again rather than an older import of the same tag reused.
 exec "$sb" run --profile "$repo/profiles/testcluster.toml" --recipe "$repo/examples/mock-2p1d.yaml" --image "$pushed" \
 	--run-eval true --eval-conc 64 --stage-dir "$out" --result-filename demo_mock-2p1d

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/slurmbench/slurmbench/enroot"
+	"github.com/slurmbench/slurmbench/enroot/oci"
 	"github.com/slurmbench/slurmbench/launcher/plan"
 	"github.com/slurmbench/slurmbench/launcher/planner/engine"
 	"github.com/slurmbench/slurmbench/launcher/planner/infra"
@@ -253,6 +255,9 @@ func (b *builder) image() error {
 		return b.fail(field, "image reference %q contains white space or NUL", ref)
 	}
 	if strings.HasSuffix(ref, ".sqsh") {
+		if p.Container.Runtime == profile.RuntimeOCI {
+			return b.fail(field, "%q is a squash file, but container.runtime \"oci\" starts OCI bundles unpacked from a registry image: name the image (REGISTRY/REPOSITORY:TAG[@sha256:…])", ref)
+		}
 		if !filepath.IsAbs(ref) {
 			return b.fail(field, "squash file %q must be an absolute path (or a [containers] alias)", ref)
 		}
@@ -269,6 +274,14 @@ func (b *builder) image() error {
 	img, err := b.in.ResolveImage(ref, p.Paths.SquashDir)
 	if err != nil {
 		return b.fail(field, "%v", err)
+	}
+	if p.Container.Runtime == profile.RuntimeOCI {
+		// The image's unpacked OCI bundle, in the same shared directory.
+		r, err := enroot.ParseRef(img.Ref)
+		if err != nil {
+			return b.fail(field, "%v", err)
+		}
+		img.Squash = filepath.Join(p.Paths.SquashDir, oci.BundleName(r))
 	}
 	b.plan.Image = img
 	return nil

@@ -17,6 +17,10 @@ const (
 	RuntimePyxis  Runtime = "pyxis"  // srun --container-image (NVIDIA pyxis plugin)
 	RuntimeEnroot Runtime = "enroot" // srun ... enroot start <squash> (no plugin needed)
 	RuntimeNone   Runtime = "none"   // processes run on the host
+	// RuntimeOCI is Slurm's own container support: srun --container=BUNDLE,
+	// the bundle unpacked from the image with skopeo and umoci, started by
+	// whatever OCI runtime (crun, runc) the site's oci.conf names.
+	RuntimeOCI Runtime = "oci"
 )
 
 // BenchClient is the program that sends the benchmark's requests.
@@ -37,7 +41,7 @@ const (
 
 // ParseRuntime checks s against the runtimes ("" stays unset).
 func ParseRuntime(s string) (Runtime, error) {
-	return oneOf(s, RuntimePyxis, RuntimeEnroot, RuntimeNone)
+	return oneOf(s, RuntimePyxis, RuntimeEnroot, RuntimeOCI, RuntimeNone)
 }
 
 // ParseBenchClient checks s against the benchmark clients ("" stays unset).

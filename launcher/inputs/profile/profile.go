@@ -114,6 +114,14 @@ type Container struct {
 	// Enroot is the enroot program on the compute nodes (runtime "enroot"
 	// and imports); default "enroot" from PATH.
 	Enroot string `toml:"enroot"`
+	// Skopeo and Umoci are the programs the "oci" runtime imports with
+	// (skopeo copy, umoci unpack); default from PATH where imports run.
+	Skopeo string `toml:"skopeo"`
+	Umoci  string `toml:"umoci"`
+	// InsecureRegistries are registries ("host[:port]") the "oci" runtime's
+	// imports reach over plain HTTP or without checking TLS (skopeo
+	// --src-tls-verify=false), as enroot's ENROOT_ALLOW_HTTP does for its.
+	InsecureRegistries []string `toml:"insecure_registries"`
 	// ImportOn is where images are imported: "login" (here), "compute" (a
 	// one-node Slurm job) or "" (compute when slurm.compute_arch differs
 	// from this machine's architecture).
@@ -245,12 +253,14 @@ func (p *Profile) resolve(base string) error {
 		{"infra.nats_server", &p.Infra.NATSServer, false},
 		{"infra.etcd", &p.Infra.Etcd, false},
 		{"container.enroot", &p.Container.Enroot, false},
+		{"container.skopeo", &p.Container.Skopeo, false},
+		{"container.umoci", &p.Container.Umoci, false},
 	}
 	for _, d := range dirs {
 		if *d.value == "" {
 			continue
 		}
-		if program := d.field == "container.enroot" || strings.HasPrefix(d.field, "infra."); program && !strings.Contains(*d.value, "/") {
+		if program := strings.HasPrefix(d.field, "container.") || strings.HasPrefix(d.field, "infra."); program && !strings.Contains(*d.value, "/") {
 			continue // a program name, found on the nodes' PATH
 		}
 		v, err := resolvePath(base, *d.value, d.must)

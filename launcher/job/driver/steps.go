@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/slurmbench/slurmbench/enroot"
+	"github.com/slurmbench/slurmbench/enroot/oci"
 	"github.com/slurmbench/slurmbench/launcher/inputs/profile"
 	"github.com/slurmbench/slurmbench/launcher/plan"
 )
@@ -86,6 +88,7 @@ func BuildStep(pl *plan.Plan, proc plan.Process, alloc Allocation, getenv func(s
 	}
 	shim := []string{pl.Binary, "exec", pl.Layout.StepSpec(proc.Name)}
 	var env []string
+	var ociFiles map[string]string
 	switch {
 	case !proc.Container || pl.Runtime == profile.RuntimeNone:
 		argv = append(argv, proc.Srun.Extra...)
@@ -131,10 +134,29 @@ func BuildStep(pl *plan.Plan, proc plan.Process, alloc Allocation, getenv func(s
 		argv = append(argv, proc.Srun.Extra...)
 		argv = append(argv, inv.Argv...)
 		env = inv.Env
+	case pl.Runtime == profile.RuntimeOCI:
+		bundle, cfg, err := ociStep(pl, proc)
+		if err != nil {
+			return Step{}, fmt.Errorf("process %s: %w", proc.Name, err)
+		}
+		flags, err := oci.SrunFlags(bundle)
+		if err != nil {
+			return Step{}, fmt.Errorf("process %s: %w", proc.Name, err)
+		}
+		argv = append(argv, flags...)
+		argv = append(argv, proc.Srun.Extra...)
+		argv = append(argv, shim...)
+		// Secrets by name as for pyxis: Slurm sets the container's
+		// environment from the step's, where these values are.
+		_, env = sortedEnv(passthrough)
+		ociFiles = map[string]string{filepath.Join(bundle, "config.json"): cfg}
 	default:
-		return Step{}, fmt.Errorf("runtime %q is not pyxis, enroot or none", pl.Runtime)
+		return Step{}, fmt.Errorf("runtime %q is not pyxis, enroot, oci or none", pl.Runtime)
 	}
 	files := map[string]string{}
+	for path, content := range ociFiles {
+		files[path] = content
+	}
 	for path, content := range proc.Files {
 		if !strings.HasPrefix(filepath.Clean(path)+"/", pl.RunDir+"/") {
 			return Step{}, fmt.Errorf("process %s: file %s is outside the run directory", proc.Name, path)
@@ -146,6 +168,43 @@ func BuildStep(pl *plan.Plan, proc plan.Process, alloc Allocation, getenv func(s
 		files[path] = v
 	}
 	return Step{Argv: argv, Env: env, Spec: spec, Files: files}, nil
+}
+
+// ociStep returns the step's own bundle directory (beside its spec in the
+// run directory) and the config.json to write there: the image's bundle's,
+// with the step's mounts and the job user's id mapping (oci.StepConfig).
+// The image's bundle must have been imported (run does that before it
+// submits); a process's own image is looked up beside the plan's.
+func ociStep(pl *plan.Plan, proc plan.Process) (string, string, error) {
+	image := pl.Image.Squash
+	if proc.Image != "" {
+		ref, err := enroot.ParseRef(proc.Image)
+		if err != nil || ref.IsLocal() {
+			return "", "", fmt.Errorf("the oci runtime needs an image reference for image %q, not a squash file", proc.Image)
+		}
+		image = filepath.Join(filepath.Dir(pl.Image.Squash), oci.BundleName(ref))
+	}
+	mounts, err := parseMounts(proc.Mounts)
+	if err != nil {
+		return "", "", err
+	}
+	cfg, err := oci.StepConfig(image, oci.StepSpec{Mounts: mounts, UID: os.Getuid(), GID: os.Getgid()})
+	if err != nil {
+		return "", "", fmt.Errorf("the image's OCI bundle (import it first: slurmbench images import): %w", err)
+	}
+	return filepath.Join(pl.Layout.Steps, proc.Name+oci.Suffix), string(cfg), nil
+}
+
+// sortedEnv is env's names, sorted, and its KEY=VALUE pairs in that order.
+func sortedEnv(env map[string]string) (names, pairs []string) {
+	for k := range env {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		pairs = append(pairs, k+"="+env[k])
+	}
+	return names, pairs
 }
 
 func parseMounts(ms []string) ([]enroot.Mount, error) {

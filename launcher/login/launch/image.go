@@ -33,7 +33,15 @@ func ImportImage(ctx context.Context, prof *profile.Profile, client *slurm.Clien
 	if prof.ImportOnCompute() && client == nil {
 		opts.Runner = noImportJob{}
 	}
-	imp, err := enroot.NewImporter(opts)
+	var imp imageImporter
+	if pl.Runtime == profile.RuntimeOCI {
+		// The bundle the plan names (plan.Image.Squash) is the importer's
+		// BundlePath in the same directory.
+		logf := func(format string, args ...any) { fmt.Fprintf(log, format+"\n", args...) }
+		imp, err = ociImporter(prof, prof.Paths.SquashDir, opts.Runner, 0, version, logf, log)
+	} else {
+		imp, err = enroot.NewImporter(opts)
+	}
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/slurmbench/slurmbench/enroot"
+	"github.com/slurmbench/slurmbench/enroot/oci"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/internal/progress"
 	"github.com/slurmbench/slurmbench/launcher/inputs/profile"
@@ -112,20 +114,26 @@ func ImagesImport(ctx context.Context, o ImportOptions) error {
 			return exitcode.Errorf(exitcode.Config, "--scratch-dir: %v", err)
 		}
 	}
-	im, err := enroot.NewImporter(enroot.Options{
-		SquashDir:   dir,
-		ScratchDir:  scratch,
-		LockTimeout: o.LockTimeout,
-		Enroot:      enrootProg,
-		Arch:        arch,
-		Runner:      runner,
-		Checksum:    o.Checksum,
-		Version:     o.Version,
-		// The sidecar (and so every staged manifest) names the digest imported.
-		ResolveDigest: true,
-		Logf:          func(format string, args ...any) { fmt.Fprintf(o.Stderr, format+"\n", args...) },
-		Output:        o.Stderr,
-	})
+	logf := func(format string, args ...any) { fmt.Fprintf(o.Stderr, format+"\n", args...) }
+	var im imageImporter
+	if p != nil && p.Container.Runtime == profile.RuntimeOCI {
+		im, err = ociImporter(p, dir, runner, o.LockTimeout, o.Version, logf, o.Stderr)
+	} else {
+		im, err = enroot.NewImporter(enroot.Options{
+			SquashDir:   dir,
+			ScratchDir:  scratch,
+			LockTimeout: o.LockTimeout,
+			Enroot:      enrootProg,
+			Arch:        arch,
+			Runner:      runner,
+			Checksum:    o.Checksum,
+			Version:     o.Version,
+			// The sidecar (and so every staged manifest) names the digest imported.
+			ResolveDigest: true,
+			Logf:          logf,
+			Output:        o.Stderr,
+		})
+	}
 	if err != nil {
 		return exitcode.Errorf(exitcode.Config, "%v", err)
 	}
@@ -274,4 +282,19 @@ func humanAge(d time.Duration) string {
 		return fmt.Sprintf("%dh", int(d.Hours()))
 	}
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// imageImporter is enroot's or the oci runtime's importer: both leave the
+// image where run's plan expects it and say what they did.
+type imageImporter interface {
+	Import(ctx context.Context, ref enroot.Ref) (enroot.Result, error)
+}
+
+// ociImporter imports for container.runtime "oci": skopeo and umoci (the
+// profile's, or from PATH) where runner runs them, into dir.
+func ociImporter(p *profile.Profile, dir string, runner enroot.Runner, lockTimeout time.Duration, version string, logf func(string, ...any), out io.Writer) (*oci.Importer, error) {
+	return oci.NewImporter(oci.Options{
+		Dir: dir, Skopeo: p.Container.Skopeo, Umoci: p.Container.Umoci, Insecure: p.Container.InsecureRegistries,
+		Arch: oci.ArchName(p.ImportArch()), Runner: runner, LockTimeout: lockTimeout, Version: version, Logf: logf, Output: out,
+	})
 }

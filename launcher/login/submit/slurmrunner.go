@@ -107,7 +107,7 @@ func (r SlurmRunner) giveAway(cmd enroot.Command) error {
 	if err != nil {
 		return err
 	}
-	dirs := []string{r.WorkDir}
+	dirs := append([]string{r.WorkDir}, cmd.Writes...)
 	for i, a := range cmd.Args {
 		if (a == "-o" || a == "--output") && i+1 < len(cmd.Args) {
 			dirs = append(dirs, filepath.Dir(cmd.Args[i+1]))
