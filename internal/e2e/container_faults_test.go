@@ -15,17 +15,19 @@ import (
 	"time"
 
 	"github.com/slurmbench/slurmbench/enroot"
+	"github.com/slurmbench/slurmbench/enroot/oci"
 )
 
-// Faults of the real container path (enroot 4.1.2 from third_party/, the
-// test registry), through `slurmbench images import` with a profile whose
-// imports run as a job on a compute node, as run's do.
+// Faults of the real container path (the oci runtime's imports with
+// Debian's skopeo and umoci, the test registry), through `slurmbench images
+// import` with a profile whose imports run as a job on a compute node, as
+// run's do.
 
-// importProfile is a profile for the real enroot on the nodes, importing
-// on a compute node into squashDir ("" = the shared e2e squash directory).
+// importProfile is a profile for the oci runtime, importing on a compute
+// node into squashDir ("" = the shared e2e squash directory).
 func importProfile(t *testing.T, c *cluster, squashDir string) string {
 	t.Helper()
-	r := realContainerRun(t, c, "enroot", "slurmbench/mock-engine:e2e", runOpts{name: uniqueName("e2e-import"), recipe: "name: unused\n"})
+	r := realContainerRun(t, c, "slurmbench/mock-engine:e2e", runOpts{name: uniqueName("e2e-import"), recipe: "name: unused\n"})
 	if squashDir != "" {
 		r.editProfile(`squash_dir = "`+filepath.Join(c.Root, "squash")+`"`, `squash_dir = "`+squashDir+`"`)
 	}
@@ -47,18 +49,9 @@ func imagesImport(ctx context.Context, c *cluster, profile, ref string) importRe
 	return importResult{code: cmd.ProcessState.ExitCode(), stdout: out.String(), stderr: errb.String()}
 }
 
-func squashOf(t *testing.T, dir, image string) string {
-	t.Helper()
-	ref, err := enroot.ParseRef(image)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(dir, ref.SquashName())
-}
-
-// TestRealImportConcurrentOnce: four imports of the same image at once run
-// enroot import once; the other three wait on the lock and find the squash.
-func TestRealImportConcurrentOnce(t *testing.T) {
+// TestOCIImportConcurrentOnce: four imports of the same image at once
+// import it once; the other three wait on the lock and find the bundle.
+func TestOCIImportConcurrentOnce(t *testing.T) {
 	t.Parallel()
 	c := setup(t)
 	img := pushMockImage(t, c, uniqueName("conc"))
@@ -82,57 +75,49 @@ func TestRealImportConcurrentOnce(t *testing.T) {
 	if actions["imported"] != 1 || actions["cached"] != 3 {
 		t.Errorf("actions %v, want one imported and three cached", actions)
 	}
-	sqsh := squashOf(t, filepath.Join(c.Root, "squash"), img.Ref)
-	if st := enroot.Inspect(sqsh); st.State != enroot.StateOK || st.Manifest.Digest != img.Digest {
-		t.Errorf("%s: %+v, want ok with digest %s", sqsh, st, img.Digest)
+	bundle := bundleOf(t, filepath.Join(c.Root, "squash"), img.Ref)
+	defer removeBundle(bundle)
+	if st := oci.Inspect(bundle); st.State != enroot.StateOK || st.Manifest.Digest != img.Digest {
+		t.Errorf("%s: %+v, want ok with digest %s", bundle, st, img.Digest)
 	}
-	_ = os.Remove(sqsh)
-	_ = os.Remove(sqsh + enroot.ManifestSuffix)
 }
 
-// TestRealImportReplacesACorruptSquash: a squash in the cache that was cut
-// short or overwritten is detected (its size or mtime no longer match the
-// sidecar, and it fails validation) and imported again.
-func TestRealImportReplacesACorruptSquash(t *testing.T) {
+// TestOCIImportReplacesABrokenBundle: a bundle in the cache whose
+// config.json was cut short or removed, or whose root filesystem is gone,
+// is found unusable and imported again.
+func TestOCIImportReplacesABrokenBundle(t *testing.T) {
 	t.Parallel()
 	c := setup(t)
-	img := pushMockImage(t, c, uniqueName("corrupt"))
+	img := pushMockImage(t, c, uniqueName("broken"))
 	profile := importProfile(t, c, "")
-	sqsh := squashOf(t, filepath.Join(c.Root, "squash"), img.Ref)
-	defer func() { _ = os.Remove(sqsh); _ = os.Remove(sqsh + enroot.ManifestSuffix) }()
+	bundle := bundleOf(t, filepath.Join(c.Root, "squash"), img.Ref)
+	defer removeBundle(bundle)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	if r := imagesImport(ctx, c, profile, img.Ref); r.code != 0 || !strings.HasPrefix(r.stdout, "imported\t") {
 		t.Fatalf("first import: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	for _, tc := range []struct {
-		name    string
-		corrupt func(f *os.File, size int64) error
+		name   string
+		break_ func() error
 	}{
-		{"truncated", func(f *os.File, size int64) error { return f.Truncate(size / 2) }},
-		{"superblock overwritten, same size", func(f *os.File, _ int64) error { _, err := f.WriteAt([]byte("XXXX"), 0); return err }},
+		{"config.json truncated", func() error { return os.Truncate(filepath.Join(bundle, "config.json"), 10) }},
+		{"config.json removed", func() error { return os.Remove(filepath.Join(bundle, "config.json")) }},
+		{"rootfs removed", func() error { return os.RemoveAll(filepath.Join(bundle, "rootfs")) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f, err := os.OpenFile(sqsh, os.O_RDWR, 0)
-			if err != nil {
+			if err := tc.break_(); err != nil {
 				t.Fatal(err)
 			}
-			info, _ := f.Stat()
-			time.Sleep(10 * time.Millisecond) // a new mtime
-			err = tc.corrupt(f, info.Size())
-			f.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if st := enroot.Inspect(sqsh); st.State != enroot.StateInvalid {
-				t.Fatalf("after corrupting: %s, want invalid", st.State)
+			if st := oci.Inspect(bundle); st.State != enroot.StateInvalid {
+				t.Fatalf("after breaking it: %s, want invalid", st.State)
 			}
 			r := imagesImport(ctx, c, profile, img.Ref)
 			if r.code != 0 || !strings.HasPrefix(r.stdout, "imported\t") {
-				t.Fatalf("import after corrupting: exit %d, want a new import\n%s%s", r.code, r.stdout, r.stderr)
+				t.Fatalf("import after breaking it: exit %d, want a new import\n%s%s", r.code, r.stdout, r.stderr)
 			}
-			if st := enroot.Inspect(sqsh); st.State != enroot.StateOK || st.Manifest.Digest != img.Digest {
-				t.Errorf("re-imported squash: %+v", st)
+			if st := oci.Inspect(bundle); st.State != enroot.StateOK || st.Manifest.Digest != img.Digest {
+				t.Errorf("re-imported bundle: %+v", st)
 			}
 		})
 	}
@@ -199,10 +184,11 @@ func (p *dropProxy) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 }
 
-// TestRealImportRegistryDropsMidLayer: enroot retries a layer whose
-// download is cut, then gives up; images import exits 3 naming the image,
-// and nothing is left in the squash directory.
-func TestRealImportRegistryDropsMidLayer(t *testing.T) {
+// TestOCIImportRegistryDropsMidLayer: a layer whose download is cut is
+// fetched again (skopeo's retries, then a second copy), then the import
+// gives up; images import exits 3 naming the image, and nothing is left in
+// the image directory.
+func TestOCIImportRegistryDropsMidLayer(t *testing.T) {
 	t.Parallel()
 	c := setup(t)
 	tag := uniqueName("drop")
@@ -216,6 +202,13 @@ func TestRealImportRegistryDropsMidLayer(t *testing.T) {
 	_ = os.Chmod(dir, 0o777)
 	defer os.RemoveAll(dir)
 	profile := importProfile(t, c, dir)
+	// The proxy is plain HTTP too.
+	reg := os.Getenv("SLURMBENCH_CLUSTER_REGISTRY")
+	if b, err := os.ReadFile(profile); err != nil {
+		t.Fatal(err)
+	} else if err := os.WriteFile(profile, []byte(strings.Replace(string(b), `"`+reg+`"`, `"`+reg+`", "`+p.addr+`"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	r := imagesImport(ctx, c, profile, ref)
@@ -237,11 +230,11 @@ func TestRealImportRegistryDropsMidLayer(t *testing.T) {
 	_ = img
 }
 
-// TestRealImportFullSquashDir: a squash directory that fills up during the
+// TestOCIImportFullImageDir: an image directory that fills up during the
 // import (a small tmpfs, mounted where the nodes see it too) makes images
 // import exit 3 naming the directory and the space it had; no partial
-// squash is left, and once there is room the next import succeeds.
-func TestRealImportFullSquashDir(t *testing.T) {
+// bundle is left, and once there is room the next import succeeds.
+func TestOCIImportFullImageDir(t *testing.T) {
 	t.Parallel()
 	c := setup(t)
 	mnt := os.Getenv("SLURMBENCH_CLUSTER_MOUNT_DIR")
@@ -283,8 +276,8 @@ func TestRealImportFullSquashDir(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 		}
 	}
-	left, _ := filepath.Glob(filepath.Join(dir, "*.sqsh"))
-	work, _ := enroot.AbandonedImports(dir)
+	left, _ := filepath.Glob(filepath.Join(dir, "*"+oci.Suffix))
+	work, _ := oci.AbandonedImports(dir)
 	if len(left)+len(work) > 0 {
 		t.Errorf("left after the failed import: %v %v", left, work)
 	}
@@ -294,16 +287,16 @@ func TestRealImportFullSquashDir(t *testing.T) {
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "imported\t") {
 		t.Fatalf("import with room: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if st := enroot.Inspect(squashOf(t, dir, img.Ref)); st.State != enroot.StateOK || st.Manifest.Digest != img.Digest {
-		t.Errorf("squash after the second import: %+v", st)
+	if st := oci.Inspect(bundleOf(t, dir, img.Ref)); st.State != enroot.StateOK || st.Manifest.Digest != img.Digest {
+		t.Errorf("bundle after the second import: %+v", st)
 	}
 }
 
-// TestRealImportPinnedDigest: a tag@sha256 reference imports by the digest
-// (enroot asks the registry for that manifest, and checks every blob's
+// TestOCIImportPinnedDigest: a tag@sha256 reference imports by the digest
+// (skopeo asks the registry for that manifest, and checks every blob's
 // sha256), the sidecar records it, and a digest the registry does not hold
 // fails the import with exit 3.
-func TestRealImportPinnedDigest(t *testing.T) {
+func TestOCIImportPinnedDigest(t *testing.T) {
 	t.Parallel()
 	c := setup(t)
 	tag := uniqueName("pinned")
@@ -317,10 +310,10 @@ func TestRealImportPinnedDigest(t *testing.T) {
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "imported\t") {
 		t.Fatalf("pinned import: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	sqsh := squashOf(t, filepath.Join(c.Root, "squash"), pinned)
-	defer func() { _ = os.Remove(sqsh); _ = os.Remove(sqsh + enroot.ManifestSuffix) }()
-	if st := enroot.Inspect(sqsh); st.State != enroot.StateOK || st.Manifest.Digest != img.Digest {
-		t.Errorf("pinned squash %s: %+v, want ok with digest %s", sqsh, st, img.Digest)
+	bundle := bundleOf(t, filepath.Join(c.Root, "squash"), pinned)
+	defer removeBundle(bundle)
+	if st := oci.Inspect(bundle); st.State != enroot.StateOK || st.Manifest.Digest != img.Digest {
+		t.Errorf("pinned bundle %s: %+v, want ok with digest %s", bundle, st, img.Digest)
 	}
 
 	wrong := img.Ref + "@sha256:" + strings.Repeat("0", 64)
@@ -331,7 +324,7 @@ func TestRealImportPinnedDigest(t *testing.T) {
 	if !strings.Contains(r.stderr, strings.Repeat("0", 64)) {
 		t.Errorf("the error does not name the digest:\n%s", r.stderr)
 	}
-	if left := squashOf(t, filepath.Join(c.Root, "squash"), wrong); fileExists(left) {
-		t.Errorf("a squash for the missing digest: %s", left)
+	if left := bundleOf(t, filepath.Join(c.Root, "squash"), wrong); fileExists(left) {
+		t.Errorf("a bundle for the missing digest: %s", left)
 	}
 }

@@ -7,21 +7,23 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/slurmbench/slurmbench/enroot"
+	"github.com/slurmbench/slurmbench/enroot/oci"
 	"github.com/slurmbench/slurmbench/results"
 )
 
-// The real container path: enroot 4.1.2 and pyxis 0.24.0, built from
-// third_party/ into the test cluster's rootfs (testcluster/up.sh), and the
-// mock-engine image in the cluster's registry (testcluster/mock-image.sh).
-// No stand-in: the profile names the enroot installed on the nodes.
-
-// nodeEnroot is where the test cluster installs enroot on every node.
-const nodeEnroot = "/usr/local/bin/enroot"
+// The real container path on the test cluster: Slurm's own OCI containers
+// (srun --container, oci.conf driving Debian's crun) with bundles that
+// skopeo and umoci import from the cluster's registry (testcluster/up.sh,
+// testcluster/mock-image.sh). pyxis and enroot are not on the test
+// cluster: their flags and commands are checked as a contract
+// (enroot/argv_test.go, enroot/contract_test.go) and the e2e suites use the
+// enroot stand-in (testdata/enroot-standin).
 
 // pushedImage is the mock-engine image in the cluster's registry.
 type pushedImage struct {
@@ -59,17 +61,34 @@ func pushMockImage(t testing.TB, c *cluster, tag string, env ...string) pushedIm
 }
 
 // realContainerRun prepares a run of the mock recipe whose image comes from
-// the registry and whose containers start with the real runtime.
-func realContainerRun(t *testing.T, c *cluster, runtime, imageRef string, o runOpts) *run {
+// the registry and whose containers start with the oci runtime.
+func realContainerRun(t *testing.T, c *cluster, imageRef string, o runOpts) *run {
 	t.Helper()
 	r := c.prepare(t, o)
 	r.editProfile(`mock-image = "slurmbench/mock-engine:e2e"`, `mock-image = "`+imageRef+`"`)
-	// Only the compute nodes have enroot: the import is a one-node job.
+	// Only the compute nodes have skopeo and umoci: the import is a
+	// one-node job; the test registry is plain HTTP.
 	r.editProfile(`runtime = "enroot"
-enroot = "`+c.Enroot+`"`, `runtime = "`+runtime+`"
-enroot = "`+nodeEnroot+`"
+enroot = "`+c.Enroot+`"`, `runtime = "oci"
+insecure_registries = ["`+os.Getenv("SLURMBENCH_CLUSTER_REGISTRY")+`"]
 import_on = "compute"`)
 	return r
+}
+
+// bundleOf is where the oci runtime keeps image's bundle in dir.
+func bundleOf(t *testing.T, dir, image string) string {
+	t.Helper()
+	ref, err := enroot.ParseRef(image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, oci.BundleName(ref))
+}
+
+// removeBundle deletes an imported bundle and its sidecar.
+func removeBundle(path string) {
+	_ = os.RemoveAll(path)
+	_ = os.Remove(path + enroot.ManifestSuffix)
 }
 
 // stagedManifest reads the manifest.json staged under dir.
@@ -99,57 +118,41 @@ func stagedManifest(t *testing.T, dir string) results.Manifest {
 	return m
 }
 
-// TestRealContainerRuntimes runs the demo topology (mock 2P1D, benchmark,
-// staging) with the production container path: pyxis's srun
-// --container-image/--container-mounts flags exactly as the production
-// profiles use them, and `enroot start` with the real enroot. The image is
-// imported from the registry by `enroot import` in a job on a compute node,
-// by the digest its tag resolves to, and that digest is what the staged
-// manifest records.
-func TestRealContainerRuntimes(t *testing.T) {
+// TestOCIContainerRuntime runs the demo topology (mock 2P1D, benchmark,
+// staging) with Slurm's own containers: every engine step is srun
+// --container=BUNDLE, the image imported from the registry by skopeo and
+// umoci in a job on a compute node, by the digest its tag resolves to, and
+// that digest is what the staged manifest records.
+func TestOCIContainerRuntime(t *testing.T) {
 	t.Parallel()
 	c := setup(t)
-	for _, rt := range []string{"pyxis", "enroot"} {
-		t.Run(rt, func(t *testing.T) {
-			name := uniqueName("e2e-" + rt)
-			img := pushMockImage(t, c, name) // a fresh tag: a real import, not a cached squash
-			r := realContainerRun(t, c, rt, img.Ref, runOpts{name: name, recipe: mockRecipe{Name: name}.String()})
-			r.start()
-			if code := r.wait(10 * time.Minute); code != 0 {
-				t.Fatalf("exit %d, want 0\n%s", code, r.output())
-			}
-			if got := stagedManifest(t, r.stage).Provenance.ImageDigest; got != img.Digest {
-				t.Errorf("staged manifest image_digest %q, want the registry's %s\n%s", got, img.Digest, r.output())
-			}
-			ref, err := enroot.ParseRef(img.Ref)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sqsh := filepath.Join(c.Root, "squash", ref.SquashName())
-			st := enroot.Inspect(sqsh)
-			if st.State != enroot.StateOK || st.Manifest.Digest != img.Digest || st.Manifest.Origin != enroot.OriginImported {
-				t.Errorf("squash %s: %+v (manifest %+v), want imported by %s", sqsh, st, st.Manifest, img.Digest)
-			}
-			// Every container step really went through the runtime (the
-			// driver's srun argv, as run under the job).
-			checkStepArgv(t, r.runDir(), rt)
-			_ = os.Remove(sqsh)
-			_ = os.Remove(sqsh + enroot.ManifestSuffix)
-		})
+	name := uniqueName("e2e-oci")
+	img := pushMockImage(t, c, name) // a fresh tag: a real import, not a cached bundle
+	r := realContainerRun(t, c, img.Ref, runOpts{name: name, recipe: mockRecipe{Name: name}.String()})
+	bundle := bundleOf(t, filepath.Join(c.Root, "squash"), img.Ref)
+	defer removeBundle(bundle)
+	r.start()
+	if code := r.wait(10 * time.Minute); code != 0 {
+		t.Fatalf("exit %d, want 0\n%s", code, r.output())
 	}
+	if got := stagedManifest(t, r.stage).Provenance.ImageDigest; got != img.Digest {
+		t.Errorf("staged manifest image_digest %q, want the registry's %s\n%s", got, img.Digest, r.output())
+	}
+	st := oci.Inspect(bundle)
+	if st.State != enroot.StateOK || st.Manifest.Digest != img.Digest || st.Manifest.Origin != enroot.OriginImported {
+		t.Errorf("bundle %s: %+v (manifest %+v), want imported by %s", bundle, st, st.Manifest, img.Digest)
+	}
+	checkStepArgv(t, r.runDir(), bundle)
 }
 
 // checkStepArgv checks the srun argv of the engine steps in the run
 // directory (steps/*.srun.json; the native benchmark client runs outside
-// the container): pyxis steps carry --container-image (the squash) and
-// --container-mounts; enroot steps run the nodes' `enroot start`.
-func checkStepArgv(t *testing.T, runDir, rt string) {
+// the container): each names its own bundle with --container, whose
+// config.json starts the image's root filesystem read-only.
+func checkStepArgv(t *testing.T, runDir, image string) {
 	t.Helper()
-	var files []string
 	for _, step := range []string{"prefill_w0", "prefill_w1", "decode_w0", "frontend_0"} {
-		files = append(files, filepath.Join(runDir, "steps", step+".srun.json"))
-	}
-	for _, f := range files {
+		f := filepath.Join(runDir, "steps", step+".srun.json")
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -158,19 +161,20 @@ func checkStepArgv(t *testing.T, runDir, rt string) {
 		if err := json.Unmarshal(b, &argv); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		joined := " " + strings.Join(argv, " ") + " "
-		switch rt {
-		case "pyxis":
-			if !strings.Contains(joined, " --container-image=/") && !strings.Contains(joined, " --container-image /") {
-				t.Errorf("%s: no --container-image in %q", f, argv)
-			}
-			if !strings.Contains(joined, " --container-mounts") {
-				t.Errorf("%s: no --container-mounts in %q", f, argv)
-			}
-		case "enroot":
-			if !strings.Contains(joined, " "+nodeEnroot+" start ") {
-				t.Errorf("%s: no %s start in %q", f, nodeEnroot, argv)
-			}
+		stepBundle := filepath.Join(runDir, "steps", step+oci.Suffix)
+		if !slices.Contains(argv, "--container="+stepBundle) {
+			t.Errorf("%s: no --container=%s in %q", f, stepBundle, argv)
+		}
+		var cfg struct {
+			Root struct {
+				Path     string `json:"path"`
+				Readonly bool   `json:"readonly"`
+			} `json:"root"`
+		}
+		if b, err := os.ReadFile(filepath.Join(stepBundle, "config.json")); err != nil || json.Unmarshal(b, &cfg) != nil {
+			t.Errorf("%s/config.json: %v", stepBundle, err)
+		} else if cfg.Root.Path != filepath.Join(image, "rootfs") || !cfg.Root.Readonly {
+			t.Errorf("%s/config.json root %+v, want %s/rootfs read-only", stepBundle, cfg.Root, image)
 		}
 	}
 }
@@ -187,32 +191,29 @@ func TestMockImageIsReproducible(t *testing.T) {
 	}
 }
 
-// TestRealContainerStartFailureIsDiagnosed: an image pyxis cannot start
-// (no /bin/sh, which enroot starts every container through) fails the run
-// in the workers' phase; outcome.json classifies it as container_runtime
-// with enroot's own log, and the summary shows that log.
-func TestRealContainerStartFailureIsDiagnosed(t *testing.T) {
+// TestOCIContainerStartFailureIsDiagnosed: an image the runtime cannot
+// start (/proc is a file, where crun mounts procfs) fails the run in the
+// workers' phase; outcome.json classifies it as container_runtime with
+// crun's own error, and the summary shows that log.
+func TestOCIContainerStartFailureIsDiagnosed(t *testing.T) {
 	t.Parallel()
 	c := setup(t)
-	name := uniqueName("e2e-noshell")
-	img := pushMockImage(t, c, name, "MOCK_IMAGE_NO_SHELL=1")
-	r := realContainerRun(t, c, "pyxis", img.Ref, runOpts{name: name, recipe: mockRecipe{Name: name, Attempts: 20}.String()})
+	name := uniqueName("e2e-broken")
+	img := pushMockImage(t, c, name, "MOCK_IMAGE_BROKEN=1")
+	r := realContainerRun(t, c, img.Ref, runOpts{name: name, recipe: mockRecipe{Name: name, Attempts: 20}.String()})
+	defer removeBundle(bundleOf(t, filepath.Join(c.Root, "squash"), img.Ref))
 	r.start()
 	if code := r.wait(10 * time.Minute); code == 0 {
-		t.Fatalf("exit 0 with an image that has no /bin/sh\n%s", r.output())
+		t.Fatalf("exit 0 with an image whose /proc is a file\n%s", r.output())
 	}
 	o := r.outcome()
-	if o.Class != "container_runtime" || !strings.Contains(o.FirstError, "pyxis:") {
-		t.Errorf("outcome class %q first error %q, want container_runtime from a pyxis line", o.Class, o.FirstError)
+	if o.Class != "container_runtime" || !strings.Contains(o.FirstError, "proc") {
+		t.Errorf("outcome class %q first error %q, want container_runtime from crun's line about /proc", o.Class, o.FirstError)
 	}
-	if log := strings.Join(o.RuntimeLog, "\n"); !strings.Contains(log, "/bin/sh") {
-		t.Errorf("outcome runtime_log %q does not name /bin/sh", o.RuntimeLog)
+	if log := strings.Join(o.RuntimeLog, "\n"); !strings.Contains(log, "proc") {
+		t.Errorf("outcome runtime_log %q does not name /proc", o.RuntimeLog)
 	}
-	if out := r.output(); !strings.Contains(out, "enroot log:") || !strings.Contains(out, "enroot-switchroot") {
-		t.Errorf("the summary does not show enroot's log:\n%s", out)
+	if out := r.output(); !strings.Contains(out, "runtime log:") {
+		t.Errorf("the summary does not show the runtime's log:\n%s", out)
 	}
-	ref, _ := enroot.ParseRef(img.Ref)
-	sqsh := filepath.Join(c.Root, "squash", ref.SquashName())
-	_ = os.Remove(sqsh)
-	_ = os.Remove(sqsh + enroot.ManifestSuffix)
 }

@@ -30,8 +30,9 @@ const (
 	ModelMissing Class = "model_missing"
 	PortInUse    Class = "port_in_use"
 	PythonImport Class = "python_import"
-	// ContainerRuntime: pyxis or enroot could not start the container (the
-	// engine never ran); RuntimeLog has enroot's own log.
+	// ContainerRuntime: pyxis, enroot or the OCI runtime could not start
+	// the container (the engine never ran); RuntimeLog has the runtime's
+	// own log.
 	ContainerRuntime Class = "container_runtime"
 )
 
@@ -77,7 +78,7 @@ var hints = map[Class]string{
 	ModelMissing:        "model path not mounted or wrong alias: check [models] in the profile",
 	PortInUse:           "another process holds the port: a leftover step from an earlier job on this node",
 	PythonImport:        "the image lacks a module the engine needs: check the container image and the dynamo install",
-	ContainerRuntime:    "pyxis/enroot could not start the container: read enroot's log (runtime_log): a missing or unreadable squash file, /dev/fuse or user namespaces on the node, a mount source that does not exist, or an image without /bin/sh",
+	ContainerRuntime:    "the container runtime could not start the container: read its log (runtime_log): a missing or unreadable squash file or bundle, /dev/fuse or user namespaces on the node, a mount source that does not exist, an image without /bin/sh (enroot), or a bundle the OCI runtime refuses (oci.conf)",
 	HealthDeadline:      "workers did not register in time: raise health_check.max_attempts or read the worker logs",
 	ExitedBeforeHealthy: "the process exited before the frontend was healthy without a known error: read its exit code and log tail",
 	DiedAfterHealthy:    "a process died after the health gate passed: read its log tail (a crash under load, or killed by the OOM killer)",
@@ -165,9 +166,9 @@ var patterns = []struct {
 		`\b(ModuleNotFoundError|ImportError): `,
 		`\bAttributeError: .*has no attribute`,
 	)},
-	// pyxis's errors in slurmstepd's stderr (third_party/pyxis:
+	// pyxis's errors in slurmstepd's stderr (NVIDIA/pyxis@v0.24.0:
 	// pyxis_slurmstepd.c, enroot.c) and enroot's own when a step runs
-	// `enroot start` (third_party/enroot: "[ERROR] " from common::err, and
+	// `enroot start` (NVIDIA/enroot@v4.1.2: "[ERROR] " from common::err, and
 	// its C helpers' err(3) lines "enroot-<helper>: failed to ...").
 	{ContainerRuntime, res(
 		`pyxis: container start failed`,
@@ -182,7 +183,7 @@ var patterns = []struct {
 }
 
 // enrootLogStart is the line after which pyxis prints enroot's log, each
-// line prefixed by "pyxis:     " (third_party/pyxis/enroot.c memfd_print_log).
+// line prefixed by "pyxis:     " (NVIDIA/pyxis@v0.24.0 enroot.c memfd_print_log).
 var (
 	enrootLogStart = regexp.MustCompile(`pyxis: printing (enroot|importer) log file:`)
 	pyxisLogLine   = regexp.MustCompile(`pyxis:  +(\S.*)$`)

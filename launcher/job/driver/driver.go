@@ -715,6 +715,9 @@ func (d *driver) conclude(phase rundir.Phase, f *failure) Result {
 				}
 				o.FirstError = diag.FirstError
 				o.RuntimeLog = diagnose.RuntimeLog(lines)
+				if rl, ok := ociStartFailure(d.plan, s.proc, lines); ok && f.class != diagnose.Cancelled {
+					o.Class, o.FirstError, o.RuntimeLog = diagnose.ContainerRuntime, rl[0], rl
+				}
 			}
 		}
 		if f.slurmLine != "" {

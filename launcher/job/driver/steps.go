@@ -195,6 +195,36 @@ func ociStep(pl *plan.Plan, proc plan.Process) (string, string, error) {
 	return filepath.Join(pl.Layout.Steps, proc.Name+oci.Suffix), string(cfg), nil
 }
 
+// maxRuntimeLog bounds what ociStartFailure quotes of the runtime.
+const maxRuntimeLog = 30
+
+// ociStartFailure tells a step whose OCI container never started and
+// returns the runtime's own lines. Under the oci runtime slurmstepd runs
+// the OCI runtime (oci.conf's RunTimeRun) as the task, and the shim inside
+// the container prints "slurmbench exec: " before anything else: a failed
+// step whose log has no such line never got into its container, and what
+// its log holds, srun's and slurmstepd's lines aside, is the runtime's
+// error (crun: "the target `/proc` is invalid: Not a directory").
+func ociStartFailure(pl *plan.Plan, p plan.Process, lines []string) ([]string, bool) {
+	if pl.Runtime != profile.RuntimeOCI || !p.Container {
+		return nil, false
+	}
+	var out []string
+	for _, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "slurmbench exec: "):
+			return nil, false
+		case strings.TrimSpace(l) == "", strings.HasPrefix(l, "srun: "), strings.Contains(l, "slurmstepd"):
+			continue
+		}
+		out = append(out, strings.TrimRight(l, " \t\r"))
+	}
+	if len(out) > maxRuntimeLog {
+		out = out[len(out)-maxRuntimeLog:]
+	}
+	return out, len(out) > 0
+}
+
 // sortedEnv is env's names, sorted, and its KEY=VALUE pairs in that order.
 func sortedEnv(env map[string]string) (names, pairs []string) {
 	for k := range env {

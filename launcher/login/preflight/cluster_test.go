@@ -88,23 +88,29 @@ enroot = %q
 	}
 	probe := check(t, r, "probe")
 	t.Logf("probe: %s", probe.Detail)
-	// The test cluster loads pyxis 0.24.0 (testcluster/up.sh, built from
-	// third_party/pyxis); the profile's enroot here is the stand-in.
-	for _, want := range []string{profile.GoArch(), "4 GPUs", "enroot 3.5.0", "pyxis 0.24.0"} {
+	// The test cluster has no pyxis: Slurm's own containers, oci.conf
+	// driving Debian's crun (testcluster/up.sh); the profile's enroot here
+	// is the stand-in.
+	for _, want := range []string{profile.GoArch(), "4 GPUs", "enroot 3.5.0", "pyxis no", "oci crun version "} {
 		if !strings.Contains(probe.Detail, want) {
 			t.Errorf("probe detail %q lacks %q", probe.Detail, want)
 		}
 	}
-	// With the enroot the test cluster installs on every node (built from
-	// third_party/enroot), the probe reports its real version.
-	real := *p
-	real.Container.Enroot = "/usr/local/bin/enroot"
-	real.Container.Runtime = profile.RuntimePyxis
-	r = Run(context.Background(), Options{Profile: &real, Probe: true, ProbeTimeout: 2 * time.Minute})
-	if probe := check(t, r, "probe"); !r.OK() || !strings.Contains(probe.Detail, "enroot 4.1.2") || !strings.Contains(probe.Detail, "pyxis 0.24.0") {
+	// A profile for the oci runtime passes the probe there; one for pyxis
+	// does not, and says what to change.
+	ociProfile := *p
+	ociProfile.Container.Runtime = profile.RuntimeOCI
+	r = Run(context.Background(), Options{Profile: &ociProfile, Probe: true, ProbeTimeout: 2 * time.Minute})
+	if probe := check(t, r, "probe"); !r.OK() || !strings.Contains(probe.Detail, "oci crun") {
 		b.Reset()
 		r.WriteText(&b)
-		t.Errorf("probe with the real enroot and pyxis: %q, want enroot 4.1.2 and pyxis 0.24.0\n%s", probe.Detail, b.String())
+		t.Errorf("probe for the oci runtime: %q, want a pass naming crun\n%s", probe.Detail, b.String())
+	}
+	pyxisProfile := *p
+	pyxisProfile.Container.Runtime = profile.RuntimePyxis
+	r = Run(context.Background(), Options{Profile: &pyxisProfile, Probe: true, ProbeTimeout: 2 * time.Minute})
+	if probe := check(t, r, "probe"); r.OK() || !strings.Contains(probe.Detail, "no pyxis") {
+		t.Errorf("probe for pyxis on a cluster without it: ok %v, %q; want a failure saying there is no pyxis", r.OK(), probe.Detail)
 	}
 
 	// A wrong partition: one ✗, naming the fix, exit 2.

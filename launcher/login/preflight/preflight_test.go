@@ -398,6 +398,11 @@ func TestParseNodeReport(t *testing.T) {
 			want: NodeReport{Host: "node1", Arch: "x86_64", GPUs: 4}},
 		{out: "arch=x86_64\nhost=node1\nslurm_gpus=\nenroot=\npyxis=no\n",
 			want: NodeReport{Host: "node1", Arch: "x86_64", GPUs: -1, Enroot: "(version unknown)"}},
+		// Slurm's own containers: oci.conf's runtime and its version; none.
+		{out: "arch=x86_64\nhost=node1\nslurm_gpus=4\nenroot=missing\npyxis=no\noci=crun version 1.21\n",
+			want: NodeReport{Host: "node1", Arch: "x86_64", GPUs: 4, OCI: "crun version 1.21"}},
+		{out: "arch=x86_64\nhost=node1\nslurm_gpus=4\nenroot=missing\npyxis=yes\noci=missing\n",
+			want: NodeReport{Host: "node1", Arch: "x86_64", GPUs: 4, Pyxis: true}},
 		{out: "sh: uname: not found\n", err: true},
 	}
 	for _, tt := range tests {

@@ -45,6 +45,17 @@ so=$(grep -ho '[^ 	]*spank_pyxis\.so' "$plugstack" "$plugstack".d/*.conf 2>/dev/
 if [ -n "$so" ] && [ -r "$so" ]; then
 	echo "pyxis_version=$(grep -ao 'pyxis: version v[0-9][0-9a-z.+~-]*' "$so" | head -n 1 | sed 's/^pyxis: version v//')"
 fi
+# Slurm's own containers (srun --container) need oci.conf beside slurm.conf
+# (oci.conf(5)); its RunTimeRun or RunTimeCreate names the OCI runtime.
+slurmconf=$(printf '%s\n' "$config" | sed -n 's/^SLURM_CONF *= *//p')
+ociconf=$(dirname "${slurmconf:-/etc/slurm/slurm.conf}")/oci.conf
+if [ -r "$ociconf" ]; then
+	rt=$(sed -n 's/^[[:space:]]*[Rr][Uu][Nn][Tt][Ii][Mm][Ee]\(Run\|Create\)[[:space:]]*=[[:space:]]*"\{0,1\}\([^ "]*\).*/\2/p' "$ociconf" | head -n 1)
+	v=$("$rt" --version 2>/dev/null | head -n 1)
+	echo "oci=${v:-${rt:-unknown runtime}}"
+else
+	echo "oci=missing"
+fi
 `
 
 // NodeReport is what the probe job found on its node.
@@ -59,6 +70,9 @@ type NodeReport struct {
 	// PyxisVersion is the version in the plugin plugstack.conf loads, ""
 	// when it could not be read.
 	PyxisVersion string `json:"pyxis_version,omitempty"`
+	// OCI is the OCI runtime oci.conf names, with its version when it
+	// tells ("crun version 1.21"); "" when the node has no oci.conf.
+	OCI string `json:"oci,omitempty"`
 }
 
 // ParseNodeReport reads the probe script's output.
@@ -74,6 +88,9 @@ func ParseNodeReport(out string) (NodeReport, error) {
 		return NodeReport{}, errors.New("the probe printed no arch= line")
 	}
 	n := NodeReport{Host: kv["host"], Arch: kv["arch"], GPUs: -1, Pyxis: kv["pyxis"] == "yes", PyxisVersion: kv["pyxis_version"]}
+	if v := kv["oci"]; v != "missing" {
+		n.OCI = v
+	}
 	if v := kv["enroot"]; v != "missing" {
 		n.Enroot = firstNonEmpty(v, "(version unknown)")
 	}
@@ -121,6 +138,11 @@ func (r *run) probe(ctx context.Context) {
 			problems = append(problems, "enroot is not on the node")
 			fixes = append(fixes, "set container.enroot in "+p.Path+" to enroot's path on the nodes")
 		}
+	case profile.RuntimeOCI:
+		if n.OCI == "" {
+			problems = append(problems, "the node has no oci.conf, so Slurm would ignore srun --container")
+			fixes = append(fixes, "configure Slurm's OCI containers on the nodes (oci.conf, slurm.schedmd.com/containers.html), or set container.runtime in "+p.Path)
+		}
 	}
 	gpus := strconv.Itoa(n.GPUs)
 	if n.GPUs < 0 {
@@ -131,6 +153,9 @@ func (r *run) probe(ctx context.Context) {
 		pyxis = n.PyxisVersion
 	}
 	found := fmt.Sprintf("%s: %s, %s GPUs, enroot %s, pyxis %s", n.Host, n.Arch, gpus, firstNonEmpty(n.Enroot, "missing"), pyxis)
+	if n.OCI != "" {
+		found += ", oci " + n.OCI
+	}
 	if len(problems) > 0 {
 		r.fail("probe", layerConfig, found+"; "+strings.Join(problems, "; "), strings.Join(fixes, "; "))
 		return

@@ -117,7 +117,7 @@ func (s Summary) Markdown() string {
 		}
 		if rl := clean(strings.Join(s.RuntimeLog, "\n")); rl != "" {
 			fence := strings.Repeat("`", max(3, longestRun(rl, '`')+1))
-			b.WriteString("\nenroot log:\n\n" + fence + "text\n" + rl + "\n" + fence + "\n")
+			b.WriteString("\nruntime log:\n\n" + fence + "text\n" + rl + "\n" + fence + "\n")
 		}
 	}
 	return b.String()
@@ -185,7 +185,7 @@ func (s Summary) Text() string {
 			b.WriteString("first error:" + indent(fe) + "\n")
 		}
 		if rl := clean(strings.Join(s.RuntimeLog, "\n")); rl != "" {
-			b.WriteString("enroot log:" + indent(rl) + "\n")
+			b.WriteString("runtime log:" + indent(rl) + "\n")
 		}
 	}
 	return b.String()

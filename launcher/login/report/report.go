@@ -54,8 +54,9 @@ type Summary struct {
 	Process    string `json:"process,omitempty"`
 	Message    string `json:"message,omitempty"`
 	FirstError string `json:"first_error,omitempty"`
-	// RuntimeLog is enroot's own log of a step whose container did not
-	// start (outcome.json runtime_log).
+	// RuntimeLog is the container runtime's own log (enroot's, or the OCI
+	// runtime's) of a step whose container did not start (outcome.json
+	// runtime_log).
 	RuntimeLog []string `json:"runtime_log,omitempty"`
 	// LastLines are the failed process's log tail (outcome.json's).
 	LastLines []string `json:"last_lines,omitempty"`
