@@ -11,6 +11,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/launcher/plan"
 
+	"github.com/slurmbench/slurmbench/launcher/inputs/profile"
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe"
 )
 
@@ -630,5 +631,26 @@ func TestProfileAndRecipeSettingsReachThePlan(t *testing.T) {
 		if proc.Role == plan.RolePrefill && proc.Env["ENROOT_ROOTFS_WRITABLE"] != "1" {
 			t.Errorf("%s: profile env.set missing", proc.Name)
 		}
+	}
+}
+
+// TestOCIRuntimeImage: under container.runtime "oci" the plan's image is the
+// registry image's OCI bundle in the squash directory; a squash file is
+// refused, naming the field and what to give instead.
+func TestOCIRuntimeImage(t *testing.T) {
+	oci := func(in *Inputs) { in.Profile.Container.Runtime = profile.RuntimeOCI }
+	pl := mustBuild(t, "b200.toml", "1p1d.yaml", func(in *Inputs) {
+		oci(in)
+		in.Image = "nvcr.io/nvidia/sglang:25.01"
+	})
+	if want := "/shared/squash/nvcr.io_nvidia_sglang_25.01.oci"; pl.Image.Squash != want || pl.Image.Ref != "nvcr.io/nvidia/sglang:25.01" || pl.Runtime != profile.RuntimeOCI {
+		t.Errorf("image %+v runtime %s, want the bundle %s", pl.Image, pl.Runtime, want)
+	}
+	_, err := buildTestdata(t, "b200.toml", "1p1d.yaml", func(in *Inputs) {
+		oci(in)
+		in.Image = "nginx-sqsh"
+	})
+	if err == nil || !strings.Contains(err.Error(), "IMAGE") || !strings.Contains(err.Error(), "OCI bundles") {
+		t.Errorf("a squash file under the oci runtime: %v", err)
 	}
 }

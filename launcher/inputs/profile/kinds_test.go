@@ -14,7 +14,8 @@ func TestKindsParsedOnce(t *testing.T) {
 		parse          func(string) (string, error)
 	}{
 		{"runtime", "enroot", "", func(s string) (string, error) { v, err := ParseRuntime(s); return string(v), err }},
-		{"runtime", "docker", `"docker" is not one of pyxis, enroot, none`, func(s string) (string, error) { v, err := ParseRuntime(s); return string(v), err }},
+		{"runtime", "oci", "", func(s string) (string, error) { v, err := ParseRuntime(s); return string(v), err }},
+		{"runtime", "docker", `"docker" is not one of pyxis, enroot, oci, none`, func(s string) (string, error) { v, err := ParseRuntime(s); return string(v), err }},
 		{"bench", "sa-bench", "", func(s string) (string, error) { v, err := ParseBenchClient(s); return string(v), err }},
 		{"bench", "aiperf", `"aiperf" is not one of native, sa-bench`, func(s string) (string, error) { v, err := ParseBenchClient(s); return string(v), err }},
 		{"eval", "lm-eval", "", func(s string) (string, error) { v, err := ParseEvalClient(s); return string(v), err }},
