@@ -57,9 +57,9 @@ func TestDemoFromLoneClone(t *testing.T) {
 	if got := stagedResults(t, filepath.Join(clone, "demo-out")); len(got) != 2 {
 		t.Errorf("staged %v in demo-out/, want c8 and c32:\n%s", got, out)
 	}
-	// The demo runs the production container path (pyxis, the real enroot,
-	// the image from the cluster's registry): its manifest names the digest
-	// the registry holds for the image it pushed.
+	// The demo runs on a real container path (Slurm's own containers,
+	// crun through oci.conf, the image from the cluster's registry): its
+	// manifest names the digest the registry holds for the image it pushed.
 	m := demoImageLine.FindStringSubmatch(string(out))
 	if m == nil {
 		t.Fatalf("make demo did not say which image it pushed:\n%s", out)
