@@ -14,5 +14,10 @@
 //   - digest.go: `enroot digest`, so an import of a tag goes by the digest
 //     the tag names now, and the sidecar records it.
 //   - space.go: an import whose directory filled up names it and the space
-//     it had.
+//     it had (also for enroot/oci's imports: WatchSpace).
+//
+// Sites without pyxis run Slurm's own OCI containers instead: package
+// enroot/oci imports the same references as OCI bundles (skopeo, umoci)
+// and renders srun --container; it shares Ref, the sidecar Manifest and the
+// Runner that decides where an import runs.
 package enroot

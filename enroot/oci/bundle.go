@@ -241,3 +241,20 @@ func SrunFlags(stepBundle string) ([]string, error) {
 	}
 	return []string{"--container=" + stepBundle}, nil
 }
+
+// List inspects every bundle (<name>.oci directory) in dir, sorted by path;
+// private import directories (leading '.') are not bundles.
+func List(dir string) ([]enroot.Status, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("listing image directory: %w", err)
+	}
+	var out []enroot.Status
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasSuffix(e.Name(), Suffix) || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		out = append(out, Inspect(filepath.Join(dir, e.Name())))
+	}
+	return out, nil
+}

@@ -220,6 +220,13 @@ func ImagesList(ctx context.Context, o ImagesOptions) error {
 	if err != nil {
 		return exitcode.With(exitcode.Image, err)
 	}
+	// The oci runtime's bundles share the directory.
+	bundles, err := oci.List(dir)
+	if err != nil {
+		return exitcode.With(exitcode.Image, err)
+	}
+	list = append(list, bundles...)
+	sort.Slice(list, func(i, j int) bool { return list[i].Path < list[j].Path })
 	now := time.Now()
 	rows := make([]ImageListing, len(list))
 	for i, st := range list {
@@ -231,7 +238,9 @@ func ImagesList(ctx context.Context, o ImagesOptions) error {
 			rows[i].Ref = st.Manifest.Ref
 		}
 	}
-	if abandoned, _ := enroot.AbandonedImports(dir); len(abandoned) > 0 {
+	abandoned, _ := enroot.AbandonedImports(dir)
+	ociWork, _ := oci.AbandonedImports(dir)
+	if abandoned = append(abandoned, ociWork...); len(abandoned) > 0 {
 		sort.Strings(abandoned)
 		fmt.Fprintf(o.Stderr, "%d import directories in %s belong to running or killed imports (removed by the next import of the same image once 12 h old):\n  %s\n",
 			len(abandoned), dir, strings.Join(abandoned, "\n  "))

@@ -1,6 +1,7 @@
 package preflight
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -185,14 +186,17 @@ func (r *run) importable(name, ref, squash string) {
 		r.pass(name, "%s is not imported yet; run imports it on a compute node into %s", ref, squash)
 		return
 	}
-	prog := r.p.Container.Enroot
-	if prog == "" {
-		prog = "enroot"
+	progs, field := []string{cmp.Or(r.p.Container.Enroot, "enroot")}, "container.enroot"
+	if r.p.Container.Runtime == profile.RuntimeOCI {
+		// The oci runtime imports with skopeo and umoci (enroot/oci).
+		progs, field = []string{cmp.Or(r.p.Container.Skopeo, "skopeo"), cmp.Or(r.p.Container.Umoci, "umoci")}, "container.skopeo and container.umoci"
 	}
-	if _, err := exec.LookPath(prog); err != nil {
-		r.fail(name, layerConfig, fmt.Sprintf("%s is not imported yet and %s is not on this machine (%v)", ref, prog, errText(err)),
-			fmt.Sprintf("install enroot here, set container.enroot in %s, or set container.import_on = \"compute\" there", r.p.Path))
-		return
+	for _, prog := range progs {
+		if _, err := exec.LookPath(prog); err != nil {
+			r.fail(name, layerConfig, fmt.Sprintf("%s is not imported yet and %s is not on this machine (%v)", ref, prog, errText(err)),
+				fmt.Sprintf("install %s here, set %s in %s, or set container.import_on = \"compute\" there", filepath.Base(prog), field, r.p.Path))
+			return
+		}
 	}
-	r.pass(name, "%s is not imported yet; run imports it here with %s into %s", ref, prog, squash)
+	r.pass(name, "%s is not imported yet; run imports it here with %s into %s", ref, strings.Join(progs, " and "), squash)
 }

@@ -335,6 +335,22 @@ func TestPreflightPlan(t *testing.T) {
 			}
 		})
 	}
+	t.Run("oci runtime imports here with skopeo and umoci", func(t *testing.T) {
+		pl := base()
+		pl.Runtime = profile.RuntimeOCI
+		pl.Image = plan.Image{Ref: "nginx:1.27.4", Squash: filepath.Join(p.Paths.SquashDir, "nginx_1.27.4.oci")}
+		op := *p
+		op.Container.Runtime, op.Container.ImportOn = profile.RuntimeOCI, "login"
+		op.Container.Skopeo, op.Container.Umoci = "/bin/true", filepath.Join(e.dir, "no-umoci")
+		r := Run(context.Background(), Options{Profile: &op, Plan: pl})
+		if f := r.Failed(); len(f) != 1 || f[0].Name != "image" || !strings.Contains(f[0].Detail, "no-umoci") || !strings.Contains(f[0].Fix, "container.skopeo and container.umoci") {
+			t.Errorf("umoci missing: %+v", f)
+		}
+		op.Container.Umoci = "/bin/true"
+		if r := Run(context.Background(), Options{Profile: &op, Plan: pl}); !r.OK() || !strings.Contains(check(t, r, "image").Detail, "/bin/true and /bin/true") {
+			t.Errorf("both there: %+v", check(t, r, "image"))
+		}
+	})
 	t.Run("time limit over the partition's", func(t *testing.T) {
 		// The recorded partition has no MaxTime; an unlimited one never fails.
 		pl := base()
