@@ -2,7 +2,7 @@ package enroot
 
 import (
 	"fmt"
-	"strings"
+	"regexp"
 	"syscall"
 	"time"
 )
@@ -67,6 +67,11 @@ func (w *spaceWatch) stop() map[string]int64 {
 	return <-w.out
 }
 
+// noSpace is ENOSPC's message as tools print it: strerror's "No space
+// left on device" (tar, mksquashfs, curl under enroot) or Go's lower-case
+// "no space left on device" (skopeo, umoci).
+var noSpace = regexp.MustCompile(`(?i)no space left on device`)
+
 // spaceError names the directory an import ran out of space in and the
 // space it needed, when that is why it failed; nil otherwise. free0 holds
 // each directory's free bytes before the import, minFree the lowest seen
@@ -82,7 +87,7 @@ func spaceError(dirs []string, free0, minFree map[string]int64, output, uri stri
 			break
 		}
 	}
-	if full == "" && strings.Contains(output, "No space left on device") {
+	if full == "" && noSpace.MatchString(output) {
 		full = dirs[0]
 		for _, d := range dirs[1:] {
 			if m, ok := minFree[d]; ok && m < minFree[full] {

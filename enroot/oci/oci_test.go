@@ -207,6 +207,7 @@ func TestImportFailureLeavesNothing(t *testing.T) {
 		{"connection dropped mid-layer: copied again", "skopeo copy", "reading blob sha256:x: unexpected EOF", 2},
 		{"registry lacks the manifest: not again", "skopeo copy", "manifest unknown: manifest unknown", 1},
 		{"unpack fails", "umoci unpack", "open config.json: permission denied", 1},
+		{"image directory full: named, not again", "skopeo copy", "writing blob: write /d/layout/oci-put-blob1: no space left on device", 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -216,6 +217,9 @@ func TestImportFailureLeavesNothing(t *testing.T) {
 			_, err := im.Import(context.Background(), ref)
 			if err == nil || !strings.Contains(err.Error(), ref.String()) || !strings.Contains(err.Error(), tc.output) {
 				t.Errorf("error %v: want it to name %s and quote the tool", err, ref)
+			}
+			if full := strings.Contains(tc.output, "no space"); full != (err != nil && strings.Contains(err.Error(), "no space left in "+im.opts.Dir)) {
+				t.Errorf("error %v: naming the full directory %s: want %v", err, im.opts.Dir, full)
 			}
 			if n := tools.count("skopeo copy"); n != tc.copies {
 				t.Errorf("%d copies, want %d", n, tc.copies)

@@ -51,7 +51,8 @@ slurmconf=$(printf '%s\n' "$config" | sed -n 's/^SLURM_CONF *= *//p')
 ociconf=$(dirname "${slurmconf:-/etc/slurm/slurm.conf}")/oci.conf
 if [ -r "$ociconf" ]; then
 	rt=$(sed -n 's/^[[:space:]]*[Rr][Uu][Nn][Tt][Ii][Mm][Ee]\(Run\|Create\)[[:space:]]*=[[:space:]]*"\{0,1\}\([^ "]*\).*/\2/p' "$ociconf" | head -n 1)
-	v=$("$rt" --version 2>/dev/null | head -n 1)
+	# crun wants a state directory even for --version.
+	v=$(XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-${TMPDIR:-/tmp}}" "$rt" --version 2>/dev/null | head -n 1)
 	echo "oci=${v:-${rt:-unknown runtime}}"
 else
 	echo "oci=missing"
