@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/slurmbench/slurmbench/launcher/inputs/profile"
 )
 
 // JSON renders the plan as indented JSON with a trailing newline. Map keys
@@ -36,7 +38,12 @@ func (p *Plan) WriteHuman(w io.Writer) error {
 	if img == "" {
 		img = "(local squash)"
 	}
-	ew.printf("  image    %s\n           enroot %s\n           squash %s  (runtime %s)\n", img, p.Image.EnrootURI, p.Image.Squash, p.Runtime)
+	if p.Runtime == profile.RuntimeOCI {
+		// Slurm's own containers start an OCI bundle, not a squash file.
+		ew.printf("  image    %s\n           bundle %s  (runtime %s)\n", img, p.Image.Squash, p.Runtime)
+	} else {
+		ew.printf("  image    %s\n           enroot %s\n           squash %s  (runtime %s)\n", img, p.Image.EnrootURI, p.Image.Squash, p.Runtime)
+	}
 	ew.printf("  model    %s → %s, served as %q\n", p.Model.Source, p.Model.Path, p.Model.ServedName)
 	ew.printf("  slurm    partition %s, account %s, %d min, job name %s\n", p.Slurm.Partition, orDash(p.Slurm.Account), p.Slurm.TimeLimitMinutes, p.Slurm.JobName)
 	p.writeProvenance(ew)

@@ -646,6 +646,13 @@ func TestOCIRuntimeImage(t *testing.T) {
 	if want := "/shared/squash/nvcr.io_nvidia_sglang_25.01.oci"; pl.Image.Squash != want || pl.Image.Ref != "nvcr.io/nvidia/sglang:25.01" || pl.Runtime != profile.RuntimeOCI {
 		t.Errorf("image %+v runtime %s, want the bundle %s", pl.Image, pl.Runtime, want)
 	}
+	var human strings.Builder
+	if err := pl.WriteHuman(&human); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(human.String(), "bundle "+pl.Image.Squash+"  (runtime oci)") || strings.Contains(human.String(), "squash "+pl.Image.Squash) {
+		t.Errorf("render does not name the bundle:\n%s", human.String())
+	}
 	_, err := buildTestdata(t, "b200.toml", "1p1d.yaml", func(in *Inputs) {
 		oci(in)
 		in.Image = "nginx-sqsh"
