@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/slurmbench/slurmbench/enroot"
 )
 
 // TestSrtctlBenchmarkTypesInContainer: each of srtctl's other benchmark
@@ -25,13 +23,7 @@ func TestSrtctlBenchmarkTypesInContainer(t *testing.T) {
 	t.Parallel()
 	c := setup(t)
 	img := pushMockImage(t, c, uniqueName("srtctl-bench"))
-	t.Cleanup(func() {
-		if ref, err := enroot.ParseRef(img.Ref); err == nil {
-			sqsh := filepath.Join(c.Root, "squash", ref.SquashName())
-			_ = os.Remove(sqsh)
-			_ = os.Remove(sqsh + enroot.ManifestSuffix)
-		}
-	})
+	t.Cleanup(func() { removeBundle(bundleOf(t, filepath.Join(c.Root, "squash"), img.Ref)) })
 	type check struct {
 		glob, want string // a file of the run directory, and what it holds
 	}
@@ -91,7 +83,7 @@ func TestSrtctlBenchmarkTypesInContainer(t *testing.T) {
 			}
 			rec := mockRecipe{Name: name}.String()
 			rec = rec[:strings.Index(rec, "benchmark:\n")] + "container_mounts:\n  " + standin + ": /standin\nbenchmark:\n  type: " + tc.typ + "\n" + bench + env
-			r := realContainerRun(t, c, "pyxis", img.Ref, runOpts{name: name, recipe: rec})
+			r := realContainerRun(t, c, img.Ref, runOpts{name: name, recipe: rec})
 			if tc.workspace {
 				r.editProfile("[paths]\n", "[paths]\nworkspace = \""+filepath.Join(standin, "workspace")+"\"\n")
 			}
@@ -194,7 +186,7 @@ func TestStageModelInContainer(t *testing.T) {
 	})
 	img := pushMockImage(t, c, name)
 	rec := strings.Replace(mockRecipe{Name: name}.String(), "  precision: fp8\n", "  precision: fp8\n  stage_dir: "+filepath.Join(local, "models")+"\n", 1)
-	r := realContainerRun(t, c, "pyxis", img.Ref, runOpts{name: name, recipe: rec})
+	r := realContainerRun(t, c, img.Ref, runOpts{name: name, recipe: rec})
 	r.editProfile("mock = \""+filepath.Join(c.Root, "models", "mock")+"\"", "mock = \""+model+"\"")
 	r.start()
 	if code := r.wait(10 * time.Minute); code != 0 {
@@ -223,10 +215,6 @@ func TestStageModelInContainer(t *testing.T) {
 			t.Errorf("%s holds %d bytes, want the model's %d", p, len(b), len(content))
 		}
 	}
-	if ref, err := enroot.ParseRef(img.Ref); err == nil {
-		sqsh := filepath.Join(c.Root, "squash", ref.SquashName())
-		_ = os.Remove(sqsh)
-		_ = os.Remove(sqsh + enroot.ManifestSuffix)
-	}
+	removeBundle(bundleOf(t, filepath.Join(c.Root, "squash"), img.Ref))
 	r.removeOnPass()
 }
