@@ -81,6 +81,54 @@ type section struct {
 // not a mapping, or a zip section whose lists do not zip) or a
 // *SelectError.
 func Expand(file string, doc *yaml.Node, selector string) (*Variant, error) {
+	e, err := parseSections(file, doc)
+	if err != nil {
+		return nil, err
+	}
+	all := e.all
+	chosen, err := selectVariants(selector, all)
+	if err != nil {
+		return nil, &SelectError{File: file, Line: doc.Line, Msg: err.Error() + "; available: " + available(all), Variants: selectors(all)}
+	}
+	if len(chosen) != 1 {
+		what := fmt.Sprintf("is an override file that expands to %d configs", len(chosen))
+		if selector != "" {
+			what = fmt.Sprintf("selector %q matches %d configs", selector, len(chosen))
+		}
+		return nil, &SelectError{File: file, Line: doc.Line,
+			Msg: what + "; a plan is one job: choose one with --variant (or CONFIG_FILE=...yaml:SELECTOR): " + available(chosen), Variants: selectors(chosen)}
+	}
+	return e.build(chosen[0]), nil
+}
+
+// ExpandAll returns every config selector names, in srtctl's order (all of
+// them for an empty selector): InferenceX's single-node launcher picks
+// among them the one that serves the matrix point
+// (infx/srt_slurm/single_node.py select_recipe, stored id 70886418919).
+func ExpandAll(file string, doc *yaml.Node, selector string) ([]*Variant, error) {
+	e, err := parseSections(file, doc)
+	if err != nil {
+		return nil, err
+	}
+	chosen, err := selectVariants(selector, e.all)
+	if err != nil {
+		return nil, &SelectError{File: file, Line: doc.Line, Msg: err.Error() + "; available: " + available(e.all), Variants: selectors(e.all)}
+	}
+	out := make([]*Variant, len(chosen))
+	for i, ref := range chosen {
+		out[i] = e.build(ref)
+	}
+	return out, nil
+}
+
+// expansion is an override file read into its sections.
+type expansion struct {
+	base     *yaml.Node
+	all      []variantRef // every config srtctl would submit without a selector, in its order
+	warnings []string
+}
+
+func parseSections(file string, doc *yaml.Node) (*expansion, error) {
 	var baseNode *yaml.Node
 	var overrides, zips []section
 	var warnings []string
@@ -110,39 +158,26 @@ func Expand(file string, doc *yaml.Node, selector string) (*Variant, error) {
 	}
 	sort.Slice(overrides, func(i, j int) bool { return overrides[i].key < overrides[j].key })
 	sort.Slice(zips, func(i, j int) bool { return zips[i].key < zips[j].key })
-	zipLen := map[string]int{}
+	e := &expansion{base: baseNode, warnings: warnings}
+	for _, o := range overrides {
+		e.all = append(e.all, variantRef{sel: o.key, sec: o})
+	}
 	for _, z := range zips {
 		n, err := zipLength(z.node)
 		if err != nil {
 			return nil, ferr(z.node, z.key, "%v", err)
 		}
-		zipLen[z.key] = n
+		for i := 0; i < n; i++ {
+			e.all = append(e.all, variantRef{sel: fmt.Sprintf("%s[%d]", z.key, i), sec: z, zip: true, index: i})
+		}
 	}
+	return e, nil
+}
 
-	// Every config srtctl would submit without a selector, in its order.
-	var all []variantRef
-	for _, o := range overrides {
-		all = append(all, variantRef{sel: o.key, sec: o})
-	}
-	for _, z := range zips {
-		for i := 0; i < zipLen[z.key]; i++ {
-			all = append(all, variantRef{sel: fmt.Sprintf("%s[%d]", z.key, i), sec: z, zip: true, index: i})
-		}
-	}
-	chosen, err := selectVariants(selector, all)
-	if err != nil {
-		return nil, &SelectError{File: file, Line: doc.Line, Msg: err.Error() + "; available: " + available(all), Variants: selectors(all)}
-	}
-	if len(chosen) != 1 {
-		what := fmt.Sprintf("is an override file that expands to %d configs", len(chosen))
-		if selector != "" {
-			what = fmt.Sprintf("selector %q matches %d configs", selector, len(chosen))
-		}
-		return nil, &SelectError{File: file, Line: doc.Line,
-			Msg: what + "; a plan is one job: choose one with --variant (or CONFIG_FILE=...yaml:SELECTOR): " + available(chosen), Variants: selectors(chosen)}
-	}
-	ref := chosen[0]
-	v := &Variant{Selector: ref.sel, Origins: map[string]string{}, Warnings: warnings}
+// build is the config ref names: base merged with its section.
+func (e *expansion) build(ref variantRef) *Variant {
+	baseNode := e.base
+	v := &Variant{Selector: ref.sel, Origins: map[string]string{}, Warnings: append([]string(nil), e.warnings...)}
 	baseName := "unnamed"
 	if n := mapGet(baseNode, "name"); n != nil && deAlias(n).Kind == yaml.ScalarNode {
 		baseName = deAlias(n).Value
@@ -168,7 +203,7 @@ func Expand(file string, doc *yaml.Node, selector string) (*Variant, error) {
 			v.Origins["name"] = ref.sel + " (generated)"
 		}
 	}
-	return v, nil
+	return v
 }
 
 // variantRef is one config of an override file: base (no section), an
