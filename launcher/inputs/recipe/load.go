@@ -33,6 +33,9 @@ type Options struct {
 	// Overrides are --set/--unset edits, applied in order to the document
 	// before override-file expansion and decoding (ApplyOverrides).
 	Overrides []Override
+	// Fragment reads the file as an InferenceX recipe fragment: composed
+	// with its shared blocks, and bound to a matrix point.
+	Fragment *Fragment
 }
 
 // Load reads and strictly decodes the recipe at path (already absolute).
@@ -53,45 +56,24 @@ func LoadContext(ctx context.Context, path string, opt Options) (*Recipe, error)
 // Parse decodes recipe bytes; path is used in errors.
 func Parse(path string, data []byte) (*Recipe, error) { return ParseWith(path, data, Options{}) }
 
-// ParseWith decodes recipe bytes with options.
+// ParseWith decodes recipe bytes with options. The stages run in this
+// order, each one function, so a value can be followed down them:
+//
+//	parseDocument          one YAML mapping, aliases bounded
+//	resolveDuplicateKeys   a key set twice: refused, or PyYAML's last one
+//	ApplyOverrides         --set / --unset
+//	composeFragment        an InferenceX fragment over its shared blocks
+//	selectVariant          base: + override_* → the one config
+//	bindPoint              the matrix point and the cluster's facts
+//	normalizeV2            schema 2 → the v1-shaped document
+//	checkKeys, Decode      strict decoding into Recipe
+//	validate               the model's rules
 func ParseWith(path string, data []byte, opt Options) (*Recipe, error) {
-	if len(data) > MaxInputBytes {
-		return nil, &Error{File: path, Msg: fmt.Sprintf("%d bytes is more than the %d MiB a recipe may have", len(data), MaxInputBytes>>20)}
-	}
-	doc, err := parseDocument(path, data)
+	st, err := prepare(path, data, opt)
 	if err != nil {
 		return nil, err
 	}
-	var warnings []string
-	if err := resolveDuplicateKeys(path, doc, opt.AllowDuplicateKeys, &warnings); err != nil {
-		return nil, err
-	}
-	applied, err := ApplyOverrides(doc, opt.Overrides)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	var variant *variants.Variant
-	var schema int
-	if variants.IsOverrideFile(doc) {
-		if schema, err = schemaOfOverrideFile(path, doc); err != nil {
-			return nil, err
-		}
-		if variant, err = expandOverrideFile(path, doc, opt.Variant); err != nil {
-			return nil, err
-		}
-		doc = variant.Doc
-		warnings = append(warnings, variant.Warnings...)
-	} else if opt.Variant != "" {
-		// srtctl only warns and plans the file; a selector that selects
-		// nothing is more likely a wrong file, so it is refused.
-		return nil, &VariantError{Err: Error{File: path, Line: doc.Line, Field: "base",
-			Msg: fmt.Sprintf("variant %q given, but this is a plain recipe, not an override file (no base:)", opt.Variant)}}
-	}
-	if schema == 0 {
-		if schema, err = schemaVersion(path, doc); err != nil {
-			return nil, err
-		}
-	}
+	doc, schema, warnings := st.doc, st.schema, st.warnings
 	// Schema 2 is normalized into the v1 fields (package schema2); from here
 	// on one reader decodes and validates both.
 	var spelling schema2.Spelling
@@ -124,9 +106,9 @@ func ParseWith(path string, data []byte, opt Options) (*Recipe, error) {
 	r.Path = path
 	r.SHA256 = sha256Hex(data)
 	r.Warnings = warnings
-	r.Overrides = applied
-	if variant != nil {
-		r.Variant, r.Origins = variant.Selector, variant.Origins
+	r.Overrides = st.applied
+	if st.variant != nil {
+		r.Variant, r.Origins = st.variant.Selector, st.variant.Origins
 	}
 	r.lines = map[string]int{}
 	yamltree.IndexLines(doc, "", r.lines)
@@ -136,6 +118,91 @@ func ParseWith(path string, data []byte, opt Options) (*Recipe, error) {
 	return &r, nil
 }
 
+// prepared is a recipe document through the stages before normalizing:
+// parsed, its duplicates resolved, overridden, composed, its variant
+// selected and its point bound.
+type prepared struct {
+	doc      *yaml.Node
+	schema   int
+	variant  *variants.Variant
+	warnings []string
+	applied  []string
+}
+
+// prepare runs the stages up to binding (ParseWith's list).
+func prepare(path string, data []byte, opt Options) (*prepared, error) {
+	if len(data) > MaxInputBytes {
+		return nil, &Error{File: path, Msg: fmt.Sprintf("%d bytes is more than the %d MiB a recipe may have", len(data), MaxInputBytes>>20)}
+	}
+	doc, err := parseDocument(path, data)
+	if err != nil {
+		return nil, err
+	}
+	st := &prepared{}
+	if err := resolveDuplicateKeys(path, doc, opt.AllowDuplicateKeys, &st.warnings); err != nil {
+		return nil, err
+	}
+	if st.applied, err = ApplyOverrides(doc, opt.Overrides); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if doc, err = composeFragment(path, doc, opt.Fragment); err != nil {
+		return nil, err
+	}
+	if err := selectVariant(path, doc, opt, st); err != nil {
+		return nil, err
+	}
+	if st.doc, err = bindPoint(path, st.doc, opt.Fragment); err != nil {
+		return nil, err
+	}
+	if st.schema == 0 {
+		if st.schema, err = schemaVersion(path, st.doc); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+// selectVariant expands an override file into the config opt.Variant
+// names (st.doc, st.variant, st.schema); a plain recipe passes through.
+// A single-node fragment's point picks among the configs its selector
+// names (selectForPoint).
+func selectVariant(path string, doc *yaml.Node, opt Options, st *prepared) error {
+	if !variants.IsOverrideFile(doc) {
+		if opt.Variant != "" {
+			// srtctl only warns and plans the file; a selector that selects
+			// nothing is more likely a wrong file, so it is refused.
+			return &VariantError{Err: Error{File: path, Line: doc.Line, Field: "base",
+				Msg: fmt.Sprintf("variant %q given, but this is a plain recipe, not an override file (no base:)", opt.Variant)}}
+		}
+		st.doc = doc
+		return nil
+	}
+	if f := opt.Fragment; f != nil && f.ComposeOnly && opt.Variant == "" {
+		st.doc = doc // the composed bundle, every config in it
+		return nil
+	}
+	var err error
+	if st.schema, err = schemaOfOverrideFile(path, doc); err != nil {
+		return err
+	}
+	var v *variants.Variant
+	if f := opt.Fragment; f != nil && f.binds() && !f.Input.Lane.MultiNode {
+		v, err = selectForPoint(path, doc, opt.Variant, f)
+	} else {
+		v, err = expandOverrideFile(path, doc, opt.Variant)
+	}
+	if err != nil {
+		return err
+	}
+	st.doc, st.variant = v.Doc, v
+	st.warnings = append(st.warnings, v.Warnings...)
+	if opt.Fragment != nil && yamltree.Get(st.doc, "schema") == nil {
+		// Variants carry the bundle's schema (infx/srt_slurm/variants.py
+		// expand_variants), so the bound recipe written out has it.
+		st.doc = withSchema(st.doc, st.schema)
+	}
+	return nil
+}
 // DuplicateKeyError is a key set twice in one mapping with different
 // values. PyYAML (srtctl) keeps the last silently; slurmbench refuses unless
 // Options.AllowDuplicateKeys.
