@@ -203,6 +203,7 @@ func selectVariant(path string, doc *yaml.Node, opt Options, st *prepared) error
 	}
 	return nil
 }
+
 // DuplicateKeyError is a key set twice in one mapping with different
 // values. PyYAML (srtctl) keeps the last silently; slurmbench refuses unless
 // Options.AllowDuplicateKeys.
