@@ -40,6 +40,7 @@ var rules = []struct {
 	{"launcher/inputs/recipe/schema2", []string{"launcher/inputs/recipe"}, "the recipe's node transforms edit YAML nodes; the recipe model is their reader's"},
 	{"launcher/inputs/recipe/variants", []string{"launcher/inputs/recipe"}, "the recipe's node transforms edit YAML nodes; the recipe model is their reader's"},
 	{"launcher/inputs/recipe/yamldoc", []string{"launcher/inputs/recipe"}, "the recipe's node transforms edit YAML nodes; the recipe model is their reader's"},
+	{"launcher/inputs/recipe/fragment", []string{"launcher/inputs/recipe"}, "the recipe's node transforms edit YAML nodes; the recipe model is their reader's"},
 	{"", []string{"cmd"}, "cmd only parses flags: nothing imports it"},
 }
 
@@ -51,6 +52,7 @@ var allowed = map[string][]string{
 	"launcher/inputs/recipe/schema2":  {"launcher/inputs/recipe/yamltree"},
 	"launcher/inputs/recipe/variants": {"launcher/inputs/recipe/yamltree"},
 	"launcher/inputs/recipe/yamldoc":  {"launcher/inputs/recipe/yamltree"},
+	"launcher/inputs/recipe/fragment": {"launcher/inputs/recipe/yamltree", "launcher/inputs/recipe/yamldoc", "launcher/inputs/recipe/variants"},
 }
 
 func under(path, prefix string) bool {

@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -76,46 +73,14 @@ func bindPoint(path string, doc *yaml.Node, f *Fragment) (*yaml.Node, error) {
 	return bound, nil
 }
 
-// selectForPoint is the single-node launcher's choice: of the configs the
-// selector names, the one the point binds to (a variant that names its
-// CONC or KV_OFFLOADING serves only that point). None or several is
-// refused, naming them.
+// selectForPoint is fragment.Select, its errors as this package's.
 func selectForPoint(path string, doc *yaml.Node, selector string, f *Fragment) (*variants.Variant, error) {
-	all, err := variants.ExpandAll(path, doc, selector)
-	if err != nil {
-		return nil, variantErr(err)
-	}
-	var match []*variants.Variant
-	var why []string
-	for _, v := range all {
-		if _, err := fragment.Bind(path, v.Doc, f.Input); err != nil {
-			why = append(why, v.Selector+": "+err.Error())
-			continue
-		}
-		match = append(match, v)
-	}
-	switch {
-	case len(match) == 1:
-		return match[0], nil
-	case len(match) == 0:
-		return nil, &VariantError{Err: Error{File: path, Line: doc.Line, Field: "base",
-			Msg: fmt.Sprintf("no variant %q selects serves the point (%s)", selector, strings.Join(why, "; "))}}
-	}
-	names := make([]string, len(match))
-	for i, v := range match {
-		names[i] = v.Selector
-	}
-	return nil, &VariantError{Err: Error{File: path, Line: doc.Line, Field: "base",
-		Msg: fmt.Sprintf("%d variants serve the point, not one: %s", len(match), strings.Join(names, ", "))}, Variants: names}
-}
-
-// variantErr is a variants error as this package's.
-func variantErr(err error) error {
+	v, err := fragment.Select(path, doc, selector, f.Input)
 	var se *variants.SelectError
 	if errors.As(err, &se) {
-		return &VariantError{Err: Error{File: se.File, Line: se.Line, Msg: se.Msg}, Variants: se.Variants}
+		return nil, &VariantError{Err: Error{File: se.File, Line: se.Line, Field: se.Field, Msg: se.Msg}, Variants: se.Variants}
 	}
-	return err
+	return v, err
 }
 
 // fragmentError keeps a fragment error's own type where callers test for
@@ -163,71 +128,10 @@ func LoadBound(ctx context.Context, path string, opt Options) (*Bound, error) {
 	return b, nil
 }
 
-// LoadBlock reads a shared block (configs/srt-recipes/*.yaml).
-func LoadBlock(ctx context.Context, path string) (*yaml.Node, error) {
-	data, err := readlimit.ReadFileContext(ctx, path, MaxInputBytes)
-	if err != nil {
-		return nil, fmt.Errorf("reading shared block: %w", err)
-	}
-	doc, err := parseDocument(path, data)
-	if err != nil {
-		return nil, err
-	}
-	if err := resolveDuplicateKeys(path, doc, false, new([]string)); err != nil {
-		return nil, err
-	}
-	return doc, nil
-}
-
-// LoadBlocks reads the lane's shared block under root, InferenceX's tree
-// (inferencex-e2e/), and for a power row the telemetry block, its exporter
-// on port.
-func LoadBlocks(ctx context.Context, root string, lane fragment.Lane, power bool, port int) (fragment.Blocks, error) {
-	b := fragment.Blocks{SharedFile: filepath.Join(root, lane.SharedBlock())}
-	var err error
-	if b.Shared, err = LoadBlock(ctx, b.SharedFile); err != nil {
-		return b, fmt.Errorf("the %s lane's shared block: %w", lane, err)
-	}
-	if !power {
-		return b, nil
-	}
-	if port <= 0 {
-		return b, &Error{File: b.SharedFile, Msg: "a power row needs the cluster's srt-slurm.power-exporter-port"}
-	}
-	b.TelemetryFile, b.PowerPort = filepath.Join(root, fragment.TelemetryBlock), port
-	if b.Telemetry, err = LoadBlock(ctx, b.TelemetryFile); err != nil {
-		return b, fmt.Errorf("the telemetry block: %w", err)
-	}
-	return b, nil
-}
-
-// LaneOf is the lane a recipe's place in InferenceX's tree says
-// (RECIPES.md § Directory and filename convention):
-// benchmarks/{single_node,multi_node}/srt-slurm-recipes/<model-prefix>/<engine>/<gpu>-<precision>/<workload>/…,
-// the workload agentx for AgentX. ok is false outside that layout.
-func LaneOf(path string) (lane fragment.Lane, ok bool) {
-	parts := strings.Split(filepath.ToSlash(path), "/")
-	for i := 0; i+1 < len(parts); i++ {
-		if parts[i+1] != "srt-slurm-recipes" || (parts[i] != "single_node" && parts[i] != "multi_node") {
-			continue
-		}
-		lane.MultiNode = parts[i] == "multi_node"
-		rest := parts[i+2:]
-		lane.Agentic = len(rest) > 4 && rest[3] == "agentx" || len(rest) == 4 && strings.HasPrefix(rest[3], "agentic")
-		return lane, true
-	}
-	return lane, false
-}
-
-// RootOf is InferenceX's tree (the directory holding
-// configs/srt-recipes/) a recipe file is under, or "".
-func RootOf(path string) string {
-	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
-		if st, err := os.Stat(filepath.Join(dir, "configs", "srt-recipes")); err == nil && st.IsDir() {
-			return dir
-		}
-		if parent := filepath.Dir(dir); parent == dir {
-			return ""
-		}
-	}
-}
+// Shared blocks and a recipe's place in InferenceX's tree (package fragment).
+var (
+	LoadBlock  = fragment.LoadBlock
+	LoadBlocks = fragment.LoadBlocks
+	LaneOf     = fragment.LaneOf
+	RootOf     = fragment.RootOf
+)

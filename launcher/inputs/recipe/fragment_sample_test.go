@@ -38,7 +38,7 @@ func samplePoint(lane fragment.Lane, conc, kv string) fragment.Input {
 		in.Point.KVOffloading = kv
 	}
 	if lane.Agentic && lane.MultiNode {
-		in.Cluster.ClientEnv = []fragment.EnvVar{{"RESULT_DIR", "/logs/agentic"}, {"HF_HUB_CACHE", "/hf"}}
+		in.Cluster.ClientEnv = []fragment.EnvVar{{Name: "RESULT_DIR", Value: "/logs/agentic"}, {Name: "HF_HUB_CACHE", Value: "/hf"}}
 	}
 	return in
 }

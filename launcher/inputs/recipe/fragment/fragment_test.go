@@ -226,7 +226,7 @@ func TestBind(t *testing.T) {
 				in := multiPoint()
 				in.Lane = Lane{Agentic: true, MultiNode: true}
 				in.Point.KVOffloading, in.Point.TotalCPUDRAMGB = "dram", 800
-				in.Cluster.ClientEnv = []EnvVar{{"RESULT_DIR", "/logs/agentic"}, {"HF_HUB_CACHE", "/cache"}}
+				in.Cluster.ClientEnv = []EnvVar{{Name: "RESULT_DIR", Value: "/logs/agentic"}, {Name: "HF_HUB_CACHE", Value: "/cache"}}
 				return in
 			},
 			"model: {path: hf:org/M, container: 'nvcr.io#nvidia/img:1', precision: fp8}\nbenchmark: {env: {HF_HOME: /hf, KV_OFFLOADING: dram, TOTAL_CPU_DRAM_GB: '800', RESULT_DIR: /logs/agentic}}"},

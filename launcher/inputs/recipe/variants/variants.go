@@ -59,11 +59,17 @@ type KeptNull struct {
 type SelectError struct {
 	File     string
 	Line     int
+	Field    string // "" or the section to blame
 	Msg      string
 	Variants []string
 }
 
-func (e *SelectError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
+func (e *SelectError) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Field, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+}
 
 // IsOverrideFile reports an override file (base: + override_* sections).
 func IsOverrideFile(doc *yaml.Node) bool { return yamltree.Get(doc, "base") != nil }

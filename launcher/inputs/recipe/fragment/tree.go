@@ -1,0 +1,88 @@
+package fragment
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/slurmbench/slurmbench/internal/readlimit"
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/yamldoc"
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/yamltree"
+)
+
+// LoadBlocks reads the lane's shared block under root,
+// InferenceX's tree (inferencex-e2e/), and for a power row the telemetry
+// block, its exporter on port.
+func LoadBlocks(ctx context.Context, root string, lane Lane, power bool, port int) (Blocks, error) {
+	b := Blocks{SharedFile: filepath.Join(root, lane.SharedBlock())}
+	var err error
+	if b.Shared, err = LoadBlock(ctx, b.SharedFile); err != nil {
+		return b, fmt.Errorf("the %s lane's shared block: %w", lane, err)
+	}
+	if !power {
+		return b, nil
+	}
+	if port <= 0 {
+		return b, &yamltree.Error{File: b.SharedFile, Msg: "a power row needs the cluster's srt-slurm.power-exporter-port"}
+	}
+	b.TelemetryFile, b.PowerPort = filepath.Join(root, TelemetryBlock), port
+	if b.Telemetry, err = LoadBlock(ctx, b.TelemetryFile); err != nil {
+		return b, fmt.Errorf("the telemetry block: %w", err)
+	}
+	return b, nil
+}
+
+// LaneOf is the lane a recipe's place in InferenceX's tree says
+// (RECIPES.md § Directory and filename convention):
+// benchmarks/{single_node,multi_node}/srt-slurm-recipes/<model-prefix>/<engine>/<gpu>-<precision>/<workload>/…,
+// the workload agentx for AgentX. ok is false outside that layout.
+func LaneOf(path string) (lane Lane, ok bool) {
+	parts := strings.Split(filepath.ToSlash(path), "/")
+	for i := 0; i+1 < len(parts); i++ {
+		if parts[i+1] != "srt-slurm-recipes" || (parts[i] != "single_node" && parts[i] != "multi_node") {
+			continue
+		}
+		lane.MultiNode = parts[i] == "multi_node"
+		rest := parts[i+2:]
+		lane.Agentic = len(rest) > 4 && rest[3] == "agentx" || len(rest) == 4 && strings.HasPrefix(rest[3], "agentic")
+		return lane, true
+	}
+	return lane, false
+}
+
+// RootOf is InferenceX's tree (the directory holding
+// configs/srt-recipes/) a recipe file is under, or "".
+func RootOf(path string) string {
+	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
+		if st, err := os.Stat(filepath.Join(dir, "configs", "srt-recipes")); err == nil && st.IsDir() {
+			return dir
+		}
+		if parent := filepath.Dir(dir); parent == dir {
+			return ""
+		}
+	}
+}
+
+// maxBlockBytes bounds a shared block or fragment read, as a recipe's.
+const maxBlockBytes = readlimit.Default
+
+// LoadBlock reads a YAML mapping (a shared block, or a fragment before
+// composing) with its keys set twice refused.
+func LoadBlock(ctx context.Context, path string) (*yaml.Node, error) {
+	data, err := readlimit.ReadFileContext(ctx, path, maxBlockBytes)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	doc, err := yamldoc.Parse(path, data)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := yamldoc.ResolveDuplicates(path, doc, false); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}

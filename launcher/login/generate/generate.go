@@ -1,0 +1,293 @@
+// Package generate is `slurmbench generate`: one bound recipe per
+// srt-slurm point of a master config's keys, plus a manifest.json mapping
+// each file to its matrix point and its cluster, as InferenceX's
+// `infx generate` writes them (inferencex-e2e/infx/srt_slurm/generate.py@e0ab9519
+// generate_recipes; RECIPES.md § Recipe fragments). Launch-time edits (the
+// job name, the health-check floor, runtime --set values) are not applied.
+//
+// The points and the clusters come through two narrow interfaces, Points
+// and Clusters: the master reader expands today's rows into Points and the
+// runners.yaml reader places a runner label on its cluster.
+package generate
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/slurmbench/slurmbench/internal/atomicfile"
+	"github.com/slurmbench/slurmbench/internal/pyjson"
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe"
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/fragment"
+)
+
+// Point is one srt-slurm point of a master config.
+type Point struct {
+	Key    string // the config key
+	Runner string // the row's runner label
+	// Recipe is the row's srt-recipe: the file relative to InferenceX's
+	// tree (srt-recipe-dir joined with the file), then :selector if any.
+	Recipe string
+	// Matrix is the point as the matrix generator writes it (a JSON
+	// object, its keys in the generator's order): the manifest's "matrix"
+	// and, with the variant, what names the file.
+	Matrix json.RawMessage
+	Lane   fragment.Lane
+	Power  bool
+	Binder fragment.Point
+}
+
+// Points expands the master config's keys (globs) into their srt-slurm
+// points, in the generator's order; a key without one is an error.
+type Points interface {
+	Points(ctx context.Context, keys []string) ([]Point, error)
+}
+
+// Clusters places a runner label on its cluster: ok is false when the
+// label's runners span several clusters (the manifest's cluster is then
+// null and fabric references stay as written).
+type Clusters interface {
+	Place(ctx context.Context, runnerLabel string) (c fragment.Cluster, ok bool, err error)
+}
+
+// Options are `generate`'s.
+type Options struct {
+	Root     string // InferenceX's tree (inferencex-e2e/): configs/srt-recipes/ and the recipes
+	Keys     []string
+	Out      string // an empty or absent directory
+	Points   Points
+	Clusters Clusters
+	Stdout   io.Writer
+}
+
+// Record is one manifest entry (generate.py's keys and order).
+type Record struct {
+	File      string          `json:"file"`
+	ConfigKey string          `json:"config-key"`
+	Variant   *string         `json:"variant"`
+	Cluster   *string         `json:"cluster"`
+	Matrix    json.RawMessage `json:"matrix"`
+}
+
+// Manifest is manifest.json.
+type Manifest struct {
+	Recipes []Record `json:"recipes"`
+}
+
+// Run binds every point and writes the recipes and the manifest into
+// o.Out. Nothing is written unless every point binds.
+func Run(ctx context.Context, o Options) (*Manifest, error) {
+	if err := emptyDir(o.Out); err != nil {
+		return nil, err
+	}
+	points, err := o.Points.Points(ctx, o.Keys)
+	if err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{}
+	var m Manifest
+	for _, p := range points {
+		rec, data, err := bindOne(ctx, o, p)
+		if err != nil {
+			return nil, fmt.Errorf("%s (runner %s, %s): %w", p.Key, p.Runner, p.Recipe, err)
+		}
+		files[rec.File] = data
+		m.Recipes = append(m.Recipes, rec)
+	}
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if err := atomicfile.WriteFile(filepath.Join(o.Out, n), files[n], atomicfile.Options{Overwrite: true}); err != nil {
+			return nil, err
+		}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(m); err != nil {
+		return nil, err
+	}
+	if err := atomicfile.WriteFile(filepath.Join(o.Out, "manifest.json"), buf.Bytes(), atomicfile.Options{Overwrite: true}); err != nil {
+		return nil, err
+	}
+	if o.Stdout != nil {
+		fmt.Fprintf(o.Stdout, "%d bound recipes and manifest.json in %s\n", len(m.Recipes), o.Out)
+	}
+	return &m, nil
+}
+
+// bindOne composes and binds one point and checks the bound recipe reads
+// as slurmbench runs it.
+func bindOne(ctx context.Context, o Options, p Point) (Record, []byte, error) {
+	file, selector, _ := strings.Cut(p.Recipe, ":")
+	path := filepath.Join(o.Root, file)
+	cluster, placed, err := o.Clusters.Place(ctx, p.Runner)
+	if err != nil {
+		return Record{}, nil, err
+	}
+	needsCluster := p.Lane.MultiNode && (p.Lane.Agentic || p.Power)
+	if needsCluster && !placed {
+		return Record{}, nil, fmt.Errorf("runner %q must schedule on one cluster to bind the cluster's power telemetry and AgentX client paths", p.Runner)
+	}
+	blocks, err := recipe.LoadBlocks(ctx, o.Root, p.Lane, p.Power && p.Lane.MultiNode, cluster.PowerExporterPort)
+	if err != nil {
+		return Record{}, nil, err
+	}
+	frag := &recipe.Fragment{Blocks: blocks, Input: fragment.Input{Lane: p.Lane, Point: p.Binder, Cluster: cluster}, KeepFabric: !placed}
+	b, err := recipe.LoadBound(ctx, path, recipe.Options{Variant: selector, Fragment: frag})
+	if err != nil {
+		return Record{}, nil, err
+	}
+	data, err := Marshal(b.Doc)
+	if err != nil {
+		return Record{}, nil, err
+	}
+	if placed {
+		// What srtctl would be handed must read as slurmbench runs it.
+		if _, err := recipe.Parse(path+" (bound)", data); err != nil {
+			return Record{}, nil, err
+		}
+	}
+	rec := Record{ConfigKey: p.Key, Matrix: p.Matrix}
+	if b.Selector != "" {
+		rec.Variant = &b.Selector
+	}
+	if placed {
+		rec.Cluster = &cluster.ID
+	}
+	name, err := FileName(p.Key, p.Matrix, rec.Variant)
+	if err != nil {
+		return Record{}, nil, err
+	}
+	rec.File = name
+	return rec, data, nil
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
+
+// FileName is generate.py's: the key with unsafe characters as _, then 12
+// hex of the SHA-256 of json.dumps({"point": matrix, "variant": variant},
+// sort_keys=True).
+func FileName(key string, matrix json.RawMessage, variant *string) (string, error) {
+	var point any
+	dec := json.NewDecoder(bytes.NewReader(matrix))
+	dec.UseNumber()
+	if err := dec.Decode(&point); err != nil {
+		return "", fmt.Errorf("the matrix point is not JSON: %w", err)
+	}
+	var v any
+	if variant != nil {
+		v = *variant
+	}
+	identity := pyDumpsSorted(nil, map[string]any{"point": point, "variant": v})
+	sum := sha256.Sum256(identity)
+	return unsafeName.ReplaceAllString(key, "_") + "-" + hex.EncodeToString(sum[:])[:12] + ".yaml", nil
+}
+
+// pyDumpsSorted is json.dumps(v, sort_keys=True) with its default
+// separators (", ", ": ") and ensure_ascii.
+func pyDumpsSorted(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case bool:
+		if x {
+			return append(b, "true"...)
+		}
+		return append(b, "false"...)
+	case string:
+		return pyjson.AppendString(b, x)
+	case json.Number:
+		if f, err := x.Float64(); err == nil && strings.ContainsAny(x.String(), ".eE") {
+			return pyjson.AppendFloat(b, f)
+		}
+		return append(b, x.String()...)
+	case []any:
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = pyDumpsSorted(b, e)
+		}
+		return append(b, ']')
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = pyjson.AppendString(b, k)
+			b = append(b, ": "...)
+			b = pyDumpsSorted(b, x[k])
+		}
+		return append(b, '}')
+	}
+	return append(b, fmt.Sprint(v)...)
+}
+
+// Marshal writes a bound recipe as yaml.safe_dump(sort_keys=False) would
+// lay it out: block style, no comments, key order kept; strings that would
+// read as another type stay quoted.
+func Marshal(doc *yaml.Node) ([]byte, error) {
+	var plain func(*yaml.Node) *yaml.Node
+	plain = func(n *yaml.Node) *yaml.Node {
+		c := *n
+		c.Style &^= yaml.FlowStyle | yaml.LiteralStyle | yaml.FoldedStyle
+		if c.Kind == yaml.ScalarNode && c.Tag == "!!str" {
+			c.Style &^= yaml.DoubleQuotedStyle | yaml.SingleQuotedStyle
+		}
+		c.HeadComment, c.LineComment, c.FootComment = "", "", ""
+		c.Content = make([]*yaml.Node, len(n.Content))
+		for i, x := range n.Content {
+			c.Content[i] = plain(x)
+		}
+		return &c
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(plain(doc)); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), enc.Close()
+}
+
+// emptyDir refuses an output that holds anything (generate.py: "Output
+// directory must be empty").
+func emptyDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("--out %s: %w", dir, err)
+	case len(entries) > 0:
+		return fmt.Errorf("--out %s: the output directory must be empty", dir)
+	}
+	return nil
+}

@@ -1,0 +1,192 @@
+package generate
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/fragment"
+)
+
+// The identity hash against Python's json.dumps(..., sort_keys=True):
+// the digests were computed with CPython 3 for this point.
+func TestFileNameMatchesPython(t *testing.T) {
+	matrix := json.RawMessage(`{"runner":"gb300","conc":[4,16],"isl":1024,"osl":128,"exp-name":"x_1k","prefill":{"tp":4,"pp":1,"pcp-size":1},"ratio":0.8,"name":"é"}`)
+	sel := "override_a"
+	for _, tc := range []struct {
+		key     string
+		variant *string
+		want    string
+	}{
+		{"dsr1-fp8-gb300-dynamo-sglang", &sel, "dsr1-fp8-gb300-dynamo-sglang-91c8e0f0d62f.yaml"},
+		{"a key/with spaces", nil, "a_key_with_spaces-7166833e0e7f.yaml"},
+	} {
+		got, err := FileName(tc.key, matrix, tc.variant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("FileName(%q) = %s, want %s", tc.key, got, tc.want)
+		}
+	}
+}
+
+type fakePoints []Point
+
+func (f fakePoints) Points(context.Context, []string) ([]Point, error) { return f, nil }
+
+type fakeClusters map[string]fragment.Cluster
+
+func (f fakeClusters) Place(_ context.Context, label string) (fragment.Cluster, bool, error) {
+	c, ok := f[label]
+	return c, ok, nil
+}
+
+func write(t *testing.T, root, rel, text string) {
+	t.Helper()
+	p := filepath.Join(root, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const mockFragment = `schema: 2
+base:
+  name: mock
+  slurm:
+    time_limit: "00:30:00"
+  resources:
+    gpu_type: h100
+    gpus_per_node: 4
+  engine: mock
+  roles:
+    prefill:
+      nodes: 1
+      workers: 1
+      gpus: 2
+      env:
+        UCX_NET_DEVICES: '@fabric.ucx-net-devices'
+    decode:
+      nodes: 1
+      workers: 1
+      gpus: 2
+  frontend:
+    type: dynamo
+override_small:
+  roles:
+    decode:
+      gpus: 2
+`
+
+// TestRun writes one bound recipe per point and the manifest; a label on
+// several clusters leaves fabric references and a null cluster; a power
+// point on such a label is refused; a non-empty output is refused.
+func TestRun(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "configs/srt-recipes/fixed-sequence-multi.yaml", "benchmark:\n  type: custom\n  command: bash run.sh\n  env:\n    TOKENIZER: /model\n")
+	write(t, root, "configs/srt-recipes/telemetry-dcgm.yaml", "telemetry:\n  enabled: true\n  dcgm_exporter:\n    container_image: dcgm-exporter\n")
+	write(t, root, "benchmarks/multi_node/srt-slurm-recipes/mock/mock/h100-fp8/1k1k/disagg-variants.yaml", mockFragment)
+	point := func(runner string, power bool) Point {
+		return Point{Key: "mock-fp8-h100", Runner: runner, Power: power,
+			Recipe: "benchmarks/multi_node/srt-slurm-recipes/mock/mock/h100-fp8/1k1k/disagg-variants.yaml:override_small",
+			Matrix: json.RawMessage(`{"runner":"` + runner + `","conc":[4,16],"power":` + map[bool]string{true: "true", false: "false"}[power] + `}`),
+			Lane:   fragment.Lane{MultiNode: true},
+			Binder: fragment.Point{Model: "mock/Model", Image: "registry#mock:1", Precision: "fp8", ISL: 1024, OSL: 1024, Conc: []int{4, 16}}}
+	}
+	clusters := fakeClusters{"h100-one": {ID: "testcluster", GPUsPerNode: 4, PowerExporterPort: 9401,
+		Fabric: fragment.Fabric{Values: map[string]string{"ucx-net-devices": "mlx5_0:1,mlx5_1:1"}}}}
+
+	out := filepath.Join(t.TempDir(), "out")
+	m, err := Run(context.Background(), Options{Root: root, Out: out, Clusters: clusters,
+		Points: fakePoints{point("h100-one", true), point("h100-many", false)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Recipes) != 2 {
+		t.Fatalf("%d records, want 2", len(m.Recipes))
+	}
+	var onDisk Manifest
+	data, err := os.ReadFile(filepath.Join(out, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &onDisk); err != nil {
+		t.Fatal(err)
+	}
+	one, many := onDisk.Recipes[0], onDisk.Recipes[1]
+	if one.Cluster == nil || *one.Cluster != "testcluster" || many.Cluster != nil {
+		t.Errorf("clusters %v, %v; want testcluster and null", one.Cluster, many.Cluster)
+	}
+	if one.Variant == nil || *one.Variant != "override_small" || one.ConfigKey != "mock-fp8-h100" || !strings.Contains(strings.ReplaceAll(string(one.Matrix), " ", ""), `"power":true`) {
+		t.Errorf("record %+v", one)
+	}
+	for _, tc := range []struct {
+		rec  Record
+		want map[string]string // dotted path → value
+	}{
+		{one, map[string]string{"model.path": "hf:mock/Model", "model.container": "registry#mock:1", "schema": "2",
+			"roles.prefill.env.UCX_NET_DEVICES": "mlx5_0:1,mlx5_1:1", "telemetry.dcgm_exporter.port": "9401",
+			"benchmark.concurrencies": "[4 16]", "benchmark.env.ISL": "1024", "name": "mock_small"}},
+		{many, map[string]string{"roles.prefill.env.UCX_NET_DEVICES": "@fabric.ucx-net-devices", "telemetry": "<nil>"}},
+	} {
+		data, err := os.ReadFile(filepath.Join(out, tc.rec.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		for path, want := range tc.want {
+			if got := lookup(doc, path); got != want {
+				t.Errorf("%s: %s = %s, want %s", tc.rec.File, path, got, want)
+			}
+		}
+	}
+
+	// A power point on a label that spans clusters cannot be bound.
+	if _, err := Run(context.Background(), Options{Root: root, Out: filepath.Join(t.TempDir(), "o"), Clusters: clusters,
+		Points: fakePoints{point("h100-many", true)}}); err == nil || !strings.Contains(err.Error(), "one cluster") {
+		t.Errorf("power point on a multi-cluster label: %v", err)
+	}
+	// The output must be empty.
+	if _, err := Run(context.Background(), Options{Root: root, Out: out, Clusters: clusters,
+		Points: fakePoints{point("h100-one", false)}}); err == nil || !strings.Contains(err.Error(), "must be empty") {
+		t.Errorf("non-empty output: %v", err)
+	}
+}
+
+func lookup(doc map[string]any, path string) string {
+	var v any = doc
+	for _, p := range strings.Split(path, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return "<nil>"
+		}
+		v = m[p]
+	}
+	if v == nil {
+		return "<nil>"
+	}
+	return fmtAny(v)
+}
+
+func fmtAny(v any) string {
+	if l, ok := v.([]any); ok {
+		s := make([]string, len(l))
+		for i, e := range l {
+			s[i] = fmtAny(e)
+		}
+		return "[" + strings.Join(s, " ") + "]"
+	}
+	b, _ := json.Marshal(v)
+	return strings.Trim(string(b), `"`)
+}
