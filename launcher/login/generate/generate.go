@@ -25,8 +25,6 @@ import (
 	"sort"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
 	"github.com/slurmbench/slurmbench/internal/pyjson"
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe"
@@ -157,7 +155,7 @@ func bindOne(ctx context.Context, o Options, p Point) (Record, []byte, error) {
 	if err != nil {
 		return Record{}, nil, err
 	}
-	data, err := Marshal(b.Doc)
+	data, err := fragment.Marshal(b.Doc)
 	if err != nil {
 		return Record{}, nil, err
 	}
@@ -248,33 +246,6 @@ func pyDumpsSorted(b []byte, v any) []byte {
 		return append(b, '}')
 	}
 	return append(b, fmt.Sprint(v)...)
-}
-
-// Marshal writes a bound recipe as yaml.safe_dump(sort_keys=False) would
-// lay it out: block style, no comments, key order kept; strings that would
-// read as another type stay quoted.
-func Marshal(doc *yaml.Node) ([]byte, error) {
-	var plain func(*yaml.Node) *yaml.Node
-	plain = func(n *yaml.Node) *yaml.Node {
-		c := *n
-		c.Style &^= yaml.FlowStyle | yaml.LiteralStyle | yaml.FoldedStyle
-		if c.Kind == yaml.ScalarNode && c.Tag == "!!str" {
-			c.Style &^= yaml.DoubleQuotedStyle | yaml.SingleQuotedStyle
-		}
-		c.HeadComment, c.LineComment, c.FootComment = "", "", ""
-		c.Content = make([]*yaml.Node, len(n.Content))
-		for i, x := range n.Content {
-			c.Content[i] = plain(x)
-		}
-		return &c
-	}
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(plain(doc)); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), enc.Close()
 }
 
 // emptyDir refuses an output that holds anything (generate.py: "Output

@@ -1,6 +1,7 @@
 package fragment
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -85,4 +86,31 @@ func LoadBlock(ctx context.Context, path string) (*yaml.Node, error) {
 		return nil, err
 	}
 	return doc, nil
+}
+
+// Marshal writes a bound recipe as yaml.safe_dump(sort_keys=False) would
+// lay it out: block style, no comments, key order kept; strings that would
+// read as another type stay quoted.
+func Marshal(doc *yaml.Node) ([]byte, error) {
+	var plain func(*yaml.Node) *yaml.Node
+	plain = func(n *yaml.Node) *yaml.Node {
+		c := *n
+		c.Style &^= yaml.FlowStyle | yaml.LiteralStyle | yaml.FoldedStyle
+		if c.Kind == yaml.ScalarNode && c.Tag == "!!str" {
+			c.Style &^= yaml.DoubleQuotedStyle | yaml.SingleQuotedStyle
+		}
+		c.HeadComment, c.LineComment, c.FootComment = "", "", ""
+		c.Content = make([]*yaml.Node, len(n.Content))
+		for i, x := range n.Content {
+			c.Content[i] = plain(x)
+		}
+		return &c
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(plain(doc)); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), enc.Close()
 }
