@@ -94,6 +94,10 @@ func Normalize(path string, src *yaml.Node, checkKeys func(doc *yaml.Node) error
 	if err := n.refuseForkOnly(); err != nil {
 		return nil, nil, nil, err
 	}
+	// srt-slurm's own keys that slurmbench does not run, by name (Keys).
+	if err := n.refuseByName(); err != nil {
+		return nil, nil, nil, err
+	}
 	if err := checkKeys(doc); err != nil {
 		return nil, nil, nil, err
 	}
@@ -275,7 +279,7 @@ func (n *v2Normalizer) engine() error {
 					t = tv.Value
 				}
 				if len(v.Content) > 2 || t == "" {
-					return n.errAt(k.Line, "roles."+rm.role+".engine", "engine options per role are %s; set them on the top-level engine:", NotSupported)
+					return &Error{Kind: Unsupported, Err: yamltree.Error{File: n.path, Line: k.Line, Field: "roles." + rm.role + ".engine", Msg: "engine options per role are " + NotSupported + "; set them on the top-level engine:"}}
 				}
 			}
 			if roleEngine != "" && t != roleEngine {
