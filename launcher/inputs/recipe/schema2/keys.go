@@ -49,7 +49,7 @@ const (
 	whyRouter    = "this frontend option (slurmbench runs the dynamo, sglang-router and vllm frontends with their args and env)"
 	whyFatal     = "recipe-defined fatal log patterns (slurmbench's health gate classifies failures with its own rules, launcher/diagnose)"
 	whyMocker    = "this option of Dynamo's mocker engine (slurmbench runs the mocker with its defaults)"
-	whyPerRole   = "per-role launch settings (one image and one set of srun options per job)"
+	whyPerRole   = "one image and one set of srun options per job"
 )
 
 // Keys is every key of the schema (SchemaRevision) with what slurmbench
