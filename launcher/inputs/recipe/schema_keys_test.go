@@ -231,15 +231,15 @@ func tryEngine(t *testing.T, p, typ string, k schema2.Key, engine string) error 
 	switch k.Plan {
 	case schema2.Refused:
 		if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), leaf) {
-			return fmt.Errorf("%s (refused: %s): want an unsupported error naming %s, got %v", p, k.Why, leaf, err)
+			return fmt.Errorf("%s (refused: %s): want an unsupported error naming %s, got %w", p, k.Why, leaf, err)
 		}
 	case schema2.NoEffect:
 		if err != nil || !strings.Contains(strings.Join(r.Warnings, "\n"), p) {
-			return fmt.Errorf("%s (no effect): want it read with a warning naming it, got %v", p, err)
+			return fmt.Errorf("%s (no effect): want it read with a warning naming it, got %w", p, err)
 		}
 	default:
 		if err != nil && (errors.Is(err, ErrUnsupported) || strings.Contains(err.Error(), "unknown key")) {
-			return fmt.Errorf("%s (planned): the reader refuses it: %v", p, err)
+			return fmt.Errorf("%s (planned): the reader refuses it: %w", p, err)
 		}
 	}
 	return nil

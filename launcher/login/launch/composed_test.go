@@ -16,8 +16,8 @@ import (
 func TestRenderComposed(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "inferencex-e2e")
 	files := map[string]string{
-		"configs/srt-recipes/fixed-sequence-multi.yaml": "benchmark:\n  type: custom\n  command: bash fixed.sh\n",
-		"configs/srt-recipes/telemetry-dcgm.yaml":       "telemetry:\n  enabled: true\n",
+		"configs/srt-recipes/fixed-sequence-multi.yaml":                                       "benchmark:\n  type: custom\n  command: bash fixed.sh\n",
+		"configs/srt-recipes/telemetry-dcgm.yaml":                                             "telemetry:\n  enabled: true\n",
 		"benchmarks/multi_node/srt-slurm-recipes/m/sglang/h100-fp8/8k1k/disagg-variants.yaml": "schema: 2\nbase:\n  name: b\n  roles: {prefill: {workers: 1}}\noverride_two:\n  roles: {prefill: {workers: 2}}\n",
 		"benchmarks/multi_node/srt-slurm-recipes/m/sglang/h100-fp8/8k1k/bound.yaml":           "schema: 2\nname: b\nmodel:\n  path: hf:x/y\n",
 	}
