@@ -22,7 +22,9 @@ func samplePoint(lane fragment.Lane, conc, kv string) fragment.Input {
 	in := fragment.Input{Lane: lane,
 		Point: fragment.Point{Model: "org/Model", Image: "nvcr.io#nvidia/img:1", Precision: "fp8",
 			ISL: 8192, OSL: 1024, Conc: []int{4, 16}, RandomRangeRatio: "0.8",
-			KVOffloading: "dram", TotalCPUDRAMGB: 1600, GPUCount: 8, PrefillTP: 8, PrefillPP: 1, PrefillPCP: 1},
+			KVOffloading: "dram", TotalCPUDRAMGB: 1600, GPUCount: 8, PrefillTP: 8, PrefillPP: 1, PrefillPCP: 1,
+			// The components the sample's installers install, as a row declares them.
+			Router: &fragment.Component{Name: "vllm-router", Version: "0.1.14"}, KVOffloadBackend: &fragment.Component{Name: "mooncake", Version: "0.3.11"}},
 		Cluster: fragment.Cluster{ID: "sample", GPUsPerNode: 4, Fabric: fragment.Fabric{Values: map[string]string{}}},
 	}
 	for _, f := range fragment.FabricFields {

@@ -44,6 +44,10 @@ type Point struct {
 	// Power is the row's power: true; the telemetry block is composed in
 	// and benchmark.concurrencies bound.
 	Power bool
+	// Router and KVOffloadBackend are the row's component metadata; a
+	// recipe whose setup script or service preamble installs one takes its
+	// version (components.go).
+	Router, KVOffloadBackend *Component
 }
 
 // Cluster is the cluster's part of the binder's input, from its
@@ -107,7 +111,8 @@ func (in Input) DRAMBudget() (*Budget, error) {
 // benchmark.env ISL/OSL (fixed-sequence), MODEL, CONC, RANDOM_RANGE_RATIO
 // and USE_CHAT_TEMPLATE (single-node), KV_OFFLOADING and TOTAL_CPU_DRAM_GB
 // (agentic), the client paths; benchmark.concurrencies when telemetry is
-// enabled. It does not resolve references (Resolve does).
+// enabled; the master version of a component a repository script installs
+// (bindComponents). It does not resolve references (Resolve does).
 func Bind(file string, doc *yaml.Node, in Input) (*yaml.Node, error) {
 	p := in.Point
 	doc = yamltree.DeepCopy(doc) // a variant may share blocks with its siblings
@@ -214,6 +219,9 @@ func Bind(file string, doc *yaml.Node, in Input) (*yaml.Node, error) {
 			}
 			set(benchmark, "concurrencies", list)
 		}
+	}
+	if err := bindComponents(file, out, p); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -351,3 +351,63 @@ func TestSpeculates(t *testing.T) {
 		}
 	}
 }
+
+func TestBindComponents(t *testing.T) {
+	router := &Component{Name: "vllm-router", Version: "0.1.14"}
+	for _, tc := range []struct {
+		name, doc string
+		router    *Component
+		kv        *Component
+		want      map[string]string // dotted path (services[0] as services.0) → value
+		errField  string
+		errText   string
+	}{
+		{"a setup script takes the master router version", "setup_script: vllm-router.sh", router, nil,
+			map[string]string{"environment.ROUTER_VERSION": "0.1.14"}, "", ""},
+		{"a service preamble takes it in the service's env", "services:\n- name: mc\n  preamble: bash /configs/vllm-mooncake.sh\n", nil, &Component{Name: "mooncake", Version: "0.3.11"},
+			map[string]string{"services.0.env.KV_OFFLOAD_BACKEND_VERSION": "0.3.11"}, "", ""},
+		{"an installer needs the point to declare its component", "setup_script: vllm-mooncake.sh", nil, &Component{Name: "lmcache", Version: "1"},
+			nil, "setup_script", "must declare kv-offload-backend {name: mooncake"},
+		{"a script that installs no master component is left alone", "setup_script: vllm-container-deps.sh", nil, nil,
+			map[string]string{"environment": "<nil>"}, "", ""},
+		{"a pinned router must be the master's", "frontend:\n  env:\n    SETUP_PIP_PACKAGES: vllm-router==0.1.13 fastapi\n", router, nil,
+			nil, "frontend.env.SETUP_PIP_PACKAGES", "is not the master router 0.1.14"},
+		{"a matching pin passes, its spelling normalized", "roles:\n  agg:\n    env:\n      SETUP_PIP_PACKAGES: Pillow vllm_router==0.1.14\n", router, nil,
+			map[string]string{"roles.agg.env.SETUP_PIP_PACKAGES": "Pillow vllm_router==0.1.14"}, "", ""},
+		{"a pin with no master router", "roles:\n  agg:\n    env:\n      SETUP_PIP_PACKAGES: vllm-router>=0.1\n", nil, nil,
+			nil, "roles.agg.env.SETUP_PIP_PACKAGES", "must declare router {name: vllm-router"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := multiPoint()
+			in.Point.Router, in.Point.KVOffloadBackend = tc.router, tc.kv
+			got, err := Bind("f.yaml", parse(t, tc.doc), in)
+			if tc.errField != "" {
+				var e *yamltree.Error
+				if !errors.As(err, &e) || e.Field != tc.errField || !strings.Contains(e.Msg, tc.errText) {
+					t.Fatalf("want %s refused (%q), got %v", tc.errField, tc.errText, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for path, want := range tc.want {
+				n := got
+				for _, seg := range strings.Split(path, ".") {
+					if n != nil && n.Kind == yaml.SequenceNode {
+						n = n.Content[0]
+						continue
+					}
+					n = yamltree.Get(n, seg)
+				}
+				v := "<nil>"
+				if n != nil {
+					v = n.Value
+				}
+				if v != want {
+					t.Errorf("%s = %s, want %s", path, v, want)
+				}
+			}
+		})
+	}
+}
