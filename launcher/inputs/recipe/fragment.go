@@ -46,13 +46,13 @@ func composeFragment(path string, doc *yaml.Node, f *Fragment) (*yaml.Node, erro
 	return out, fragmentError(err)
 }
 
-// bindPoint is fragment.Bind, then fragment.Resolve of the point's DRAM
+// bindPoint is fragment.BindServing, then fragment.Resolve of the point's DRAM
 // budget and the cluster's fabric, then (Stage) fragment.Stage.
 func bindPoint(path string, doc *yaml.Node, f *Fragment) (*yaml.Node, error) {
 	if !f.binds() {
 		return doc, nil
 	}
-	bound, err := fragment.Bind(path, doc, f.Input)
+	bound, err := fragment.BindServing(path, doc, f.Input)
 	if err != nil {
 		return nil, fragmentError(err)
 	}

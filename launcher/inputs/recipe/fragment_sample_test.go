@@ -176,8 +176,58 @@ func bindSample(ctx context.Context, file, selector string, lane fragment.Lane, 
 		if k := yamltree.Get(env, "KV_OFFLOADING"); k != nil {
 			kv = k.Value
 		}
+		in := samplePoint(lane, conc, kv)
+		variantParallelism(v.Doc, &in.Point)
+		b, err := LoadBound(ctx, file, Options{Variant: selector, Fragment: &Fragment{Blocks: blocks, Input: in}})
+		return checkBound(b, err)
+	}
+	if !lane.MultiNode {
+		// A plain single-node recipe: the point is its own.
+		doc, _ := LoadBlock(ctx, file)
+		composed, _ := fragment.Compose(file, doc, lane, blocks)
+		in := samplePoint(lane, conc, kv)
+		variantParallelism(composed, &in.Point)
+		b, err := LoadBound(ctx, file, Options{Fragment: &Fragment{Blocks: blocks, Input: in}})
+		return checkBound(b, err)
 	}
 	b, err := LoadBound(ctx, file, Options{Variant: selector, Fragment: &Fragment{Blocks: blocks, Input: samplePoint(lane, conc, kv)}})
+	return checkBound(b, err)
+}
+
+// variantParallelism gives a single-node point the variant's own GPUs and
+// parallelism, as the master row that selects it has them.
+func variantParallelism(doc *yaml.Node, p *fragment.Point) {
+	agg := yamltree.Get(yamltree.Get(doc, "roles"), "agg")
+	args := yamltree.Get(agg, "args")
+	num := func(n *yaml.Node, d int) int {
+		if n == nil {
+			return d
+		}
+		return atoi(n.Value)
+	}
+	on := func(k string) bool { b, _ := yamltree.Bool(yamltree.Get(args, k)); return b }
+	p.GPUCount = num(yamltree.Get(agg, "gpus"), 0)
+	engine := yamltree.Get(doc, "engine")
+	if t := yamltree.Get(engine, "type"); t != nil {
+		engine = t
+	}
+	switch engine.Value {
+	case "sglang":
+		p.TP, p.DPAttention = num(yamltree.Get(args, "tensor-parallel-size"), 0), on("enable-dp-attention")
+		p.EP = num(yamltree.Get(args, "expert-parallel-size"), num(yamltree.Get(args, "ep-size"), 1))
+	case "trtllm":
+		p.TP, p.EP, p.DPAttention = num(yamltree.Get(args, "tensor_parallel_size"), 0), num(yamltree.Get(args, "moe_expert_parallel_size"), 0), on("enable_attention_dp")
+	case "vllm":
+		d := num(yamltree.Get(args, "data-parallel-size"), 1)
+		p.TP, p.DPAttention, p.EP = num(yamltree.Get(args, "tensor-parallel-size"), 1)*d, d > 1, 1
+		if on("enable-expert-parallel") {
+			p.EP = 2
+		}
+	}
+}
+
+// checkBound checks that no reference is left and the model is bound.
+func checkBound(b *Bound, err error) error {
 	if err != nil {
 		return err
 	}

@@ -19,8 +19,9 @@ import (
 func TestFragmentSelectsForThePoint(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "agentic.yaml")
-	src := "schema: 2\nbase:\n  name: b\n  engine: sglang\n  roles: {agg: {args: {tp-size: 8}}}\n" +
-		"override_c4:\n  benchmark: {env: {CONC: '4'}}\noverride_c8:\n  benchmark: {env: {CONC: '8'}}\n"
+	src := "schema: 2\nbase:\n  name: b\n  engine: sglang\n  roles: {agg: {gpus: 8, args: {tensor-parallel-size: 8}}}\n" +
+		"override_c4:\n  benchmark: {env: {CONC: '4'}}\noverride_c8:\n  benchmark: {env: {CONC: '8'}}\n" +
+		"override_dep8_c8:\n  roles: {agg: {args: {enable-dp-attention: true, data-parallel-size: 8, ep-size: 8}}}\n  benchmark: {env: {CONC: '8'}}\n"
 	multi := filepath.Join(dir, "disagg-variants.yaml")
 	multiSrc := "schema: 2\nbase:\n  name: b\noverride_c4:\n  roles: {decode: {workers: 1}}\noverride_c8:\n  roles: {decode: {workers: 2}}\n"
 	for f, s := range map[string]string{file: src, multi: multiSrc} {
@@ -37,18 +38,24 @@ func TestFragmentSelectsForThePoint(t *testing.T) {
 		lane     fragment.Lane
 		selector string
 		conc     []int
+		dep      bool // the point is DP attention with EP 8
 		want     string // selector chosen, or "" for a refusal
 		errText  string
 	}{
-		{"the point's CONC picks its variant", fragment.Lane{}, "", []int{8}, "override_c8", ""},
-		{"a glob narrows, the point picks", fragment.Lane{}, "override_c*", []int{4}, "override_c4", ""},
-		{"a selector no variant serves", fragment.Lane{}, "", []int{16}, "", "no variant"},
-		{"a selector that names nothing", fragment.Lane{}, "override_x", []int{4}, "", "no such section"},
-		{"multi-node: a selector naming several", fragment.Lane{MultiNode: true}, "override_c*", []int{4, 8}, "", "matches 2 configs"},
+		{"the point's CONC and parallelism pick its variant", fragment.Lane{}, "", []int{8}, false, "override_c8", ""},
+		{"the point's DP attention picks among same-CONC variants", fragment.Lane{}, "", []int{8}, true, "override_dep8_c8", ""},
+		{"a glob narrows, the point picks", fragment.Lane{}, "override_c*", []int{4}, false, "override_c4", ""},
+		{"a selector no variant serves", fragment.Lane{}, "", []int{16}, false, "", "no variant"},
+		{"parallelism no variant has", fragment.Lane{}, "override_c4", []int{4}, true, "", "data-parallel-size: recipe 1, point 8"},
+		{"a selector that names nothing", fragment.Lane{}, "override_x", []int{4}, false, "", "no such section"},
+		{"multi-node: a selector naming several", fragment.Lane{MultiNode: true}, "override_c*", []int{4, 8}, false, "", "matches 2 configs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := fragment.Input{Lane: tc.lane, Point: fragment.Point{Model: "o/m", Image: "img", Precision: "fp8",
-				ISL: 1, OSL: 1, Conc: tc.conc, RandomRangeRatio: "0.8"}}
+				ISL: 1, OSL: 1, Conc: tc.conc, RandomRangeRatio: "0.8", GPUCount: 8, TP: 8, EP: 1}}
+			if tc.dep {
+				in.Point.EP, in.Point.DPAttention = 8, true
+			}
 			file := file
 			if tc.lane.MultiNode {
 				file = multi

@@ -41,6 +41,10 @@ type Point struct {
 	// sizes are a multi-node point's prefill (or aggregated) worker's.
 	GPUCount                         int
 	PrefillTP, PrefillPP, PrefillPCP int
+	// TP, EP and DPAttention are a single-node point's parallelism, which
+	// picks its variant (Select).
+	TP, EP      int
+	DPAttention bool
 	// Power is the row's power: true; the telemetry block is composed in
 	// and benchmark.concurrencies bound.
 	Power bool
