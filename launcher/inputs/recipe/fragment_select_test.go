@@ -38,7 +38,7 @@ func TestFragmentSelectsForThePoint(t *testing.T) {
 		lane     fragment.Lane
 		selector string
 		conc     []int
-		dep      bool // the point is DP attention with EP 8
+		dep      bool   // the point is DP attention with EP 8
 		want     string // selector chosen, or "" for a refusal
 		errText  string
 	}{

@@ -146,7 +146,11 @@ func bindOne(ctx context.Context, o Options, p Point) (Record, []byte, error) {
 	if needsCluster && !placed {
 		return Record{}, nil, fmt.Errorf("runner %q must schedule on one cluster to bind the cluster's power telemetry and AgentX client paths", p.Runner)
 	}
-	blocks, err := recipe.LoadBlocks(ctx, o.Root, p.Lane, p.Power && p.Lane.MultiNode, cluster.PowerExporterPort)
+	power := p.Power && p.Lane.MultiNode
+	if power && cluster.PowerExporterPort <= 0 {
+		return Record{}, nil, fmt.Errorf("cluster %s sets no srt-slurm.power-exporter-port for the power row's DCGM exporter", cluster.ID)
+	}
+	blocks, err := recipe.LoadBlocks(ctx, o.Root, p.Lane, power, cluster.PowerExporterPort)
 	if err != nil {
 		return Record{}, nil, err
 	}

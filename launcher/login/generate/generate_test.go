@@ -157,6 +157,12 @@ func TestRun(t *testing.T) {
 		Points: fakePoints{point("h100-many", true)}}); err == nil || !strings.Contains(err.Error(), "one cluster") {
 		t.Errorf("power point on a multi-cluster label: %v", err)
 	}
+	// A power point on a cluster without an exporter port cannot be bound.
+	clusters["h100-noport"] = fragment.Cluster{ID: "noport", GPUsPerNode: 4}
+	if _, err := Run(context.Background(), Options{Root: root, Out: filepath.Join(t.TempDir(), "o"), Clusters: clusters,
+		Points: fakePoints{point("h100-noport", true)}}); err == nil || !strings.Contains(err.Error(), "power-exporter-port") {
+		t.Errorf("power point on a cluster without a port: %v", err)
+	}
 	// The output must be empty.
 	if _, err := Run(context.Background(), Options{Root: root, Out: out, Clusters: clusters,
 		Points: fakePoints{point("h100-one", false)}}); err == nil || !strings.Contains(err.Error(), "must be empty") {

@@ -55,7 +55,7 @@ type Blocks struct {
 	SharedFile string
 	// Telemetry is the DCGM telemetry block of a power row, nil otherwise;
 	// its exporter goes on PowerPort, the cluster's
-	// srt-slurm.power-exporter-port.
+	// srt-slurm.power-exporter-port (0: none, a cluster-free recipe).
 	Telemetry     *yaml.Node
 	TelemetryFile string
 	PowerPort     int
@@ -80,8 +80,10 @@ func Compose(file string, doc *yaml.Node, lane Lane, b Blocks) (*yaml.Node, erro
 		}
 		// workload.py compose_recipe: the port goes into the telemetry
 		// block, and the telemetry block over the lane's shared block.
-		port := mapping("telemetry", mapping("dcgm_exporter", mapping("port", intNode(b.PowerPort, 0))))
-		shared = Merge(shared, Merge(tel, port))
+		if b.PowerPort > 0 {
+			tel = Merge(tel, mapping("telemetry", mapping("dcgm_exporter", mapping("port", intNode(b.PowerPort, 0)))))
+		}
+		shared = Merge(shared, tel)
 	}
 	if base := yamltree.Get(doc, "base"); base != nil {
 		out := shallowMapping(doc)

@@ -411,3 +411,17 @@ func TestBindComponents(t *testing.T) {
 		})
 	}
 }
+
+// A power row's telemetry block without a port is the cluster-free recipe
+// a fingerprint hashes: no exporter port is written.
+func TestComposeTelemetryWithoutPort(t *testing.T) {
+	b := Blocks{Shared: parse(t, sharedMulti), Telemetry: parse(t, telemetry)}
+	got, err := Compose("f.yaml", parse(t, "roles: {}"), Lane{MultiNode: true}, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := yamltree.Get(yamltree.Get(got, "telemetry"), "dcgm_exporter")
+	if exp == nil || yamltree.Get(exp, "port") != nil || yamltree.Get(exp, "container_image") == nil {
+		t.Errorf("telemetry.dcgm_exporter = %s, want the block without a port", dump(t, exp))
+	}
+}

@@ -12,12 +12,12 @@ import (
 
 	"github.com/slurmbench/slurmbench/internal/readlimit"
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/yamldoc"
-	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/yamltree"
 )
 
 // LoadBlocks reads the lane's shared block under root,
 // InferenceX's tree (inferencex-e2e/), and for a power row the telemetry
-// block, its exporter on port.
+// block, its exporter on port (0: no port, as the cluster-free recipe a
+// fingerprint hashes has it).
 func LoadBlocks(ctx context.Context, root string, lane Lane, power bool, port int) (Blocks, error) {
 	b := Blocks{SharedFile: filepath.Join(root, lane.SharedBlock())}
 	var err error
@@ -26,9 +26,6 @@ func LoadBlocks(ctx context.Context, root string, lane Lane, power bool, port in
 	}
 	if !power {
 		return b, nil
-	}
-	if port <= 0 {
-		return b, &yamltree.Error{File: b.SharedFile, Msg: "a power row needs the cluster's srt-slurm.power-exporter-port"}
 	}
 	b.TelemetryFile, b.PowerPort = filepath.Join(root, TelemetryBlock), port
 	if b.Telemetry, err = LoadBlock(ctx, b.TelemetryFile); err != nil {
