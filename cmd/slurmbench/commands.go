@@ -13,6 +13,7 @@ func commands() []*cli.Command {
 		upCommand(),
 		downCommand(),
 		matrixCommand(),
+		generateCommand(),
 		attachCommand(),
 		logsCommand(),
 		pingCommand(),

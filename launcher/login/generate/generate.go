@@ -5,9 +5,10 @@
 // generate_recipes; RECIPES.md § Recipe fragments). Launch-time edits (the
 // job name, the health-check floor, runtime --set values) are not applied.
 //
-// The points and the clusters come through two narrow interfaces, Points
-// and Clusters: the master reader expands today's rows into Points and the
-// runners.yaml reader places a runner label on its cluster.
+// The points and the clusters' facts come through two narrow interfaces,
+// Points and Clusters: the master reader expands today's rows (each
+// naming the one cluster its runner label schedules on) and the
+// runners.yaml reader gives that cluster's binder facts.
 package generate
 
 import (
@@ -45,6 +46,11 @@ type Point struct {
 	Lane   fragment.Lane
 	Power  bool
 	Binder fragment.Point
+	// Cluster is the one cluster the runner label schedules on ("" when
+	// its runners span several: the manifest's cluster is then null and
+	// '@fabric' references stay as written); GPUsPerNode its node's GPUs.
+	Cluster     string
+	GPUsPerNode int
 }
 
 // Points expands the master config's keys (globs) into their srt-slurm
@@ -53,11 +59,10 @@ type Points interface {
 	Points(ctx context.Context, keys []string) ([]Point, error)
 }
 
-// Clusters places a runner label on its cluster: ok is false when the
-// label's runners span several clusters (the manifest's cluster is then
-// null and fabric references stay as written).
+// Clusters gives a cluster's binder facts (fabric, power exporter port,
+// AgentX client paths) by id.
 type Clusters interface {
-	Place(ctx context.Context, runnerLabel string) (c fragment.Cluster, ok bool, err error)
+	Cluster(ctx context.Context, id string) (fragment.Cluster, error)
 }
 
 // Options are `generate`'s.
@@ -65,7 +70,10 @@ type Options struct {
 	Root     string // InferenceX's tree (inferencex-e2e/): configs/srt-recipes/ and the recipes
 	Keys     []string
 	Out      string // an empty or absent directory
-	Points   Points
+	Points Points
+	// Clusters gives each point's cluster facts; nil knows a cluster's id
+	// and GPUs per node only, so a recipe that names a '@fabric' value or
+	// a power row on a cluster fails, naming the field.
 	Clusters Clusters
 	Stdout   io.Writer
 }
@@ -138,9 +146,14 @@ func Run(ctx context.Context, o Options) (*Manifest, error) {
 func bindOne(ctx context.Context, o Options, p Point) (Record, []byte, error) {
 	file, selector, _ := strings.Cut(p.Recipe, ":")
 	path := filepath.Join(o.Root, file)
-	cluster, placed, err := o.Clusters.Place(ctx, p.Runner)
-	if err != nil {
-		return Record{}, nil, err
+	placed := p.Cluster != ""
+	cluster := fragment.Cluster{ID: p.Cluster, GPUsPerNode: p.GPUsPerNode}
+	if placed && o.Clusters != nil {
+		c, err := o.Clusters.Cluster(ctx, p.Cluster)
+		if err != nil {
+			return Record{}, nil, err
+		}
+		cluster = c
 	}
 	needsCluster := p.Lane.MultiNode && (p.Lane.Agentic || p.Power)
 	if needsCluster && !placed {

@@ -42,9 +42,8 @@ func (f fakePoints) Points(context.Context, []string) ([]Point, error) { return 
 
 type fakeClusters map[string]fragment.Cluster
 
-func (f fakeClusters) Place(_ context.Context, label string) (fragment.Cluster, bool, error) {
-	c, ok := f[label]
-	return c, ok, nil
+func (f fakeClusters) Cluster(_ context.Context, id string) (fragment.Cluster, error) {
+	return f[id], nil
 }
 
 func write(t *testing.T, root, rel, text string) {
@@ -94,14 +93,16 @@ func TestRun(t *testing.T) {
 	write(t, root, "configs/srt-recipes/fixed-sequence-multi.yaml", "benchmark:\n  type: custom\n  command: bash run.sh\n  env:\n    TOKENIZER: /model\n")
 	write(t, root, "configs/srt-recipes/telemetry-dcgm.yaml", "telemetry:\n  enabled: true\n  dcgm_exporter:\n    container_image: dcgm-exporter\n")
 	write(t, root, "benchmarks/multi_node/srt-slurm-recipes/mock/mock/h100-fp8/1k1k/disagg-variants.yaml", mockFragment)
+	// h100-one schedules on testcluster, h100-many on several clusters.
+	clusterOf := map[string]string{"h100-one": "testcluster", "h100-noport": "noport"}
 	point := func(runner string, power bool) Point {
-		return Point{Key: "mock-fp8-h100", Runner: runner, Power: power,
+		return Point{Key: "mock-fp8-h100", Runner: runner, Power: power, Cluster: clusterOf[runner], GPUsPerNode: 4,
 			Recipe: "benchmarks/multi_node/srt-slurm-recipes/mock/mock/h100-fp8/1k1k/disagg-variants.yaml:override_small",
 			Matrix: json.RawMessage(`{"runner":"` + runner + `","conc":[4,16],"power":` + map[bool]string{true: "true", false: "false"}[power] + `}`),
 			Lane:   fragment.Lane{MultiNode: true},
 			Binder: fragment.Point{Model: "mock/Model", Image: "registry#mock:1", Precision: "fp8", ISL: 1024, OSL: 1024, Conc: []int{4, 16}}}
 	}
-	clusters := fakeClusters{"h100-one": {ID: "testcluster", GPUsPerNode: 4, PowerExporterPort: 9401,
+	clusters := fakeClusters{"testcluster": {ID: "testcluster", GPUsPerNode: 4, PowerExporterPort: 9401,
 		Fabric: fragment.Fabric{Values: map[string]string{"ucx-net-devices": "mlx5_0:1,mlx5_1:1"}}}}
 
 	out := filepath.Join(t.TempDir(), "out")
@@ -158,7 +159,7 @@ func TestRun(t *testing.T) {
 		t.Errorf("power point on a multi-cluster label: %v", err)
 	}
 	// A power point on a cluster without an exporter port cannot be bound.
-	clusters["h100-noport"] = fragment.Cluster{ID: "noport", GPUsPerNode: 4}
+	clusters["noport"] = fragment.Cluster{ID: "noport", GPUsPerNode: 4}
 	if _, err := Run(context.Background(), Options{Root: root, Out: filepath.Join(t.TempDir(), "o"), Clusters: clusters,
 		Points: fakePoints{point("h100-noport", true)}}); err == nil || !strings.Contains(err.Error(), "power-exporter-port") {
 		t.Errorf("power point on a cluster without a port: %v", err)
