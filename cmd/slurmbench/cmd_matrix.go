@@ -60,14 +60,16 @@ Examples:
 			if c.NArg() > 0 {
 				return configErrorf("matrix takes no arguments, got %q", c.Args().First())
 			}
-			return matrix.Run(c.Context, matrix.Options{
+			o := matrix.Options{
 				IO: ioOf(c), Master: c.String("master"), Profile: c.String("profile"), RecipesRoot: c.String("recipes-root"),
 				Selection: master.Selection{Runner: c.String("runner"), Keys: c.StringSlice("key"), Filter: c.String("filter")},
 				PlanOnly:  c.Bool("plan"), Startup: durationOf(c, "startup"), MaxParallel: c.Int("max-parallel"),
 				RerunFailed: c.Bool("rerun-failed"), StageDir: c.String("stage-dir"), JobName: c.String("job-name"),
 				NoPreflight: c.Bool("no-preflight"), BinaryDir: c.String("binary-dir"),
 				Runners: c.String("runners"), InferenceXRoot: c.String("inferencex-root"),
-			})
+			}
+			o.Compose = matrix.Composer(o, nil)
+			return matrix.Run(c.Context, o)
 		},
 	}
 }

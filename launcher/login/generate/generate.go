@@ -147,7 +147,7 @@ func bindOne(ctx context.Context, o Options, p Point) (Record, []byte, error) {
 	file, selector, _ := strings.Cut(p.Recipe, ":")
 	path := filepath.Join(o.Root, file)
 	placed := p.Cluster != ""
-	cluster := fragment.Cluster{ID: p.Cluster, GPUsPerNode: p.GPUsPerNode}
+	cluster := fragment.Cluster{ID: p.Cluster, GPUsPerNode: p.GPUsPerNode, Fabric: fragment.Fabric{Unread: true}}
 	if placed && o.Clusters != nil {
 		c, err := o.Clusters.Cluster(ctx, p.Cluster)
 		if err != nil {

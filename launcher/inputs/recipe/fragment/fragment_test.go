@@ -283,10 +283,15 @@ func TestResolve(t *testing.T) {
 		{"an embedded @dram reference", "a:\n  b: 'size=@dram.total-gb'\n", budget, "", "a.b", "not a whole '@dram.<name>'"},
 		{"an unknown @fabric name", "s:\n- command: ['@fabric.ucx-net-device']\n", nil, "", "s[0].command[0]", "not a whole '@fabric.<name>'"},
 		{"a @fabric field the cluster does not set", "x:\n  y: '@fabric.mori-rdma-tc'\n", nil, "", "x.y", "this cluster sets no srt-slurm.fabric.mori-rdma-tc"},
+		{"a @fabric value on a cluster whose record was not read", "x:\n  y: '@fabric.ucx-net-devices'\n", nil, "", "x.y", "were not read"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := parse(t, tc.doc)
-			err := Resolve("f.yaml", doc, tc.budget, fabric)
+			f := fabric
+			if strings.Contains(tc.name, "not read") {
+				f = &Fabric{Unread: true}
+			}
+			err := Resolve("f.yaml", doc, tc.budget, f)
 			if tc.errField != "" {
 				var e *yamltree.Error
 				if !errors.As(err, &e) || e.Field != tc.errField || e.Line == 0 || !strings.Contains(e.Msg, tc.errText) {

@@ -64,6 +64,9 @@ type Fabric struct {
 	// Values are the fields this cluster sets, rendered: lists
 	// comma-joined (FabricList), numbers in decimal.
 	Values map[string]string
+	// Unread says the cluster's fabric record was not read (only its id
+	// and GPUs per node are known): a reference is refused saying so.
+	Unread bool
 }
 
 // FabricList renders a list-valued fabric field as recipes read it.
@@ -209,7 +212,10 @@ func (r *resolver) fabric(n *yaml.Node, field string, f *Fabric) error {
 		return r.fail(n, field, "%q is not a whole '@fabric.<name>' value naming one of: %s", n.Value, strings.Join(f.names(), ", "))
 	}
 	v, ok := f.Values[name]
-	if !ok {
+	switch {
+	case f.Unread:
+		return r.fail(n, field, "%q: the cluster's srt-slurm.fabric facts were not read (they come from its runners.yaml record)", n.Value)
+	case !ok:
 		return r.fail(n, field, "%q: this cluster sets no srt-slurm.fabric.%s", n.Value, name)
 	}
 	n.Value, n.Tag, n.Style = v, "!!str", yaml.DoubleQuotedStyle

@@ -1,0 +1,114 @@
+package matrix
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/slurmbench/slurmbench/internal/atomicfile"
+	"github.com/slurmbench/slurmbench/launcher/inputs/master"
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe"
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/fragment"
+	"github.com/slurmbench/slurmbench/launcher/login/generate"
+	"github.com/slurmbench/slurmbench/launcher/login/launch"
+)
+
+// Composer is Options.Compose over the recipe reader's fragment stages
+// (docs/recipes.md): the point's fragment composed with its shared blocks,
+// its variant selected and the point bound without a cluster (what the
+// fingerprint hashes); then, for the one cluster its runner label
+// schedules on, bound with that cluster's facts, written as generate
+// writes it (under <stage-dir>/bound-recipes/, else a temporary
+// directory) and planned with --profile. clusters gives a cluster's
+// binder facts (nil: its id and GPUs per node only). Without --profile a
+// point is composed, not planned.
+func Composer(o Options, clusters generate.Clusters) ComposeFunc {
+	var once sync.Once
+	var dir string
+	var dirErr error
+	return func(ctx context.Context, in ComposeInput) (*Composed, error) {
+		mp := in.Point
+		lane := fragment.Lane{Agentic: mp.Scenario == master.AgenticCoding, MultiNode: mp.Multinode}
+		point := generate.BinderPoint(mp)
+		power := mp.Power && lane.MultiNode
+		bind := func(c fragment.Cluster, port int, keepFabric bool) (*recipe.Bound, error) {
+			blocks, err := recipe.LoadBlocks(ctx, in.Root, lane, power, port)
+			if err != nil {
+				return nil, err
+			}
+			return recipe.LoadBound(ctx, in.Recipe, recipe.Options{Variant: in.Selector,
+				Fragment: &recipe.Fragment{Blocks: blocks, Input: fragment.Input{Lane: lane, Point: point, Cluster: c}, KeepFabric: keepFabric}})
+		}
+		free, err := bind(fragment.Cluster{GPUsPerNode: mp.GPUsPerNode}, 0, true)
+		if err != nil {
+			return nil, err
+		}
+		c := &Composed{Recipe: free.Doc}
+		if mp.Cluster == "" {
+			return c, nil
+		}
+		cluster := fragment.Cluster{ID: mp.Cluster, GPUsPerNode: mp.GPUsPerNode, Fabric: fragment.Fabric{Unread: true}}
+		if clusters != nil {
+			if cluster, err = clusters.Cluster(ctx, mp.Cluster); err != nil {
+				return nil, err
+			}
+		}
+		if power && cluster.PowerExporterPort <= 0 {
+			return nil, fmt.Errorf("cluster %s sets no srt-slurm.power-exporter-port for the power row's DCGM exporter", cluster.ID)
+		}
+		bound, err := bind(cluster, cluster.PowerExporterPort, false)
+		if err != nil {
+			return nil, err
+		}
+		once.Do(func() {
+			if o.StageDir != "" {
+				dir = filepath.Join(o.StageDir, "bound-recipes")
+				dirErr = os.MkdirAll(dir, 0o755)
+			} else {
+				dir, dirErr = os.MkdirTemp("", "slurmbench-bound-")
+			}
+		})
+		if dirErr != nil {
+			return nil, dirErr
+		}
+		if c.File, err = writeBound(dir, mp, bound); err != nil {
+			return nil, err
+		}
+		if o.Profile == "" {
+			return c, nil
+		}
+		po := PointPlanOptions(o, mp)
+		po.Recipe, po.ConfigFile = c.File, ""
+		if lane.Agentic {
+			po.ISL, po.OSL = nil, nil
+		}
+		if c.Plan, _, err = launch.Plan(ctx, po); err != nil {
+			return nil, fmt.Errorf("planning the bound recipe %s: %w", c.File, err)
+		}
+		return c, nil
+	}
+}
+
+// writeBound writes a bound recipe under dir with generate's file name.
+func writeBound(dir string, mp master.MatrixPoint, b *recipe.Bound) (string, error) {
+	data, err := fragment.Marshal(b.Doc)
+	if err != nil {
+		return "", err
+	}
+	row, err := mp.RowJSON()
+	if err != nil {
+		return "", err
+	}
+	var sel *string
+	if b.Selector != "" {
+		sel = &b.Selector
+	}
+	name, err := generate.FileName(mp.Key, row, sel)
+	if err != nil {
+		return "", err
+	}
+	file := filepath.Join(dir, name)
+	return file, atomicfile.WriteFile(file, data, atomicfile.Options{Overwrite: true})
+}
