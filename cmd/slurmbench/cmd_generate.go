@@ -26,11 +26,12 @@ applied.`,
 			&cli.StringFlag{Name: "out", Required: true, Usage: "output directory (empty or absent)"},
 			&cli.StringFlag{Name: "runners", Usage: "InferenceX's runners.yaml (default: beside --master)"},
 			&cli.StringFlag{Name: "inferencex-root", Usage: "InferenceX's inferencex-e2e/ (default: the directory above --master's configs/)"},
+			jsonFlag(),
 		},
 		OnUsageError: cliargs.UsageError,
 		Action: func(c *cli.Context) error {
 			_, err := generate.RunFiles(c.Context, generate.FileOptions{Master: c.String("master"), Runners: c.String("runners"),
-				Root: c.String("inferencex-root"), Out: c.String("out"), Keys: c.StringSlice("key"), Stdout: c.App.Writer})
+				Root: c.String("inferencex-root"), Out: c.String("out"), Keys: c.StringSlice("key"), Stdout: c.App.Writer, JSON: c.Bool("json")})
 			return exitcode.With(exitcode.Config, err)
 		},
 	}

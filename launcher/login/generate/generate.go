@@ -67,9 +67,9 @@ type Clusters interface {
 
 // Options are `generate`'s.
 type Options struct {
-	Root     string // InferenceX's tree (inferencex-e2e/): configs/srt-recipes/ and the recipes
-	Keys     []string
-	Out      string // an empty or absent directory
+	Root   string // InferenceX's tree (inferencex-e2e/): configs/srt-recipes/ and the recipes
+	Keys   []string
+	Out    string // an empty or absent directory
 	Points Points
 	// Clusters gives each point's cluster facts; nil knows a cluster's id
 	// and GPUs per node only, so a recipe that names a '@fabric' value or

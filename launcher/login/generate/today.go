@@ -2,6 +2,7 @@ package generate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -105,6 +106,7 @@ type FileOptions struct {
 	Master, Runners, Root, Out string
 	Keys                       []string
 	Stdout                     io.Writer
+	JSON                       bool // the manifest on Stdout, not the summary line
 }
 
 // RunFiles is `generate`: Run over today's master config and the
@@ -126,5 +128,15 @@ func RunFiles(ctx context.Context, o FileOptions) (*Manifest, error) {
 		return nil, err
 	}
 	t := &Today{Master: o.Master, Root: o.Root, Facts: facts}
-	return Run(ctx, Options{Root: o.Root, Keys: o.Keys, Out: o.Out, Points: t, Stdout: o.Stdout})
+	summary := o.Stdout
+	if o.JSON {
+		summary = nil
+	}
+	m, err := Run(ctx, Options{Root: o.Root, Keys: o.Keys, Out: o.Out, Points: t, Stdout: summary})
+	if err != nil || !o.JSON {
+		return m, err
+	}
+	enc := json.NewEncoder(o.Stdout)
+	enc.SetEscapeHTML(false)
+	return m, enc.Encode(m)
 }
