@@ -19,8 +19,9 @@ import (
 // (docs/recipes.md): the point's fragment composed with its shared blocks,
 // its variant selected and the point bound without a cluster (what the
 // fingerprint hashes); then, for the one cluster its runner label
-// schedules on, bound with that cluster's facts, written as generate
-// writes it (under <stage-dir>/bound-recipes/, else a temporary
+// schedules on, bound with that cluster's facts (its staged checkpoint and
+// squash file in place of hf:<model> and the image, where it names them),
+// written as generate writes it (under <stage-dir>/bound-recipes/, else a temporary
 // directory) and planned with --profile. clusters gives a cluster's
 // binder facts (nil: its id and GPUs per node only). Without --profile a
 // point is composed, not planned.
@@ -33,15 +34,15 @@ func Composer(o Options, clusters generate.Clusters) ComposeFunc {
 		lane := fragment.Lane{Agentic: mp.Scenario == master.AgenticCoding, MultiNode: mp.Multinode}
 		point := generate.BinderPoint(mp)
 		power := mp.Power && lane.MultiNode
-		bind := func(c fragment.Cluster, port int, keepFabric bool) (*recipe.Bound, error) {
+		bind := func(c fragment.Cluster, port int, onCluster bool) (*recipe.Bound, error) {
 			blocks, err := recipe.LoadBlocks(ctx, in.Root, lane, power, port)
 			if err != nil {
 				return nil, err
 			}
 			return recipe.LoadBound(ctx, in.Recipe, recipe.Options{Variant: in.Selector,
-				Fragment: &recipe.Fragment{Blocks: blocks, Input: fragment.Input{Lane: lane, Point: point, Cluster: c}, KeepFabric: keepFabric}})
+				Fragment: &recipe.Fragment{Blocks: blocks, Input: fragment.Input{Lane: lane, Point: point, Cluster: c}, KeepFabric: !onCluster, Stage: onCluster}})
 		}
-		free, err := bind(fragment.Cluster{GPUsPerNode: mp.GPUsPerNode}, 0, true)
+		free, err := bind(fragment.Cluster{GPUsPerNode: mp.GPUsPerNode}, 0, false)
 		if err != nil {
 			return nil, err
 		}
@@ -58,7 +59,7 @@ func Composer(o Options, clusters generate.Clusters) ComposeFunc {
 		if power && cluster.PowerExporterPort <= 0 {
 			return nil, fmt.Errorf("cluster %s sets no srt-slurm.power-exporter-port for the power row's DCGM exporter", cluster.ID)
 		}
-		bound, err := bind(cluster, cluster.PowerExporterPort, false)
+		bound, err := bind(cluster, cluster.PowerExporterPort, true)
 		if err != nil {
 			return nil, err
 		}

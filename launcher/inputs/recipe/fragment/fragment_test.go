@@ -430,3 +430,27 @@ func TestComposeTelemetryWithoutPort(t *testing.T) {
 		t.Errorf("telemetry.dcgm_exporter = %s, want the block without a port", dump(t, exp))
 	}
 }
+
+func TestStage(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		c          Cluster
+		path, cont string
+	}{
+		{"both staged", Cluster{Checkpoint: "/models/R1", Squash: "/sq/img.sqsh"}, "/models/R1", "/sq/img.sqsh"},
+		{"only the checkpoint", Cluster{Checkpoint: "/models/R1"}, "/models/R1", "nvcr.io#nvidia/img:1"},
+		{"nothing staged", Cluster{}, "hf:org/M", "nvcr.io#nvidia/img:1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc, err := Bind("f.yaml", parse(t, "roles: {}"), multiPoint())
+			if err != nil {
+				t.Fatal(err)
+			}
+			Stage(doc, tc.c)
+			m := yamltree.Get(doc, "model")
+			if p, c := yamltree.Get(m, "path").Value, yamltree.Get(m, "container").Value; p != tc.path || c != tc.cont {
+				t.Errorf("model.path %s, container %s; want %s, %s", p, c, tc.path, tc.cont)
+			}
+		})
+	}
+}
