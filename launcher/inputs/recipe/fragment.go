@@ -43,32 +43,40 @@ func composeFragment(path string, doc *yaml.Node, f *Fragment) (*yaml.Node, erro
 		return doc, nil
 	}
 	out, err := fragment.Compose(path, doc, f.Input.Lane, f.Blocks)
-	return out, fragmentError(err)
+	return out, err
 }
 
-// bindPoint is fragment.BindServing, then fragment.Resolve of the point's DRAM
-// budget and the cluster's fabric, then (Stage) fragment.Stage.
-func bindPoint(path string, doc *yaml.Node, f *Fragment) (*yaml.Node, error) {
-	if !f.binds() {
+// bindPoint is fragment.BindServing, then fragment.Resolve of the point's
+// DRAM budget and the cluster's fabric, then (Stage) fragment.Stage, then
+// the --set edits: InferenceX's launcher hands srtctl the bound recipe and
+// srtctl applies them to it (infx/launch/drivers/srt/submit.py@032c3c25).
+func bindPoint(path string, doc *yaml.Node, opt Options, st *prepared) (bound *yaml.Node, err error) {
+	f := opt.Fragment
+	if f == nil {
 		return doc, nil
 	}
-	bound, err := fragment.BindServing(path, doc, f.Input)
-	if err != nil {
-		return nil, fragmentError(err)
+	bound = doc
+	if f.binds() {
+		if bound, err = fragment.BindServing(path, doc, f.Input); err != nil {
+			return nil, err
+		}
+		budget, err := f.Input.DRAMBudget()
+		if err != nil {
+			return nil, &Error{File: path, Msg: err.Error()}
+		}
+		fabric := &f.Input.Cluster.Fabric
+		if f.KeepFabric {
+			fabric = nil
+		}
+		if err := fragment.Resolve(path, bound, budget, fabric); err != nil {
+			return nil, err
+		}
+		if f.Stage {
+			fragment.Stage(bound, f.Input.Cluster)
+		}
 	}
-	budget, err := f.Input.DRAMBudget()
-	if err != nil {
-		return nil, &Error{File: path, Msg: err.Error()}
-	}
-	fabric := &f.Input.Cluster.Fabric
-	if f.KeepFabric {
-		fabric = nil
-	}
-	if err := fragment.Resolve(path, bound, budget, fabric); err != nil {
-		return nil, fragmentError(err)
-	}
-	if f.Stage {
-		fragment.Stage(bound, f.Input.Cluster)
+	if st.applied, err = ApplyOverrides(bound, opt.Overrides); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return bound, nil
 }
@@ -81,16 +89,6 @@ func selectForPoint(path string, doc *yaml.Node, selector string, f *Fragment) (
 		return nil, &VariantError{Err: Error{File: se.File, Line: se.Line, Field: se.Field, Msg: se.Msg}, Variants: se.Variants}
 	}
 	return v, err
-}
-
-// fragmentError keeps a fragment error's own type where callers test for
-// it (BoundKeyError) and makes the rest this package's.
-func fragmentError(err error) error {
-	var ie *fragment.InputError
-	if errors.As(err, &ie) {
-		return &Error{Msg: ie.Msg}
-	}
-	return err
 }
 
 // withSchema is mapping doc with schema: n first.
@@ -127,11 +125,3 @@ func LoadBound(ctx context.Context, path string, opt Options) (*Bound, error) {
 	}
 	return b, nil
 }
-
-// Shared blocks and a recipe's place in InferenceX's tree (package fragment).
-var (
-	LoadBlock  = fragment.LoadBlock
-	LoadBlocks = fragment.LoadBlocks
-	LaneOf     = fragment.LaneOf
-	RootOf     = fragment.RootOf
-)

@@ -75,18 +75,18 @@ func TestSampleFragments(t *testing.T) {
 		if strings.HasSuffix(file, "RECIPES.md") {
 			continue
 		}
-		lane, ok := LaneOf(file)
+		lane, ok := fragment.LaneOf(file)
 		if !ok {
 			t.Fatalf("%s: not in InferenceX's recipe layout", file)
 		}
-		if RootOf(file) != root {
-			t.Fatalf("%s: RootOf = %q, want %s", file, RootOf(file), root)
+		if fragment.RootOf(file) != root {
+			t.Fatalf("%s: RootOf = %q, want %s", file, fragment.RootOf(file), root)
 		}
 		blocks, err := sampleBlocks(ctx, t, root, lane)
 		if err != nil {
 			t.Fatal(err)
 		}
-		doc, err := LoadBlock(ctx, file)
+		doc, err := fragment.LoadBlock(ctx, file)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +154,7 @@ func sampleBlocks(ctx context.Context, t *testing.T, root string, lane fragment.
 		}
 		return fragment.Blocks{Shared: &n, SharedFile: filepath.Join(root, lane.SharedBlock())}, nil
 	}
-	return LoadBlocks(ctx, root, lane, lane.MultiNode, 9401)
+	return fragment.LoadBlocks(ctx, root, lane, lane.MultiNode, 9401)
 }
 
 // bindSample runs one variant through the reader's stages up to binding
@@ -163,7 +163,7 @@ func bindSample(ctx context.Context, file, selector string, lane fragment.Lane, 
 	var conc, kv string
 	if !lane.MultiNode && selector != "" {
 		// A single-node variant may name its point: bind that point.
-		doc, _ := LoadBlock(ctx, file)
+		doc, _ := fragment.LoadBlock(ctx, file)
 		composed, _ := fragment.Compose(file, doc, lane, blocks)
 		v, err := variants.Expand(file, composed, selector)
 		if err != nil {
@@ -183,7 +183,7 @@ func bindSample(ctx context.Context, file, selector string, lane fragment.Lane, 
 	}
 	if !lane.MultiNode {
 		// A plain single-node recipe: the point is its own.
-		doc, _ := LoadBlock(ctx, file)
+		doc, _ := fragment.LoadBlock(ctx, file)
 		composed, _ := fragment.Compose(file, doc, lane, blocks)
 		in := samplePoint(lane, conc, kv)
 		variantParallelism(composed, &in.Point)

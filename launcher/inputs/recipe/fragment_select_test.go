@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/fragment"
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/yamltree"
 )
 
 // TestFragmentSelectsForThePoint: a single-node point picks, among the
@@ -76,5 +77,44 @@ func TestFragmentSelectsForThePoint(t *testing.T) {
 				t.Errorf("selected %s, want %s", b.Selector, tc.want)
 			}
 		})
+	}
+}
+
+// TestFragmentSetAfterBinding: --set edits a fragment's bound recipe, as
+// srtctl apply --set edits what InferenceX's launcher hands it: a bound
+// key set this way is the launcher's own edit (eval-only runs turn
+// telemetry off), not the fragment's, and it wins over the binder.
+func TestFragmentSetAfterBinding(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "disagg.yaml")
+	if err := os.WriteFile(file, []byte("schema: 2\nname: b\nroles: {decode: {workers: 1}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var shared, tel yaml.Node
+	_ = yaml.Unmarshal([]byte("benchmark: {type: custom, command: bash run.sh}\n"), &shared)
+	_ = yaml.Unmarshal([]byte("telemetry: {enabled: true, dcgm_exporter: {container_image: x}}\n"), &tel)
+	var sets []Override
+	for _, kv := range []string{"telemetry.enabled=false", "health_check.max_attempts=720"} {
+		o, err := ParseSet(kv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sets = append(sets, o)
+	}
+	in := fragment.Input{Lane: fragment.Lane{MultiNode: true}, Point: fragment.Point{Model: "o/m", Image: "img", Precision: "fp8", ISL: 1, OSL: 1, Conc: []int{4}}}
+	b, err := LoadBound(context.Background(), file, Options{Overrides: sets,
+		Fragment: &Fragment{Blocks: fragment.Blocks{Shared: &shared, Telemetry: &tel, PowerPort: 9401}, Input: in}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := yamltree.Get(b.Doc, "telemetry")
+	if v := yamltree.Get(tm, "enabled"); v == nil || v.Value != "false" {
+		t.Errorf("telemetry.enabled = %v, want the --set false", v)
+	}
+	if yamltree.Get(yamltree.Get(b.Doc, "benchmark"), "concurrencies") == nil {
+		t.Error("the binder ran before --set: benchmark.concurrencies should be bound while telemetry was on")
+	}
+	if v := yamltree.Get(yamltree.Get(b.Doc, "health_check"), "max_attempts"); v == nil || v.Value != "720" {
+		t.Errorf("health_check.max_attempts = %v, want 720", v)
 	}
 }

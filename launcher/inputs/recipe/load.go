@@ -61,10 +61,10 @@ func Parse(path string, data []byte) (*Recipe, error) { return ParseWith(path, d
 //
 //	parseDocument          one YAML mapping, aliases bounded
 //	resolveDuplicateKeys   a key set twice: refused, or PyYAML's last one
-//	ApplyOverrides         --set / --unset
+//	ApplyOverrides         --set / --unset (a fragment's: after bindPoint)
 //	composeFragment        an InferenceX fragment over its shared blocks
 //	selectVariant          base: + override_* → the one config
-//	bindPoint              the matrix point and the cluster's facts
+//	bindPoint              the matrix point and the cluster's facts, then --set
 //	normalizeV2            schema 2 → the v1-shaped document
 //	checkKeys, Decode      strict decoding into Recipe
 //	validate               the model's rules
@@ -142,8 +142,12 @@ func prepare(path string, data []byte, opt Options) (*prepared, error) {
 	if err := resolveDuplicateKeys(path, doc, opt.AllowDuplicateKeys, &st.warnings); err != nil {
 		return nil, err
 	}
-	if st.applied, err = ApplyOverrides(doc, opt.Overrides); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	// --set edits the file as read; a fragment's, the bound recipe, as
+	// srtctl apply --set edits what the launcher hands it (bindPoint).
+	if opt.Fragment == nil {
+		if st.applied, err = ApplyOverrides(doc, opt.Overrides); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
 	}
 	if doc, err = composeFragment(path, doc, opt.Fragment); err != nil {
 		return nil, err
@@ -151,7 +155,7 @@ func prepare(path string, data []byte, opt Options) (*prepared, error) {
 	if err := selectVariant(path, doc, opt, st); err != nil {
 		return nil, err
 	}
-	if st.doc, err = bindPoint(path, st.doc, opt.Fragment); err != nil {
+	if st.doc, err = bindPoint(path, st.doc, opt, st); err != nil {
 		return nil, err
 	}
 	if st.schema == 0 {

@@ -163,7 +163,7 @@ func bindOne(ctx context.Context, o Options, p Point) (Record, []byte, error) {
 	if power && cluster.PowerExporterPort <= 0 {
 		return Record{}, nil, fmt.Errorf("cluster %s sets no srt-slurm.power-exporter-port for the power row's DCGM exporter", cluster.ID)
 	}
-	blocks, err := recipe.LoadBlocks(ctx, o.Root, p.Lane, power, cluster.PowerExporterPort)
+	blocks, err := fragment.LoadBlocks(ctx, o.Root, p.Lane, power, cluster.PowerExporterPort)
 	if err != nil {
 		return Record{}, nil, err
 	}

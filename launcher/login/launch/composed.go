@@ -50,7 +50,7 @@ func RenderComposed(ctx context.Context, o ComposedOptions) error {
 	if err != nil {
 		return exitcode.Errorf(exitcode.Config, "--recipe: %w", err)
 	}
-	lane, ok := recipe.LaneOf(path)
+	lane, ok := fragment.LaneOf(path)
 	if o.Lane != "" {
 		if lane, ok = lanes[o.Lane]; !ok {
 			return exitcode.Errorf(exitcode.Config, "--lane %q: one of fixed-sequence-single, fixed-sequence-multi, agentic-single, agentic-multi", o.Lane)
@@ -60,11 +60,11 @@ func RenderComposed(ctx context.Context, o ComposedOptions) error {
 	}
 	root := o.Root
 	if root == "" {
-		if root = recipe.RootOf(path); root == "" {
+		if root = fragment.RootOf(path); root == "" {
 			return exitcode.Errorf(exitcode.Config, "no configs/srt-recipes/ above %s: give --infx-root (InferenceX's inferencex-e2e/)", path)
 		}
 	}
-	blocks, err := recipe.LoadBlocks(ctx, root, lane, o.PowerPort > 0, o.PowerPort)
+	blocks, err := fragment.LoadBlocks(ctx, root, lane, o.PowerPort > 0, o.PowerPort)
 	if err != nil {
 		return exitcode.With(exitcode.Config, err)
 	}

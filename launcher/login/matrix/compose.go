@@ -35,7 +35,7 @@ func Composer(o Options, clusters generate.Clusters) ComposeFunc {
 		point := generate.BinderPoint(mp)
 		power := mp.Power && lane.MultiNode
 		bind := func(c fragment.Cluster, port int, onCluster bool) (*recipe.Bound, error) {
-			blocks, err := recipe.LoadBlocks(ctx, in.Root, lane, power, port)
+			blocks, err := fragment.LoadBlocks(ctx, in.Root, lane, power, port)
 			if err != nil {
 				return nil, err
 			}
