@@ -68,7 +68,7 @@ Examples:
 				NoPreflight: c.Bool("no-preflight"), BinaryDir: c.String("binary-dir"),
 				Runners: c.String("runners"), InferenceXRoot: c.String("inferencex-root"),
 			}
-			o.Compose = matrix.Composer(o, nil)
+			o.Compose = matrix.Composer(o)
 			return matrix.Run(c.Context, o)
 		},
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/slurmbench/slurmbench/internal/readlimit"
 	"github.com/slurmbench/slurmbench/launcher/inputs/master"
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/fragment"
+	"github.com/slurmbench/slurmbench/launcher/inputs/runners"
 )
 
 // RandomRangeRatio is what InferenceX's workflows export for every
@@ -110,7 +111,8 @@ type FileOptions struct {
 }
 
 // RunFiles is `generate`: Run over today's master config and the
-// runners.yaml beside it (or Runners). Root "" is the directory above the
+// runners.yaml beside it (or Runners), read strictly (package runners) for
+// the clusters' facts. Root "" is the directory above the
 // master's configs/.
 func RunFiles(ctx context.Context, o FileOptions) (*Manifest, error) {
 	if o.Root == "" {
@@ -127,12 +129,16 @@ func RunFiles(ctx context.Context, o FileOptions) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
+	inv, err := runners.Load(ctx, o.Runners, runners.Options{})
+	if err != nil {
+		return nil, err
+	}
 	t := &Today{Master: o.Master, Root: o.Root, Facts: facts}
 	summary := o.Stdout
 	if o.JSON {
 		summary = nil
 	}
-	m, err := Run(ctx, Options{Root: o.Root, Keys: o.Keys, Out: o.Out, Points: t, Stdout: summary})
+	m, err := Run(ctx, Options{Root: o.Root, Keys: o.Keys, Out: o.Out, Points: t, Clusters: RunnersClusters{inv}, Stdout: summary})
 	if err != nil || !o.JSON {
 		return m, err
 	}

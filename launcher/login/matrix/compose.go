@@ -11,6 +11,7 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/inputs/master"
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe"
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/fragment"
+	"github.com/slurmbench/slurmbench/launcher/inputs/runners"
 	"github.com/slurmbench/slurmbench/launcher/login/generate"
 	"github.com/slurmbench/slurmbench/launcher/login/launch"
 )
@@ -22,14 +23,28 @@ import (
 // schedules on, bound with that cluster's facts (its staged checkpoint and
 // squash file in place of hf:<model> and the image, where it names them),
 // written as generate writes it (under <stage-dir>/bound-recipes/, else a temporary
-// directory) and planned with --profile. clusters gives a cluster's
-// binder facts (nil: its id and GPUs per node only). Without --profile a
-// point is composed, not planned.
-func Composer(o Options, clusters generate.Clusters) ComposeFunc {
-	var once sync.Once
+// directory) and planned with the point's profile (--profile, else the
+// runners.yaml record of its cluster; a point the profile cannot plan is
+// composed all the same, the why on stderr). A cluster's binder facts are its
+// runners.yaml record's (generate.RunnersClusters); without a runners.yaml
+// only its id and GPUs per node are known.
+func Composer(o Options) ComposeFunc {
+	var once, loadRunners sync.Once
 	var dir string
-	var dirErr error
+	var dirErr, runnersErr error
+	var clusters generate.Clusters
 	return func(ctx context.Context, in ComposeInput) (*Composed, error) {
+		loadRunners.Do(func() {
+			if file := (launch.ProfileSource{Runners: o.Runners, Master: o.Master}).RunnersFile(); file != "" {
+				var inv *runners.Inventory
+				if inv, runnersErr = runners.Load(ctx, file, runners.Options{}); runnersErr == nil {
+					clusters = generate.RunnersClusters{Inventory: inv}
+				}
+			}
+		})
+		if runnersErr != nil {
+			return nil, runnersErr
+		}
 		mp := in.Point
 		lane := fragment.Lane{Agentic: mp.Scenario == master.AgenticCoding, MultiNode: mp.Multinode}
 		point := generate.BinderPoint(mp)
@@ -77,8 +92,8 @@ func Composer(o Options, clusters generate.Clusters) ComposeFunc {
 		if c.File, err = writeBound(dir, mp, bound); err != nil {
 			return nil, err
 		}
-		if o.Profile == "" {
-			return c, nil
+		if o.Profile == "" && clusters == nil {
+			return c, nil // no profile to plan with
 		}
 		po := PointPlanOptions(o, mp)
 		po.Recipe, po.ConfigFile = c.File, ""
@@ -86,7 +101,13 @@ func Composer(o Options, clusters generate.Clusters) ComposeFunc {
 			po.ISL, po.OSL = nil, nil
 		}
 		if c.Plan, _, err = launch.Plan(ctx, po); err != nil {
-			return nil, fmt.Errorf("planning the bound recipe %s: %w", c.File, err)
+			// Composed all the same: its fingerprint groups it, and a run
+			// refuses it as composed but not planned; the why goes to
+			// stderr.
+			if o.Stderr != nil {
+				fmt.Fprintf(o.Stderr, "warning: %s (line %d): composed, not planned: %s: %v\n", mp.Name(), mp.Line, c.File, err)
+			}
+			c.Plan = nil
 		}
 		return c, nil
 	}

@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -11,42 +12,47 @@ import (
 )
 
 // TestComposerSample composes every point of the sample's NVIDIA master
-// config with the recipe reader's fragment stages (no profile: composed,
-// not planned). Each composed point has its fingerprint and a bound file
-// naming its model; points of one recipe differing only in concurrency
-// share a fingerprint; the refusals are the reader's, by class.
+// config with the recipe reader's fragment stages. A point on a label that
+// spans clusters composes with no cluster (fingerprinted, no bound file);
+// one on a single cluster is bound for it, written, and planned with the
+// cluster's runners.yaml record where the record can plan it (most of the
+// sample's name no runs directory or workspace without GITHUB_WORKSPACE:
+// composed, not planned, a warning saying why). The refusals are the
+// reader's, by class.
 func TestComposerSample(t *testing.T) {
 	root := shareddata.Path(t, "data", "inferencex-v3", "inferencex-e2e")
 	o := todayOptions(root)
 	o.Master = filepath.Join(root, "configs", "nvidia-master.yaml")
 	o.StageDir = t.TempDir()
-	o.Compose = Composer(o, nil)
+	o.Compose = Composer(o)
 	m, err := Build(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	reasons, classes := map[string]int{}, map[string]int{}
-	unplaced := 0
+	unplaced, planned := 0, 0
 	byRecipe := map[string]map[string]bool{} // recipe and row minus conc -> fingerprints
 	for _, p := range m.Points {
 		reasons[ReasonOf(p.Err)]++
 		switch ReasonOf(p.Err) {
-		case "": // composed; without a profile, not planned
+		case "": // composed on no one cluster
 			if p.Fingerprint == "" && !p.EvalOnly { // eval jobs are fingerprinted by their benchmark row
 				t.Fatalf("%s: composed without a fingerprint", p.Name())
 			}
-			if p.Cluster == "" {
-				// A label on several clusters: bound for none, no file.
-				if p.BoundRecipe != "" {
-					t.Errorf("%s: runner %s names no one cluster, yet a bound file %s", p.Name(), p.Runner, p.BoundRecipe)
+			if p.BoundRecipe != "" { // bound for its cluster; planned where its record can
+				if p.Plan != nil {
+					planned++
 				}
-				unplaced++
+				data, err := os.ReadFile(p.BoundRecipe)
+				if err != nil || !strings.Contains(string(data), "path: hf:"+p.Model) {
+					t.Fatalf("%s: a bound file not naming hf:%s (%v)", p.Name(), p.Model, err)
+				}
 				break
 			}
-			data, err := os.ReadFile(p.BoundRecipe)
-			if err != nil || !strings.Contains(string(data), "path: hf:"+p.Model) {
-				t.Fatalf("%s: no bound file naming hf:%s (%v)", p.Name(), p.Model, err)
+			if p.Cluster != "" || p.BoundRecipe != "" {
+				t.Errorf("%s: runner %s names cluster %q, bound file %q: want neither", p.Name(), p.Runner, p.Cluster, p.BoundRecipe)
 			}
+			unplaced++
 			if p.Scenario == "fixed-seq-len" && !p.EvalOnly {
 				k := p.SrtRecipe + "|" + p.Runner + "|" + p.Image
 				if byRecipe[k] == nil {
@@ -58,8 +64,11 @@ func TestComposerSample(t *testing.T) {
 			classes[refusalClass(p.Err.Error())]++
 		}
 	}
-	if reasons[ReasonNoRecipe] != 589 || reasons[""] != 614 || reasons[ReasonCompose] != 701 {
-		t.Errorf("reasons %v, want 589 %q, 614 composed, 701 %q", reasons, ReasonNoRecipe, ReasonCompose)
+	if reasons[ReasonNoRecipe] != 589 || reasons[""]+reasons[ReasonNoPlan] != 614 || reasons[ReasonCompose] != 701 || planned == 0 {
+		t.Errorf("reasons %v (%d planned), want 589 %q, 614 composed (planned, or %q), 701 %q", reasons, planned, ReasonNoRecipe, ReasonNoPlan, ReasonCompose)
+	}
+	if !strings.Contains(o.Stderr.(*bytes.Buffer).String(), "composed, not planned") {
+		t.Error("no warning says why a composed point was not planned")
 	}
 	want := map[string]int{"agentic-multi.yaml": 391, "model.path": 205, "TOTAL_CPU_DRAM_GB": 63, "fabric": 25, "telemetry.enabled": 13, "power-exporter-port": 4}
 	for c, n := range want {
@@ -77,7 +86,7 @@ func TestComposerSample(t *testing.T) {
 	if shared == 0 {
 		t.Error("no recipe's fixed-seq-len points share a fingerprint")
 	}
-	t.Logf("reasons %v; refusals %v; %d composed on no one cluster; %d allocations", reasons, classes, unplaced, len(m.Groups))
+	t.Logf("reasons %v; refusals %v; %d planned, %d composed on no one cluster; %d allocations", reasons, classes, planned, unplaced, len(m.Groups))
 }
 
 // refusalClass names what a composition refusal is about.

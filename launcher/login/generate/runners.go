@@ -1,0 +1,31 @@
+package generate
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/fragment"
+	"github.com/slurmbench/slurmbench/launcher/inputs/runners"
+)
+
+// RunnersClusters is Clusters over runners.yaml's records (package
+// runners): each cluster's srt-slurm fabric, rendered as recipes read it
+// (the names runners.FabricNames knows), and its DCGM exporter port. The
+// staged checkpoint and squash file are the profile's to resolve when the
+// bound recipe is planned (profile.Profile.ModelDir, the squash policy),
+// so they are not set here.
+type RunnersClusters struct{ Inventory *runners.Inventory }
+
+// Cluster is the binder's facts of cluster id.
+func (r RunnersClusters) Cluster(_ context.Context, id string) (fragment.Cluster, error) {
+	c, ok := r.Inventory.Clusters[id]
+	if !ok {
+		return fragment.Cluster{}, fmt.Errorf("%s: no cluster %q", r.Inventory.Path, id)
+	}
+	fc := fragment.Cluster{ID: id, GPUsPerNode: c.GPUsPerNode, Fabric: fragment.Fabric{Known: runners.FabricNames(), Values: map[string]string{}}}
+	if s := c.Slurm.SrtSlurm; s != nil {
+		fc.PowerExporterPort = s.PowerExporterPort
+		fc.Fabric.Values = s.Fabric.Rendered()
+	}
+	return fc, nil
+}
