@@ -17,7 +17,8 @@ func TestFragmentCommandsRefuseABoundKey(t *testing.T) {
 	rel := "benchmarks/multi_node/srt-slurm-recipes/m/sglang/h100-fp8/8k1k/disagg.yaml"
 	for name, text := range map[string]string{
 		"configs/srt-recipes/fixed-sequence-multi.yaml": "benchmark: {type: custom, command: bash run.sh}\n",
-		"configs/runners.yaml":                          "labels:\n  cluster:c1: [r1]\nclusters:\n  c1: {gpus-per-node: 8}\n",
+		"configs/runners.yaml": "labels:\n  cluster:c1: [r1]\nclusters:\n  c1:\n    gpus-per-node: 8\n    arch: x86_64\n    scheduler: slurm\n" +
+			"    slurm: {partition: batch, exclusive: true}\n",
 		"configs/nvidia-master.yaml": "m-fp8-h100-dynamo-sglang:\n  image: img:1\n  model: org/m\n  model-prefix: m\n  runner: cluster:c1\n" +
 			"  precision: fp8\n  framework: dynamo-sglang\n  multinode: true\n  disagg: true\n  kv-p2p-transfer: nixl\n  srt-recipe-dir: m/sglang/h100-fp8/8k1k\n" +
 			"  scenarios:\n    fixed-seq-len:\n    - isl: 8192\n      osl: 1024\n      search-space:\n      - conc-list: [8]\n" +
