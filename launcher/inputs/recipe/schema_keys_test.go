@@ -264,3 +264,40 @@ func lastLiteral(p string) string {
 	}
 	return p
 }
+
+// TestSetSchemaKeysDecidedByName: --set of a key the table drops or
+// refuses is taken, and the reader then drops it with a warning or refuses
+// it by name with why, as if the file set it (InferenceX's launcher sets
+// benchmark.stream_output); a key the schema lacks is still "no key".
+func TestSetSchemaKeysDecidedByName(t *testing.T) {
+	for _, tc := range []struct {
+		set, warn, refuse, noKey string
+	}{
+		{set: "benchmark.stream_output=true", warn: "benchmark.stream_output: dropped"},
+		{set: "reporting.s3.bucket=x", refuse: "reporting: srtctl's reporting"},
+		{set: "roles.decode.restart.policy=always", refuse: "roles.decode.restart: restarting a worker"},
+		{set: "benchmark.no_such_key=1", noKey: `no key "no_such_key"`},
+	} {
+		t.Run(tc.set, func(t *testing.T) {
+			o, err := ParseSet(tc.set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := ParseWith("/keys/recipe.yaml", []byte(keysRecipe), Options{Overrides: []Override{o}})
+			switch {
+			case tc.warn != "":
+				if err != nil || !strings.Contains(strings.Join(r.Warnings, "\n"), tc.warn) {
+					t.Errorf("want a warning %q, got %v", tc.warn, err)
+				}
+			case tc.refuse != "":
+				if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), tc.refuse) {
+					t.Errorf("want refused %q, got %v", tc.refuse, err)
+				}
+			default:
+				if err == nil || !strings.Contains(err.Error(), tc.noKey) {
+					t.Errorf("want %q, got %v", tc.noKey, err)
+				}
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/slurmbench/slurmbench/internal/suggest"
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/schema2"
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/variants"
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/yamldoc"
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/yamltree"
@@ -187,6 +188,9 @@ func schemaType(doc *yaml.Node) (reflect.Type, int) {
 // checkOverride checks o's path against the recipe schema t and, for a
 // --set, that its value decodes into the field's type.
 func checkOverride(root reflect.Type, version int, o Override) error {
+	if version == 2 && schema2.DecidedByName(o.Path) {
+		return nil
+	}
 	t := root
 	for i, p := range o.Path {
 		for t.Kind() == reflect.Pointer {

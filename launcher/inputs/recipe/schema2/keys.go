@@ -195,7 +195,11 @@ func (n *v2Normalizer) walkKeys(m *yaml.Node, schemaPath, field string) error {
 		case key.Plan == Refused && !key.Own:
 			return &Error{Kind: Unsupported, Err: yamltree.Error{File: n.path, Line: k.Line, Field: f, Msg: key.Why + " is " + NotSupported}}
 		case key.Plan == NoEffect:
-			n.warnings = append(n.warnings, fmt.Sprintf("%s:%d: %s: dropped, it changes nothing slurmbench runs: %s", n.path, k.Line, f, key.Why))
+			loc := n.path // a key --set added has no line
+			if k.Line > 0 {
+				loc = fmt.Sprintf("%s:%d", n.path, k.Line)
+			}
+			n.warnings = append(n.warnings, fmt.Sprintf("%s: %s: dropped, it changes nothing slurmbench runs: %s", loc, f, key.Why))
 			m.Content = append(m.Content[:i], m.Content[i+2:]...)
 			i -= 2
 			continue
@@ -250,4 +254,16 @@ func wildcardBelow(e, p string) bool {
 		}
 	}
 	return true
+}
+
+// DecidedByName reports a --set path (schema 2, dotted into segments) that
+// names a key Keys drops or refuses: the edit is taken, and the reader
+// then drops or refuses the key by name, with why, as if the file set it.
+func DecidedByName(path []string) bool {
+	p := strings.Join(path, ".")
+	if len(path) > 2 && path[0] == "roles" {
+		p = "roles.*." + strings.Join(path[2:], ".")
+	}
+	k, ok := KeyFor(p)
+	return ok && k.Plan != Planned && !k.Own
 }
