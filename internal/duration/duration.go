@@ -31,11 +31,41 @@ var (
 // Parse reads s in one of Forms. A bare number is minutes, as in Slurm.
 // Negative durations are refused.
 func Parse(s string) (time.Duration, error) {
-	d, ok := parse(s)
-	if !ok {
-		return 0, fmt.Errorf("%q is not a duration: want %s", s, Forms)
+	return Range{}.Parse(s)
+}
+
+// Largest is the longest duration Parse can hold (about 292 years).
+const Largest = time.Duration(math.MaxInt64)
+
+// TooLargeError is a duration written in one of Forms whose value does not
+// fit: it names the bound rather than calling it "not a duration".
+type TooLargeError struct {
+	Input string
+	Max   time.Duration
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%q is too large: at most %s", e.Input, Format(e.Max))
+}
+
+// goForm is time.ParseDuration's grammar (unsigned): a string that matches
+// it but does not parse has overflowed.
+var goForm = regexp.MustCompile(`^(?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+$`)
+
+// tooLarge reports whether s is written in one of Forms (so parse refused
+// it for its size, not its shape).
+func tooLarge(s string) bool {
+	if slurmForm.MatchString(s) {
+		return true
 	}
-	return d, nil
+	rest := s
+	if m := dayPrefix.FindStringSubmatch(s); m != nil {
+		rest = m[2]
+		if rest == "" {
+			return true
+		}
+	}
+	return goForm.MatchString(rest)
 }
 
 func parse(s string) (time.Duration, bool) {
@@ -76,7 +106,7 @@ func parse(s string) (time.Duration, bool) {
 		return 0, false
 	}
 	d, err := time.ParseDuration(rest)
-	if err != nil || d < 0 {
+	if err != nil || d < 0 || days+d < days {
 		return 0, false
 	}
 	return days + d, true
@@ -89,10 +119,19 @@ type Range struct {
 
 // Parse reads s (Parse's forms) and checks it is within r, naming the
 // accepted forms and the bounds when it is not.
+// A value written in one of Forms but past what a duration holds is a
+// TooLargeError naming r.Max (or Largest without one).
 func (r Range) Parse(s string) (time.Duration, error) {
-	d, err := Parse(s)
-	if err != nil {
-		return 0, err
+	d, ok := parse(s)
+	if !ok {
+		if tooLarge(s) {
+			max := r.Max
+			if max <= 0 {
+				max = Largest
+			}
+			return 0, &TooLargeError{Input: s, Max: max}
+		}
+		return 0, fmt.Errorf("%q is not a duration: want %s", s, Forms)
 	}
 	return d, r.Check(s, d)
 }

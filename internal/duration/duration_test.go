@@ -1,6 +1,7 @@
 package duration
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -23,11 +24,37 @@ func TestParse(t *testing.T) {
 		}
 	}
 	for _, in := range []string{"", "abc", "1:2:3:4", "-5", "1-", "-1-00", "1-2:3:4:5", "1:-2", "1.5", " 30",
-		"1-a", "-1d", "d", "7 days", "4h-", "-4h", "1d-2h", "1234567890:00", "99999999999999d"} {
+		"1-a", "-1d", "d", "7 days", "4h-", "-4h", "1d-2h", "1234567890:00", "1e3h", "9x9d"} {
 		if got, err := Parse(in); err == nil {
 			t.Errorf("Parse(%q) = %v, want an error", in, got)
 		} else if !strings.Contains(err.Error(), "HH:MM:SS") || !strings.Contains(err.Error(), "4h") {
 			t.Errorf("Parse(%q): %v does not name the accepted forms", in, err)
+		}
+	}
+}
+
+// TestTooLarge: a duration written in one of the forms but past what a
+// duration holds is "too large" with the bound (the range's, else the
+// largest), never "not a duration" (audit r2-8: runs gc --older-than
+// 999999d).
+func TestTooLarge(t *testing.T) {
+	for _, tt := range []struct {
+		r    Range
+		in   string
+		want string
+	}{
+		{Age, "999999d", `"999999d" is too large: at most 3650d`},
+		{Age, "99999999999999d", "too large: at most 3650d"},
+		{Age, "999999999-00:00:00", "too large: at most 3650d"},
+		{Age, "9999999999999h", "too large: at most 3650d"},
+		{Age, "106000d9999999h", "too large: at most 3650d"},
+		{Range{}, "999999d", "too large: at most 106751d"},
+		{Range{}, "99999999999999999999ns", "too large: at most 106751d"},
+	} {
+		_, err := tt.r.Parse(tt.in)
+		var tl *TooLargeError
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.As(err, &tl) {
+			t.Errorf("%+v.Parse(%q) = %v, want %q", tt.r, tt.in, err, tt.want)
 		}
 	}
 }
