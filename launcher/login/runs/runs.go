@@ -108,8 +108,12 @@ func Load(dir string) (Run, error) {
 
 	j, err := rundir.ReadJournal(layout.Journal)
 	note(err)
-	submitted := err == nil
-	if err == nil {
+	// A journal that is there but cannot be read still says a submit was
+	// attempted: the job may exist, its id unknown, so the run stays
+	// active (gc keeps it) rather than passing for never submitted.
+	submitted := !errors.Is(err, fs.ErrNotExist)
+	switch {
+	case err == nil:
 		r.State, r.JobID, r.Active = "submitted", j.JobID, true
 		if j.JobName != "" {
 			r.JobName = j.JobName // what the submission used
@@ -117,6 +121,8 @@ func Load(dir string) (Run, error) {
 		if !j.Sending.IsZero() {
 			r.Started = j.Sending
 		}
+	case submitted:
+		r.State, r.Active = "submitted", true
 	}
 	st, err := rundir.ReadStatus(layout.Status)
 	note(err)

@@ -145,3 +145,40 @@ func TestListRefusesAFIFOAndAHugePlan(t *testing.T) {
 		t.Error("a cancelled listing went on")
 	}
 }
+
+// TestGCKeepsARunWithAnUnreadableJournal: a run whose submit.json exists
+// but cannot be read, and that has no status yet, may have a live job:
+// gc keeps it (audit #33 row 4: it was removed as "never submitted").
+func TestGCKeepsARunWithAnUnreadableJournal(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		write func(path string) error
+	}{
+		{"truncated", func(p string) error { return os.WriteFile(p, []byte(`{"run_id":"x","job_id":"12`), 0o644) }},
+		{"empty", func(p string) error { return os.WriteFile(p, nil, 0o644) }},
+		{"not json", func(p string) error { return os.WriteFile(p, []byte("\x00\x01garbage"), 0o644) }},
+		{"a directory", func(p string) error { return os.Mkdir(p, 0o755) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			old := time.Now().Add(-30 * 24 * time.Hour)
+			f.run(t, "unreadable", "prepared", old)
+			pl := f.plan("unreadable")
+			if err := tt.write(pl.Layout.Journal); err != nil {
+				t.Fatal(err)
+			}
+			_ = os.Chtimes(pl.Layout.Journal, old, old)
+			ended := func(context.Context, string) (string, bool, error) { return "COMPLETED", true, nil }
+			ds, err := GC(context.Background(), GCOptions{RunsDir: f.dir, OlderThan: time.Hour, Delete: true, Ask: ended})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ds) != 1 || ds[0].Remove || ds[0].Removed {
+				t.Fatalf("decisions %+v: want the run kept", ds)
+			}
+			if _, err := os.Stat(pl.RunDir); err != nil {
+				t.Errorf("run directory: %v", err)
+			}
+		})
+	}
+}
