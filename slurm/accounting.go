@@ -17,6 +17,7 @@ type wireDBJob struct {
 	Partition string   `json:"partition"`
 	Comment   flexText `json:"comment"` // {"administrator","job","system"}
 	Nodes     string   `json:"nodes"`
+	Cluster   string   `json:"cluster"`
 	// allocation_nodes is a bare number in v0.0.40-42.
 	AllocationNodes noVal `json:"allocation_nodes"`
 	State           struct {
@@ -83,7 +84,11 @@ func (c *Client) AccountingJob(ctx context.Context, id JobID) (Job, error) {
 	// one is the outcome.
 	var found []Job
 	for _, wj := range w.Jobs {
-		if j := wj.job(); j.ID == id || j.HetJobID == id {
+		j := wj.job()
+		if err := c.checkRecord(id, j.ID, j.HetJobID, wj.Cluster); err != nil {
+			return Job{}, fmt.Errorf("looking up job %d in accounting: %w", id, err)
+		}
+		if j.ID == id || j.HetJobID == id {
 			found = append(found, j)
 		}
 	}

@@ -102,6 +102,7 @@ type wireJob struct {
 	StandardError           string     `json:"standard_error"`
 	HetJobID                noVal      `json:"het_job_id"`
 	HetJobOffset            noVal      `json:"het_job_offset"`
+	Cluster                 string     `json:"cluster"`
 }
 
 func (w wireJob) job() Job {
@@ -139,7 +140,58 @@ func (c *Client) GetJob(ctx context.Context, id JobID) (Job, error) {
 	if err != nil {
 		return Job{}, fmt.Errorf("getting job %d: %w", id, err)
 	}
+	if err := c.checkRecords(id, w.Jobs); err != nil {
+		return Job{}, fmt.Errorf("getting job %d: %w", id, err)
+	}
 	return pickJob(id, w.Jobs)
+}
+
+// IdentityError is a record slurmrestd sent that is not of the job (or
+// cluster) asked for: a proxy or cache answering for another request, or
+// a server of another cluster. It is a transport error, never a state:
+// nothing may act on the record (remove a run, stop following a job).
+type IdentityError struct {
+	Asked      JobID  // the job asked for (0 for a listing)
+	Got        JobID  // the record's job_id
+	Cluster    string // the cluster slurmrestd said it serves
+	GotCluster string // the record's cluster
+}
+
+func (e *IdentityError) Error() string {
+	if e.Cluster != e.GotCluster && e.GotCluster != "" && e.Cluster != "" {
+		return fmt.Sprintf("slurmrestd answered with a record of job %d on cluster %q, but serves cluster %q: not trusted", e.Got, e.GotCluster, e.Cluster)
+	}
+	return fmt.Sprintf("slurmrestd answered a request for job %d with a record of job %d: not trusted", e.Asked, e.Got)
+}
+
+// checkRecord checks one record against the cluster slurmrestd serves
+// (when both are known) and, with asked non-zero, that it is the job
+// asked for or one of its heterogeneous components.
+func (c *Client) checkRecord(asked, got, hetLeader JobID, cluster string) error {
+	serves := c.Server().Cluster
+	if serves != "" && cluster != "" && cluster != serves {
+		return &IdentityError{Asked: asked, Got: got, Cluster: serves, GotCluster: cluster}
+	}
+	if asked != 0 && got != asked && hetLeader != asked {
+		return &IdentityError{Asked: asked, Got: got, Cluster: serves, GotCluster: cluster}
+	}
+	return nil
+}
+
+// checkRecords checks every record of GET job/{id}: each must be the job
+// or one of its components, and the job itself must be among them.
+func (c *Client) checkRecords(id JobID, ws []wireJob) error {
+	found := len(ws) == 0 // an empty list is "not found", decided by pickJob
+	for _, w := range ws {
+		if err := c.checkRecord(id, w.JobID, JobID(w.HetJobID.value(0)), w.Cluster); err != nil {
+			return err
+		}
+		found = found || w.JobID == id
+	}
+	if !found {
+		return &IdentityError{Asked: id, Got: ws[0].JobID, Cluster: c.Server().Cluster, GotCluster: ws[0].Cluster}
+	}
+	return nil
 }
 
 // pickJob chooses the requested job from a job list; for a heterogeneous
@@ -193,6 +245,9 @@ func (c *Client) ListJobs(ctx context.Context, f JobFilter) ([]Job, error) {
 	}
 	var out []Job
 	for _, wj := range w.Jobs {
+		if err := c.checkRecord(0, wj.JobID, 0, wj.Cluster); err != nil {
+			return nil, fmt.Errorf("listing jobs: %w", err)
+		}
 		if j := wj.job(); f.match(j) {
 			out = append(out, j)
 		}

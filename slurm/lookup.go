@@ -92,6 +92,9 @@ func (c *Client) jobsByKey(ctx context.Context, name, key string, since time.Tim
 		if err != nil {
 			return nil, fmt.Errorf("looking up jobs by comment %q: getting job %d: %w", key, id, err)
 		}
+		if err := c.checkRecords(id, w.Jobs); err != nil {
+			return nil, fmt.Errorf("looking up jobs by comment %q: getting job %d: %w", key, id, err)
+		}
 		older := false
 		for _, wj := range w.Jobs {
 			j := wj.job()
