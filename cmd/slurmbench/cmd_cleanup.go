@@ -18,7 +18,8 @@ jobs included, and waits until the queue no longer lists them. With a
 profile, runs under its runs_dir that may still run and whose job carries
 one of those names are cancelled too, whoever's they are in Slurm. It acts
 by default, as infx does; --dry-run lists what it would cancel. Ended jobs
-and other users' jobs are never touched.
+and other users' jobs are never touched: without a user (--user, the
+profile's slurm.user or $USER) it cancels nothing and exits 2.
 
 Examples:
   slurmbench cleanup --profile profiles/gb300-nv.toml          # RUNNER_NAME from the workflow

@@ -78,6 +78,10 @@ func Cleanup(ctx context.Context, client *slurm.Client, w io.Writer, o CleanupOp
 	if res.User == "" {
 		res.User = os.Getenv("USER")
 	}
+	if res.User == "" {
+		// A name alone is not the runner's: other users' jobs may carry it.
+		return res, exitcode.Errorf(exitcode.Config, "cleanup: no user to clean up for (profile slurm.user, --user or $USER): cancelling by name alone could cancel other users' jobs")
+	}
 	live, err := cleanupJobs(ctx, client, res, true)
 	if err != nil {
 		return res, err
@@ -140,7 +144,7 @@ func cleanupJobs(ctx context.Context, client *slurm.Client, res CleanupResult, c
 	for _, j := range jobs {
 		known := slices.ContainsFunc(res.Jobs, func(k slurm.Job) bool { return k.ID == j.ID })
 		there := !j.State.Terminal() || completing && j.State.Has(slurm.FlagCompleting)
-		if slices.Contains(res.Names, j.Name) && there && (res.User == "" || j.User == res.User || known) {
+		if slices.Contains(res.Names, j.Name) && there && (j.User == res.User || known) {
 			out = append(out, j)
 		}
 	}

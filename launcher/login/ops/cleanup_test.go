@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -233,4 +234,34 @@ func TestCleanupWaitsForCompletingJobs(t *testing.T) {
 			t.Errorf("%+v\n%s", res, out.String())
 		}
 	})
+}
+
+// TestCleanupRefusesWithoutAUser: with no user configured and $USER unset,
+// cleanup cancels nothing by name (audit #33 row 6: it cancelled every
+// user's jobs of that name) and says how to name the user.
+func TestCleanupRefusesWithoutAUser(t *testing.T) {
+	for _, dry := range []bool{false, true} {
+		t.Run(map[bool]string{false: "cancel", true: "dry run"}[dry], func(t *testing.T) {
+			t.Setenv("USER", "")
+			fake := slurmtest.NewFake(t, slurmtest.InProcess(), slurmtest.WithLifecycle(slurmtest.Step{State: []string{"RUNNING"}}))
+			c, err := slurm.New(slurm.Config{URL: fake.URL, Token: "tok", Transport: fake.Transport(), Defaults: slurm.JobDefaults{Partition: "debug"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Submit(t.Context(), slurm.JobSpec{Name: "b200-nv_3", Script: "#!/bin/sh\n"}); err != nil {
+				t.Fatal(err)
+			}
+			before := liveJobs(t, c)
+			res, err := Cleanup(t.Context(), c, &strings.Builder{}, CleanupOptions{Runner: "b200-nv_3", DryRun: dry, Poll: time.Millisecond})
+			if exitcode.Of(err) != exitcode.Config || !strings.Contains(fmt.Sprint(err), "no user") {
+				t.Fatalf("Cleanup = %v (exit %d), want exit 2 naming the missing user", err, exitcode.Of(err))
+			}
+			if res.Cancelled || len(res.Jobs) != 0 {
+				t.Errorf("result %+v: want nothing found or cancelled", res)
+			}
+			if after := liveJobs(t, c); !slices.Equal(before, after) {
+				t.Errorf("live jobs %v, want %v", after, before)
+			}
+		})
+	}
 }

@@ -71,6 +71,7 @@ func TestOpsCommands(t *testing.T) {
 func TestCleanupCommand(t *testing.T) {
 	fake := slurmtest.NewFake(t, slurmtest.WithLifecycle(slurmtest.Step{State: []string{"RUNNING"}}))
 	t.Setenv("SLURM_JWT", "tok")
+	t.Setenv("USER", "ci") // cleanup cancels by name only for a user
 	for _, tt := range []struct {
 		name   string
 		runner string
