@@ -8,15 +8,33 @@ import "fmt"
 // with an error. A real profile nests two or three levels.
 const MaxNesting = 64
 
+// MaxKeyParts bounds the parts of one dotted key ("a.b.c" has three). The
+// TOML library's time to load a dotted key grows with the square of its
+// parts: a 40 KB profile holding one key of 20,000 parts exhausted memory.
+// A real profile's longest key has three.
+const MaxKeyParts = 64
+
 // checkNesting scans TOML text for array and inline-table nesting deeper
-// than MaxNesting, skipping strings and comments, before the library sees
-// it. line is 1-based in the error.
+// than MaxNesting, and dotted keys of more than MaxKeyParts parts, skipping
+// strings and comments, before the library sees it. line is 1-based in
+// the error.
 func checkNesting(data []byte) error {
 	depth, line := 0, 1
+	dots := 0 // dots since the last character that ends a key or value
 	for i := 0; i < len(data); i++ {
 		switch c := data[i]; c {
+		case '.':
+			// Outside strings a dot joins key parts; a value holds at most
+			// one (a float, a time's fraction), and '=', ',' or a newline
+			// ends it.
+			if dots++; dots >= MaxKeyParts {
+				return fmt.Errorf("line %d: a dotted key of more than %d parts", line, MaxKeyParts)
+			}
+		case '=', ',':
+			dots = 0
 		case '\n':
 			line++
+			dots = 0
 		case '#':
 			for i < len(data) && data[i] != '\n' {
 				i++
@@ -47,10 +65,12 @@ func checkNesting(data []byte) error {
 				i++
 			}
 		case '[', '{':
+			dots = 0
 			if depth++; depth > MaxNesting {
 				return fmt.Errorf("line %d: arrays and inline tables nested more than %d deep", line, MaxNesting)
 			}
 		case ']', '}':
+			dots = 0
 			if depth > 0 {
 				depth--
 			}
