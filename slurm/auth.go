@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -153,6 +154,10 @@ func readTokenFile(path string) (string, error) {
 	return tok, nil
 }
 
+// tokenPipeGrace is how long a token command's output is read after the
+// command exited (a child it left behind may hold the pipes).
+const tokenPipeGrace = 500 * time.Millisecond
+
 // mintToken runs argv in dir ("" = the current directory) and reads the
 // token it prints. Neither its output nor the token ends up in the error:
 // only the exit status and a redacted first line of stderr.
@@ -164,7 +169,19 @@ func mintToken(ctx context.Context, argv []string, dir string, timeout time.Dura
 	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	// A background child the command leaves holds its output pipes open:
+	// Wait would block until that child exits, past the timeout (73 s
+	// measured). The command runs in its own process group, which the
+	// timeout kills whole, and Wait stops reading the pipes tokenPipeGrace
+	// after the command itself has exited.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = tokenPipeGrace
+	err := cmd.Run()
+	if errors.Is(err, exec.ErrWaitDelay) && ctx.Err() == nil {
+		err = nil // it exited 0; only a child it left kept the pipes open
+	}
+	if err != nil {
 		msg := firstLine(stderr.String())
 		if msg != "" {
 			msg = ": " + redactJWTs(msg)
