@@ -173,7 +173,7 @@ func checkPoint(path string, opt CollectOptions) (CollectedPoint, []string) {
 		want.Concurrency = pn.Concurrency
 		reasons = append(reasons, fmt.Sprintf("topology %s, expected %s", strings.TrimPrefix(pn.topology(), "_"), strings.TrimPrefix(want.topology(), "_")))
 	}
-	data, err := readlimit.ReadFile(path, readlimit.Default)
+	data, err := readlimit.ReadFile(path, MaxResultBytes)
 	if err != nil {
 		return cp, append(reasons, "unreadable: "+err.Error())
 	}
@@ -204,3 +204,8 @@ func configName(root, path string) string {
 	}
 	return filepath.Base(abs)
 }
+
+// MaxResultBytes bounds every result file read on the login node (SA-Bench
+// points, custom-benchmark results, lm-eval scores): whatever a job left
+// there, a read allocates at most this much and fails naming the limit.
+const MaxResultBytes = readlimit.Default

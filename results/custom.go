@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
+	"github.com/slurmbench/slurmbench/internal/readlimit"
 )
 
 // A custom benchmark (benchmark.type custom) runs the recipe's own command;
@@ -161,7 +162,7 @@ func CollectCustom(o CustomCollectOptions) (*CustomOutput, error) {
 
 func readCustomResult(path string, conc int) CustomResult {
 	r := CustomResult{Path: path, Concurrency: conc, Metrics: map[string]float64{}}
-	data, err := os.ReadFile(path)
+	data, err := readlimit.ReadFile(path, MaxResultBytes)
 	if err != nil {
 		r.Note = err.Error()
 		return r

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -112,5 +113,48 @@ func TestStageCustom(t *testing.T) {
 	}
 	if _, err := StageCustom(out, true, stage); err != nil {
 		t.Errorf("overwrite: %v", err)
+	}
+}
+
+// TestResultReadsAreBounded: a result file past MaxResultBytes — a custom
+// benchmark's (audit #33 row 11: 1 GiB allocated for a 1 GiB file), an
+// SA-Bench point's or an lm-eval score's — is refused after reading at
+// most the limit, and the error names it.
+func TestResultReadsAreBounded(t *testing.T) {
+	dir := t.TempDir()
+	big := func(name string) string {
+		path := filepath.Join(dir, name)
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		// Sparse: no disk used, but a whole-file read would allocate it.
+		if err := f.Truncate(MaxResultBytes + 1); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	const want = "larger than the 16 MiB limit"
+	for _, tt := range []struct {
+		name string
+		read func() error
+	}{
+		{"custom result", func() error {
+			big("r_conc4.json")
+			out, _ := CollectCustom(CustomCollectOptions{OutputDirs: []string{dir}, ResultFilename: "r", Concurrencies: []int{4}})
+			if out == nil || len(out.Results) != 1 {
+				return errors.New("no result collected")
+			}
+			return errors.New(out.Results[0].Note)
+		}},
+		{"SA-Bench result", func() error { _, err := ReadSABench(big("sa.json")); return err }},
+		{"lm-eval result", func() error { _, err := ReadGSM8K(big("results.json")); return err }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.read(); err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("error %v, want %q", err, want)
+			}
+		})
 	}
 }

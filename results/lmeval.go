@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/slurmbench/slurmbench/internal/pyjson"
+	"github.com/slurmbench/slurmbench/internal/readlimit"
 )
 
 // GSM8KScore is the gsm8k part of an lm-eval results*.json, whether lm-eval
@@ -76,7 +76,7 @@ func (s *GSM8KScore) Filters() []GSM8KFilter {
 
 // ReadGSM8K reads the gsm8k scores of an lm-eval results file.
 func ReadGSM8K(path string) (*GSM8KScore, error) {
-	data, err := os.ReadFile(path)
+	data, err := readlimit.ReadFile(path, MaxResultBytes)
 	if err != nil {
 		return nil, fmt.Errorf("reading eval result: %w", err)
 	}

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
 	"github.com/slurmbench/slurmbench/internal/pyjson"
+	"github.com/slurmbench/slurmbench/internal/readlimit"
 )
 
 // JSON keys of the result file.
@@ -362,7 +362,7 @@ func jsonInt(val json.RawMessage) (int, error) {
 
 // ReadSABench reads and parses a result file.
 func ReadSABench(path string) (*SABenchResult, error) {
-	data, err := os.ReadFile(path)
+	data, err := readlimit.ReadFile(path, MaxResultBytes)
 	if err != nil {
 		return nil, fmt.Errorf("reading SA-Bench result: %w", err)
 	}

@@ -229,7 +229,7 @@ func (s *Summary) invalidRow(inv results.InvalidPoint, note string) (PointRow, b
 	if inv.Path == "" {
 		return PointRow{}, false
 	}
-	data, err := os.ReadFile(inv.Path)
+	data, err := readlimit.ReadFile(inv.Path, results.MaxResultBytes)
 	if err != nil {
 		return PointRow{}, false
 	}
@@ -353,7 +353,7 @@ func ReadEval(dir string) (*EvalRow, error) {
 		return cands[i].path > cands[j].path
 	})
 	for _, c := range cands {
-		data, err := os.ReadFile(c.path)
+		data, err := readlimit.ReadFile(c.path, results.MaxResultBytes)
 		if err != nil {
 			return nil, fmt.Errorf("reading eval result: %w", err)
 		}
