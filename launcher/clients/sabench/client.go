@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/slurmbench/slurmbench/internal/pyjson"
+	"github.com/slurmbench/slurmbench/internal/readlimit"
 	"github.com/slurmbench/slurmbench/results"
 )
 
@@ -73,6 +74,30 @@ type runner struct {
 	// stamps are the measured requests' client-added latencies, from
 	// the events a server stamped (added.go).
 	stamps stampHists
+	// held counts the bytes the measured requests' records hold (ITL
+	// gaps, saved text), bounded by MaxPointBytes.
+	held atomic.Int64
+}
+
+// Bounds of what streams may make the client hold (beyond MaxSSEEvents):
+// an engine that ignores max_tokens sends tokens until the request
+// timeout, and every token event keeps an ITL gap (and, with
+// SaveDetailed, its text) until the point is written.
+const (
+	// StreamBytesPerToken is what one stream may hold per token of its
+	// max_tokens: 8 bytes an ITL gap, the rest for saved text.
+	StreamBytesPerToken = 64
+	// MinStreamBytes is the least a stream may hold, whatever its
+	// max_tokens.
+	MinStreamBytes = 64 << 10
+	// MaxPointBytes bounds what all the measured streams of one point
+	// hold together.
+	MaxPointBytes = 2 << 30
+)
+
+// streamLimit is what one stream of maxTokens may hold.
+func streamLimit(maxTokens int) int64 {
+	return max(int64(MinStreamBytes), int64(maxTokens)*StreamBytesPerToken)
 }
 
 // Run runs one SA-Bench point against cfg.BaseURL: the warmup, then the
@@ -358,7 +383,10 @@ func (r *runner) doStamped(ctx context.Context, body []byte, maxTokens int, rec 
 	}
 	reqCtx, cancel := context.WithTimeout(ctx, r.cfg.RequestTimeout)
 	defer cancel()
-	sr := streamRecorder{rec: rec, saveText: r.cfg.SaveDetailed, stamps: stamps}
+	sr := streamRecorder{rec: rec, saveText: r.cfg.SaveDetailed, stamps: stamps, limit: streamLimit(maxTokens), maxTokens: maxTokens}
+	if stamps != nil { // a measured request: its record is kept until the point is written
+		sr.point = &r.held
+	}
 	if r.h1 != nil {
 		r.h1.do(reqCtx, r.h1Request(body), &sr)
 	} else {
@@ -396,6 +424,37 @@ type streamRecorder struct {
 	// being fed (Unix ns; 0: the event's own time, as with net/http).
 	stamps *stampHists
 	readAt int64
+	// held is what this stream's record holds, at most limit (a stream of
+	// maxTokens); point, when set, sums it with the point's other streams,
+	// at most MaxPointBytes.
+	held      int64
+	limit     int64
+	maxTokens int
+	point     *atomic.Int64
+}
+
+// charge counts n more bytes the record will hold; past the stream's or
+// the point's limit the request fails, naming the limit, and its record
+// lets go of what it held.
+func (s *streamRecorder) charge(n int) bool {
+	var msg string
+	switch {
+	case s.limit > 0 && s.held+int64(n) > s.limit:
+		msg = fmt.Sprintf("reading stream: it would hold more than the %s a stream of max_tokens %d may hold (%d bytes a token, at least %s): the engine ignores max_tokens?",
+			readlimit.Size(s.limit), s.maxTokens, StreamBytesPerToken, readlimit.Size(MinStreamBytes))
+	case s.point != nil && s.point.Add(int64(n)) > MaxPointBytes:
+		s.point.Add(-int64(n))
+		msg = fmt.Sprintf("reading stream: the point's streams would hold more than the %s a point may hold", readlimit.Size(MaxPointBytes))
+	default:
+		s.held += int64(n)
+		return true
+	}
+	s.rec.err = msg
+	if s.point != nil {
+		s.point.Add(-s.held)
+	}
+	s.held, s.rec.itl, s.rec.text = 0, nil, nil
+	return false
 }
 
 // line handles one trimmed line that arrived at now; false stops the
@@ -423,6 +482,9 @@ func (s *streamRecorder) line(line []byte, now time.Time) bool {
 		if rec.chunks == 0 {
 			rec.ttft = now.Sub(s.start)
 		} else {
+			if !s.charge(8) {
+				return false
+			}
 			rec.itl = append(rec.itl, now.Sub(s.last))
 		}
 		s.last = now
@@ -436,7 +498,11 @@ func (s *streamRecorder) line(line []byte, now time.Time) bool {
 			s.stamps.observe(at, read, c.sent)
 		}
 		if s.saveText {
-			rec.text = append(rec.text, choiceText(c.choicesRaw)...)
+			text := choiceText(c.choicesRaw)
+			if !s.charge(len(text)) {
+				return false
+			}
+			rec.text = append(rec.text, text...)
 		}
 	}
 	if c.usage {

@@ -239,3 +239,62 @@ func TestStreamEventsAreBounded(t *testing.T) {
 		t.Fatalf("event past the limit: err %q", rec.err)
 	}
 }
+
+// TestStreamBytesAreBounded: what a stream makes the client hold (its ITL
+// gaps and, with SaveDetailed, its text) is bounded by its max_tokens, and
+// what the point's streams hold together by MaxPointBytes; past either the
+// request fails naming the limit and lets go of what it held (audit #33
+// row 12: 14 MB a stream under the 1M-event cap, 463 MiB at c32).
+func TestStreamBytesAreBounded(t *testing.T) {
+	const okHead = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+	t.Run("an engine ignoring max_tokens", func(t *testing.T) {
+		srv := &scriptServer{answer: func(int) []string {
+			// One write: max_tokens is 2, and at most 8,192 gaps fit 64 KiB.
+			return []string{okHead + strings.Repeat(httpChunk(tok1), 10000) + httpChunk(usage) + httpChunk(done) + "0\r\n\r\n"}
+		}}
+		rec, _ := runOne(t, srv.start(t))
+		if !strings.Contains(rec.err, "more than the 64 KiB a stream of max_tokens 2 may hold") {
+			t.Fatalf("err %q, want the stream's limit named", rec.err)
+		}
+		if rec.itl != nil || rec.success {
+			t.Errorf("the failed stream keeps %d gaps (success %v)", len(rec.itl), rec.success)
+		}
+	})
+	line := []byte(tok1[:len(tok1)-2])
+	for _, tt := range []struct {
+		name      string
+		maxTokens int
+		save      bool
+		text      []byte // a line with long text, fed after line
+		pointHeld int64
+		want      string
+		fed       int // lines accepted before the failure
+	}{
+		{"gaps", 2048, false, nil, 0, "more than the 128 KiB a stream of max_tokens 2048 may hold", 16385},
+		{"saved text", 16, true, []byte(`data: {"choices":[{"index":0,"text":"` + strings.Repeat("x", 70<<10) + `"}]}`), 0, "more than the 64 KiB a stream of max_tokens 16", 1},
+		{"the point", 16, false, nil, MaxPointBytes - 80, "more than the 2048 MiB a point may hold", 11},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := record{}
+			point := new(atomic.Int64)
+			point.Store(tt.pointHeld)
+			sr := streamRecorder{rec: &rec, start: time.Now(), saveText: tt.save, limit: streamLimit(tt.maxTokens), maxTokens: tt.maxTokens, point: point}
+			fed := 0
+			for ; fed < 1<<20; fed++ {
+				l := line
+				if tt.text != nil && fed > 0 {
+					l = tt.text
+				}
+				if !sr.line(l, time.Now()) {
+					break
+				}
+			}
+			if !strings.Contains(rec.err, tt.want) || fed != tt.fed {
+				t.Fatalf("after %d lines: err %q, want %q after %d", fed, rec.err, tt.want, tt.fed)
+			}
+			if got := point.Load(); got != tt.pointHeld {
+				t.Errorf("the point holds %d bytes after the failure, want %d (the stream's released)", got, tt.pointHeld)
+			}
+		})
+	}
+}
