@@ -9,7 +9,9 @@
 // with local_lock=flock or local_lock=all grant it per node, silently —
 // the lock falls back to a lease: a file created with O_EXCL beside the
 // lock file, its mtime refreshed by the holder every LeaseTTL/4, taken
-// over by a waiter once it is LeaseTTL old (its holder died). The mount is
+// over by a waiter once it is LeaseTTL old (its holder died) — old on the
+// file server's clock, a fresh write's mtime against the lease's, so no
+// host's clock is compared with another's. The mount is
 // read from /proc/self/mountinfo; SLURMBENCH_LOCKS=lease forces leases
 // (a filesystem the detection does not know), =flock forces flock.
 // Lock files are never removed: deleting one while another process waits

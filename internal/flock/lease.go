@@ -20,6 +20,9 @@ import (
 // (or one stalled that long) lets it age.
 const LeaseTTL = 2 * time.Minute
 
+// localClock is this host's clock (a test skews it).
+var localClock = time.Now
+
 // LeaseSuffix names the lease file beside a lock file.
 const LeaseSuffix = ".lease"
 
@@ -118,12 +121,12 @@ func tryLease(path string) (*lease, error) {
 		f, err := os.OpenFile(lp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err == nil {
 			host, _ := os.Hostname()
-			now := time.Now()
-			_, _ = fmt.Fprintf(f, "%s pid %d since %s\n", host, os.Getpid(), now.UTC().Format(time.RFC3339))
+			_, _ = fmt.Fprintf(f, "%s pid %d since %s\n", host, os.Getpid(), localClock().UTC().Format(time.RFC3339))
 			f.Close()
-			// The age waiters judge is the mtime this holder sets, from
-			// the same clock as its refreshes.
-			_ = os.Chtimes(lp, now, now)
+			// The lease's age is judged on the file server's clock only:
+			// its mtime comes from this write and from refreshes that ask
+			// for "now" without naming a time (see touch), and waiters
+			// compare it with a fresh write's (serverNow).
 			st, serr := os.Stat(lp)
 			if serr != nil {
 				return nil, serr
@@ -151,8 +154,9 @@ func breakStale(lp string) bool {
 	if err != nil {
 		return errors.Is(err, fs.ErrNotExist)
 	}
-	if time.Since(st.ModTime()) < LeaseTTL {
-		return false
+	now, err := serverNow(lp)
+	if err != nil || now.Sub(st.ModTime()) < LeaseTTL {
+		return false // without the server's time nothing is judged stale
 	}
 	var b [6]byte
 	_, _ = rand.Read(b[:])
@@ -161,7 +165,7 @@ func breakStale(lp string) bool {
 		return errors.Is(err, fs.ErrNotExist)
 	}
 	got, err := os.Stat(aside)
-	if err == nil && (inode(got) != inode(st) || time.Since(got.ModTime()) < LeaseTTL) {
+	if err == nil && (inode(got) != inode(st) || now.Sub(got.ModTime()) < LeaseTTL) {
 		// Another waiter broke the stale one and took a fresh lease in
 		// between: put it back.
 		_ = os.Link(aside, lp)
@@ -179,8 +183,8 @@ func (l *lease) refresh() {
 		select {
 		case <-l.stop:
 			return
-		case now := <-t.C:
-			_ = os.Chtimes(l.path, now, now)
+		case <-t.C:
+			_ = touch(l.path)
 		}
 	}
 }
@@ -192,6 +196,38 @@ func (l *lease) release() {
 	if st, err := os.Stat(l.path); err == nil && inode(st) == l.ino {
 		_ = os.Remove(l.path)
 	}
+}
+
+// utimeNow is Linux's UTIME_NOW: utimensat sets the time to "now" as the
+// filesystem keeps it (an NFS client asks the server to use its own
+// clock), not to a time this host names.
+const utimeNow = 1<<30 - 1
+
+// touch sets path's times to the file server's now.
+func touch(path string) error {
+	return syscall.UtimesNano(path, []syscall.Timespec{{Nsec: utimeNow}, {Nsec: utimeNow}})
+}
+
+// serverNow is the file server's time beside lease lp: the mtime of a
+// file written there just now. Judging a lease's age against it, rather
+// than against this host's clock, keeps a holder whose clock is behind
+// (or a checker whose clock is ahead) from losing a live lease.
+func serverNow(lp string) (time.Time, error) {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	probe := lp + ".now-" + hex.EncodeToString(b[:])
+	f, err := os.OpenFile(probe, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer os.Remove(probe)
+	_, werr := f.Write([]byte{'\n'})
+	cerr := f.Close() // flushed: on NFS the mtime is now the server's
+	st, err := os.Stat(probe)
+	if err != nil || werr != nil || cerr != nil {
+		return time.Time{}, errors.Join(err, werr, cerr)
+	}
+	return st.ModTime(), nil
 }
 
 func inode(st fs.FileInfo) uint64 {

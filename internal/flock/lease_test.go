@@ -65,13 +65,22 @@ func TestLeaseOfADeadHolderIsTakenOver(t *testing.T) {
 		}
 		close(d.lease.stop) // killed: no more refreshes, the file stays
 		d.lease.wg.Wait()
-		start := time.Now()
+		// The file server's clock (file times) does not follow the
+		// bubble's: the lease is aged on it directly.
+		server, err := serverNow(dead + LeaseSuffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		young := server.Add(-LeaseTTL + 10*time.Second)
+		_ = os.Chtimes(dead+LeaseSuffix, young, young)
+		if _, err := Acquire(t.Context(), dead, Options{Timeout: time.Hour}); !errors.Is(err, ErrTimeout) {
+			t.Fatalf("a lease %s old was taken over: %v", LeaseTTL-10*time.Second, err)
+		}
+		old := server.Add(-LeaseTTL - time.Second)
+		_ = os.Chtimes(dead+LeaseSuffix, old, old)
 		l2, err := Acquire(t.Context(), dead, Options{Timeout: time.Hour})
 		if err != nil {
 			t.Fatalf("taking over a dead holder's lease: %v", err)
-		}
-		if took := time.Since(start); took < LeaseTTL || took > LeaseTTL+2*time.Second {
-			t.Errorf("took over after %s, want about %s", took, LeaseTTL)
 		}
 		l2.Release()
 		if _, err := Acquire(t.Context(), live, Options{Timeout: 3 * LeaseTTL}); !errors.Is(err, ErrTimeout) {
@@ -113,5 +122,47 @@ func TestNodeLocalFlockIsDetected(t *testing.T) {
 		if got := nodeLocalFlock(path) != ""; got != lease {
 			t.Errorf("%s: lease=%v, want %v (%q)", path, got, lease, nodeLocalFlock(path))
 		}
+	}
+}
+
+// TestLeaseStalenessIgnoresHostClocks: a holder whose clock is behind the
+// checker's (here 3 minutes, past LeaseTTL) keeps its lease while it
+// refreshes it: staleness is judged on the file server's clock alone (a
+// fresh write's mtime against the lease's), never one host's clock
+// against another's (audit #33 row 10: a login node more than ~2 min
+// behind lost its lock while it held it). A checker whose clock is behind
+// still takes over a lease whose holder died.
+func TestLeaseStalenessIgnoresHostClocks(t *testing.T) {
+	for _, skew := range []time.Duration{-3 * time.Minute, -time.Hour, 3 * time.Minute} {
+		t.Run(skew.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				t.Setenv("SLURMBENCH_LOCKS", "lease")
+				path := filepath.Join(t.TempDir(), "x.lock")
+				defer func(c func() time.Time) { localClock = c }(localClock)
+				localClock = func() time.Time { return time.Now().Add(skew) } // the holder's host
+				l, err := Acquire(t.Context(), path, Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				localClock = time.Now // the checker's host
+				if other, err := Acquire(t.Context(), path, Options{Timeout: 3 * LeaseTTL}); !errors.Is(err, ErrTimeout) {
+					t.Errorf("a live holder %s off lost its lease: %v", skew, err)
+					if other != nil {
+						other.Release()
+					}
+				}
+				// It dies: its lease stops being refreshed and, once
+				// LeaseTTL old on the file server's clock, is taken over.
+				close(l.lease.stop)
+				l.lease.wg.Wait()
+				dead := time.Now().Add(-LeaseTTL - time.Second)
+				_ = os.Chtimes(path+LeaseSuffix, dead, dead)
+				l2, err := Acquire(t.Context(), path, Options{Timeout: time.Minute})
+				if err != nil {
+					t.Fatalf("a dead holder's lease was not taken over: %v", err)
+				}
+				l2.Release()
+			})
+		})
 	}
 }
