@@ -50,7 +50,7 @@ Examples:
 			&cli.GenericFlag{Name: "startup", Usage: "setup time one allocation costs (image import, model load), for GPU-hours saved", Value: duration.New(matrix.DefaultStartup, duration.Wait)},
 			&cli.IntFlag{Name: "max-parallel", Value: 1, Usage: "jobs in the queue at once"},
 			&cli.BoolFlag{Name: "rerun-failed", Usage: "run only the points that failed or have no result"},
-			&cli.StringFlag{Name: "stage-dir", Usage: "each point stages its results into DIR/<point>/"},
+			&cli.StringFlag{Name: "stage-dir", Usage: "each point stages its results into DIR/<point>/, replacing what was there, under DIR/<point>/.slurmbench-stage.lock (one staging at a time)"},
 			&cli.StringFlag{Name: "job-name", EnvVars: []string{"RUNNER_NAME"}, Usage: "Slurm job name"},
 			&cli.BoolFlag{Name: "no-preflight", Usage: "skip the checks slurmbench doctor runs"},
 			binaryDirFlag(),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/internal/flock"
 	"github.com/slurmbench/slurmbench/launcher/login/report"
 	"github.com/slurmbench/slurmbench/launcher/plan"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
@@ -337,25 +339,13 @@ func (r *runState) finish(ctx context.Context, runErr error) error {
 		o.Client.DropDuplicates(context.WithoutCancel(ctx), pl.Slurm.JobName, r.key, r.res.JobID, r.swept)
 	}
 	co := o.Stage
-	var logsErr error
-	if co.StageDir != "" {
-		if _, logsErr = checkStageLogs(pl, co.StageDir, co.Overwrite); logsErr != nil {
-			logsErr = exitcode.Errorf(exitcode.Collect, "staging logs: %w", logsErr)
-			co.StageDir = "" // stage nothing: results would land next to another run's logs
-		}
-	}
 	if o.Client != nil { // a run inside an allocation may have none
 		srv := o.Client.Server()
 		co.Provenance.SlurmVersion, co.Provenance.SlurmAPIVersion = srv.SlurmRelease, srv.APIVersion
 	}
 	co.Provenance.JobID, co.Provenance.Nodes = r.res.JobID.String(), hostsOf(pl)
-	col, err := Collect(pl, co)
+	col, logsErr, err := collectAndStage(ctx, pl, co, o.Progress)
 	r.res.Collected = col
-	if co.StageDir != "" && exitcode.Of(err) != exitcode.Collect {
-		if lerr := StageLogs(pl, co.StageDir, co.Overwrite); lerr != nil {
-			logsErr = exitcode.Errorf(exitcode.Collect, "staging logs: %w", lerr)
-		}
-	}
 	for _, e := range []error{logsErr, err} {
 		if runErr == nil {
 			runErr = e
@@ -365,6 +355,64 @@ func (r *runState) finish(ctx context.Context, runErr error) error {
 		runErr = exitcode.With(o.Interrupted(), errors.New("interrupted while collecting results (the job had ended)"))
 	}
 	return runErr
+}
+
+// StageLockName is the lock file in a stage directory: a run holds it from
+// checking the directory to its last staged file, so one run stages into
+// a directory at a time (two runs staging at once mixed their logs).
+const StageLockName = ".slurmbench-stage.lock"
+
+// stageLockWait bounds how long a run waits for another run's staging
+// into the same directory (a few seconds to minutes: copying logs).
+const stageLockWait = 30 * time.Minute
+
+// lockStage takes dir's stage lock, making dir (not its parents, as
+// CheckStaging promised). progress, when set, hears that it waits.
+func lockStage(ctx context.Context, dir string, progress io.Writer) (*flock.Lock, error) {
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("creating the stage directory: %w", err)
+	}
+	said := false
+	l, err := flock.Acquire(context.WithoutCancel(ctx), filepath.Join(dir, StageLockName), flock.Options{Timeout: stageLockWait, Every: 5 * time.Second,
+		Waiting: func(time.Duration) {
+			if progress != nil && !said {
+				fmt.Fprintf(progress, "waiting for another run staging into %s\n", dir)
+				said = true
+			}
+		}})
+	if err != nil {
+		return nil, fmt.Errorf("taking the stage directory %s: %w", dir, err)
+	}
+	return l, nil
+}
+
+// collectAndStage collects pl's results and, with co.StageDir, stages
+// them and the logs while holding the stage directory's lock: the checks
+// that refuse another run's files and the copies happen with no other
+// run staging there. logsErr is the logs' failure, err collection's.
+func collectAndStage(ctx context.Context, pl *plan.Plan, co CollectOptions, progress io.Writer) (col *Collected, logsErr, err error) {
+	if co.StageDir != "" {
+		lock, lerr := lockStage(ctx, co.StageDir, progress)
+		if lerr != nil {
+			logsErr = exitcode.With(exitcode.Collect, lerr)
+			co.StageDir = ""
+		} else {
+			defer func() { _ = lock.Release() }()
+		}
+	}
+	if co.StageDir != "" {
+		if _, logsErr = checkStageLogs(pl, co.StageDir, co.Overwrite); logsErr != nil {
+			logsErr = exitcode.Errorf(exitcode.Collect, "staging logs: %w", logsErr)
+			co.StageDir = "" // stage nothing: results would land next to another run's logs
+		}
+	}
+	col, err = Collect(pl, co)
+	if co.StageDir != "" && exitcode.Of(err) != exitcode.Collect {
+		if lerr := StageLogs(pl, co.StageDir, co.Overwrite); lerr != nil {
+			logsErr = exitcode.Errorf(exitcode.Collect, "staging logs: %w", lerr)
+		}
+	}
+	return col, logsErr, err
 }
 
 // hostsOf are the job's nodes as the driver recorded them.
