@@ -31,8 +31,9 @@ type BundleOptions struct {
 // BundleDir writes srcDir as a gzip-compressed tar to dst, atomically.
 // Entries are in lexical path order, with owner names, access and change
 // times left out, so the same tree gives the same listing every time.
-// Symlinks are stored as links; the archive itself and temporary files are
-// skipped when dst lies inside srcDir.
+// Symlinks are stored as links, except those whose target leaves srcDir
+// (resolved link by link, as CopyTree does); the archive itself and
+// temporary files are skipped when dst lies inside srcDir.
 func BundleDir(srcDir, dst string, opt BundleOptions) error {
 	st, err := os.Stat(srcDir)
 	if err != nil {
@@ -50,6 +51,11 @@ func BundleDir(srcDir, dst string, opt BundleOptions) error {
 		prefix = filepath.Base(abs)
 	}
 	dstAbs, _ := filepath.Abs(dst)
+	root, err := os.OpenRoot(srcDir)
+	if err != nil {
+		return fmt.Errorf("bundling %s: %w", srcDir, err)
+	}
+	defer root.Close()
 	err = atomicfile.Write(dst, atomicfile.Options{Overwrite: opt.Overwrite}, func(w io.Writer) error {
 		zw := gzip.NewWriter(w) // no name or mtime in the gzip header
 		tw := tar.NewWriter(zw)
@@ -63,6 +69,13 @@ func BundleDir(srcDir, dst string, opt BundleOptions) error {
 			}
 			if abs, _ := filepath.Abs(p); abs == dstAbs {
 				return nil
+			}
+			if d.Type()&fs.ModeSymlink != 0 {
+				// Left out like CopyTree leaves it out: its target, resolved
+				// inside srcDir, leaves it (an extracting tar -h would follow).
+				if rel, err := filepath.Rel(srcDir, p); err != nil || checkLink(root, filepath.ToSlash(rel)) != "" {
+					return nil
+				}
 			}
 			return addTarEntry(tw, srcDir, prefix, p, d)
 		})

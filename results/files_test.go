@@ -245,7 +245,7 @@ func TestCopyTree(t *testing.T) {
 	os.Symlink("power/gpu.csv", filepath.Join(logs, "latest.csv"))
 	dst := filepath.Join(t.TempDir(), "LOGS")
 	for i := 0; i < 2; i++ { // the second copy is a no-op, not LOGS/logs
-		if err := CopyTree(logs, dst, false); err != nil {
+		if _, err := CopyTree(logs, dst, false); err != nil {
 			t.Fatalf("copy %d: %v", i, err)
 		}
 	}
@@ -262,7 +262,7 @@ func TestCopyTree(t *testing.T) {
 		t.Errorf("copied %v, want %v", paths, want)
 	}
 	writeFile(t, filepath.Join(logs, "power", "gpu.csv"), "changed")
-	if err := CopyTree(logs, dst, false); !errors.Is(err, fs.ErrExist) {
+	if _, err := CopyTree(logs, dst, false); !errors.Is(err, fs.ErrExist) {
 		t.Errorf("copy over a changed file: %v", err)
 	}
 }

@@ -60,6 +60,9 @@ type Manifest struct {
 	SchemaVersion int        `json:"schema_version"`
 	Provenance    Provenance `json:"provenance"`
 	Artifacts     []Artifact `json:"artifacts"`
+	// RefusedLinks are the symbolic links staging left out (of the
+	// results and of LOGS/): their targets leave the tree they are in.
+	RefusedLinks []RefusedLink `json:"refused_links,omitempty"`
 }
 
 // BuildManifest walks root and lists every file in it (sorted by path) with

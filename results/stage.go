@@ -164,15 +164,17 @@ func copyNoFollow(src, dst string, opt atomicfile.Options) error {
 // identical files already there are left alone, different ones are an
 // error naming the path unless overwrite is set. src is read through an
 // os.Root, so nothing outside it is read; a symbolic link is recreated
-// only if it points inside src, else refused, naming it; nothing is
+// only if its target, resolved link by link inside src (checkLink), stays
+// inside; else it is left out and returned among the refused; nothing is
 // written through a symbolic link under dst.
-func CopyTree(src, dst string, overwrite bool) error {
+func CopyTree(src, dst string, overwrite bool) ([]RefusedLink, error) {
 	fopt := atomicfile.Options{Overwrite: overwrite}
 	root, err := os.OpenRoot(src)
 	if err != nil {
-		return fmt.Errorf("copying %s: %w", src, err)
+		return nil, fmt.Errorf("copying %s: %w", src, err)
 	}
 	defer root.Close()
+	var refused []RefusedLink
 	err = fs.WalkDir(root.FS(), ".", func(rel string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -198,8 +200,9 @@ func CopyTree(src, dst string, overwrite bool) error {
 			if err != nil {
 				return err
 			}
-			if filepath.IsAbs(link) || !filepath.IsLocal(filepath.Join(filepath.Dir(filepath.FromSlash(rel)), link)) {
-				return fmt.Errorf("refusing to copy %s: a symbolic link to %s, outside %s", filepath.Join(src, rel), link, src)
+			if why := checkLink(root, rel); why != "" {
+				refused = append(refused, RefusedLink{Path: rel, Target: link, Why: why})
+				return nil
 			}
 			if have, err := os.Readlink(target); err == nil {
 				if have == link {
@@ -224,9 +227,9 @@ func CopyTree(src, dst string, overwrite bool) error {
 		return nil // sockets, fifos, devices
 	})
 	if err != nil {
-		return fmt.Errorf("copying %s to %s: %w", src, dst, err)
+		return refused, fmt.Errorf("copying %s to %s: %w", src, dst, err)
 	}
-	return nil
+	return refused, nil
 }
 
 func fileExists(path string) bool {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -49,6 +50,10 @@ type Collected struct {
 	// step summary ("" without points); its SVG and CSV are in Pareto.
 	ParetoChart string
 	Pareto      []string
+	// RefusedLinks are the symbolic links copying the results and the
+	// logs leaves out (their targets leave the tree); the manifest lists
+	// them.
+	RefusedLinks []results.RefusedLink
 }
 
 // Collect checks every requested point, writes the manifest and stages.
@@ -93,7 +98,8 @@ func Collect(pl *plan.Plan, o CollectOptions) (*Collected, error) {
 		}
 	}
 	if pl.Benchmark.Srtctl != nil {
-		row, err := collectSrtctlBenchmark(pl, o.Overwrite)
+		row, refused, err := collectSrtctlBenchmark(pl, o.Overwrite)
+		c.RefusedLinks = append(c.RefusedLinks, refused...)
 		if row != nil {
 			c.Artifacts = append(c.Artifacts, *row)
 		}
@@ -115,10 +121,18 @@ func Collect(pl *plan.Plan, o CollectOptions) (*Collected, error) {
 	}
 	benchmarkProvenance(pl, &o.Provenance)
 	runtimeProvenance(pl, &o.Provenance)
+	if o.StageDir != "" {
+		refused, err := stagedLinkRefusals(pl)
+		if err != nil {
+			return c, exitcode.Errorf(exitcode.Collect, "checking the logs' links: %w", err)
+		}
+		c.RefusedLinks = append(c.RefusedLinks, refused...)
+	}
 	m, err := results.BuildManifest(pl.Layout.Results, o.Provenance)
 	if err != nil {
 		return c, exitcode.Errorf(exitcode.Collect, "building the manifest: %w", err)
 	}
+	m.RefusedLinks = c.RefusedLinks
 	if c.Manifest, err = results.WriteManifest(pl.Layout.Results, m, atomicfile.Options{Overwrite: true}); err != nil {
 		return c, exitcode.Errorf(exitcode.Collect, "writing the manifest: %w", err)
 	}
@@ -289,6 +303,27 @@ func checkStageLogs(pl *plan.Plan, stageDir string, overwrite bool) (logsStaging
 	return ls, nil
 }
 
+// stagedLinkRefusals are the links StageLogs (and stagePower) will leave
+// out of the stage directory, named as they would be staged (LOGS/...),
+// found before the copy so that the manifest, written first, lists them.
+func stagedLinkRefusals(pl *plan.Plan) ([]results.RefusedLink, error) {
+	if _, err := os.Stat(pl.Layout.Logs); err != nil {
+		return nil, nil // nothing ran: nothing is staged
+	}
+	out, err := results.EscapingLinks(pl.Layout.Logs, LogsDirName+"/")
+	if err != nil {
+		return out, err
+	}
+	if dir, rel, ok := powerResultsCopy(pl); ok {
+		more, err := results.EscapingLinks(dir, path.Join(LogsDirName, filepath.ToSlash(rel))+"/")
+		out = append(out, more...)
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
 // StageLogs copies the run's logs to stageDir/LOGS and bundles them as
 // multinode_server_logs.tar.gz there, after checkStageLogs.
 func StageLogs(pl *plan.Plan, stageDir string, overwrite bool) error {
@@ -315,7 +350,7 @@ func StageLogs(pl *plan.Plan, stageDir string, overwrite bool) error {
 	}
 	replace := ls.sameRun || overwrite
 	var errs []error
-	if err := results.CopyTree(pl.Layout.Logs, ls.dst, replace); err != nil {
+	if _, err := results.CopyTree(pl.Layout.Logs, ls.dst, replace); err != nil { // the links it leaves out are in the manifest (stagedLinkRefusals)
 		errs = append(errs, fmt.Errorf("copying logs: %w", err))
 	}
 	if err := stagePower(pl, stageDir, replace); err != nil {

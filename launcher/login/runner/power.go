@@ -17,6 +17,26 @@ import (
 // aggregator as POWER_PRODUCER_SHA.
 const PowerProducerFile = "power-producer-sha.txt"
 
+// powerResultsCopy is what stagePower copies beside LOGS/power: the
+// benchmark's raw results dir, to LOGS/rel. ok is false when there is
+// nothing to copy (no telemetry, no results), or, with rel "", when dir is
+// not under the results root.
+func powerResultsCopy(pl *plan.Plan) (dir, rel string, ok bool) {
+	t := pl.Telemetry
+	if t == nil || t.PowerDir == "" {
+		return "", "", false
+	}
+	dir = pl.Benchmark.ResultDir
+	if _, err := os.Stat(dir); err != nil {
+		return "", "", false
+	}
+	rel, err := filepath.Rel(t.ResultRoot, dir)
+	if err != nil {
+		return dir, "", false
+	}
+	return dir, rel, true
+}
+
 // stagePower completes LOGS/ for InferenceX's power aggregator when the run
 // collected telemetry: the windows' result_path values are relative to the
 // benchmark's results root, so the raw results go to LOGS/ beside power/
@@ -28,16 +48,15 @@ func stagePower(pl *plan.Plan, stageDir string, replace bool) error {
 	if t == nil || t.PowerDir == "" || stageDir == "" {
 		return nil
 	}
-	logs := filepath.Join(stageDir, "LOGS")
+	logs := filepath.Join(stageDir, LogsDirName)
 	var errs []error
-	if _, err := os.Stat(pl.Benchmark.ResultDir); err == nil {
-		rel, err := filepath.Rel(t.ResultRoot, pl.Benchmark.ResultDir)
-		if err == nil {
-			err = results.CopyTree(pl.Benchmark.ResultDir, filepath.Join(logs, rel), replace)
-		}
-		if err != nil {
+	if dir, rel, ok := powerResultsCopy(pl); ok {
+		// The links it leaves out are in the manifest (stagedLinkRefusals).
+		if _, err := results.CopyTree(dir, filepath.Join(logs, rel), replace); err != nil {
 			errs = append(errs, fmt.Errorf("copying the raw results beside LOGS/power: %w", err))
 		}
+	} else if rel == "" && dir != "" {
+		errs = append(errs, fmt.Errorf("copying the raw results beside LOGS/power: %s is not under %s", dir, t.ResultRoot))
 	}
 	m, err := power.ReadManifest(filepath.Join(t.PowerDir, power.ManifestFile))
 	switch {
