@@ -13,11 +13,12 @@ const (
 	// maxStateBody bounds the jobs/state listing the lookup reads: about
 	// 50 bytes a job, so 16 MiB holds some 300,000 jobs.
 	maxStateBody = 16 << 20
-	// KeyLookupMaxJobs bounds how many jobs, newest first, one lookup
-	// reads in full: the jobs submitted since the attempt (less
-	// KeyLookupSkew). More than that many submits in the lookup window is
-	// an error, not a silent miss.
-	KeyLookupMaxJobs = 2000
+	// KeyLookupPage is how many jobs, newest first, the lookup reads in
+	// full between progress notes. It is a page, not a cap: the walk goes
+	// on until it has passed the jobs submitted since the attempt (less
+	// KeyLookupSkew), however many there are, and a job it found is kept
+	// whatever it meets after.
+	KeyLookupPage = 2000
 	// KeyLookupSkew is how far slurmctld's clock (a job's submit_time)
 	// may be behind this host's.
 	KeyLookupSkew = 10 * time.Minute
@@ -57,11 +58,12 @@ func (c *Client) jobIDs(ctx context.Context) ([]JobID, error) {
 // jobs submitted at or after since. slurmrestd filters jobs by nothing
 // useful here (update_time is the whole table's "changed since", not a
 // per-job filter), so the lookup lists ids and states (jobs/state), then
-// reads jobs in full newest id first — ids grow with submission — until
-// keyLookupOlderRun in a row were submitted before since less
-// KeyLookupSkew. Its cost follows the
-// jobs submitted since, not the jobs the cluster holds. A slurmrestd
-// without jobs/state gets the full listing, bounded by maxBody.
+// reads jobs in full newest id first — ids grow with submission — page by
+// page until keyLookupOlderRun in a row were submitted before since less
+// KeyLookupSkew. Its cost follows the jobs submitted since, not the jobs
+// the cluster holds. A job found is kept: a failure after it (a read, the
+// caller's context) ends the walk with what was found, not an error. A
+// slurmrestd without jobs/state gets the full listing, bounded by maxBody.
 func (c *Client) jobsByKey(ctx context.Context, name, key string, since time.Time) ([]Job, error) {
 	f := JobFilter{Name: name, CommentContains: key}
 	ids, err := c.jobIDs(ctx)
@@ -78,8 +80,8 @@ func (c *Client) jobsByKey(ctx context.Context, name, key string, since time.Tim
 	seen := map[JobID]bool{}
 	olderRun := 0
 	for n, id := range ids {
-		if n == KeyLookupMaxJobs {
-			return nil, fmt.Errorf("looking up jobs by comment %q: more than %d jobs were submitted since %s; cannot look through them all", key, KeyLookupMaxJobs, floor.Format(time.RFC3339))
+		if n > 0 && n%KeyLookupPage == 0 {
+			c.log.Info("looking up a job by its submit key: still walking the jobs submitted since", "key", key, "read", n, "since", floor.Format(time.RFC3339), "found", len(out))
 		}
 		if seen[id] {
 			continue
@@ -89,11 +91,16 @@ func (c *Client) jobsByKey(ctx context.Context, name, key string, since time.Tim
 		if IsNotFound(err) {
 			continue // ended and forgotten since the listing
 		}
-		if err != nil {
-			return nil, fmt.Errorf("looking up jobs by comment %q: getting job %d: %w", key, id, err)
+		if err == nil {
+			err = c.checkRecords(id, w.Jobs)
 		}
-		if err := c.checkRecords(id, w.Jobs); err != nil {
-			return nil, fmt.Errorf("looking up jobs by comment %q: getting job %d: %w", key, id, err)
+		if err != nil {
+			err = fmt.Errorf("looking up jobs by comment %q: getting job %d: %w", key, id, err)
+			if len(out) > 0 {
+				c.log.Warn("looking up a job by its submit key: keeping the jobs found before a failure", "key", key, "found", len(out), "error", err)
+				return out, nil
+			}
+			return nil, err
 		}
 		older := false
 		for _, wj := range w.Jobs {

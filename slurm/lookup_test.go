@@ -128,3 +128,53 @@ func TestKeyLookupWalksPastLateArrayTasks(t *testing.T) {
 		}
 	})
 }
+
+// TestKeyLookupKeepsWhatItFound: after an ambiguous submit the lookup
+// walks every job submitted since, page after page (audit #33 row 2: it
+// stopped at 2,000 and dropped the job it had found, so run ended "outcome
+// unknown" and nobody followed or cancelled the job); and a job found is
+// kept whatever the walk meets after it (a failing read, a record of
+// another job).
+func TestKeyLookupKeepsWhatItFound(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		newer int // jobs submitted after ours
+		fault func(oldest JobID) *slurmtest.Fault
+	}{
+		{"3,000 submitted since", 3000, nil},
+		{"a failing read after the match", 10, func(oldest JobID) *slurmtest.Fault {
+			return &slurmtest.Fault{Method: "GET", Path: "/job/" + oldest.String(), Action: slurmtest.Respond, Status: 500, Body: "proxy error"}
+		}},
+		{"another job's record after the match", 10, func(oldest JobID) *slurmtest.Fault {
+			return &slurmtest.Fault{Method: "GET", Path: "/job/" + oldest.String(), Action: slurmtest.Respond, Status: 200,
+				Body: `{"jobs":[{"job_id":999999,"name":"x","job_state":["COMPLETED"]}],"errors":[],"warnings":[]}`}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				fake, c, _ := busyCluster(t, 100) // ids from the fake's first, an hour old
+				oldest := JobID(fake.Jobs()[len(fake.Jobs())-1].ID)
+				for _, j := range fake.Jobs() {
+					oldest = min(oldest, JobID(j.ID))
+				}
+				since := time.Now()
+				res, err := c.Submit(context.Background(), JobSpec{Name: "mine", Script: "#!/bin/sh\n"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				fake.AddJobs(tt.newer, time.Now())
+				if tt.fault != nil {
+					fake.AddFaults(*tt.fault(oldest + 50))
+				}
+				jobs, err := c.jobsByKey(context.Background(), "mine", res.SubmitKey, since)
+				if err != nil || len(jobs) != 1 || jobs[0].ID != res.JobID {
+					t.Fatalf("lookup = %v, %v; want job %d", jobs, err, res.JobID)
+				}
+				job, found, err := c.FindSubmitted(context.Background(), "mine", res.SubmitKey, since)
+				if err != nil || !found || job.ID != res.JobID {
+					t.Fatalf("FindSubmitted = %v, %v, %v; want job %d", job.ID, found, err, res.JobID)
+				}
+			})
+		})
+	}
+}

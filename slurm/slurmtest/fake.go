@@ -4,11 +4,13 @@
 package slurmtest
 
 import (
+	"bufio"
 	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/http/httptest"
@@ -101,6 +103,7 @@ type Fake struct {
 	lifecycle    []Step
 	jobs         map[int64]*FakeJob
 	nextID       int64
+	jobTemplates map[string]map[string]any // parsed job-info samples, by name
 }
 
 // FakeOption configures a Fake.
@@ -556,22 +559,48 @@ func (f *Fake) cancel(w http.ResponseWriter, version string, id int64, signal st
 	f.reply(w, version, http.StatusOK, sample("cancel-running.response.json"), nil)
 }
 
-// replyJobs renders jobs into the recorded job-info template.
+// replyJobs renders jobs into the recorded job-info template, streaming
+// one job at a time: a listing of 50,000 jobs is never held whole. The
+// template is parsed once per version; renderJob replaces top-level
+// members only, so a shallow copy of it is each job's record.
 func (f *Fake) replyJobs(w http.ResponseWriter, version string, jobs []*FakeJob) {
 	tmplName := "get-job-completed.response.json"
 	if version >= "v0.0.42" {
 		tmplName = "v0.0.42-get-job.response.json"
 	}
-	var tmpl map[string]any
-	if err := json.Unmarshal(sample(tmplName), &tmpl); err != nil {
-		panic(err)
+	if f.jobTemplates == nil {
+		f.jobTemplates = map[string]map[string]any{}
 	}
-	jobTmpl := tmpl["jobs"].([]any)[0]
-	out := make([]any, 0, len(jobs))
-	for _, j := range jobs {
-		out = append(out, f.renderJob(deepCopy(jobTmpl).(map[string]any), j))
+	tmpl := f.jobTemplates[tmplName]
+	if tmpl == nil {
+		if err := json.Unmarshal(sample(tmplName), &tmpl); err != nil {
+			panic(err)
+		}
+		f.jobTemplates[tmplName] = tmpl
 	}
-	f.reply(w, version, http.StatusOK, sample(tmplName), func(m map[string]any) { m["jobs"] = out })
+	jobTmpl := tmpl["jobs"].([]any)[0].(map[string]any)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	defer bw.Flush()
+	_, _ = bw.WriteString("{\n  \"jobs\": [")
+	for i, j := range jobs {
+		if i > 0 {
+			_ = bw.WriteByte(',')
+		}
+		// Indented as slurmrestd indents.
+		b, _ := json.MarshalIndent(f.renderJob(maps.Clone(jobTmpl), j), "    ", "  ")
+		_, _ = bw.WriteString("\n    ")
+		_, _ = bw.Write(b)
+	}
+	var ping map[string]any
+	_ = json.Unmarshal(sample("ping.v0.0.41.response.json"), &ping)
+	meta := ping["meta"].(map[string]any)
+	meta["plugin"].(map[string]any)["data_parser"] = "data_parser/" + version
+	mb, _ := json.MarshalIndent(meta, "  ", "  ")
+	_, _ = bw.WriteString("\n  ],\n  \"meta\": ")
+	_, _ = bw.Write(mb)
+	_, _ = bw.WriteString(",\n  \"errors\": [],\n  \"warnings\": []\n}")
 }
 
 // replyStates answers jobs/state: each job's id (a string, as 24.11
