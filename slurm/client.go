@@ -223,6 +223,10 @@ type request struct {
 	once bool
 	// limit bounds the response body read (maxBody when 0).
 	limit int64
+	// stream, when set, reads a 2xx response body itself (a listing read
+	// one record at a time, never held whole); other answers are read and
+	// decoded as usual.
+	stream func(io.Reader) error
 }
 
 // envelope is what every slurmrestd response carries besides its payload.
@@ -344,6 +348,13 @@ func (c *Client) send(ctx context.Context, version string, req request, token st
 		return 0, nil, fmt.Errorf("%s %s: %w", req.method, u.Path, unwrapURLError(err))
 	}
 	defer resp.Body.Close()
+	if req.stream != nil && resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		if err := req.stream(resp.Body); err != nil {
+			return 0, nil, fmt.Errorf("%s %s: %w", req.method, u.Path, err)
+		}
+		c.log.Debug("slurmrestd request (streamed)", "method", req.method, "path", u.Path, "status", resp.StatusCode, "elapsed", time.Since(start))
+		return resp.StatusCode, nil, nil
+	}
 	limit := req.limit
 	if limit <= 0 {
 		limit = maxBody

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -237,20 +238,29 @@ func (f JobFilter) match(j Job) bool {
 
 // ListJobs returns the jobs slurmctld knows (pending, running, and ended
 // within MinJobAge) that match f. Heterogeneous job components are listed
-// one by one.
+// one by one. The listing is read as a stream, one record at a time
+// (decodeJobStream), and only the matches are kept.
 func (c *Client) ListJobs(ctx context.Context, f JobFilter) ([]Job, error) {
-	var w wireJobs
-	if err := c.do(ctx, request{method: http.MethodGet, root: "slurm", path: "jobs/"}, &w); err != nil {
-		return nil, fmt.Errorf("listing jobs: %w", err)
-	}
+	return c.listJobs(ctx, f.match)
+}
+
+// listJobs streams slurmctld's listing and keeps the jobs keep accepts.
+func (c *Client) listJobs(ctx context.Context, keep func(Job) bool) ([]Job, error) {
 	var out []Job
-	for _, wj := range w.Jobs {
-		if err := c.checkRecord(0, wj.JobID, 0, wj.Cluster); err != nil {
-			return nil, fmt.Errorf("listing jobs: %w", err)
-		}
-		if j := wj.job(); f.match(j) {
-			out = append(out, j)
-		}
+	err := c.do(ctx, request{method: http.MethodGet, root: "slurm", path: "jobs/", stream: func(r io.Reader) error {
+		out = out[:0] // a retried request starts over
+		return decodeJobStream(r, func(wj wireJob) error {
+			if err := c.checkRecord(0, wj.JobID, 0, wj.Cluster); err != nil {
+				return err
+			}
+			if j := wj.job(); keep(j) {
+				out = append(out, j)
+			}
+			return nil
+		})
+	}}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("listing jobs: %w", err)
 	}
 	return out, nil
 }

@@ -2,9 +2,15 @@ package slurm
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -120,4 +126,218 @@ func (c *Client) jobsByKey(ctx context.Context, name, key string, since time.Tim
 		}
 	}
 	return out, nil
+}
+
+// Bounds of FindJobs.
+const (
+	// maxJobRecord bounds one job record of a streamed listing (a record
+	// is about 9 KB; GET jobs carries no batch script).
+	maxJobRecord = 1 << 20
+	// findJobsWindow is how far back accounting is asked for jobs that
+	// were pending or running: a job that ended within it may still be
+	// completing (squeue lists it until its nodes are released).
+	findJobsWindow = time.Hour
+	// minFindJobsPage is the shortest time window a page of accounting's
+	// answer is split into when it passes the read bound.
+	minFindJobsPage = time.Minute
+)
+
+// JobQuery selects the jobs FindJobs returns: User's jobs named one of
+// Names. Both are required: a name alone is not the user's job.
+type JobQuery struct {
+	Names []string
+	User  string
+}
+
+// liveStates are accounting's names of the states a job that may still
+// run is in (sacct --state's).
+const liveStates = "PENDING,RUNNING,SUSPENDED,REQUEUED,RESIZING"
+
+// FindJobs returns the jobs squeue would list for q: the user's jobs of
+// those names that have not ended or are still completing, as slurmctld
+// knows them now.
+//
+// With accounting (slurmdbd), slurmdbd selects them on its side — users,
+// job_name, state and a time window (findJobsWindow back from now) — a
+// window whose answer passes the read bound split in halves and read page
+// by page; each candidate is then read from slurmctld (GET job/{id},
+// checked to be that job), which alone knows whether it still runs or
+// completes. Without accounting slurmctld filters nothing (GET jobs
+// takes only update_time and flags), so its listing is read as a stream,
+// one record of at most maxJobRecord at a time, keeping the matches: never
+// held whole, however many jobs the cluster holds.
+func (c *Client) FindJobs(ctx context.Context, q JobQuery) ([]Job, error) {
+	if q.User == "" || len(q.Names) == 0 {
+		return nil, fmt.Errorf("finding jobs: a user and at least one job name are required (a name alone may be another user's job)")
+	}
+	c.mu.Lock()
+	none := c.accounting < 0
+	c.mu.Unlock()
+	if !none {
+		now := time.Now()
+		ids, err := c.accountingJobIDs(ctx, q, now.Add(-findJobsWindow), now)
+		switch {
+		case err == nil:
+			return c.confirmJobs(ctx, q, ids)
+		case !errors.Is(err, ErrNoAccounting):
+			return nil, err
+		}
+	}
+	return c.streamJobs(ctx, q)
+}
+
+func (q JobQuery) match(j Job) bool {
+	return j.User == q.User && slices.Contains(q.Names, j.Name) && (!j.Terminal() || j.State.Has(FlagCompleting))
+}
+
+// accountingJobIDs asks slurmdbd for the ids of q's jobs that were
+// pending or running between from and to; an answer past the read bound
+// is asked again in two halves of the window.
+func (c *Client) accountingJobIDs(ctx context.Context, q JobQuery, from, to time.Time) ([]JobID, error) {
+	query := url.Values{}
+	query.Set("users", q.User)
+	query.Set("job_name", strings.Join(q.Names, ","))
+	query.Set("state", liveStates)
+	query.Set("start_time", strconv.FormatInt(from.Unix(), 10))
+	query.Set("end_time", strconv.FormatInt(to.Unix(), 10))
+	var w struct {
+		Jobs []wireDBJob `json:"jobs"`
+	}
+	err := c.do(ctx, request{method: http.MethodGet, root: "slurmdb", path: "jobs/", query: query}, &w)
+	var tooLarge *TooLargeError
+	switch {
+	case IsUnsupported(err):
+		c.mu.Lock()
+		c.accounting = -1
+		c.mu.Unlock()
+		return nil, ErrNoAccounting
+	case errors.As(err, &tooLarge) && to.Sub(from) >= 2*minFindJobsPage:
+		mid := from.Add(to.Sub(from) / 2)
+		older, err := c.accountingJobIDs(ctx, q, from, mid)
+		if err != nil {
+			return nil, err
+		}
+		newer, err := c.accountingJobIDs(ctx, q, mid, to)
+		return append(older, newer...), err
+	case err != nil:
+		return nil, fmt.Errorf("finding jobs in accounting: %w", err)
+	}
+	c.mu.Lock()
+	c.accounting = 1
+	c.mu.Unlock()
+	var ids []JobID
+	for _, wj := range w.Jobs {
+		j := wj.job()
+		if err := c.checkRecord(0, j.ID, 0, wj.Cluster); err != nil {
+			return nil, fmt.Errorf("finding jobs in accounting: %w", err)
+		}
+		// slurmdbd filtered; a record it should not have sent is skipped.
+		if j.User == q.User && slices.Contains(q.Names, j.Name) {
+			ids = append(ids, j.ID)
+		}
+	}
+	return ids, nil
+}
+
+// confirmJobs reads each candidate from slurmctld (checked to be that job)
+// and keeps those q matches now; one slurmctld has forgotten has ended.
+func (c *Client) confirmJobs(ctx context.Context, q JobQuery, ids []JobID) ([]Job, error) {
+	slices.Sort(ids)
+	var out []Job
+	for _, id := range slices.Compact(ids) {
+		j, err := c.GetJob(ctx, id)
+		if IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("finding jobs: %w", err)
+		}
+		if q.match(j) {
+			out = append(out, j)
+		}
+	}
+	return out, nil
+}
+
+// streamJobs reads slurmctld's listing one record at a time (ListJobs)
+// and keeps q's jobs.
+func (c *Client) streamJobs(ctx context.Context, q JobQuery) ([]Job, error) {
+	return c.listJobs(ctx, q.match)
+}
+
+// decodeJobStream walks a jobs listing ({"jobs":[...], "errors":[...],
+// ...}) one value at a time, handing each job to visit. No value may take
+// more than maxJobRecord bytes to read; errors[] sent with the listing
+// is an *APIError.
+func decodeJobStream(r io.Reader, visit func(wireJob) error) error {
+	lr := &recordLimiter{r: r, limit: maxJobRecord}
+	dec := json.NewDecoder(lr)
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return fmt.Errorf("reading the job listing: not a JSON object (%v)", err)
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("reading the job listing: %w", err)
+		}
+		lr.reset()
+		switch tok {
+		case "jobs":
+			if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+				return fmt.Errorf("reading the job listing: jobs is not a list (%v)", err)
+			}
+			for dec.More() {
+				lr.reset()
+				var w wireJob
+				if err := dec.Decode(&w); err != nil {
+					return fmt.Errorf("reading the job listing: %w", err)
+				}
+				if err := visit(w); err != nil {
+					return err
+				}
+			}
+			if _, err := dec.Token(); err != nil {
+				return fmt.Errorf("reading the job listing: %w", err)
+			}
+		case "errors":
+			var ps []Problem
+			if err := dec.Decode(&ps); err != nil {
+				return fmt.Errorf("reading the job listing: %w", err)
+			}
+			var real []Problem
+			for _, p := range ps {
+				if p.Number != 0 || p.Error != "" || p.Description != "" {
+					real = append(real, p)
+				}
+			}
+			if len(real) > 0 {
+				return &APIError{Method: http.MethodGet, Status: http.StatusOK, Errors: real}
+			}
+		default:
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return fmt.Errorf("reading the job listing: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// recordLimiter fails a read once more than limit bytes were read since
+// the last reset: one record of a stream may not grow without bound.
+type recordLimiter struct {
+	r     io.Reader
+	n     int64
+	limit int64
+}
+
+func (l *recordLimiter) reset() { l.n = 0 }
+
+func (l *recordLimiter) Read(p []byte) (int, error) {
+	if l.n > l.limit {
+		return 0, fmt.Errorf("a record of the job listing is larger than the %d MiB slurmbench reads", l.limit>>20)
+	}
+	n, err := l.r.Read(p)
+	l.n += int64(n)
+	return n, err
 }

@@ -2,8 +2,10 @@ package slurm
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -175,6 +177,31 @@ func TestKeyLookupKeepsWhatItFound(t *testing.T) {
 					t.Fatalf("FindSubmitted = %v, %v, %v; want job %d", job.ID, found, err, res.JobID)
 				}
 			})
+		})
+	}
+}
+
+// TestJobStreamIsBoundedPerRecord: a streamed listing is read one record
+// at a time: a record past maxJobRecord fails naming the bound, errors[]
+// sent with the listing is an *APIError, and the records are handed over
+// one by one.
+func TestJobStreamIsBoundedPerRecord(t *testing.T) {
+	rec := `{"job_id":%d,"name":"n","comment":"%s"}`
+	for _, tt := range []struct {
+		name, body, err string
+		jobs            int
+	}{
+		{"two jobs", `{"jobs":[` + fmt.Sprintf(rec, 1, "") + `,` + fmt.Sprintf(rec, 2, "") + `],"meta":{"x":1},"errors":[],"warnings":[]}`, "", 2},
+		{"a huge record", `{"jobs":[` + fmt.Sprintf(rec, 1, strings.Repeat("x", 3<<20)) + `]}`, "larger than the 1 MiB", 0},
+		{"errors", `{"jobs":[],"errors":[{"error_number":1,"error":"boom"}]}`, "boom", 0},
+		{"not an object", `[]`, "not a JSON object", 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			n := 0
+			err := decodeJobStream(strings.NewReader(tt.body), func(wireJob) error { n++; return nil })
+			if tt.err == "" && err != nil || tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)) || n != tt.jobs {
+				t.Errorf("%d jobs, %v; want %d, %q", n, err, tt.jobs, tt.err)
+			}
 		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -63,6 +64,8 @@ type FakeJob struct {
 	Forgotten bool
 	// Submitted is when slurmctld took the job.
 	Submitted time.Time
+	// User owns the job ("" renders the recorded sample's, slurmtest).
+	User string
 
 	steps []Step
 	step  int
@@ -397,6 +400,8 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 		f.reply(w, version, http.StatusOK, sample("nodes.response.json"), f.editNodes)
 	case route == "GET slurm/partitions":
 		f.reply(w, version, http.StatusOK, sample("partitions.response.json"), f.editPartitions)
+	case route == "GET slurmdb/jobs":
+		f.replyAccountingJobs(w, version, r.URL.Query())
 	case r.Method == http.MethodGet && root == "slurmdb" && strings.HasPrefix(rest, "job/"):
 		id, _ := strconv.ParseInt(strings.TrimPrefix(rest, "job/"), 10, 64)
 		f.replyAccounting(w, version, id)
@@ -646,7 +651,7 @@ func (f *Fake) AddJobs(n int, submitted time.Time) {
 	for i := 0; i < n; i++ {
 		id := f.nextID
 		f.nextID++
-		f.jobs[id] = &FakeJob{ID: id, Name: fmt.Sprintf("other-%d", id), Comment: "someone else's job",
+		f.jobs[id] = &FakeJob{ID: id, Name: fmt.Sprintf("other-%d", id), Comment: "someone else's job", User: "someone-else",
 			Partition: "debug", Desc: map[string]any{}, Submitted: submitted,
 			steps: []Step{{State: []string{"RUNNING"}}}}
 	}
@@ -659,6 +664,9 @@ func (f *Fake) renderJob(m map[string]any, j *FakeJob) map[string]any {
 		m["submit_time"] = noVal(j.Submitted.Unix())
 	}
 	m["name"] = j.Name
+	if j.User != "" {
+		m["user_name"] = j.User
+	}
 	m["comment"] = j.Comment
 	m["partition"] = j.Partition
 	m["job_state"] = s.State
@@ -701,20 +709,61 @@ func (f *Fake) replyAccounting(w http.ResponseWriter, version string, id int64) 
 	j := f.jobs[id]
 	body := []byte(`{"jobs":[],"errors":[],"warnings":[]}`)
 	if j != nil {
-		s := j.current()
-		rec := map[string]any{
-			"job_id": j.ID, "name": j.Name, "user": "slurmtest", "partition": j.Partition,
-			"comment": map[string]any{"administrator": "", "job": j.Comment, "system": ""},
-			"state":   map[string]any{"current": s.State, "reason": "None"},
-			"nodes":   "n1",
-			"time":    map[string]any{"submission": 1796217196, "start": 1796217196, "end": 1796217197, "limit": noVal(5)},
-			"exit_code": map[string]any{"status": []string{"SUCCESS"}, "return_code": noVal(int64(s.Exit)),
-				"signal": map[string]any{"id": noVal(int64(s.Signal)), "name": ""}},
-		}
-		b, _ := json.Marshal(map[string]any{"jobs": []any{rec}, "errors": []any{}, "warnings": []any{}})
+		b, _ := json.Marshal(map[string]any{"jobs": []any{accountingRecord(j)}, "errors": []any{}, "warnings": []any{}})
 		body = b
 	}
 	f.reply(w, version, http.StatusOK, body, nil)
+}
+
+// replyAccountingJobs answers slurmdb's GET jobs with the filters it
+// applies on its side: users, job_name and state (comma-separated lists)
+// and the window start_time..end_time (Unix seconds: jobs submitted by
+// its end).
+func (f *Fake) replyAccountingJobs(w http.ResponseWriter, version string, q url.Values) {
+	list := func(k string) []string {
+		if v := q.Get(k); v != "" {
+			return strings.Split(v, ",")
+		}
+		return nil
+	}
+	users, names, states := list("users"), list("job_name"), list("state")
+	end, _ := strconv.ParseInt(q.Get("end_time"), 10, 64)
+	recs := []any{}
+	for _, j := range f.visible() {
+		user := j.User
+		if user == "" {
+			user = "slurmtest"
+		}
+		switch {
+		case users != nil && !slices.Contains(users, user),
+			names != nil && !slices.Contains(names, j.Name),
+			states != nil && !slices.Contains(states, j.current().State[0]),
+			end > 0 && j.Submitted.Unix() > end:
+			continue
+		}
+		recs = append(recs, accountingRecord(j))
+	}
+	b, _ := json.Marshal(map[string]any{"jobs": recs, "errors": []any{}, "warnings": []any{}})
+	f.reply(w, version, http.StatusOK, b, nil)
+}
+
+// accountingRecord is j as slurmdbd records it.
+func accountingRecord(j *FakeJob) map[string]any {
+	user := j.User
+	if user == "" {
+		user = "slurmtest"
+	}
+	s := j.current()
+	rec := map[string]any{
+		"job_id": j.ID, "name": j.Name, "user": user, "partition": j.Partition,
+		"comment": map[string]any{"administrator": "", "job": j.Comment, "system": ""},
+		"state":   map[string]any{"current": s.State, "reason": "None"},
+		"nodes":   "n1",
+		"time":    map[string]any{"submission": 1796217196, "start": 1796217196, "end": 1796217197, "limit": noVal(5)},
+		"exit_code": map[string]any{"status": []string{"SUCCESS"}, "return_code": noVal(int64(s.Exit)),
+			"signal": map[string]any{"id": noVal(int64(s.Signal)), "name": ""}},
+	}
+	return rec
 }
 
 func noVal(n int64) map[string]any {

@@ -132,19 +132,35 @@ func Cleanup(ctx context.Context, client *slurm.Client, w io.Writer, o CleanupOp
 }
 
 // cleanupJobs are the jobs with one of the names that have not ended: the
-// user's, and those of res.Jobs (found through the runs directory).
-// With completing, an ended job still COMPLETING counts too: squeue,
-// which infx waits on, lists it until its nodes are released.
+// user's (found by slurm.Client.FindJobs, which never reads the whole
+// listing into memory: accounting filters them on its side), and those of
+// res.Jobs found through the runs directory, asked by id. With completing,
+// an ended job still COMPLETING counts too: squeue, which infx waits on,
+// lists it until its nodes are released.
 func cleanupJobs(ctx context.Context, client *slurm.Client, res CleanupResult, completing bool) ([]slurm.Job, error) {
-	jobs, err := client.ListJobs(ctx, slurm.JobFilter{})
+	jobs, err := client.FindJobs(ctx, slurm.JobQuery{Names: res.Names, User: res.User})
 	if err != nil {
 		return nil, exitcode.With(slurm.ExitCode(err, exitcode.Slurm), fmt.Errorf("cleanup: %w", err))
 	}
+	for _, k := range res.Jobs {
+		if k.User == res.User || slices.ContainsFunc(jobs, func(j slurm.Job) bool { return j.ID == k.ID }) {
+			continue // the user's own: FindJobs answered for it
+		}
+		j, err := client.GetJob(ctx, k.ID)
+		if slurm.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, exitcode.With(slurm.ExitCode(err, exitcode.Slurm), fmt.Errorf("cleanup: %w", err))
+		}
+		if j.Name == k.Name {
+			jobs = append(jobs, j)
+		}
+	}
 	var out []slurm.Job
 	for _, j := range jobs {
-		known := slices.ContainsFunc(res.Jobs, func(k slurm.Job) bool { return k.ID == j.ID })
 		there := !j.State.Terminal() || completing && j.State.Has(slurm.FlagCompleting)
-		if slices.Contains(res.Names, j.Name) && there && (j.User == res.User || known) {
+		if slices.Contains(res.Names, j.Name) && there {
 			out = append(out, j)
 		}
 	}

@@ -265,3 +265,41 @@ func TestCleanupRefusesWithoutAUser(t *testing.T) {
 		})
 	}
 }
+
+// TestCleanupOnABusyCluster: with 8,000 other jobs queued (82 MiB of
+// listing, past the 64 MiB read cap: cleanup exited 11 and the leftover
+// job stayed, audit #33 row 5) cleanup cancels the runner's job: with
+// accounting slurmdbd filters by user, name and state on its side (and
+// cleanup reads kilobytes); without, slurmctld's listing is read one
+// record at a time.
+func TestCleanupOnABusyCluster(t *testing.T) {
+	for _, accounting := range []bool{true, false} {
+		t.Run(map[bool]string{true: "accounting", false: "slurmctld only"}[accounting], func(t *testing.T) {
+			var opts []slurmtest.FakeOption
+			if accounting {
+				opts = append(opts, slurmtest.WithAccounting())
+			}
+			fake, c, ids := cleanupCluster(t, opts...)
+			fake.AddJobs(8000, time.Now().Add(-time.Hour))
+			var out strings.Builder
+			res, err := Cleanup(t.Context(), c, &out, CleanupOptions{Runner: "b200-nv_3", Poll: time.Millisecond})
+			if err != nil {
+				t.Fatalf("Cleanup: %v\n%s", err, out.String())
+			}
+			var got []slurm.JobID
+			for _, j := range res.Jobs {
+				got = append(got, j.ID)
+			}
+			slices.Sort(got)
+			want := []slurm.JobID{ids["b200-nv_3"], ids["inferencex-b200-nv_3"]}
+			if !slices.Equal(got, want) || !res.Cancelled {
+				t.Errorf("cleaned %v (cancelled %v), want %v", got, res.Cancelled, want)
+			}
+			for _, id := range want {
+				if j, err := c.GetJob(t.Context(), id); err != nil || !j.Terminal() {
+					t.Errorf("job %d: %v, %v; want it cancelled", id, j.State, err)
+				}
+			}
+		})
+	}
+}
