@@ -33,6 +33,10 @@ const (
 // (the submit-key lookup reads jobs/state instead: see jobsByKey).
 const maxBody = 64 << 20
 
+// streamTimeout bounds a streamed listing (slurmctld's GET jobs read one
+// record at a time): 50,000 jobs are some 450 MB of JSON.
+const streamTimeout = 10 * time.Minute
+
 // Config says how to reach slurmrestd. Only URL and one token source are
 // required.
 type Config struct {
@@ -125,8 +129,11 @@ type Client struct {
 	cfg  Config
 	base *url.URL
 	http *retryablehttp.Client
-	log  *slog.Logger
-	auth *tokenSource
+	// streamHTTP carries streamed listings, whose bodies take longer to
+	// read than RequestTimeout allows a request (at most streamTimeout).
+	streamHTTP *retryablehttp.Client
+	log        *slog.Logger
+	auth       *tokenSource
 
 	negotiateMu sync.Mutex // one version probe at a time
 	mu          sync.Mutex
@@ -170,6 +177,8 @@ func New(cfg Config) (*Client, error) {
 		}
 	}
 	c.http = c.newRetryClient(transport)
+	c.streamHTTP = c.newRetryClient(transport)
+	c.streamHTTP.HTTPClient.Timeout = max(c.cfg.RequestTimeout, streamTimeout)
 	return c, nil
 }
 
@@ -339,7 +348,11 @@ func (c *Client) send(ctx context.Context, version string, req request, token st
 		hr.Header.Set("X-SLURM-USER-NAME", c.cfg.User)
 	}
 	start := time.Now()
-	resp, err := c.http.Do(hr)
+	hc := c.http
+	if req.stream != nil {
+		hc = c.streamHTTP
+	}
+	resp, err := hc.Do(hr)
 	if err != nil && resp != nil {
 		resp.Body.Close()
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -204,4 +205,115 @@ func TestJobStreamIsBoundedPerRecord(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkScans50k: every way slurmbench looks for jobs, on a fake
+// holding 50,000 jobs of another user: the submit-key lookup and the
+// duplicate sweep (jobs/state, then the jobs submitted since, newest
+// first), cleanup's FindJobs with accounting (slurmdbd filters) and
+// without (slurmctld's listing streamed), and gc's per-run ask
+// (LookupJob). Run with -benchtime 1x; it reports the bytes read and the
+// CPU (client and in-process fake together) per operation, figures for
+// docs/performance.md.
+func BenchmarkScans50k(b *testing.B) {
+	const n = 50000
+	setup := func(b *testing.B, accounting bool) (*slurmtest.Fake, *Client, *atomic.Int64, SubmitResult, time.Time) {
+		opts := []slurmtest.FakeOption{slurmtest.InProcess(), slurmtest.WithLifecycle(slurmtest.Step{State: []string{"RUNNING"}})}
+		if accounting {
+			opts = append(opts, slurmtest.WithAccounting())
+		}
+		fake := slurmtest.NewFake(b, opts...)
+		fake.AddJobs(n, time.Now().Add(-time.Hour))
+		read := new(atomic.Int64)
+		cfg := slowConfig(fake)
+		cfg.Transport = countingTransport{fake.Transport(), read}
+		cfg.RequestTimeout = 10 * time.Minute // the streamed listing of 50,000 jobs
+		c := newClient(b, cfg)
+		since := time.Now()
+		res, err := c.Submit(context.Background(), JobSpec{Name: "mine", Script: "#!/bin/sh\n"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return fake, c, read, res, since
+	}
+	run := func(b *testing.B, accounting bool, op func(c *Client, res SubmitResult, since time.Time) error) {
+		_, c, read, res, since := setup(b, accounting)
+		read.Store(0)
+		runtime.GC()
+		var base runtime.MemStats
+		runtime.ReadMemStats(&base)
+		peak := new(atomic.Uint64)
+		stop := make(chan struct{})
+		sampled := make(chan struct{})
+		go func() { // the heap in use while the operation runs, sampled
+			defer close(sampled)
+			var m runtime.MemStats
+			for {
+				runtime.ReadMemStats(&m)
+				if m.HeapInuse > peak.Load() {
+					peak.Store(m.HeapInuse)
+				}
+				select {
+				case <-stop:
+					return
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+		}()
+		cpu0 := cpuTime()
+		b.ResetTimer()
+		for b.Loop() {
+			if err := op(c, res, since); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		close(stop)
+		<-sampled
+		b.ReportMetric(float64(read.Load())/float64(b.N)/(1<<20), "MiB/op")
+		b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+		b.ReportMetric(float64(peak.Load()-min(peak.Load(), base.HeapInuse))/(1<<20), "peak-heap-MiB")
+	}
+	found := func(jobs []Job, err error, want JobID) error {
+		if err != nil {
+			return err
+		}
+		if len(jobs) != 1 || jobs[0].ID != want {
+			return fmt.Errorf("found %v, want job %d", jobs, want)
+		}
+		return nil
+	}
+	b.Run("lookup", func(b *testing.B) {
+		run(b, false, func(c *Client, res SubmitResult, since time.Time) error {
+			jobs, err := c.jobsByKey(context.Background(), "mine", res.SubmitKey, since)
+			return found(jobs, err, res.JobID)
+		})
+	})
+	b.Run("sweep", func(b *testing.B) {
+		run(b, false, func(c *Client, res SubmitResult, since time.Time) error {
+			c.DropDuplicates(context.Background(), "mine", res.SubmitKey, res.JobID, since)
+			return nil
+		})
+	})
+	b.Run("cleanup-accounting", func(b *testing.B) {
+		run(b, true, func(c *Client, res SubmitResult, _ time.Time) error {
+			jobs, err := c.FindJobs(context.Background(), JobQuery{Names: []string{"mine"}, User: "slurmtest"})
+			return found(jobs, err, res.JobID)
+		})
+	})
+	b.Run("cleanup-slurmctld", func(b *testing.B) {
+		run(b, false, func(c *Client, res SubmitResult, _ time.Time) error {
+			jobs, err := c.FindJobs(context.Background(), JobQuery{Names: []string{"mine"}, User: "slurmtest"})
+			return found(jobs, err, res.JobID)
+		})
+	})
+	b.Run("gc-ask", func(b *testing.B) {
+		run(b, false, func(c *Client, res SubmitResult, _ time.Time) error {
+			j, err := c.LookupJob(context.Background(), res.JobID)
+			if err == nil && j.ID != res.JobID {
+				err = fmt.Errorf("job %d", j.ID)
+			}
+			return err
+		})
+	})
 }

@@ -214,16 +214,52 @@ type fakeTransport struct{ f *Fake }
 var errHungUp = errors.New("fake slurmrestd closed the connection without answering")
 
 func (t fakeTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	rec := httptest.NewRecorder()
-	if t.f.handle(rec, r) {
+	pr, pw := io.Pipe()
+	sw := &pipeWriter{header: http.Header{}, pw: pw, ready: make(chan struct{})}
+	hung := make(chan bool, 1)
+	go func() {
+		hang := t.f.handle(sw, r)
+		if !hang {
+			sw.WriteHeader(http.StatusOK) // a handler that wrote nothing answered 200
+		}
+		_ = pw.Close()
+		hung <- hang
+	}()
+	select {
+	case <-sw.ready:
+		// The body streams from the handler as the client reads it.
+		return &http.Response{Status: fmt.Sprintf("%d %s", sw.status, http.StatusText(sw.status)), StatusCode: sw.status,
+			Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: sw.header, Body: pr, ContentLength: -1, Request: r}, nil
+	case <-hung:
 		if err := r.Context().Err(); err != nil {
 			return nil, err
 		}
 		return nil, errHungUp
 	}
-	resp := rec.Result()
-	resp.Request = r
-	return resp, nil
+}
+
+// pipeWriter is the in-process transport's ResponseWriter: the header is
+// handed over when written, the body through a pipe.
+type pipeWriter struct {
+	header http.Header
+	pw     *io.PipeWriter
+	status int
+	ready  chan struct{}
+}
+
+func (w *pipeWriter) Header() http.Header { return w.header }
+
+func (w *pipeWriter) WriteHeader(status int) {
+	if w.status != 0 {
+		return
+	}
+	w.status = status
+	close(w.ready)
+}
+
+func (w *pipeWriter) Write(b []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.pw.Write(b)
 }
 
 // handle applies the first due fault around serve. It reports whether the
@@ -258,6 +294,10 @@ func (f *Fake) handle(w http.ResponseWriter, r *http.Request) (hangUp bool) {
 		if !wait(fault.Delay) {
 			return true // the client gave up; slurmctld never sees it
 		}
+	}
+	if fault.Action == 0 {
+		f.serve(w, r) // streamed: a listing of 50,000 jobs is never held whole
+		return false
 	}
 	rec := httptest.NewRecorder()
 	f.serve(rec, r)
