@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/slurmbench/slurmbench/slurm/token"
 )
 
 // Defaults for Config fields left zero.
@@ -133,7 +135,7 @@ type Client struct {
 	// read than RequestTimeout allows a request (at most streamTimeout).
 	streamHTTP *retryablehttp.Client
 	log        *slog.Logger
-	auth       *tokenSource
+	auth       *token.Source
 
 	negotiateMu sync.Mutex // one version probe at a time
 	mu          sync.Mutex
@@ -282,7 +284,7 @@ func (c *Client) do(ctx context.Context, req request, out any) error {
 func (c *Client) doVersion(ctx context.Context, version string, req request, out any) error {
 	refreshed := false
 	for {
-		token, err := c.auth.current(ctx)
+		token, err := c.auth.Current(ctx)
 		if err != nil {
 			return &tokenError{err}
 		}
@@ -294,15 +296,15 @@ func (c *Client) doVersion(ctx context.Context, version string, req request, out
 		if apiErr == nil {
 			return nil
 		}
-		if IsAuth(apiErr) && !refreshed && c.auth.canRefresh() {
+		if IsAuth(apiErr) && !refreshed && c.auth.CanRefresh() {
 			c.log.Info("slurmrestd refused the token; getting a fresh one", "method", req.method, "path", apiErr.Path, "status", status)
-			if rerr := c.auth.refresh(ctx, token); rerr != nil {
+			if rerr := c.auth.Refresh(ctx, token); rerr != nil {
 				return fmt.Errorf("%w; getting a fresh token failed: %w", apiErr, &tokenError{rerr})
 			}
 			refreshed = true
 			continue
 		}
-		if IsAuth(apiErr) && c.auth.expired(token) {
+		if IsAuth(apiErr) && c.auth.Expired(token) {
 			apiErr.TokenExpired = true
 		}
 		return apiErr
@@ -452,7 +454,7 @@ func snippet(b []byte) string {
 	if len(s) > 200 {
 		s = s[:200] + "..."
 	}
-	return redactJWTs(s)
+	return token.Redact(s)
 }
 
 // noteMeta records the server's Slurm release from any response.

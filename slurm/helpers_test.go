@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/slurmbench/slurmbench/internal/shareddata"
+	"github.com/slurmbench/slurmbench/slurm/token"
 )
 
 // repoRoot finds the directory holding go.mod above the test's directory.
@@ -46,3 +47,10 @@ func offlineClient(t testing.TB) *Client {
 	}
 	return c
 }
+
+// The token package's functions under the names these tests knew.
+var (
+	parseTokenOutput = token.Parse
+	tokenExpiry      = token.Expiry
+	mintToken        = token.Mint
+)

@@ -170,10 +170,7 @@ func (e *IdentityError) Error() string {
 // asked for or one of its heterogeneous components.
 func (c *Client) checkRecord(asked, got, hetLeader JobID, cluster string) error {
 	serves := c.Server().Cluster
-	if serves != "" && cluster != "" && cluster != serves {
-		return &IdentityError{Asked: asked, Got: got, Cluster: serves, GotCluster: cluster}
-	}
-	if asked != 0 && got != asked && hetLeader != asked {
+	if serves != "" && cluster != "" && cluster != serves || asked != 0 && got != asked && hetLeader != asked {
 		return &IdentityError{Asked: asked, Got: got, Cluster: serves, GotCluster: cluster}
 	}
 	return nil

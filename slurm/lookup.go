@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/slurmbench/slurmbench/slurm/jsonlist"
 )
 
 // Bounds of the submit-key lookup.
@@ -19,11 +21,9 @@ const (
 	// maxStateBody bounds the jobs/state listing the lookup reads: about
 	// 50 bytes a job, so 16 MiB holds some 300,000 jobs.
 	maxStateBody = 16 << 20
-	// KeyLookupPage is how many jobs, newest first, the lookup reads in
-	// full between progress notes. It is a page, not a cap: the walk goes
-	// on until it has passed the jobs submitted since the attempt (less
-	// KeyLookupSkew), however many there are, and a job it found is kept
-	// whatever it meets after.
+	// KeyLookupPage is how many jobs the lookup reads between progress
+	// notes: a page, not a cap (the walk goes on past every job submitted
+	// since, and keeps what it found whatever it meets after).
 	KeyLookupPage = 2000
 	// KeyLookupSkew is how far slurmctld's clock (a job's submit_time)
 	// may be behind this host's.
@@ -62,14 +62,11 @@ func (c *Client) jobIDs(ctx context.Context) ([]JobID, error) {
 
 // jobsByKey finds the jobs named name whose comment carries key, among the
 // jobs submitted at or after since. slurmrestd filters jobs by nothing
-// useful here (update_time is the whole table's "changed since", not a
-// per-job filter), so the lookup lists ids and states (jobs/state), then
-// reads jobs in full newest id first — ids grow with submission — page by
-// page until keyLookupOlderRun in a row were submitted before since less
-// KeyLookupSkew. Its cost follows the jobs submitted since, not the jobs
-// the cluster holds. A job found is kept: a failure after it (a read, the
-// caller's context) ends the walk with what was found, not an error. A
-// slurmrestd without jobs/state gets the full listing, bounded by maxBody.
+// useful here, so the lookup lists ids and states (jobs/state), then reads
+// jobs in full newest id first (ids grow with submission), page by page,
+// until keyLookupOlderRun in a row predate since less KeyLookupSkew: its
+// cost follows the jobs submitted since. A failure after a match ends the
+// walk with what was found. Without jobs/state the listing is streamed.
 func (c *Client) jobsByKey(ctx context.Context, name, key string, since time.Time) ([]Job, error) {
 	f := JobFilter{Name: name, CommentContains: key}
 	ids, err := c.jobIDs(ctx)
@@ -130,15 +127,12 @@ func (c *Client) jobsByKey(ctx context.Context, name, key string, since time.Tim
 
 // Bounds of FindJobs.
 const (
-	// maxJobRecord bounds one job record of a streamed listing (a record
-	// is about 9 KB; GET jobs carries no batch script).
+	// maxJobRecord bounds one record of a streamed listing (about 9 KB).
 	maxJobRecord = 1 << 20
-	// findJobsWindow is how far back accounting is asked for jobs that
-	// were pending or running: a job that ended within it may still be
-	// completing (squeue lists it until its nodes are released).
+	// findJobsWindow is how far back accounting is asked for pending or
+	// running jobs (one that ended within it may still be completing).
 	findJobsWindow = time.Hour
-	// minFindJobsPage is the shortest time window a page of accounting's
-	// answer is split into when it passes the read bound.
+	// minFindJobsPage is the shortest window accounting is asked for.
 	minFindJobsPage = time.Minute
 )
 
@@ -149,23 +143,17 @@ type JobQuery struct {
 	User  string
 }
 
-// liveStates are accounting's names of the states a job that may still
-// run is in (sacct --state's).
+// liveStates are the states (sacct --state's names) of a job that may run.
 const liveStates = "PENDING,RUNNING,SUSPENDED,REQUEUED,RESIZING"
 
 // FindJobs returns the jobs squeue would list for q: the user's jobs of
-// those names that have not ended or are still completing, as slurmctld
-// knows them now.
-//
-// With accounting (slurmdbd), slurmdbd selects them on its side — users,
-// job_name, state and a time window (findJobsWindow back from now) — a
-// window whose answer passes the read bound split in halves and read page
-// by page; each candidate is then read from slurmctld (GET job/{id},
-// checked to be that job), which alone knows whether it still runs or
-// completes. Without accounting slurmctld filters nothing (GET jobs
-// takes only update_time and flags), so its listing is read as a stream,
-// one record of at most maxJobRecord at a time, keeping the matches: never
-// held whole, however many jobs the cluster holds.
+// those names that have not ended or are still completing. With
+// accounting, slurmdbd selects them on its side (users, job_name, state,
+// the last findJobsWindow; a window past the read bound is read in
+// halves), and each is then read from slurmctld, which alone knows if it
+// still runs or completes. Without, slurmctld filters nothing (GET jobs
+// takes only update_time and flags): its listing is streamed, one record
+// at a time, never held whole.
 func (c *Client) FindJobs(ctx context.Context, q JobQuery) ([]Job, error) {
 	if q.User == "" || len(q.Names) == 0 {
 		return nil, fmt.Errorf("finding jobs: a user and at least one job name are required (a name alone may be another user's job)")
@@ -183,7 +171,7 @@ func (c *Client) FindJobs(ctx context.Context, q JobQuery) ([]Job, error) {
 			return nil, err
 		}
 	}
-	return c.streamJobs(ctx, q)
+	return c.listJobs(ctx, q.match) // streamed
 }
 
 func (q JobQuery) match(j Job) bool {
@@ -259,85 +247,38 @@ func (c *Client) confirmJobs(ctx context.Context, q JobQuery, ids []JobID) ([]Jo
 	return out, nil
 }
 
-// streamJobs reads slurmctld's listing one record at a time (ListJobs)
-// and keeps q's jobs.
-func (c *Client) streamJobs(ctx context.Context, q JobQuery) ([]Job, error) {
-	return c.listJobs(ctx, q.match)
-}
-
-// decodeJobStream walks a jobs listing ({"jobs":[...], "errors":[...],
-// ...}) one value at a time, handing each job to visit. No value may take
-// more than maxJobRecord bytes to read; errors[] sent with the listing
-// is an *APIError.
+// decodeJobStream walks a jobs listing one value at a time (jsonlist),
+// handing each job to visit; no value may take more than maxJobRecord
+// bytes, and errors[] sent with the listing is an *APIError.
 func decodeJobStream(r io.Reader, visit func(wireJob) error) error {
-	lr := &recordLimiter{r: r, limit: maxJobRecord}
-	dec := json.NewDecoder(lr)
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return fmt.Errorf("reading the job listing: not a JSON object (%v)", err)
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return fmt.Errorf("reading the job listing: %w", err)
+	err := jsonlist.Read(r, "jobs", maxJobRecord, func(_ string, dec *json.Decoder) error {
+		var w wireJob
+		if err := dec.Decode(&w); err != nil {
+			return err
 		}
-		lr.reset()
-		switch tok {
-		case "jobs":
-			if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
-				return fmt.Errorf("reading the job listing: jobs is not a list (%v)", err)
-			}
-			for dec.More() {
-				lr.reset()
-				var w wireJob
-				if err := dec.Decode(&w); err != nil {
-					return fmt.Errorf("reading the job listing: %w", err)
-				}
-				if err := visit(w); err != nil {
-					return err
-				}
-			}
-			if _, err := dec.Token(); err != nil {
-				return fmt.Errorf("reading the job listing: %w", err)
-			}
-		case "errors":
-			var ps []Problem
-			if err := dec.Decode(&ps); err != nil {
-				return fmt.Errorf("reading the job listing: %w", err)
-			}
-			var real []Problem
-			for _, p := range ps {
-				if p.Number != 0 || p.Error != "" || p.Description != "" {
-					real = append(real, p)
-				}
-			}
-			if len(real) > 0 {
-				return &APIError{Method: http.MethodGet, Status: http.StatusOK, Errors: real}
-			}
-		default:
+		return visit(w)
+	}, func(key string, dec *json.Decoder) error {
+		if key != "errors" {
 			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return fmt.Errorf("reading the job listing: %w", err)
+			return dec.Decode(&skip)
+		}
+		var ps, real []Problem
+		if err := dec.Decode(&ps); err != nil {
+			return err
+		}
+		for _, p := range ps {
+			if p.Number != 0 || p.Error != "" || p.Description != "" {
+				real = append(real, p)
 			}
 		}
+		if len(real) > 0 {
+			return &APIError{Method: http.MethodGet, Status: http.StatusOK, Errors: real}
+		}
+		return nil
+	})
+	var apiErr *APIError
+	if err != nil && !errors.As(err, &apiErr) {
+		return fmt.Errorf("reading the job listing: %w", err)
 	}
-	return nil
-}
-
-// recordLimiter fails a read once more than limit bytes were read since
-// the last reset: one record of a stream may not grow without bound.
-type recordLimiter struct {
-	r     io.Reader
-	n     int64
-	limit int64
-}
-
-func (l *recordLimiter) reset() { l.n = 0 }
-
-func (l *recordLimiter) Read(p []byte) (int, error) {
-	if l.n > l.limit {
-		return 0, fmt.Errorf("a record of the job listing is larger than the %d MiB slurmbench reads", l.limit>>20)
-	}
-	n, err := l.r.Read(p)
-	l.n += int64(n)
-	return n, err
+	return err
 }

@@ -236,8 +236,11 @@ func BenchmarkScans50k(b *testing.B) {
 		}
 		return fake, c, read, res, since
 	}
-	run := func(b *testing.B, accounting bool, op func(c *Client, res SubmitResult, since time.Time) error) {
-		_, c, read, res, since := setup(b, accounting)
+	run := func(b *testing.B, accounting bool, op func(c *Client, res SubmitResult, since time.Time) error, later ...int) {
+		fake, c, read, res, since := setup(b, accounting)
+		for _, n := range later {
+			fake.AddJobs(n, time.Now()) // submitted after ours
+		}
 		read.Store(0)
 		runtime.GC()
 		var base runtime.MemStats
@@ -288,6 +291,12 @@ func BenchmarkScans50k(b *testing.B) {
 			jobs, err := c.jobsByKey(context.Background(), "mine", res.SubmitKey, since)
 			return found(jobs, err, res.JobID)
 		})
+	})
+	b.Run("lookup-3000-since", func(b *testing.B) {
+		run(b, false, func(c *Client, res SubmitResult, since time.Time) error {
+			jobs, err := c.jobsByKey(context.Background(), "mine", res.SubmitKey, since)
+			return found(jobs, err, res.JobID)
+		}, 3000)
 	})
 	b.Run("sweep", func(b *testing.B) {
 		run(b, false, func(c *Client, res SubmitResult, since time.Time) error {

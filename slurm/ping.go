@@ -62,14 +62,14 @@ func (c *Client) Ping(ctx context.Context) (PingResult, error) {
 		if anyUp(res.Controllers) {
 			return res, nil
 		}
-		token, _ := c.auth.current(ctx)
-		if attempt == 0 && c.auth.canRefresh() {
-			if err := c.auth.refresh(ctx, token); err == nil {
+		token, _ := c.auth.Current(ctx)
+		if attempt == 0 && c.auth.CanRefresh() {
+			if err := c.auth.Refresh(ctx, token); err == nil {
 				continue
 			}
 		}
 		hint := "slurmrestd also reports DOWN when its token is bad or expired"
-		if c.auth.expired(token) {
+		if c.auth.Expired(token) {
 			hint = "the token has expired"
 		}
 		var states []string

@@ -124,7 +124,7 @@ func (c *Client) Wait(ctx context.Context, id JobID, opts WaitOptions) (Job, err
 				opts.OnError(err)
 			}
 			gap = max(gap, opts.PollMin)
-		case IsUnsupported(err), IsAuth(err) && !c.auth.canRefresh(), errors.As(err, new(*RedirectError)):
+		case IsUnsupported(err), IsAuth(err) && !c.auth.CanRefresh(), errors.As(err, new(*RedirectError)):
 			return last, fmt.Errorf("waiting for job %d: %w", id, err)
 		default:
 			if failingSince.IsZero() {

@@ -1,0 +1,67 @@
+// Package jsonlist reads a JSON object with one long list member (a
+// slurmrestd listing: {"jobs": [...], "meta": ..., "errors": [...]}) one
+// value at a time, never holding the whole document, and no value may take
+// more than a bound to read.
+package jsonlist
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+// Read walks the object on r: each element of the member named list goes
+// to each, every other member to other (which must consume its value from
+// dec). A value that takes more than limit bytes to read fails, naming
+// the limit.
+func Read(r io.Reader, list string, limit int64, each, other func(key string, dec *json.Decoder) error) error {
+	lr := &limiter{r: r, limit: limit}
+	dec := json.NewDecoder(lr)
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return fmt.Errorf("not a JSON object (%v)", err)
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string)
+		lr.n = 0
+		if key != list {
+			if err := other(key, dec); err != nil {
+				return err
+			}
+			continue
+		}
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+			return fmt.Errorf("%s is not a list (%v)", list, err)
+		}
+		for dec.More() {
+			lr.n = 0
+			if err := each(key, dec); err != nil {
+				return err
+			}
+		}
+		if _, err := dec.Token(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// limiter fails a read once more than limit bytes were read since n was
+// last reset: one value of the stream may not grow without bound.
+type limiter struct {
+	r     io.Reader
+	n     int64
+	limit int64
+}
+
+func (l *limiter) Read(p []byte) (int, error) {
+	if l.n > l.limit {
+		return 0, fmt.Errorf("a value larger than the %d MiB slurmbench reads", l.limit>>20)
+	}
+	n, err := l.r.Read(p)
+	l.n += int64(n)
+	return n, err
+}
