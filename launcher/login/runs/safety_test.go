@@ -182,3 +182,35 @@ func TestGCKeepsARunWithAnUnreadableJournal(t *testing.T) {
 		})
 	}
 }
+
+// TestGCKeepsARunWhenSlurmAnswersForAnotherJob: a proxy answering GET
+// job/N with job 999's record (ended) made gc remove job N's directory
+// while N ran (audit #33 row 3); the record is now a transport error, and
+// the run is kept, saying so.
+func TestGCKeepsARunWhenSlurmAnswersForAnotherJob(t *testing.T) {
+	for _, where := range []string{"/slurm/", "/slurmdb/"} {
+		t.Run(where, func(t *testing.T) {
+			f := newFixture(t)
+			job := f.run(t, "r", "running", time.Now().Add(-30*24*time.Hour))
+			fake := slurmtest.NewFake(t, slurmtest.WithAccounting())
+			other := `{"jobs":[{"job_id":999,"name":"x","job_state":["COMPLETED"]}],"errors":[],"warnings":[]}`
+			if where == "/slurmdb/" {
+				other = `{"jobs":[{"job_id":999,"name":"x","state":{"current":["COMPLETED"]}}],"errors":[],"warnings":[]}` // slurmctld forgot the job; accounting answers for another
+				fake.AddFaults(slurmtest.Fault{Method: "GET", Path: "/slurm/v0.0.42/job/" + job, Action: slurmtest.Respond, Status: 404,
+					Body: `{"errors":[{"error_number":2017,"error":"Invalid job id specified"}],"warnings":[]}`})
+			}
+			fake.AddFaults(slurmtest.Fault{Method: "GET", Path: where + "v0.0.42/job/" + job, Action: slurmtest.Respond, Status: 200, Body: other})
+			client, err := slurm.New(slurm.Config{URL: fake.URL, Token: "t", Retry: slurm.RetryPolicy{Max: -1}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ds, err := GC(context.Background(), GCOptions{RunsDir: f.dir, OlderThan: time.Hour, Delete: true, Ask: SlurmJobState(client)})
+			if err != nil || len(ds) != 1 {
+				t.Fatal(err, ds)
+			}
+			if ds[0].Removed || ds[0].Remove || !strings.Contains(ds[0].Why, "job 999") {
+				t.Errorf("%+v; want the run kept, naming the record of job 999", ds[0])
+			}
+		})
+	}
+}
