@@ -326,3 +326,28 @@ func BenchmarkScans50k(b *testing.B) {
 		})
 	})
 }
+
+// TestFindJobsPagesAnAnswerPastTheBound: accounting's answer for a window
+// that passes the read bound is asked again in halves of the window (a
+// cap turns into pages, never into a failure), and a name alone, without
+// a user, is refused.
+func TestFindJobsPagesAnAnswerPastTheBound(t *testing.T) {
+	fake := slurmtest.NewFake(t, slurmtest.InProcess(), slurmtest.WithAccounting(), slurmtest.WithLifecycle(slurmtest.Step{State: []string{"RUNNING"}}))
+	read := new(atomic.Int64)
+	cfg := slowConfig(fake)
+	cfg.Transport = countingTransport{fake.Transport(), read}
+	c := newClient(t, cfg)
+	res, err := c.Submit(context.Background(), JobSpec{Name: "mine", Script: "#!/bin/sh\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.FindJobs(context.Background(), JobQuery{Names: []string{"mine"}}); err == nil {
+		t.Error("FindJobs without a user: want a refusal")
+	}
+	fake.AddFaults(slurmtest.Fault{Method: "GET", Path: "/slurmdb/v0.0.42/jobs", Times: 1, Action: slurmtest.Respond, Status: 200,
+		Body: `{"jobs":[` + strings.Repeat(" ", maxBody) + `]}`})
+	jobs, err := c.FindJobs(context.Background(), JobQuery{Names: []string{"mine"}, User: "slurmtest"})
+	if err != nil || len(jobs) != 1 || jobs[0].ID != res.JobID {
+		t.Fatalf("FindJobs = %v, %v; want job %d", jobs, err, res.JobID)
+	}
+}
