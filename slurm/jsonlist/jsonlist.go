@@ -17,8 +17,8 @@ import (
 func Read(r io.Reader, list string, limit int64, each, other func(key string, dec *json.Decoder) error) error {
 	lr := &limiter{r: r, limit: limit}
 	dec := json.NewDecoder(lr)
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return fmt.Errorf("not a JSON object (%v)", err)
+	if err := expect(dec, '{'); err != nil {
+		return fmt.Errorf("not a JSON object: %w", err)
 	}
 	for dec.More() {
 		tok, err := dec.Token()
@@ -33,8 +33,8 @@ func Read(r io.Reader, list string, limit int64, each, other func(key string, de
 			}
 			continue
 		}
-		if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
-			return fmt.Errorf("%s is not a list (%v)", list, err)
+		if err := expect(dec, '['); err != nil {
+			return fmt.Errorf("%s is not a list: %w", list, err)
 		}
 		for dec.More() {
 			lr.n = 0
@@ -47,6 +47,15 @@ func Read(r io.Reader, list string, limit int64, each, other func(key string, de
 		}
 	}
 	return nil
+}
+
+// expect reads the next token, which must be the delimiter d.
+func expect(dec *json.Decoder, d json.Delim) error {
+	tok, err := dec.Token()
+	if err == nil && tok != d {
+		err = fmt.Errorf("found %v", tok)
+	}
+	return err
 }
 
 // limiter fails a read once more than limit bytes were read since n was
