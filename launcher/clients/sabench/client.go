@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/slurmbench/slurmbench/internal/budget"
 	"github.com/slurmbench/slurmbench/internal/pyjson"
 	"github.com/slurmbench/slurmbench/internal/readlimit"
 	"github.com/slurmbench/slurmbench/results"
@@ -74,31 +75,20 @@ type runner struct {
 	// stamps are the measured requests' client-added latencies, from
 	// the events a server stamped (added.go).
 	stamps stampHists
-	// held counts the bytes the measured requests' records hold (ITL
-	// gaps, saved text), bounded by MaxPointBytes.
-	held atomic.Int64
+	// held bounds what the measured requests' records hold together.
+	held budget.Pool
 }
 
-// Bounds of what streams may make the client hold (beyond MaxSSEEvents):
-// an engine that ignores max_tokens sends tokens until the request
-// timeout, and every token event keeps an ITL gap (and, with
-// SaveDetailed, its text) until the point is written.
+// Bounds of what streams make the client hold beyond MaxSSEEvents (an
+// engine ignoring max_tokens streams until the timeout; each event keeps
+// an ITL gap and, with SaveDetailed, its text until the point is written):
+// a stream StreamBytesPerToken a token of max_tokens, at least
+// MinStreamBytes; a point's streams MaxPointBytes together.
 const (
-	// StreamBytesPerToken is what one stream may hold per token of its
-	// max_tokens: 8 bytes an ITL gap, the rest for saved text.
 	StreamBytesPerToken = 64
-	// MinStreamBytes is the least a stream may hold, whatever its
-	// max_tokens.
-	MinStreamBytes = 64 << 10
-	// MaxPointBytes bounds what all the measured streams of one point
-	// hold together.
-	MaxPointBytes = 2 << 30
+	MinStreamBytes      = 64 << 10
+	MaxPointBytes       = 2 << 30
 )
-
-// streamLimit is what one stream of maxTokens may hold.
-func streamLimit(maxTokens int) int64 {
-	return max(int64(MinStreamBytes), int64(maxTokens)*StreamBytesPerToken)
-}
 
 // Run runs one SA-Bench point against cfg.BaseURL: the warmup, then the
 // measured requests, and returns the result with SA-Bench's metrics. Failed
@@ -383,9 +373,10 @@ func (r *runner) doStamped(ctx context.Context, body []byte, maxTokens int, rec 
 	}
 	reqCtx, cancel := context.WithTimeout(ctx, r.cfg.RequestTimeout)
 	defer cancel()
-	sr := streamRecorder{rec: rec, saveText: r.cfg.SaveDetailed, stamps: stamps, limit: streamLimit(maxTokens), maxTokens: maxTokens}
+	sr := streamRecorder{rec: rec, saveText: r.cfg.SaveDetailed, stamps: stamps, maxTokens: maxTokens,
+		held: budget.Holder{Limit: max(MinStreamBytes, int64(maxTokens)*StreamBytesPerToken)}}
 	if stamps != nil { // a measured request: its record is kept until the point is written
-		sr.point = &r.held
+		sr.held.Pool = &r.held
 	}
 	if r.h1 != nil {
 		r.h1.do(reqCtx, r.h1Request(body), &sr)
@@ -422,39 +413,22 @@ type streamRecorder struct {
 	// stamps, when set, take the client-added latency of every token event
 	// the server stamped; readAt is when the transport read the bytes
 	// being fed (Unix ns; 0: the event's own time, as with net/http).
-	stamps *stampHists
-	readAt int64
-	// held is what this stream's record holds, at most limit (a stream of
-	// maxTokens); point, when set, sums it with the point's other streams,
-	// at most MaxPointBytes.
-	held      int64
-	limit     int64
+	stamps    *stampHists
+	readAt    int64
+	held      budget.Holder // what the record holds (ITL gaps, text)
 	maxTokens int
-	point     *atomic.Int64
 }
 
 // charge counts n more bytes the record will hold; past the stream's or
-// the point's limit the request fails, naming the limit, and its record
-// lets go of what it held.
+// the point's bound the request fails, naming it, and the record lets go.
 func (s *streamRecorder) charge(n int) bool {
-	var msg string
-	switch {
-	case s.limit > 0 && s.held+int64(n) > s.limit:
-		msg = fmt.Sprintf("reading stream: it would hold more than the %s a stream of max_tokens %d may hold (%d bytes a token, at least %s): the engine ignores max_tokens?",
-			readlimit.Size(s.limit), s.maxTokens, StreamBytesPerToken, readlimit.Size(MinStreamBytes))
-	case s.point != nil && s.point.Add(int64(n)) > MaxPointBytes:
-		s.point.Add(-int64(n))
-		msg = fmt.Sprintf("reading stream: the point's streams would hold more than the %s a point may hold", readlimit.Size(MaxPointBytes))
-	default:
-		s.held += int64(n)
-		return true
+	if err := s.held.Charge(n); err != nil {
+		s.rec.err = fmt.Sprintf("reading stream of max_tokens %d: it would hold %v (%d bytes a token, at least %s a stream, %s a point)",
+			s.maxTokens, err, StreamBytesPerToken, readlimit.Size(MinStreamBytes), readlimit.Size(MaxPointBytes))
+		s.rec.itl, s.rec.text = nil, nil
+		return false
 	}
-	s.rec.err = msg
-	if s.point != nil {
-		s.point.Add(-s.held)
-	}
-	s.held, s.rec.itl, s.rec.text = 0, nil, nil
-	return false
+	return true
 }
 
 // line handles one trimmed line that arrived at now; false stops the

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/slurmbench/slurmbench/internal/budget"
 )
 
 // scriptServer answers each request on a raw TCP connection with the
@@ -253,7 +255,7 @@ func TestStreamBytesAreBounded(t *testing.T) {
 			return []string{okHead + strings.Repeat(httpChunk(tok1), 10000) + httpChunk(usage) + httpChunk(done) + "0\r\n\r\n"}
 		}}
 		rec, _ := runOne(t, srv.start(t))
-		if !strings.Contains(rec.err, "more than the 64 KiB a stream of max_tokens 2 may hold") {
+		if !strings.Contains(rec.err, "max_tokens 2: it would hold more than the 64 KiB one may hold") {
 			t.Fatalf("err %q, want the stream's limit named", rec.err)
 		}
 		if rec.itl != nil || rec.success {
@@ -270,15 +272,19 @@ func TestStreamBytesAreBounded(t *testing.T) {
 		want      string
 		fed       int // lines accepted before the failure
 	}{
-		{"gaps", 2048, false, nil, 0, "more than the 128 KiB a stream of max_tokens 2048 may hold", 16385},
-		{"saved text", 16, true, []byte(`data: {"choices":[{"index":0,"text":"` + strings.Repeat("x", 70<<10) + `"}]}`), 0, "more than the 64 KiB a stream of max_tokens 16", 1},
-		{"the point", 16, false, nil, MaxPointBytes - 80, "more than the 2048 MiB a point may hold", 11},
+		{"gaps", 2048, false, nil, 0, "max_tokens 2048: it would hold more than the 128 KiB one may hold", 16385},
+		{"saved text", 16, true, []byte(`data: {"choices":[{"index":0,"text":"` + strings.Repeat("x", 70<<10) + `"}]}`), 0, "max_tokens 16: it would hold more than the 64 KiB one may hold", 1},
+		{"the point", 16, false, nil, MaxPointBytes - 80, "more than the 2048 MiB all together may hold", 11},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := record{}
-			point := new(atomic.Int64)
-			point.Store(tt.pointHeld)
-			sr := streamRecorder{rec: &rec, start: time.Now(), saveText: tt.save, limit: streamLimit(tt.maxTokens), maxTokens: tt.maxTokens, point: point}
+			point := &budget.Pool{Max: MaxPointBytes}
+			other := budget.Holder{Pool: point} // the point's other streams
+			if err := other.Charge(int(tt.pointHeld)); err != nil {
+				t.Fatal(err)
+			}
+			sr := streamRecorder{rec: &rec, start: time.Now(), saveText: tt.save, maxTokens: tt.maxTokens,
+				held: budget.Holder{Limit: max(MinStreamBytes, int64(tt.maxTokens)*StreamBytesPerToken), Pool: point}}
 			fed := 0
 			for ; fed < 1<<20; fed++ {
 				l := line
@@ -292,7 +298,7 @@ func TestStreamBytesAreBounded(t *testing.T) {
 			if !strings.Contains(rec.err, tt.want) || fed != tt.fed {
 				t.Fatalf("after %d lines: err %q, want %q after %d", fed, rec.err, tt.want, tt.fed)
 			}
-			if got := point.Load(); got != tt.pointHeld {
+			if got := point.Held(); got != tt.pointHeld {
 				t.Errorf("the point holds %d bytes after the failure, want %d (the stream's released)", got, tt.pointHeld)
 			}
 		})
