@@ -75,3 +75,32 @@ func TestRecordOfAnotherJobIsATransportError(t *testing.T) {
 
 func slurmPath(id JobID) string { return "/slurm/" + "v0.0.42/job/" + id.String() }
 func dbPath(id JobID) string    { return "/slurmdb/" + "v0.0.42/job/" + id.String() }
+
+// TestWaitTreatsAnotherJobsRecordAsAFailedPoll: a record of another job
+// (ended) answering a poll of a running job is a failed poll, retried,
+// never the job's end (audit #33 row 3: run stopped following, exit 5,
+// without cancelling the job).
+func TestWaitTreatsAnotherJobsRecordAsAFailedPoll(t *testing.T) {
+	fake := slurmtest.NewFake(t, slurmtest.WithLifecycle(
+		slurmtest.Step{State: []string{"RUNNING"}, Polls: 4},
+		slurmtest.Step{State: []string{"COMPLETED"}},
+	))
+	c := newClient(t, testConfig(fake.URL, "tok"))
+	res, err := c.Submit(ctxT(t), JobSpec{Name: "w", Script: "#!/bin/sh\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake.AddFaults(slurmtest.Fault{Method: "GET", Path: slurmPath(res.JobID), Skip: 1, Times: 3, Action: slurmtest.Respond, Status: 200,
+		Body: fmt.Sprintf(`{"jobs":[{"job_id":%d,"name":"other","job_state":["FAILED"],"exit_code":{"status":["ERROR"],"return_code":{"set":true,"number":1}}}],"errors":[],"warnings":[]}`, res.JobID+899)})
+	var failed []error
+	opts := fastWait(nil)
+	opts.OnError = func(err error) { failed = append(failed, err) }
+	j, err := c.Wait(ctxT(t), res.JobID, opts)
+	if err != nil || j.ID != res.JobID || !j.Success() {
+		t.Fatalf("Wait = %+v, %v; want job %d COMPLETED", j, err, res.JobID)
+	}
+	var ie *IdentityError
+	if len(failed) != 3 || !errors.As(failed[0], &ie) {
+		t.Errorf("failed polls %v, want the 3 records of another job, as *IdentityError", failed)
+	}
+}
