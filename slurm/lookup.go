@@ -66,12 +66,13 @@ func (c *Client) jobIDs(ctx context.Context) ([]JobID, error) {
 // jobs in full newest id first (ids grow with submission), page by page,
 // until keyLookupOlderRun in a row predate since less KeyLookupSkew: its
 // cost follows the jobs submitted since. A failure after a match ends the
-// walk with what was found. Without jobs/state the listing is streamed.
+// walk with what was found. Without jobs/state, or past its bound, the
+// listing is streamed.
 func (c *Client) jobsByKey(ctx context.Context, name, key string, since time.Time) ([]Job, error) {
 	f := JobFilter{Name: name, CommentContains: key}
 	ids, err := c.jobIDs(ctx)
-	if IsUnsupported(err) {
-		return c.ListJobs(ctx, f)
+	if tl := new(TooLargeError); IsUnsupported(err) || errors.As(err, &tl) {
+		return c.ListJobs(ctx, f) // streamed: no cap on the jobs it passes
 	}
 	if err != nil {
 		return nil, err

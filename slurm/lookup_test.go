@@ -145,6 +145,10 @@ func TestKeyLookupKeepsWhatItFound(t *testing.T) {
 		fault func(oldest JobID) *slurmtest.Fault
 	}{
 		{"3,000 submitted since", 3000, nil},
+		{"jobs/state past its bound", 10, func(JobID) *slurmtest.Fault {
+			return &slurmtest.Fault{Method: "GET", Path: "/jobs/state", Action: slurmtest.Respond, Status: 200,
+				Body: `{"jobs":[` + strings.Repeat(" ", maxStateBody) + `]}`}
+		}},
 		{"a failing read after the match", 10, func(oldest JobID) *slurmtest.Fault {
 			return &slurmtest.Fault{Method: "GET", Path: "/job/" + oldest.String(), Action: slurmtest.Respond, Status: 500, Body: "proxy error"}
 		}},
