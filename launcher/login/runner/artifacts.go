@@ -66,7 +66,7 @@ func listFiles(dir string, patterns []string) ([]report.ArtifactFile, error) {
 // the type writes) and copies it into the run's results/<type>, so the
 // manifest lists it. A type that left no result is a benchmark failure,
 // named; sglang-bench's only output is its log.
-func collectSrtctlBenchmark(pl *plan.Plan, overwrite bool) (*report.ArtifactRow, []results.RefusedLink, error) {
+func collectSrtctlBenchmark(pl *plan.Plan, overwrite bool) (*report.ArtifactRow, error) {
 	s := pl.Benchmark.Srtctl
 	row := &report.ArtifactRow{Kind: "benchmark", Type: pl.Benchmark.Type, Dir: s.ResultDir}
 	if s.ResultDir == "" {
@@ -76,29 +76,25 @@ func collectSrtctlBenchmark(pl *plan.Plan, overwrite bool) (*report.ArtifactRow,
 				files, err := listFiles(row.Dir, []string{filepath.Base(p.Log)})
 				row.Files = files
 				row.Note = "srtctl's " + pl.Benchmark.Type + " reports in its log only"
-				return row, nil, err
+				return row, err
 			}
 		}
-		return row, nil, nil
+		return row, nil
 	}
 	files, err := listFiles(s.ResultDir, s.Results)
 	row.Files = files
 	if err != nil {
-		return row, nil, fmt.Errorf("benchmark.type %s: listing %s: %w", pl.Benchmark.Type, s.ResultDir, err)
+		return row, fmt.Errorf("benchmark.type %s: listing %s: %w", pl.Benchmark.Type, s.ResultDir, err)
 	}
 	if len(files) == 0 {
-		return row, nil, fmt.Errorf("benchmark.type %s: left no result matching %v in %s", pl.Benchmark.Type, s.Results, s.ResultDir)
+		return row, fmt.Errorf("benchmark.type %s: left no result matching %v in %s", pl.Benchmark.Type, s.Results, s.ResultDir)
 	}
 	dst := filepath.Join(pl.Layout.Results, pl.Benchmark.Type)
-	refused, err := results.CopyTree(s.ResultDir, dst, overwrite)
-	for i := range refused {
-		refused[i].Path = pl.Benchmark.Type + "/" + refused[i].Path // as the manifest names the copy
-	}
-	if err != nil {
-		return row, refused, fmt.Errorf("benchmark.type %s: copying its results: %w", pl.Benchmark.Type, err)
+	if _, err := results.CopyTree(s.ResultDir, dst, overwrite); err != nil { // what it left out: srtctlRefusedLinks
+		return row, fmt.Errorf("benchmark.type %s: copying its results: %w", pl.Benchmark.Type, err)
 	}
 	row.CopiedTo = dst
-	return row, refused, nil
+	return row, nil
 }
 
 // listProfiles lists what a profiled run captured under the profile

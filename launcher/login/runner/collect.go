@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -98,8 +99,13 @@ func Collect(pl *plan.Plan, o CollectOptions) (*Collected, error) {
 		}
 	}
 	if pl.Benchmark.Srtctl != nil {
-		row, refused, err := collectSrtctlBenchmark(pl, o.Overwrite)
-		c.RefusedLinks = append(c.RefusedLinks, refused...)
+		row, err := collectSrtctlBenchmark(pl, o.Overwrite)
+		if row != nil && row.CopiedTo != "" {
+			// The links the copy left out, named as the manifest names the copy.
+			refused, rerr := results.EscapingLinks(row.Dir, pl.Benchmark.Type+"/")
+			c.RefusedLinks = append(c.RefusedLinks, refused...)
+			err = cmp.Or(err, rerr)
+		}
 		if row != nil {
 			c.Artifacts = append(c.Artifacts, *row)
 		}
