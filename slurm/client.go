@@ -35,8 +35,7 @@ const (
 // (the submit-key lookup reads jobs/state instead: see jobsByKey).
 const maxBody = 64 << 20
 
-// streamTimeout bounds a streamed listing (slurmctld's GET jobs read one
-// record at a time): 50,000 jobs are some 450 MB of JSON.
+// streamTimeout bounds a streamed listing (50,000 jobs: some 450 MB).
 const streamTimeout = 10 * time.Minute
 
 // Config says how to reach slurmrestd. Only URL and one token source are
@@ -131,8 +130,7 @@ type Client struct {
 	cfg  Config
 	base *url.URL
 	http *retryablehttp.Client
-	// streamHTTP carries streamed listings, whose bodies take longer to
-	// read than RequestTimeout allows a request (at most streamTimeout).
+	// streamHTTP carries streamed listings (bounded by streamTimeout).
 	streamHTTP *retryablehttp.Client
 	log        *slog.Logger
 	auth       *token.Source
@@ -234,9 +232,8 @@ type request struct {
 	once bool
 	// limit bounds the response body read (maxBody when 0).
 	limit int64
-	// stream, when set, reads a 2xx response body itself (a listing read
-	// one record at a time, never held whole); other answers are read and
-	// decoded as usual.
+	// stream, when set, reads a 2xx body itself (a listing, one record at
+	// a time); other answers are read and decoded as usual.
 	stream func(io.Reader) error
 }
 
@@ -367,7 +364,6 @@ func (c *Client) send(ctx context.Context, version string, req request, token st
 		if err := req.stream(resp.Body); err != nil {
 			return 0, nil, fmt.Errorf("%s %s: %w", req.method, u.Path, err)
 		}
-		c.log.Debug("slurmrestd request (streamed)", "method", req.method, "path", u.Path, "status", resp.StatusCode, "elapsed", time.Since(start))
 		return resp.StatusCode, nil, nil
 	}
 	limit := req.limit

@@ -159,10 +159,7 @@ type IdentityError struct {
 }
 
 func (e *IdentityError) Error() string {
-	if e.Cluster != e.GotCluster && e.GotCluster != "" && e.Cluster != "" {
-		return fmt.Sprintf("slurmrestd answered with a record of job %d on cluster %q, but serves cluster %q: not trusted", e.Got, e.GotCluster, e.Cluster)
-	}
-	return fmt.Sprintf("slurmrestd answered a request for job %d with a record of job %d: not trusted", e.Asked, e.Got)
+	return fmt.Sprintf("slurmrestd answered a request for job %d with a record of job %d (of cluster %q, serving %q): not trusted", e.Asked, e.Got, e.GotCluster, e.Cluster)
 }
 
 // checkRecord checks one record against the cluster slurmrestd serves

@@ -126,14 +126,12 @@ func (c *Client) jobsByKey(ctx context.Context, name, key string, since time.Tim
 	return out, nil
 }
 
-// Bounds of FindJobs.
+// Bounds of FindJobs: one record of a streamed listing (about 9 KB
+// each); how far back accounting is asked for pending or running jobs (one
+// that ended within it may still be completing); its shortest window.
 const (
-	// maxJobRecord bounds one record of a streamed listing (about 9 KB).
-	maxJobRecord = 1 << 20
-	// findJobsWindow is how far back accounting is asked for pending or
-	// running jobs (one that ended within it may still be completing).
-	findJobsWindow = time.Hour
-	// minFindJobsPage is the shortest window accounting is asked for.
+	maxJobRecord    = 1 << 20
+	findJobsWindow  = time.Hour
 	minFindJobsPage = time.Minute
 )
 
@@ -211,9 +209,6 @@ func (c *Client) accountingJobIDs(ctx context.Context, q JobQuery, from, to time
 	case err != nil:
 		return nil, fmt.Errorf("finding jobs in accounting: %w", err)
 	}
-	c.mu.Lock()
-	c.accounting = 1
-	c.mu.Unlock()
 	var ids []JobID
 	for _, wj := range w.Jobs {
 		j := wj.job()
@@ -252,34 +247,24 @@ func (c *Client) confirmJobs(ctx context.Context, q JobQuery, ids []JobID) ([]Jo
 // handing each job to visit; no value may take more than maxJobRecord
 // bytes, and errors[] sent with the listing is an *APIError.
 func decodeJobStream(r io.Reader, visit func(wireJob) error) error {
-	err := jsonlist.Read(r, "jobs", maxJobRecord, func(_ string, dec *json.Decoder) error {
+	var ps, real []Problem
+	err := jsonlist.Read(r, "jobs", maxJobRecord, func(dec *json.Decoder) error {
 		var w wireJob
 		if err := dec.Decode(&w); err != nil {
 			return err
 		}
 		return visit(w)
-	}, func(key string, dec *json.Decoder) error {
-		if key != "errors" {
-			var skip json.RawMessage
-			return dec.Decode(&skip)
+	}, &ps)
+	for _, p := range ps {
+		if p.Number != 0 || p.Error != "" || p.Description != "" {
+			real = append(real, p)
 		}
-		var ps, real []Problem
-		if err := dec.Decode(&ps); err != nil {
-			return err
-		}
-		for _, p := range ps {
-			if p.Number != 0 || p.Error != "" || p.Description != "" {
-				real = append(real, p)
-			}
-		}
-		if len(real) > 0 {
-			return &APIError{Method: http.MethodGet, Status: http.StatusOK, Errors: real}
-		}
-		return nil
-	})
-	var apiErr *APIError
-	if err != nil && !errors.As(err, &apiErr) {
+	}
+	if err == nil && len(real) > 0 {
+		err = &APIError{Method: http.MethodGet, Status: http.StatusOK, Errors: real}
+	}
+	if err != nil {
 		return fmt.Errorf("reading the job listing: %w", err)
 	}
-	return err
+	return nil
 }

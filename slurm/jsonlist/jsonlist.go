@@ -11,10 +11,10 @@ import (
 )
 
 // Read walks the object on r: each element of the member named list goes
-// to each, every other member to other (which must consume its value from
-// dec). A value that takes more than limit bytes to read fails, naming
-// the limit.
-func Read(r io.Reader, list string, limit int64, each, other func(key string, dec *json.Decoder) error) error {
+// to each; a member "errors" is decoded into errs (when not nil); every
+// other member is skipped. A value that takes more than limit bytes to
+// read fails, naming the limit.
+func Read(r io.Reader, list string, limit int64, each func(dec *json.Decoder) error, errs any) error {
 	lr := &limiter{r: r, limit: limit}
 	dec := json.NewDecoder(lr)
 	if err := expect(dec, '{'); err != nil {
@@ -25,24 +25,33 @@ func Read(r io.Reader, list string, limit int64, each, other func(key string, de
 		if err != nil {
 			return err
 		}
-		key, _ := tok.(string)
 		lr.n = 0
-		if key != list {
-			if err := other(key, dec); err != nil {
+		switch tok {
+		case list:
+			if err := expect(dec, '['); err != nil {
+				return fmt.Errorf("%s is not a list: %w", list, err)
+			}
+			for dec.More() {
+				lr.n = 0
+				if err := each(dec); err != nil {
+					return err
+				}
+			}
+			if _, err := dec.Token(); err != nil {
 				return err
 			}
 			continue
-		}
-		if err := expect(dec, '['); err != nil {
-			return fmt.Errorf("%s is not a list: %w", list, err)
-		}
-		for dec.More() {
-			lr.n = 0
-			if err := each(key, dec); err != nil {
-				return err
+		case "errors":
+			if errs != nil {
+				err = dec.Decode(errs)
+				break
 			}
+			fallthrough
+		default:
+			var skip json.RawMessage
+			err = dec.Decode(&skip)
 		}
-		if _, err := dec.Token(); err != nil {
+		if err != nil {
 			return err
 		}
 	}
