@@ -147,10 +147,9 @@ func (c *Client) GetJob(ctx context.Context, id JobID) (Job, error) {
 	return pickJob(id, w.Jobs)
 }
 
-// IdentityError is a record slurmrestd sent that is not of the job (or
-// cluster) asked for: a proxy or cache answering for another request, or
-// a server of another cluster. It is a transport error, never a state:
-// nothing may act on the record (remove a run, stop following a job).
+// IdentityError is a record of another job (or cluster) than asked for: a
+// proxy or cache answering for another request, another cluster's server.
+// A transport error, never a state: nothing may act on the record.
 type IdentityError struct {
 	Asked      JobID  // the job asked for (0 for a listing)
 	Got        JobID  // the record's job_id
@@ -162,9 +161,8 @@ func (e *IdentityError) Error() string {
 	return fmt.Sprintf("slurmrestd answered a request for job %d with a record of job %d (of cluster %q, serving %q): not trusted", e.Asked, e.Got, e.GotCluster, e.Cluster)
 }
 
-// checkRecord checks one record against the cluster slurmrestd serves
-// (when both are known) and, with asked non-zero, that it is the job
-// asked for or one of its heterogeneous components.
+// checkRecord checks a record's cluster (when known) and, with asked set,
+// that it is that job or one of its heterogeneous components.
 func (c *Client) checkRecord(asked, got, hetLeader JobID, cluster string) error {
 	serves := c.Server().Cluster
 	if serves != "" && cluster != "" && cluster != serves || asked != 0 && got != asked && hetLeader != asked {
@@ -173,8 +171,7 @@ func (c *Client) checkRecord(asked, got, hetLeader JobID, cluster string) error 
 	return nil
 }
 
-// checkRecords checks every record of GET job/{id}: each must be the job
-// or one of its components, and the job itself must be among them.
+// checkRecords checks GET job/{id}'s records: the job must be among them.
 func (c *Client) checkRecords(id JobID, ws []wireJob) error {
 	found := len(ws) == 0 // an empty list is "not found", decided by pickJob
 	for _, w := range ws {
@@ -232,8 +229,7 @@ func (f JobFilter) match(j Job) bool {
 
 // ListJobs returns the jobs slurmctld knows (pending, running, and ended
 // within MinJobAge) that match f. Heterogeneous job components are listed
-// one by one. The listing is read as a stream, one record at a time
-// (decodeJobStream), and only the matches are kept.
+// one by one. The listing is streamed (decodeJobStream): only matches are kept.
 func (c *Client) ListJobs(ctx context.Context, f JobFilter) ([]Job, error) {
 	return c.listJobs(ctx, f.match)
 }

@@ -22,8 +22,7 @@ const (
 	// 50 bytes a job, so 16 MiB holds some 300,000 jobs.
 	maxStateBody = 16 << 20
 	// KeyLookupPage is how many jobs the lookup reads between progress
-	// notes: a page, not a cap (the walk goes on past every job submitted
-	// since, and keeps what it found whatever it meets after).
+	// notes: a page, not a cap (the walk passes every job submitted since).
 	KeyLookupPage = 2000
 	// KeyLookupSkew is how far slurmctld's clock (a job's submit_time)
 	// may be behind this host's.
@@ -135,8 +134,7 @@ const (
 	minFindJobsPage = time.Minute
 )
 
-// JobQuery selects the jobs FindJobs returns: User's jobs named one of
-// Names. Both are required: a name alone is not the user's job.
+// JobQuery is User's jobs named one of Names (both required) for FindJobs.
 type JobQuery struct {
 	Names []string
 	User  string
@@ -145,14 +143,12 @@ type JobQuery struct {
 // liveStates are the states (sacct --state's names) of a job that may run.
 const liveStates = "PENDING,RUNNING,SUSPENDED,REQUEUED,RESIZING"
 
-// FindJobs returns the jobs squeue would list for q: the user's jobs of
-// those names that have not ended or are still completing. With
-// accounting, slurmdbd selects them on its side (users, job_name, state,
-// the last findJobsWindow; a window past the read bound is read in
-// halves), and each is then read from slurmctld, which alone knows if it
-// still runs or completes. Without, slurmctld filters nothing (GET jobs
-// takes only update_time and flags): its listing is streamed, one record
-// at a time, never held whole.
+// FindJobs returns the jobs squeue would list for q: not ended, or still
+// completing. With accounting, slurmdbd selects them on its side (users,
+// job_name, state, the last findJobsWindow, a window past the read bound
+// read in halves), then slurmctld says if each still runs. Without,
+// slurmctld filters nothing (GET jobs takes only update_time and flags):
+// its listing is streamed, one record at a time, never held whole.
 func (c *Client) FindJobs(ctx context.Context, q JobQuery) ([]Job, error) {
 	if q.User == "" || len(q.Names) == 0 {
 		return nil, fmt.Errorf("finding jobs: a user and at least one job name are required (a name alone may be another user's job)")
