@@ -354,4 +354,11 @@ func TestFindJobsPagesAnAnswerPastTheBound(t *testing.T) {
 	if err != nil || len(jobs) != 1 || jobs[0].ID != res.JobID {
 		t.Fatalf("FindJobs = %v, %v; want job %d", jobs, err, res.JobID)
 	}
+	// A slurmdbd that refuses the query: slurmctld's listing answers.
+	fake.AddFaults(slurmtest.Fault{Method: "GET", Path: "/slurmdb/v0.0.42/jobs", Action: slurmtest.Respond, Status: 400,
+		Body: `{"errors":[{"error_number":9000,"error":"Unknown query field"}],"warnings":[]}`})
+	jobs, err = c.FindJobs(context.Background(), JobQuery{Names: []string{"mine"}, User: "slurmtest"})
+	if err != nil || len(jobs) != 1 || jobs[0].ID != res.JobID {
+		t.Fatalf("FindJobs with accounting refusing = %v, %v; want job %d", jobs, err, res.JobID)
+	}
 }
