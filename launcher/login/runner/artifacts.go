@@ -90,7 +90,7 @@ func collectSrtctlBenchmark(pl *plan.Plan, overwrite bool) (*report.ArtifactRow,
 		return row, fmt.Errorf("benchmark.type %s: left no result matching %v in %s", pl.Benchmark.Type, s.Results, s.ResultDir)
 	}
 	dst := filepath.Join(pl.Layout.Results, pl.Benchmark.Type)
-	if _, err := results.CopyTree(s.ResultDir, dst, overwrite); err != nil { // what it left out: srtctlRefusedLinks
+	if _, err := results.CopyTree(s.ResultDir, dst, overwrite); err != nil { // Collect lists the links it left out
 		return row, fmt.Errorf("benchmark.type %s: copying its results: %w", pl.Benchmark.Type, err)
 	}
 	row.CopiedTo = dst
