@@ -2,6 +2,8 @@ package plan
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -57,6 +59,15 @@ func (p *Plan) servingJSON() []byte {
 // are, without restarting anything.
 func SameServing(a, b *Plan) bool {
 	return bytes.Equal(a.servingJSON(), b.servingJSON())
+}
+
+// ServingDigest is a digest of what SameServing compares: two plans
+// serve identically exactly when their digests are equal (matrix orders
+// the rows of one allocation by it, so identical servers run back to
+// back without a restart).
+func (p *Plan) ServingDigest() string {
+	sum := sha256.Sum256(p.servingJSON())
+	return hex.EncodeToString(sum[:])
 }
 
 // Fits checks that p can run inside an allocation of nodes nodes with

@@ -260,7 +260,9 @@ func selectWork(m *Matrix, o Options, stage string, tr *tracker) []Group {
 			run = append(run, p)
 		}
 		if len(run) > 0 {
-			todo = append(todo, Group{Points: run})
+			ng := Group{Points: run, TimeLimit: g.TimeLimit, Estimate: g.Estimate}
+			ng.restarts()
+			todo = append(todo, ng)
 		}
 	}
 	return todo

@@ -1,10 +1,11 @@
 // Package matrix is `slurmbench matrix`: InferenceX's whole matrix from one
 // command. It expands a master config into points as InferenceX's generator
-// does (inputs/master.Expand), plans each point, and groups the points whose
-// servers are identical (plan.SameServing) into one allocation: the first
-// point's topology is brought up once, every point of the group runs in it,
-// and it is taken down at the end. Points that share with no other get an
-// allocation of their own.
+// does (inputs/master.Expand), plans each point, and packs the points that
+// fit one allocation (the same entry, cluster, nodes and GPUs: topology.go)
+// into one: the first point's topology is brought up once, every point of
+// the group runs in it, its servers restarted in place when they differ
+// from the previous point's, and it is taken down at the end. Points that
+// share with no other get an allocation of their own.
 //
 // No anchor does this grouping: srtctl submits one job per recipe and
 // InferenceX's workflow one per matrix point, each loading the model again.
@@ -45,8 +46,12 @@ type Options struct {
 	RecipesRoot string // --recipes-root (else the profile's paths.recipes_root)
 	PlanOnly    bool   // --plan: print, submit nothing
 	// Startup is the per-allocation setup time GPU-hours saved are counted
-	// with (--startup; 0: DefaultStartup).
-	Startup     time.Duration
+	// with (--startup; 0: DefaultEstimates' import, staging and install,
+	// which sum to DefaultStartup).
+	Startup time.Duration
+	// Estimates are the durations the groups are packed and costed with
+	// (zero fields: DefaultEstimates).
+	Estimates   Estimates
 	MaxParallel int    // --max-parallel (at least 1)
 	RerunFailed bool   // --rerun-failed
 	StageDir    string // --stage-dir: each point stages into <dir>/<point>/
@@ -87,6 +92,13 @@ type Point struct {
 // plan is the one brought up.
 type Group struct {
 	Points []*Point
+	// Restart[i] is set when point i starts other servers than point i-1
+	// (the driver restarts them in place); Resplit[i] when the
+	// prefill/decode split changes too. Both are false for point 0.
+	Restart, Resplit []bool
+	// Estimate is the allocation's estimated time (setup, engine starts,
+	// points) and TimeLimit the limit it was packed under.
+	Estimate, TimeLimit time.Duration
 }
 
 // Nodes and GPUs are what the group's allocation holds.
@@ -111,6 +123,10 @@ type Matrix struct {
 	Groups []Group
 	// Startup is the setup time counted per allocation saved.
 	Startup time.Duration
+	// Est are the estimates the groups were packed and costed with;
+	// StartupGiven is set when --startup replaced their setup breakdown.
+	Est          Estimates
+	StartupGiven bool
 	// Skipped are the parts of an older-layout master config that expand
 	// to no point (master.SkippedEntries), listed by --plan.
 	Skipped []master.Skipped
@@ -178,12 +194,14 @@ func Build(ctx context.Context, o Options) (*Matrix, error) {
 		}
 		return nil, exitcode.Errorf(exitcode.Config, "--master %s: no %s matches the selection (%d points in all)", o.Master, what, len(all))
 	}
-	m := &Matrix{Startup: o.Startup}
+	m := &Matrix{Est: o.Estimates.withDefaults()}
+	if o.Startup > 0 {
+		// --startup gives setup as one figure.
+		m.Est.Import, m.Est.Stage, m.Est.Dynamo, m.StartupGiven = o.Startup, 0, 0, true
+	}
+	m.Startup = m.Est.Setup()
 	if m.Skipped, err = master.SkippedEntries(o.Master, data); err != nil {
 		return nil, exitcode.With(exitcode.Config, err)
-	}
-	if m.Startup <= 0 {
-		m.Startup = DefaultStartup
 	}
 	var profSHA string
 	if file, flag := profileFile(o); file != "" {
@@ -204,11 +222,7 @@ func Build(ctx context.Context, o Options) (*Matrix, error) {
 		}
 		m.Points = append(m.Points, pt)
 	}
-	if today {
-		m.Groups = groupToday(m.Points)
-	} else {
-		m.Groups = group(m.Points)
-	}
+	m.Groups = groupByTopology(m.Points, m.Est)
 	return m, nil
 }
 
@@ -261,26 +275,4 @@ func planPoint(ctx context.Context, o Options, mp master.MatrixPoint) (*plan.Pla
 		return nil, fmt.Errorf("%s (line %d): %w", mp.Name(), mp.Line, err)
 	}
 	return pl, nil
-}
-
-// group puts each planned point into the first group whose servers are
-// identical to its own, in point order; unplanned points stand alone.
-func group(pts []*Point) []Group {
-	var gs []Group
-	for _, p := range pts {
-		placed := false
-		if p.Plan != nil {
-			for i := range gs {
-				if head := gs[i].Points[0].Plan; head != nil && plan.SameServing(head, p.Plan) {
-					gs[i].Points = append(gs[i].Points, p)
-					placed = true
-					break
-				}
-			}
-		}
-		if !placed {
-			gs = append(gs, Group{Points: []*Point{p}})
-		}
-	}
-	return gs
 }

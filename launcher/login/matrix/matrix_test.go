@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,13 +27,17 @@ func mockOptions(t *testing.T) Options {
 		Master:      filepath.Join(root, "examples", "mock-matrix-master.yaml"),
 		Profile:     filepath.Join(root, "profiles", "testcluster.toml"),
 		RecipesRoot: filepath.Join(root, "examples"),
-		Startup:     time.Hour,
+		// The test cluster's profile limits a job to 20 minutes: a
+		// setup of 6 minutes and a minute per start and concurrency fit
+		// each entry's three points in one allocation.
+		Startup:   6 * time.Minute,
+		Estimates: Estimates{EngineStart: time.Minute, PerConc: time.Minute},
 	}
 }
 
 // TestBuildGroupsByServing: six points over two server sets make two
 // allocations of three, and the saved GPU-hours count every point after
-// the first of each (2 × 12 GPUs + 2 × 8 GPUs, one hour each).
+// the first of each (2 × 12 GPUs + 2 × 8 GPUs, 6 minutes each).
 func TestBuildGroupsByServing(t *testing.T) {
 	m, err := Build(context.Background(), mockOptions(t))
 	if err != nil {
@@ -54,14 +59,14 @@ func TestBuildGroupsByServing(t *testing.T) {
 	if g := m.Groups[0]; g.Nodes() != 3 || g.GPUs() != 12 {
 		t.Errorf("first allocation: %d nodes %d GPUs, want 3 and 12", g.Nodes(), g.GPUs())
 	}
-	if got := m.SavedGPUHours(); got != 40 {
-		t.Errorf("saved %.1f GPU-hours, want 40", got)
+	if got := m.SavedGPUHours(); math.Abs(got-4) > 1e-9 {
+		t.Errorf("saved %.1f GPU-hours, want 4", got)
 	}
 	var out bytes.Buffer
 	if err := PrintPlan(&out, m); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"6 points in 2 allocations (6 without grouping); 0 not planned", "GPU-hours saved: 40.0 of 60.0", "allocation 2 (2 nodes, 8 GPUs) runs 3 points"} {
+	for _, want := range []string{"6 points in 2 allocations (6 without grouping); 0 not planned", "GPU-hours saved: 4.0 of 6.0", "allocation 2 (mock-1p1d on testcluster: 2 nodes, 8 GPUs; est. 10m0s of 20m0s) runs 3 points, 0 restarts"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("plan lacks %q:\n%s", want, out.String())
 		}

@@ -51,23 +51,9 @@ func PrintPlan(w io.Writer, m *Matrix) error {
 		fmt.Fprintf(w, "not expanded: %s (line %d): %s\n", s.Key, s.Line, s.Reason)
 	}
 	fmt.Fprintln(w)
-	shared := 0
-	for gi, g := range m.Groups {
-		if len(g.Points) < 2 {
-			continue
-		}
-		shared++
-		var names []string
-		for _, p := range g.Points {
-			names = append(names, p.Name())
-		}
-		fmt.Fprintf(w, "allocation %d (%d nodes, %d GPUs) runs %d points: %s\n", gi+1, g.Nodes(), g.GPUs(), len(g.Points), strings.Join(names, ", "))
-	}
-	if shared == 0 {
-		fmt.Fprintln(w, "no two points serve identically: every point gets its own allocation")
-	}
+	printGroups(w, m)
 	fmt.Fprintf(w, "\n%d points in %d allocations (%d without grouping); %d not planned\n", len(m.Points), len(m.Groups), len(m.Points), m.Unplanned())
-	fmt.Fprintf(w, "GPU-hours saved: %.1f of %.1f spent on setup without grouping (one setup of %s per allocation, on all its GPUs; --startup sets it)\n", m.SavedGPUHours(), m.SetupGPUHours(), m.Startup)
+	printCosts(w, m)
 	return nil
 }
 
@@ -90,6 +76,9 @@ type PlanJSON struct {
 	NotExpanded   []string `json:"not_expanded,omitempty"`
 	StartupHours  float64  `json:"startup_hours"`
 	SavedGPUHours float64  `json:"saved_gpu_hours"`
+	// Costs are the estimated queue wait, setup and engine starts, packed
+	// and with one allocation per point.
+	Costs Costs `json:"costs"`
 }
 
 // PointJSON is one point of PlanJSON.
@@ -103,7 +92,10 @@ type PointJSON struct {
 	Nodes      int    `json:"nodes,omitempty"`
 	GPUs       int    `json:"gpus"`
 	Allocation int    `json:"allocation"`
-	Error      string `json:"error,omitempty"`
+	// Restart is set when the point's servers replace the previous
+	// point's in its allocation.
+	Restart bool   `json:"restart,omitempty"`
+	Error   string `json:"error,omitempty"`
 	// Today's layout.
 	Kind        string `json:"kind,omitempty"`
 	SrtRecipe   string `json:"srt_recipe,omitempty"`
@@ -117,7 +109,7 @@ type PointJSON struct {
 
 // JSON is the plan as PlanJSON.
 func (m *Matrix) JSON() PlanJSON {
-	out := PlanJSON{Allocations: len(m.Groups), Unplanned: m.Unplanned(), StartupHours: m.Startup.Hours(), SavedGPUHours: m.SavedGPUHours()}
+	out := PlanJSON{Allocations: len(m.Groups), Unplanned: m.Unplanned(), StartupHours: m.Startup.Hours(), SavedGPUHours: m.SavedGPUHours(), Costs: m.Costs()}
 	for _, sk := range m.Skipped {
 		out.NotExpanded = append(out.NotExpanded, fmt.Sprintf("%s (line %d): %s", sk.Key, sk.Line, sk.Reason))
 	}
@@ -129,13 +121,13 @@ func (m *Matrix) JSON() PlanJSON {
 		out.Refused[rc[0]] = n
 	}
 	for gi, g := range m.Groups {
-		for _, p := range g.Points {
+		for pi, p := range g.Points {
 			cf := p.ConfigFile
 			if p.Selector != "" {
 				cf += ":" + p.Selector
 			}
 			pj := PointJSON{Name: p.Name(), Key: p.Key, ConfigFile: cf, Conc: p.Conc, RunEval: p.RunEval, EvalConc: p.EvalConc,
-				GPUs: p.MatrixPoint.GPUs(), Allocation: gi + 1}
+				GPUs: p.MatrixPoint.GPUs(), Allocation: gi + 1, Restart: g.Restart[pi]}
 			if p.Plan != nil {
 				pj.Nodes, pj.GPUs = p.Plan.Slurm.Nodes, p.Plan.Slurm.Nodes*p.Plan.Slurm.GPUsPerNode
 			}
@@ -235,21 +227,7 @@ func printToday(w io.Writer, m *Matrix) error {
 		}
 	}
 	fmt.Fprintln(w)
-	shared := 0
-	for gi, g := range m.Groups {
-		if len(g.Points) < 2 {
-			continue
-		}
-		shared++
-		names := make([]string, len(g.Points))
-		for i, p := range g.Points {
-			names[i] = p.Name()
-		}
-		fmt.Fprintf(w, "allocation %d (%d GPUs) runs %d points of one recipe: %s\n", gi+1, g.GPUs(), len(g.Points), strings.Join(names, ", "))
-	}
-	if shared == 0 {
-		fmt.Fprintln(w, "no two points share a recipe fingerprint: every point gets its own allocation")
-	}
+	printGroups(w, m)
 	var ks []string
 	for _, k := range []string{"mn-fixed", "sn-fixed", "mn-agentic", "sn-agentic"} {
 		ks = append(ks, fmt.Sprintf("%d %s", kinds[k], k))
@@ -265,6 +243,75 @@ func printToday(w io.Writer, m *Matrix) error {
 	for _, rc := range refusalCounts(m.Points) {
 		fmt.Fprintf(w, "  %s: %s\n", rc[1], rc[0])
 	}
-	fmt.Fprintf(w, "GPU-hours saved: %.1f of %.1f spent on setup without grouping (one setup of %s per allocation, on all its GPUs; --startup sets it)\n", m.SavedGPUHours(), m.SetupGPUHours(), m.Startup)
+	printCosts(w, m)
 	return nil
+}
+
+// printGroups lists every allocation of more than one point: what fixes
+// it, its estimated time against its limit, its points in order with the
+// restarts between them.
+func printGroups(w io.Writer, m *Matrix) {
+	shared := 0
+	for gi, g := range m.Groups {
+		if len(g.Points) < 2 {
+			continue
+		}
+		shared++
+		head := g.Points[0]
+		where := head.Cluster
+		if where == "" {
+			where = head.Runner
+		}
+		nodes := "?"
+		if n := g.Nodes(); n > 0 {
+			nodes = fmt.Sprint(n)
+		} else if head.Row != nil && !head.Multinode {
+			nodes = "1"
+		} else if head.NodeCount > 0 {
+			nodes = fmt.Sprint(head.NodeCount)
+		}
+		names := make([]string, len(g.Points))
+		for i, p := range g.Points {
+			names[i] = p.Name()
+			switch {
+			case g.Resplit[i]:
+				names[i] += " [restart, new split]"
+			case g.Restart[i]:
+				names[i] += " [restart]"
+			}
+		}
+		all, resplit := g.Restarts()
+		fmt.Fprintf(w, "allocation %d (%s on %s: %s nodes, %d GPUs; est. %s of %s) runs %d points, %d restarts (%d change the split): %s\n",
+			gi+1, head.Key, where, nodes, g.GPUs(), g.Estimate, g.TimeLimit, len(g.Points), all, resplit, strings.Join(names, ", "))
+	}
+	if shared == 0 {
+		fmt.Fprintln(w, "no two points fit one allocation: every point gets its own")
+	}
+}
+
+// printCosts writes the estimated costs packed and with one allocation per
+// point: queue wait (wall time), setup and engine start (GPU-hours), with
+// the estimates they are counted with.
+func printCosts(w io.Writer, m *Matrix) {
+	c, e := m.Costs(), m.Est
+	pct := func(saved, of float64) float64 {
+		if of == 0 {
+			return 0
+		}
+		return 100 * saved / of
+	}
+	setup := fmt.Sprintf("image import %s, model staging %s, Dynamo install %s", e.Import, e.Stage, e.Dynamo)
+	if m.StartupGiven {
+		setup = "--startup " + m.Startup.String()
+	}
+	fmt.Fprintf(w, "estimated, packed against one allocation per point:\n")
+	fmt.Fprintf(w, "  queue wait:   %d allocations against %d: %.1f h against %.1f h of waiting (%s each; wall time, no GPU held)\n",
+		c.Allocations, c.Points, c.QueueHours, c.QueueHoursPerPoint, e.QueueWait)
+	fmt.Fprintf(w, "  setup:        %.1f GPU-h against %.1f: %.1f saved (%.0f %%) (%s per allocation, on all its GPUs)\n",
+		c.SetupGPUHours, c.SetupGPUHoursPerPoint, c.SetupGPUHoursPerPoint-c.SetupGPUHours, pct(c.SetupGPUHoursPerPoint-c.SetupGPUHours, c.SetupGPUHoursPerPoint), setup)
+	fmt.Fprintf(w, "  engine start: %d starts against %d: %.1f GPU-h against %.1f, %.1f saved (%s per start)\n",
+		c.Starts, c.StartsPerPoint, c.EngineGPUHours, c.EngineGPUHoursPerPoint, c.EngineGPUHoursPerPoint-c.EngineGPUHours, e.EngineStart)
+	fmt.Fprintf(w, "  packing: %s per concurrency (an agentic row's duration), %s per eval, %s time limit unless the plan says one\n",
+		e.PerConc, e.Eval, e.TimeLimit)
+	fmt.Fprintf(w, "GPU-hours saved: %.1f of %.1f spent on setup without grouping (one setup of %s per allocation, on all its GPUs; --startup sets it)\n", m.SavedGPUHours(), m.SetupGPUHours(), m.Startup)
 }

@@ -240,38 +240,15 @@ func zipLength(v any) int {
 	return 0
 }
 
-// groupToday groups today's points whose servers are identical: the same
-// row but for concurrency, experiment name and eval selection (run-eval,
-// eval-only, eval-conc, eval-all-concs, eval-framework, eval-suite,
-// require-power), with an eval-only point's eval-srt-recipe standing for
-// its srt-recipe. Within one tree that is "the same recipe fingerprint
-// with the eval selection left out": the composed recipe is a function of
-// the row minus concurrency, and an eval runs against the live engine
-// after the benchmark. So an eval job shares its benchmark's allocation,
-// where InferenceX deploys the recipe again for it. Agentic points each
-// keep their own allocation, as InferenceX gives every AgentX point one:
-// trace replay reuses KV cache, and a server warmed by another
-// concurrency's run would measure differently. Points refused for any
-// reason but "not composed" stand alone.
-func groupToday(pts []*Point) []Group {
-	var gs []Group
-	index := map[string]int{}
-	for _, p := range pts {
-		key := ""
-		if p.Scenario != master.AgenticCoding && (p.Err == nil || ReasonOf(p.Err) == ReasonNotComposed) {
-			key = servingKey(p)
-		}
-		if i, ok := index[key]; ok && key != "" {
-			gs[i].Points = append(gs[i].Points, p)
-			continue
-		}
-		if key != "" {
-			index[key] = len(gs)
-		}
-		gs = append(gs, Group{Points: []*Point{p}})
-	}
-	return gs
-}
+// servingKey identifies a today's point's servers before it is composed:
+// the same row but for concurrency, experiment name and eval selection
+// (run-eval, eval-only, eval-conc, eval-all-concs, eval-framework,
+// eval-suite, require-power), with an eval-only point's eval-srt-recipe
+// standing for its srt-recipe. Within one tree that is "the same recipe
+// fingerprint with the eval selection left out": the composed recipe is a
+// function of the row minus concurrency, and an eval runs against the live
+// engine after the benchmark. So an eval job runs on its benchmark's
+// servers, where InferenceX deploys the recipe again for it.
 
 // evalSelection are the row fields an allocation's server does not
 // depend on, beside the fingerprint's own exclusions.

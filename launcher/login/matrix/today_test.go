@@ -217,20 +217,28 @@ func TestTodayBuiltTree(t *testing.T) {
 	if po := planOptions(o, m.Points[7]); po.EvalOnly != "" || po.RunEval != "false" {
 		t.Errorf("benchmark's plan options: eval-only %q run-eval %q", po.EvalOnly, po.RunEval)
 	}
-	// Allocations: sn 0-2 share, 3 alone, agentic 4 and 5 alone, mn 6-7
-	// and the eval job 10 share, 8 alone, the agentic eval 9 alone, 11
-	// alone.
-	var sizes []int
+	// Allocations by topology (entry, nodes, GPUs), packed under the
+	// default 4-hour limit with a setup of an hour: sn 0-2 (one server),
+	// then the agentic 4 and 5 (a restart each) make 1:00 + 0:10 + 0:30 +
+	// 2 × 1:10 = 4:00; the agentic eval 9 (0:30 with its restart) does not
+	// fit and opens a second; 3 alone (no recipe); mn 6-7 and the eval
+	// job 10 on one server; 8 and 11 alone (no variant).
+	var sizes, restarts []int
 	for _, g := range m.Groups {
 		sizes = append(sizes, len(g.Points))
+		n, _ := g.Restarts()
+		restarts = append(restarts, n)
 	}
-	if fmt.Sprint(sizes) != "[3 1 1 1 3 1 1 1]" {
-		t.Errorf("allocation sizes %v, want [3 1 1 1 3 1 1 1]", sizes)
+	if fmt.Sprint(sizes) != "[5 1 1 3 1 1]" || fmt.Sprint(restarts) != "[2 0 0 0 0 0]" {
+		t.Errorf("allocation sizes %v with restarts %v, want [5 1 1 3 1 1] and [2 0 0 0 0 0]", sizes, restarts)
 	}
-	// Saved: two setups of the 8-GPU single-node server, two of the
+	if g := m.Groups[0]; g.Estimate != 4*time.Hour || g.TimeLimit != 4*time.Hour {
+		t.Errorf("first allocation estimated %s of %s, want 4h of 4h", g.Estimate, g.TimeLimit)
+	}
+	// Saved: four setups of the 8-GPU single-node server, two of the
 	// 2-node, 16-GPU multi-node one (an hour each).
-	if got := m.SavedGPUHours(); got != 2*8+2*16 {
-		t.Errorf("saved %.1f GPU-hours, want 48", got)
+	if got := m.SavedGPUHours(); got != 4*8+2*16 {
+		t.Errorf("saved %.1f GPU-hours, want 64", got)
 	}
 	if r := m.Points[4].Row["total-cpu-dram-gb"]; r != 524 {
 		// 1,000,000 MiB × 0.5 × 8/8 GPUs = 524.288 GB.
@@ -241,14 +249,14 @@ func TestTodayBuiltTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []string{
-		"12 points (9 benchmark: 3 mn-fixed, 4 sn-fixed, 0 mn-agentic, 2 sn-agentic; 3 eval-only) in 8 allocations (12 without grouping); 12 not planned",
+		"12 points (9 benchmark: 3 mn-fixed, 4 sn-fixed, 0 mn-agentic, 2 sn-agentic; 3 eval-only) in 6 allocations (12 without grouping); 12 not planned",
 		"1: " + ReasonNoRecipe, "2: " + ReasonNoVariant, "9: " + ReasonNoPlan,
 		"not planned [" + ReasonNoRecipe + "]: sn#3(1k1k) (line 16): recipe benchmarks/single_node/srt-slurm-recipes/dsr1/sglang/gone.yaml is not in this tree",
 		"not planned [" + ReasonNoVariant + "]: mn#8(8k1k) (line 47): benchmarks/multi_node/srt-slurm-recipes/dsr1/sglang/8k1k/bundle.yaml:zip_override_z[2]: no variant zip_override_z[2]",
-		"allocation 1 (8 GPUs) runs 3 points of one recipe: sn#0(1k1k), sn#1(1k1k), sn#2(1k1k)",
-		"allocation 5 (16 GPUs) runs 3 points of one recipe: mn#6(8k1k), mn#7(8k1k), mn#10(8k1k,eval-only)",
+		"allocation 1 (sn on b200-x: 1 nodes, 8 GPUs; est. 4h0m0s of 4h0m0s) runs 5 points, 2 restarts (0 change the split): sn#0(1k1k), sn#1(1k1k), sn#2(1k1k), sn#4(agentic) [restart], sn#5(agentic) [restart]",
+		"allocation 4 (mn on b200-x: 2 nodes, 16 GPUs; est. 2h0m0s of 4h0m0s) runs 3 points, 0 restarts (0 change the split): mn#6(8k1k), mn#7(8k1k), mn#10(8k1k,eval-only)",
 		"mn-fixed+power+eval-only",
-		"GPU-hours saved: 48.0",
+		"GPU-hours saved: 64.0",
 	} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("plan lacks %q:\n%s", s, out.String())
