@@ -61,6 +61,27 @@ func SameServing(a, b *Plan) bool {
 	return bytes.Equal(a.servingJSON(), b.servingJSON())
 }
 
+// SameProcess reports whether process pa of plan a and pb of plan b are
+// the same process: name, program, arguments, environment, placement,
+// ports and files, in the same image and runtime, run-specific paths
+// written relative to each plan's run directory and logs left out. A held
+// deployment keeps such a process (NATS, etcd, a finished model staging)
+// across a restart in place.
+func SameProcess(a *Plan, pa Process, b *Plan, pb Process) bool {
+	return bytes.Equal(a.processJSON(pa), b.processJSON(pb))
+}
+
+func (p *Plan) processJSON(proc Process) []byte {
+	proc.Log = ""
+	v := struct {
+		Runtime, Enroot, Squash string
+		Proc                    Process
+	}{string(p.Runtime), p.Enroot, p.Image.Squash, proc}
+	b, _ := json.Marshal(v) // plain data: cannot fail
+	dir, _ := json.Marshal(p.RunDir)
+	return bytes.ReplaceAll(b, bytes.Trim(dir, `"`), []byte("{run_dir}"))
+}
+
 // ServingDigest is a digest of what SameServing compares: two plans
 // serve identically exactly when their digests are equal (matrix orders
 // the rows of one allocation by it, so identical servers run back to

@@ -98,6 +98,8 @@ type Outcome struct {
 	JobID      string    `json:"job_id"`
 	Started    time.Time `json:"started"`
 	Ended      time.Time `json:"ended"`
+	// Held is set for a run a held deployment served (run --in).
+	Held *HeldRun `json:"held,omitempty"`
 }
 
 // PointState is a benchmark point's state in the progress file.

@@ -55,6 +55,31 @@ type Serving struct {
 	LastError string `json:"last_error,omitempty"`
 }
 
+// HeldRun says how a held deployment served a queued run (its outcome's
+// Held; the allocation is the outcome's JobID): the run's place among the
+// deployment's runs and whether it ran on the held servers or restarted
+// them in place, with the restart's times.
+type HeldRun struct {
+	// Run counts the deployment's runs, this one included.
+	Run int `json:"run"`
+	// Servers is "held" (the servers that served ran this run as they
+	// were), "restarted" (other servers replaced them in place) or
+	// "started" (none served: this run started its own).
+	Servers string `json:"servers"`
+	// Restart counts the deployment's restarts, this one included (0:
+	// the run restarted nothing).
+	Restart int `json:"restart,omitempty"`
+	// Kept are the processes that stayed across the restart (infra whose
+	// settings matched, prepare steps already run: the staged model).
+	Kept []string `json:"kept,omitempty"`
+	// StopSeconds is how long stopping the replaced processes took,
+	// CleanSeconds proving the nodes clean, StartSeconds starting the new
+	// servers to a passed health gate.
+	StopSeconds  float64 `json:"stop_seconds,omitempty"`
+	CleanSeconds float64 `json:"clean_seconds,omitempty"`
+	StartSeconds float64 `json:"start_seconds,omitempty"`
+}
+
 // Request asks a held deployment to run a planned run.
 type Request struct {
 	RunID string `json:"run_id"`

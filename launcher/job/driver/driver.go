@@ -50,7 +50,11 @@ type Options struct {
 	// PrepareTimeout bounds each step that runs before the workers, the
 	// model pre-download (default 1 h, srtctl's).
 	PrepareTimeout time.Duration
-	HTTPClient     *http.Client
+	// CleanWait bounds the proof that a held deployment's nodes are clean
+	// (stopped steps exited, their ports free) before other servers
+	// start in place (default 60 s).
+	CleanWait  time.Duration
+	HTTPClient *http.Client
 	// ProducerVersion and ProducerCommit identify this binary in the power
 	// package's manifest.
 	ProducerVersion, ProducerCommit string
@@ -103,6 +107,13 @@ type driver struct {
 
 	// power is the run's power collection, nil when not collecting.
 	power *power.Session
+
+	// keep names the processes a restart in place kept running (or
+	// already ran): startServers does not start them again.
+	keep map[string]bool
+	// heldRun is how a held deployment serves the run being driven
+	// (written into its outcome).
+	heldRun *rundir.HeldRun
 }
 
 // Run drives the plan to its end and returns the outcome; the outcome is
@@ -283,6 +294,12 @@ func (d *driver) byRole(roles ...plan.Role) []plan.Process {
 // benchmark and the eval. phase says how far it got; healthy, if not nil,
 // is set once the health gate passed.
 func (d *driver) runPhases(ctx context.Context, phase *rundir.Phase, healthy *bool) error {
+	return d.runPhasesTimed(ctx, phase, healthy, nil)
+}
+
+// runPhasesTimed is runPhases calling onHealthy once the health gate
+// passed (a held deployment times its restarts by it).
+func (d *driver) runPhasesTimed(ctx context.Context, phase *rundir.Phase, healthy *bool, onHealthy func()) error {
 	if err := d.startServers(ctx, phase); err != nil {
 		return err
 	}
@@ -296,6 +313,9 @@ func (d *driver) runPhases(ctx context.Context, phase *rundir.Phase, healthy *bo
 	}
 	if healthy != nil {
 		*healthy = true
+	}
+	if onHealthy != nil {
+		onHealthy()
 	}
 	if err := d.startServices(ctx, plan.StartAfterFrontend); err != nil {
 		return err
@@ -315,6 +335,10 @@ func (d *driver) startServers(ctx context.Context, phase *rundir.Phase) error {
 	if infra := byRole(plan.RoleInfra); len(infra) > 0 {
 		d.setPhase(rundir.PhaseInfra)
 		for _, p := range infra {
+			if d.keep[p.Name] {
+				d.logf("%s: kept from the held servers", p.Name)
+				continue
+			}
 			if err := d.startStep(ctx, p); err != nil {
 				return err
 			}
@@ -686,7 +710,7 @@ func (d *driver) finish(phase rundir.Phase, f *failure) Result {
 // conclude writes the outcome of the plan being driven, once its steps are
 // stopped, and sets the final phase.
 func (d *driver) conclude(phase rundir.Phase, f *failure) Result {
-	o := rundir.Outcome{Result: rundir.Succeeded, Phase: phase, JobID: d.alloc.JobID, Started: d.start}
+	o := rundir.Outcome{Result: rundir.Succeeded, Phase: phase, JobID: d.alloc.JobID, Started: d.start, Held: d.heldRun}
 	res := Result{ExitCode: exitcode.OK}
 	if f != nil {
 		o.Result, o.Class, o.Message = rundir.Failed, f.class, f.msg

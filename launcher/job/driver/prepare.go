@@ -23,7 +23,15 @@ import (
 // step exists to prevent, and fail later with the cause buried in every
 // worker's log.)
 func (d *driver) runPrepare(ctx context.Context, phase *rundir.Phase) error {
-	steps := d.byRole(plan.RolePrepare)
+	var steps []plan.Process
+	for _, p := range d.byRole(plan.RolePrepare) {
+		if d.keep[p.Name] {
+			// A restart in place: the held servers ran it already.
+			d.logf("%s: already run for the held servers", p.Name)
+			continue
+		}
+		steps = append(steps, p)
+	}
 	if len(steps) == 0 {
 		return nil
 	}

@@ -31,6 +31,13 @@ type held struct {
 	runs    int
 	// refused are request files that could not be taken: tried once.
 	refused map[string]bool
+	// last is the plan whose servers ran last (stopped or not): a new
+	// start proves their ports free first. restarts counts restarts in
+	// place; unclean is set when the nodes could not be proven clean,
+	// which ends the deployment (the allocation is given up).
+	last     *plan.Plan
+	restarts int
+	unclean  error
 }
 
 // serve is a held deployment (plan.Serve, slurmbench up): start the job's
@@ -58,7 +65,7 @@ func (d *driver) serve(ctx context.Context) Result {
 	if f := d.failureOf(ctx, err); f != nil {
 		return d.finish(phase, f)
 	}
-	h.serving, h.since = d.plan, time.Now().UTC()
+	h.serving, h.since, h.last = d.plan, time.Now().UTC(), d.plan
 	d.announce(h, "")
 	tick := time.NewTicker(requestPoll)
 	defer tick.Stop()
@@ -87,6 +94,13 @@ func (d *driver) serve(ctx context.Context) Result {
 			}
 			if path := d.nextRequest(h); path != "" {
 				d.runQueued(ctx, h, path)
+				if h.unclean != nil {
+					// The allocation cannot serve another run: give it up,
+					// so the runner (matrix) continues in a new one.
+					msg := "held deployment ended: " + h.unclean.Error()
+					d.cancelQueue(h, msg+" before this run started")
+					return d.finish(rundir.PhaseServing, &failure{class: diagnose.Unknown, code: exitcode.Engine, msg: msg})
+				}
 				d.announce(h, "")
 			}
 		}
@@ -230,6 +244,9 @@ func (d *driver) runQueued(ctx context.Context, h *held, path string) {
 
 	d.initStatus()
 	reuse := h.serving != nil && plan.SameServing(h.serving, pl)
+	hr := &rundir.HeldRun{Run: h.runs, Servers: "held"}
+	d.heldRun = hr
+	defer func() { d.heldRun, d.keep = nil, nil }()
 	phase := rundir.PhaseInfra
 	if reuse {
 		d.logf("run %s: on the held %s servers (run %s)", pl.RunID, h.serving.Name, h.serving.RunID)
@@ -238,16 +255,36 @@ func (d *driver) runQueued(ctx context.Context, h *held, path string) {
 		}
 		err = d.measureOnHeld(runCtx, h, &phase)
 	} else {
-		if h.serving != nil {
-			d.logf("run %s starts other servers than the held ones of run %s: stopping those", pl.RunID, h.serving.RunID)
-			d.stopAll()
+		hr.Servers = "started"
+		var cerr error
+		switch {
+		case h.serving != nil:
+			h.restarts++
+			hr.Servers, hr.Restart = "restarted", h.restarts
+			d.keep, cerr = d.restartInPlace(runCtx, h.serving, pl, hr)
 			h.serving = nil
+		case h.last != nil:
+			// The servers that ran last are stopped already (one
+			// died, or a run failed): their ports must be free too.
+			t := time.Now()
+			cerr = d.proveClean(runCtx, nil, h.last, pl, nil)
+			hr.CleanSeconds = time.Since(t).Seconds()
 		}
-		d.logf("run %s: starting %s in the held allocation", pl.RunID, pl.Name)
-		healthy := false
-		err = d.runPhases(runCtx, &phase, &healthy)
-		if healthy {
-			h.serving, h.since = pl, time.Now().UTC()
+		if cerr != nil {
+			d.logf("run %s: %v", pl.RunID, cerr)
+			if runCtx.Err() == nil {
+				h.unclean = cerr
+			}
+			err = cerr
+		} else {
+			d.logf("run %s: starting %s in the held allocation", pl.RunID, pl.Name)
+			healthy := false
+			h.last = pl
+			t := time.Now()
+			err = d.runPhasesTimed(runCtx, &phase, &healthy, func() { hr.StartSeconds = time.Since(t).Seconds() })
+			if healthy {
+				h.serving, h.since = pl, time.Now().UTC()
+			}
 		}
 	}
 	f := d.failureOf(runCtx, err)
@@ -256,7 +293,7 @@ func (d *driver) runQueued(ctx context.Context, h *held, path string) {
 	// failed benchmark or eval, or a cancelled run, leaves them healthy),
 	// unless the job itself is ending.
 	serverDied := f != nil && f.step != nil && plan.IsServer(f.step.proc.Role)
-	if h.serving == nil || serverDied || ctx.Err() != nil {
+	if h.serving == nil || serverDied || h.unclean != nil || ctx.Err() != nil {
 		d.stopAll()
 		d.drainExited()
 		h.serving = nil

@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -216,5 +217,92 @@ func TestServeCancelsARunAndKeepsServing(t *testing.T) {
 	o, err := rundir.ReadOutcome(left.Layout.Outcome)
 	if err != nil || o.Result != rundir.Cancelled || !strings.Contains(o.Message, "slurmbench down") {
 		t.Errorf("run queued at down: %+v, %v; want cancelled naming slurmbench down", o, err)
+	}
+}
+
+// TestServeRestartsInPlace: a queued run whose servers differ from the
+// held ones (another decode argv) restarts them in place: the infra
+// process, the same in both plans, stays up and is not started again, the
+// nodes are proven clean, the new servers pass their gate, and the
+// outcome says the run restarted the held servers. A run whose port stays
+// taken after the stop cannot be proven clean: it fails naming the port,
+// and the deployment gives the allocation up.
+func TestServeRestartsInPlace(t *testing.T) {
+	sleep := []string{"/bin/sleep", "60"}
+	front := startFrontend(t)
+	front.prefill.Store(1)
+	front.decode.Store(1)
+	withInfra := func(p *plan.Plan) {
+		p.Processes = append([]plan.Process{{Name: "nats", Role: plan.RoleInfra, Nodes: []int{0}, Argv: sleep, Env: map[string]string{},
+			Log: filepath.Join(p.RunDir, "logs", "nats.log"), Critical: true, Srun: plan.SrunOptions{NTasks: 1}}}, p.Processes...)
+		writePlan(t, p)
+	}
+	up := runPlan(t, front, sleep, []string{"/bin/false"})
+	up.Serve, up.Slurm.GPUsPerNode = true, 2
+	withInfra(up)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(fakeSrunEnv, "1")
+	done := make(chan Result, 1)
+	go func() {
+		res, err := Run(ctx, Options{PlanFile: up.PlanFile, JobID: "42", NodeList: "node1", Srun: self,
+			Lookup: func(string) ([]string, error) { return []string{"127.0.0.1"}, nil }, StopGrace: time.Second,
+			CleanWait: 2 * time.Second, Log: testWriter{t}})
+		if err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		done <- res
+	}()
+	waitFor(t, "the serving phase", func() bool {
+		st, err := rundir.ReadStatus(up.Layout.Status)
+		return err == nil && st.Phase == rundir.PhaseServing
+	})
+
+	v2 := queuedPlan(t, front, "v2", []string{"/bin/sleep", "61"}, []string{"/bin/true"})
+	withInfra(v2)
+	if _, err := rundir.QueueRequest(up.RunDir, rundir.Request{RunID: v2.RunID, Plan: v2.PlanFile}); err != nil {
+		t.Fatal(err)
+	}
+	o := outcomeOf(t, v2)
+	if o.Result != rundir.Succeeded || o.Held == nil || o.Held.Servers != "restarted" || o.Held.Restart != 1 || o.Held.Run != 1 ||
+		len(o.Held.Kept) != 1 || o.Held.Kept[0] != "nats" {
+		t.Fatalf("restarted run: %+v held %+v; want succeeded, restart 1 keeping nats", o, o.Held)
+	}
+	if _, err := os.Stat(filepath.Join(v2.Layout.Logs, "nats.log")); !os.IsNotExist(err) {
+		t.Errorf("the kept infra was started again for run %s (%v)", v2.RunID, err)
+	}
+	if _, err := os.Stat(filepath.Join(v2.Layout.Logs, "decode_w0.log")); err != nil {
+		t.Errorf("run %s's own decode worker did not start: %v", v2.RunID, err)
+	}
+
+	// A port that stays taken: the nodes cannot be proven clean.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	busy := queuedPlan(t, front, "busy", sleep, []string{"/bin/true"})
+	busy.Processes[1].Ports = map[string]int{"http": ln.Addr().(*net.TCPAddr).Port}
+	withInfra(busy)
+	next := queuedPlan(t, front, "next", sleep, []string{"/bin/true"})
+	for _, p := range []*plan.Plan{busy, next} {
+		if _, err := rundir.QueueRequest(up.RunDir, rundir.Request{RunID: p.RunID, Plan: p.PlanFile}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if o := outcomeOf(t, busy); o.Result != rundir.Failed || !strings.Contains(o.Message, "nodes not clean") || !strings.Contains(o.Message, ln.Addr().String()) {
+		t.Errorf("run on nodes that cannot be proven clean: %+v; want failed naming %s", o, ln.Addr())
+	}
+	if o := outcomeOf(t, next); o.Result != rundir.Cancelled || !strings.Contains(o.Message, "nodes not clean") {
+		t.Errorf("run queued behind it: %+v; want cancelled, the deployment ended", o)
+	}
+	res := <-done
+	if res.Outcome.Result != rundir.Failed || !strings.Contains(res.Outcome.Message, "held deployment ended: nodes not clean") {
+		t.Errorf("deployment: %+v; want it ended, the allocation given up", res.Outcome)
 	}
 }

@@ -385,6 +385,7 @@ func (r *runState) finish(ctx context.Context, runErr error) error {
 		co.Provenance.SlurmVersion, co.Provenance.SlurmAPIVersion = srv.SlurmRelease, srv.APIVersion
 	}
 	co.Provenance.JobID, co.Provenance.Nodes = r.res.JobID.String(), hostsOf(pl)
+	heldProvenance(r.res.Outcome.Held, &co.Provenance)
 	col, logsErr, err := collectAndStage(ctx, pl, co, o.Progress)
 	r.res.Collected = col
 	for _, e := range []error{logsErr, err} {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/diagnose"
 	"github.com/slurmbench/slurmbench/launcher/plan"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
+	"github.com/slurmbench/slurmbench/results"
 	"github.com/slurmbench/slurmbench/slurm"
 )
 
@@ -449,4 +451,28 @@ func (r *runState) followLocal(ctx context.Context, drive Drive, log io.Writer) 
 			return r.judgeByOutcome(out)
 		}
 	}
+}
+
+// heldProvenance records in the manifest which allocation and restart
+// served a run a held deployment ran (the allocation is the provenance's
+// job_id): held_run (the deployment's nth run), held_servers (held,
+// restarted or started), held_restart and held_kept.
+func heldProvenance(hr *rundir.HeldRun, p *results.Provenance) {
+	if hr == nil {
+		return
+	}
+	extra := make(map[string]string, len(p.Extra)+4)
+	for k, v := range p.Extra {
+		extra[k] = v
+	}
+	extra["held_run"] = strconv.Itoa(hr.Run)
+	extra["held_servers"] = hr.Servers
+	if hr.Restart > 0 {
+		extra["held_restart"] = strconv.Itoa(hr.Restart)
+		extra["held_restart_seconds"] = strconv.FormatFloat(hr.StopSeconds+hr.CleanSeconds+hr.StartSeconds, 'f', 1, 64)
+	}
+	if len(hr.Kept) > 0 {
+		extra["held_kept"] = strings.Join(hr.Kept, ",")
+	}
+	p.Extra = extra
 }

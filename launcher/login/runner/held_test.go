@@ -431,3 +431,28 @@ func runsTakeTurns(t *testing.T) {
 		}
 	})
 }
+
+// TestHeldProvenance: the manifest of a run a held deployment served
+// names its place and restart; a fresh run's gets nothing, and the
+// caller's Extra is not written through.
+func TestHeldProvenance(t *testing.T) {
+	shared := map[string]string{"runner": "r1"}
+	for _, c := range []struct {
+		hr   *rundir.HeldRun
+		want map[string]string
+	}{
+		{nil, map[string]string{"runner": "r1"}},
+		{&rundir.HeldRun{Run: 2, Servers: "held"}, map[string]string{"runner": "r1", "held_run": "2", "held_servers": "held"}},
+		{&rundir.HeldRun{Run: 3, Servers: "restarted", Restart: 1, Kept: []string{"etcd", "nats"}, StopSeconds: 1, CleanSeconds: 0.5, StartSeconds: 10},
+			map[string]string{"runner": "r1", "held_run": "3", "held_servers": "restarted", "held_restart": "1", "held_kept": "etcd,nats", "held_restart_seconds": "11.5"}},
+	} {
+		p := results.Provenance{Extra: shared}
+		heldProvenance(c.hr, &p)
+		if fmt.Sprint(p.Extra) != fmt.Sprint(c.want) {
+			t.Errorf("%+v: extra %v, want %v", c.hr, p.Extra, c.want)
+		}
+	}
+	if len(shared) != 1 {
+		t.Errorf("the caller's Extra was written through: %v", shared)
+	}
+}
