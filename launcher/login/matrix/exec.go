@@ -22,6 +22,7 @@ import (
 	"github.com/slurmbench/slurmbench/internal/readlimit"
 	"github.com/slurmbench/slurmbench/launcher/login/launch"
 	"github.com/slurmbench/slurmbench/launcher/login/runner"
+	"github.com/slurmbench/slurmbench/launcher/rundir"
 	"github.com/slurmbench/slurmbench/slurm"
 )
 
@@ -109,6 +110,17 @@ type tracker struct {
 	took    []time.Duration
 	par     int
 	results map[*Point]string
+	exits   map[*Point]exitcode.Code
+}
+
+// setExit records a point's exit code for the summary.
+func (t *tracker) setExit(p *Point, c exitcode.Code) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.exits == nil {
+		t.exits = map[*Point]exitcode.Code{}
+	}
+	t.exits[p] = c
 }
 
 func (t *tracker) set(p *Point, s int, note string) {
@@ -268,64 +280,154 @@ func selectWork(m *Matrix, o Options, stage string, tr *tracker) []Group {
 	return todo
 }
 
-// runGroup brings the group's first plan up, runs every point in it and
-// takes it down. drain is the command's context (first interrupt), hard
-// the one that ends on the second.
+// runGroup brings the group's first plan up, runs every point in it (the
+// held deployment restarts the servers in place when a point's differ)
+// and takes it down. A point that fails ends that point only; when its
+// allocation is gone afterwards (the nodes could not be proven clean, or
+// the job ended), the rest of the group continues in a new allocation.
+// drain is the command's context (first interrupt), hard the one that
+// ends on the second.
 func runGroup(drain, hard context.Context, o Options, stage string, g Group, tr *tracker, held *groupLog) error {
-	head := g.Points[0]
-	var upOut bytes.Buffer
-	quiet := launch.IO{Stdout: &upOut, Stderr: prefixed(o.Stderr, "["+head.Key+"] "), Interrupted: o.Interrupted, Hard: o.Hard, Version: o.Version, Commit: o.Commit, JSON: true}
-	po := planOptions(o, head)
-	po.RunID = launch.AutoRunID
-	po.JobName = o.JobName
-	fmt.Fprintf(o.Stderr, "matrix: allocation for %d point(s) of %s: bringing it up\n", len(g.Points), head.Key)
-	upAt := time.Now()
-	// Up follows the first interrupt: a group still coming up has no point
-	// running, so draining cancels it (launch.Up cancels its job).
-	upErr := launch.Up(drain, launch.UpOptions{IO: quiet, Plan: po, BinaryDir: o.BinaryDir, NoPreflight: o.NoPreflight})
-	var info launch.UpInfo
-	if upErr == nil {
-		if err := json.Unmarshal(upOut.Bytes(), &info); err != nil {
-			upErr = fmt.Errorf("reading up's result %q: %w", upOut.String(), err)
-		} else if info.JobID == "" {
-			upErr = fmt.Errorf("up's result %q names no job", upOut.String())
-		}
-	}
-	if upErr != nil {
+	var errs []error
+	rest := g.Points
+	for len(rest) > 0 {
+		head := rest[0]
 		if drain.Err() != nil {
-			for _, p := range g.Points {
+			for _, p := range rest {
 				tr.set(p, stQueued, "not run (interrupted)")
 			}
-			return nil
+			break
 		}
-		for _, p := range g.Points {
-			finishPoint(o, stage, p, "", upErr, tr)
+		fmt.Fprintf(o.Stderr, "matrix: allocation for %d point(s) of %s: bringing it up\n", len(rest), head.Key)
+		upAt := time.Now()
+		jobID, upErr := bringUp(drain, o, head)
+		fresh := time.Since(upAt)
+		if upErr != nil {
+			if drain.Err() != nil {
+				for _, p := range rest {
+					tr.set(p, stQueued, "not run (interrupted)")
+				}
+				break
+			}
+			for _, p := range rest {
+				finishPoint(o, stage, p, "", upErr, tr)
+			}
+			errs = append(errs, fmt.Errorf("allocation for %s: %w", head.Name(), upErr))
+			break
 		}
-		return fmt.Errorf("allocation for %s: %w", head.Name(), upErr)
-	}
-	defer func() { held.add(groupRun{g: g, job: info.JobID, held: time.Since(upAt)}) }()
-	defer takeDown(o, PointPlanOptions(o, head.MatrixPoint).Source(), info.JobID) //nolint:contextcheck // taking the allocation down must outlive the interrupt that ended ctx: takeDown bounds its own
-
-	var errs []error
-	for _, p := range g.Points {
-		if drain.Err() != nil {
-			tr.set(p, stQueued, "not run (interrupted)")
-			continue
-		}
-		tr.set(p, stRunning, "")
-		err := runPoint(hard, o, stage, p, info.JobID)
-		finishPoint(o, stage, p, "", err, tr)
+		fmt.Fprintf(o.Stderr, "matrix: allocation job %s up in %s (a fresh allocation: queue wait, setup, engine start)\n", jobID, fresh.Round(time.Second))
+		src := PointPlanOptions(o, head.MatrixPoint).Source()
+		served, err := runInAllocation(drain, hard, o, src, stage, rest, jobID, fresh, tr)
+		held.add(groupRun{g: Group{Points: rest[:max(served, 1)]}, job: jobID, held: time.Since(upAt)})
+		takeDown(o, src, jobID) //nolint:contextcheck // taking the allocation down must outlive the interrupt that ended ctx: takeDown bounds its own
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", p.Name(), err))
+			errs = append(errs, err)
+		}
+		rest = rest[served:]
+		if len(rest) > 0 && drain.Err() == nil {
+			fmt.Fprintf(o.Stderr, "matrix: allocation job %s is gone: continuing %d point(s) of %s in a new allocation\n", jobID, len(rest), head.Key)
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func runPoint(ctx context.Context, o Options, stage string, p *Point, jobID string) error {
+// bringUp brings p's plan up as a held deployment and returns its job id.
+// It follows the first interrupt: a group still coming up has no point
+// running, so draining cancels it (launch.Up cancels its job).
+func bringUp(drain context.Context, o Options, p *Point) (string, error) {
+	var upOut bytes.Buffer
+	quiet := launch.IO{Stdout: &upOut, Stderr: prefixed(o.Stderr, "["+p.Key+"] "), Interrupted: o.Interrupted, Hard: o.Hard, Version: o.Version, Commit: o.Commit, JSON: true}
+	po := planOptions(o, p)
+	po.RunID = launch.AutoRunID
+	po.JobName = o.JobName
+	if err := launch.Up(drain, launch.UpOptions{IO: quiet, Plan: po, BinaryDir: o.BinaryDir, NoPreflight: o.NoPreflight}); err != nil {
+		return "", err
+	}
+	var info launch.UpInfo
+	if err := json.Unmarshal(upOut.Bytes(), &info); err != nil {
+		return "", fmt.Errorf("reading up's result %q: %w", upOut.String(), err)
+	}
+	if info.JobID == "" {
+		return "", fmt.Errorf("up's result %q names no job", upOut.String())
+	}
+	return info.JobID, nil
+}
+
+// runInAllocation runs pts in order in held deployment jobID and returns
+// how many it took: all, or up to the first failure after which the
+// allocation is gone. Each point's line says how its servers came up:
+// held as they were, restarted in place (its time beside the fresh
+// allocation's), or started.
+func runInAllocation(drain, hard context.Context, o Options, src launch.ProfileSource, stage string, pts []*Point, jobID string, fresh time.Duration, tr *tracker) (int, error) {
+	var errs []error
+	for i, p := range pts {
+		if drain.Err() != nil {
+			for _, q := range pts[i:] {
+				tr.set(q, stQueued, "not run (interrupted)")
+			}
+			return len(pts), errors.Join(errs...)
+		}
+		tr.set(p, stRunning, "")
+		runDir, hr, err := runPoint(hard, o, stage, p, jobID)
+		note := servedNote(jobID, hr, fresh)
+		if hr != nil && hr.Servers == "restarted" {
+			fmt.Fprintf(o.Stderr, "matrix: %s: engines restarted in place in %.1fs (stop %.1fs, clean %.1fs, start to healthy %.1fs); the fresh allocation took %s\n",
+				p.Name(), hr.StopSeconds+hr.CleanSeconds+hr.StartSeconds, hr.StopSeconds, hr.CleanSeconds, hr.StartSeconds, fresh.Round(time.Second))
+		}
+		finishPointNote(o, stage, p, runDir, err, tr, note)
+		if err == nil {
+			continue
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", p.Name(), err))
+		if !heldAlive(src, jobID) {
+			return i + 1, errors.Join(errs...)
+		}
+	}
+	return len(pts), errors.Join(errs...)
+}
+
+// servedNote says which allocation and restart served a point.
+func servedNote(jobID string, hr *rundir.HeldRun, fresh time.Duration) string {
+	switch {
+	case hr == nil:
+		return "job " + jobID
+	case hr.Servers == "restarted":
+		return fmt.Sprintf("job %s, restart %d: %.0fs (fresh: %s)", jobID, hr.Restart, hr.StopSeconds+hr.CleanSeconds+hr.StartSeconds, fresh.Round(time.Second))
+	default:
+		return fmt.Sprintf("job %s, %s servers", jobID, hr.Servers)
+	}
+}
+
+// heldAlive reports whether held deployment jobID still runs (a lookup
+// that fails counts as alive: the next point's run --in says more).
+func heldAlive(src launch.ProfileSource, jobID string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	id, err := slurm.ParseJobID(jobID)
+	if err != nil {
+		return false
+	}
+	prof, err := launch.LoadProfileFrom(ctx, src)
+	if err != nil {
+		return true
+	}
+	client, err := prof.SlurmClient()
+	if err != nil {
+		return true
+	}
+	job, err := client.LookupJob(ctx, id)
+	if err != nil {
+		return true
+	}
+	return !job.Terminal()
+}
+
+// runPoint runs p in held deployment jobID and returns its run directory
+// and how the deployment served it (nil when its outcome says nothing).
+func runPoint(ctx context.Context, o Options, stage string, p *Point, jobID string) (string, *rundir.HeldRun, error) {
 	dir := filepath.Join(stage, StageDirName(p))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return exitcode.With(exitcode.Collect, fmt.Errorf("creating the point's stage directory: %w", err))
+		return "", nil, exitcode.With(exitcode.Collect, fmt.Errorf("creating the point's stage directory: %w", err))
 	}
 	var out bytes.Buffer
 	pio := launch.IO{Stdout: &out, Stderr: prefixed(o.Stderr, "["+p.Name()+"] "), Interrupted: o.Interrupted, Hard: o.Hard, Version: o.Version, Commit: o.Commit, JSON: true}
@@ -339,12 +441,28 @@ func runPoint(ctx context.Context, o Options, stage string, p *Point, jobID stri
 	if runnerName == "" {
 		runnerName = unsafeDirChars.ReplaceAllString(p.Runner, "-")
 	}
-	return launch.Run(ctx, launch.RunOptions{IO: pio, Plan: po, In: &in, BinaryDir: o.BinaryDir, NoPreflight: true,
+	err := launch.Run(ctx, launch.RunOptions{IO: pio, Plan: po, In: &in, BinaryDir: o.BinaryDir, NoPreflight: true,
 		Stage: launch.StageOptions{StageDir: dir, Overwrite: true, ResultFilename: p.ResultFilenameBase(runnerName)}})
+	var sum struct {
+		RunDir string `json:"run_dir"`
+	}
+	if json.Unmarshal(out.Bytes(), &sum) != nil || sum.RunDir == "" {
+		return "", nil, err
+	}
+	oc, oerr := rundir.ReadOutcome(rundir.New(sum.RunDir).Outcome)
+	if oerr != nil {
+		return sum.RunDir, nil, err
+	}
+	return sum.RunDir, oc.Held, err
 }
 
 // finishPoint records the point's outcome in its marker and the tracker.
 func finishPoint(o Options, stage string, p *Point, runDir string, err error, tr *tracker) {
+	finishPointNote(o, stage, p, runDir, err, tr, "")
+}
+
+// finishPointNote is finishPoint with a note on how the point was served.
+func finishPointNote(o Options, stage string, p *Point, runDir string, err error, tr *tracker, note string) {
 	key, parts := contentKey(p, o.Version)
 	mk := Marker{Point: p.Name(), Key: key, KeyParts: parts, OK: err == nil, RunDir: runDir, Ended: time.Now().UTC()}
 	if err != nil {
@@ -357,11 +475,16 @@ func finishPoint(o Options, stage string, p *Point, runDir string, err error, tr
 			fmt.Fprintf(o.Stderr, "matrix: %s: writing %s: %v\n", p.Name(), MarkerFile, wErr)
 		}
 	}
+	tr.setExit(p, exitcode.Of(err))
 	if err != nil {
 		tr.set(p, stFailed, err.Error())
 		return
 	}
-	tr.set(p, stDone, "ok")
+	res := "ok"
+	if note != "" {
+		res += " (" + note + ")"
+	}
+	tr.set(p, stDone, res)
 }
 
 // takeDown ends a group's held deployment whatever stopped the group; it
@@ -415,7 +538,7 @@ func (s *syncWriter) Write(b []byte) (int, error) {
 func printSummary(out io.Writer, m *Matrix, tr *tracker) {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	defer w.Flush()
-	fmt.Fprintln(w, "POINT\tCONC\tALLOC\tRESULT")
+	fmt.Fprintln(w, "POINT\tCONC\tALLOC\tEXIT\tRESULT")
 	for gi, g := range m.Groups {
 		for _, p := range g.Points {
 			res := tr.results[p]
@@ -425,7 +548,11 @@ func printSummary(out io.Writer, m *Matrix, tr *tracker) {
 			if len(res) > 120 {
 				res = res[:120] + "…"
 			}
-			fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", p.Name(), concText(p.Conc), gi+1, res)
+			exit := "-"
+			if c, ok := tr.exits[p]; ok {
+				exit = fmt.Sprint(int(c))
+			}
+			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\n", p.Name(), concText(p.Conc), gi+1, exit, res)
 		}
 	}
 }
