@@ -11,23 +11,26 @@ import (
 func matrixCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "matrix",
-		Usage:     "run InferenceX's whole matrix from its master config, points with identical servers sharing one allocation",
+		Usage:     "run InferenceX's whole matrix from its master config, points that fit one allocation sharing it",
 		UsageText: "slurmbench matrix --profile FILE --master FILE [--runner R] [--key K...] [--filter EXPR] [--plan] [--max-parallel N] [--rerun-failed] [--stage-dir DIR]",
 		Description: `Expands the master config (configs/nvidia-master.yaml) into its points
 exactly as InferenceX's matrix generator does (same points, names, recipes and
-eval selection), plans each point, and groups the points whose servers are
-identical into one allocation: up once, every point of the group run in it,
-down at the end. Other points get their own allocation.
+eval selection), plans each point, and packs the points that fit one
+allocation (the same entry, cluster, nodes and GPUs) into one: up once, every
+point of the group run in it, the engines restarted in place when a point's
+servers differ from the previous point's, down at the end. A group splits when
+its estimated time passes the allocation's time limit.
 
 Today's master (srt-recipe-dir + srt-recipe rows) is validated as InferenceX
 validates it (an unknown field is exit 2 naming file:line and the rule) and
 expanded whole: single- and multi-node, fixed-seq-len and agentic-coding,
-power and eval rows. Fixed-seq-len points of one recipe fingerprint share an
-allocation; agentic points keep their own. Every point that cannot be planned
+power and eval rows. Fixed-seq-len points of one recipe fingerprint share
+servers; agentic points restart them. Every point that cannot be planned
 is listed with its reason. September's layout (CONFIG_FILE rows) still works.
 
---plan prints the points, the grouping, the allocations and the GPU-hours the
-grouping saves, and submits nothing. --key takes config keys or shell
+--plan prints the points, the allocations with their restarts, and the queue
+wait, setup and engine-start costs against one allocation per point (with the
+estimates used), and submits nothing. --key takes config keys or shell
 patterns; --filter takes field=value terms joined by ',' (key, runner,
 precision, framework, model-prefix, spec-decoding, isl, osl, seq, eval,
 config-file, scenario, multinode, srt-recipe).

@@ -370,7 +370,7 @@ func runInAllocation(drain, hard context.Context, o Options, src launch.ProfileS
 		tr.set(p, stRunning, "")
 		runDir, hr, err := runPoint(hard, o, stage, p, jobID)
 		note := servedNote(jobID, hr, fresh)
-		if hr != nil && hr.Servers == "restarted" {
+		if hr != nil && hr.Servers == "restarted" && hr.StartSeconds > 0 {
 			fmt.Fprintf(o.Stderr, "matrix: %s: engines restarted in place in %.1fs (stop %.1fs, clean %.1fs, start to healthy %.1fs); the fresh allocation took %s\n",
 				p.Name(), hr.StopSeconds+hr.CleanSeconds+hr.StartSeconds, hr.StopSeconds, hr.CleanSeconds, hr.StartSeconds, fresh.Round(time.Second))
 		}
