@@ -379,7 +379,7 @@ func runInAllocation(drain, hard context.Context, o Options, src launch.ProfileS
 			continue
 		}
 		errs = append(errs, fmt.Errorf("%s: %w", p.Name(), err))
-		if !heldAlive(src, jobID) {
+		if !heldAlive(hard, src, jobID) {
 			return i + 1, errors.Join(errs...)
 		}
 	}
@@ -400,8 +400,8 @@ func servedNote(jobID string, hr *rundir.HeldRun, fresh time.Duration) string {
 
 // heldAlive reports whether held deployment jobID still runs (a lookup
 // that fails counts as alive: the next point's run --in says more).
-func heldAlive(src launch.ProfileSource, jobID string) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+func heldAlive(ctx context.Context, src launch.ProfileSource, jobID string) bool {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	id, err := slurm.ParseJobID(jobID)
 	if err != nil {

@@ -168,7 +168,6 @@ func serverKey(p *Point) string {
 // allocation's time limit. Points that share nothing stand alone.
 func groupByTopology(pts []*Point, est Estimates) []Group {
 	type bucket struct {
-		pts     []*Point
 		splits  []string
 		bySplit map[string][]*Point
 	}
