@@ -98,6 +98,10 @@ type Config struct {
 	// Transport replaces the HTTP transport (tests); CAFile and UseEnvProxy
 	// then do not apply.
 	Transport http.RoundTripper
+	// Commands answers in slurmrestd's place when set: Slurm's own
+	// commands (slurm/cli.Transport). URL and the token sources are then
+	// not used.
+	Commands http.RoundTripper
 }
 
 // JobDefaults are the profile-level job settings.
@@ -117,6 +121,7 @@ type RetryPolicy struct {
 // ServerInfo is what the client learned about the server.
 type ServerInfo struct {
 	URL          string `json:"url"`
+	Transport    string `json:"transport"`     // "rest" (slurmrestd) or "cli" (Slurm's commands)
 	APIVersion   string `json:"api_version"`   // e.g. v0.0.42
 	SlurmRelease string `json:"slurm_release"` // e.g. 24.11.5
 	Cluster      string `json:"cluster,omitempty"`
@@ -144,6 +149,11 @@ type Client struct {
 // New checks cfg and builds a client. It makes no request: the API version
 // is chosen on first use (or by Negotiate).
 func New(cfg Config) (*Client, error) {
+	if cfg.Commands != nil {
+		// One fixed base: requests never leave the process, and no token
+		// is sent (the commands authenticate as the user running them).
+		cfg.URL, cfg.Transport, cfg.Token, cfg.TokenFile, cfg.TokenCommand = "http://slurm-commands", cfg.Commands, "-", "", nil
+	}
 	if cfg.URL == "" {
 		return nil, errors.New("slurmrestd URL is empty")
 	}
@@ -168,7 +178,10 @@ func New(cfg Config) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{cfg: cfg, base: base, log: log, auth: auth}
-	c.server.URL = base.String()
+	c.server.URL, c.server.Transport = base.String(), "rest"
+	if cfg.Commands != nil {
+		c.server.URL, c.server.Transport = "", "cli"
+	}
 	c.server.APIVersion = cfg.APIVersion
 	transport := cfg.Transport
 	if transport == nil {
@@ -397,6 +410,9 @@ func unwrapURLError(err error) error {
 func (c *Client) decode(req request, version string, status int, body []byte, out any) *APIError {
 	path := c.urlFor(version, req).Path
 	apiErr := &APIError{Method: req.method, Path: path, Status: status}
+	if c.cfg.Commands != nil {
+		apiErr.Via = "Slurm's commands"
+	}
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 || (trimmed[0] != '{' && trimmed[0] != '[') {
 		apiErr.Body = snippet(trimmed)

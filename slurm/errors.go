@@ -68,6 +68,8 @@ type APIError struct {
 	// TokenExpired is set when the token sent had already expired by its
 	// own exp claim, which explains most 401/511 answers.
 	TokenExpired bool
+	// Via names who answered in slurmrestd's place ("Slurm's commands").
+	Via string
 }
 
 func (e *APIError) Error() string {
@@ -83,7 +85,11 @@ func (e *APIError) Error() string {
 	if len(parts) == 0 {
 		parts = append(parts, http.StatusText(e.Status))
 	}
-	msg := fmt.Sprintf("slurmrestd %d: %s", e.Status, strings.Join(parts, "; "))
+	who := fmt.Sprintf("slurmrestd %d", e.Status)
+	if e.Via != "" {
+		who = e.Via
+	}
+	msg := fmt.Sprintf("%s: %s", who, strings.Join(parts, "; "))
 	if e.TokenExpired {
 		msg += " (the token has expired; configure a token command to mint fresh ones)"
 	}
