@@ -78,8 +78,11 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
 
 # The main job on the embedded default: the test cluster + the mock engine.
+# TRANSPORT=cli submits and follows it with sbatch/squeue/scontrol instead
+# of slurmrestd (profiles/testcluster-cli.toml).
+TRANSPORT ?= rest
 demo: build
-	SLURMBENCH_KEEP_CLUSTER=1 scripts/with-cluster.sh scripts/demo.sh
+	SLURMBENCH_KEEP_CLUSTER=1 SLURMBENCH_DEMO_TRANSPORT=$(TRANSPORT) scripts/with-cluster.sh scripts/demo.sh
 
 clean:
 	rm -rf bin demo-out

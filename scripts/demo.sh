@@ -27,5 +27,14 @@ out=$repo/demo-out
 rm -rf "$out"
 # Pinned by digest: the image cache keys on it, so a rebuilt image is
 # imported again rather than an older import of the same tag reused.
-exec "$sb" run --profile "$repo/profiles/testcluster.toml" --recipe "$repo/examples/mock-2p1d.yaml" --image "$pushed" \
+# TRANSPORT=cli (make demo TRANSPORT=cli) submits and follows the job with
+# Slurm's own commands instead of slurmrestd (profiles/testcluster-cli.toml).
+profile=$repo/profiles/testcluster.toml
+case ${SLURMBENCH_DEMO_TRANSPORT:-rest} in
+rest | "") ;;
+cli) profile=$repo/profiles/testcluster-cli.toml ;;
+*) echo "demo: TRANSPORT=$SLURMBENCH_DEMO_TRANSPORT is not rest or cli" >&2; exit 2 ;;
+esac
+echo "demo: profile $profile" >&2
+exec "$sb" run --profile "$profile" --recipe "$repo/examples/mock-2p1d.yaml" --image "$pushed" \
 	--run-eval true --eval-conc 64 --stage-dir "$out" --result-filename demo_mock-2p1d

@@ -27,8 +27,29 @@ KEY=$(cache_key)
 # stays readable by simple KEY=VALUE parsers too.
 shq() { if [[ $1 =~ ^[A-Za-z0-9_./:=,@+-]+$ ]]; then printf '%s' "$1"; else printf '%q' "$1"; fi; }
 
+# write_slurm_bin puts Slurm's client commands for the host in $BASE/bin:
+# each wrapper runs the rootfs's command chrooted, as the job user (like a
+# login node's user; root's requests are refused here), against this
+# cluster's slurmctld, with the caller's environment (sbatch hands it to
+# the job). slurmbench's cli transport runs them (slurm.bin_dir).
+write_slurm_bin() {
+	local dir=$BASE/bin uid gid cmd chroot_bin
+	uid=$(awk -F: -v u="$JOB_USER" '$1 == u { print $3 }' "$ROOTFS/etc/passwd")
+	gid=$(awk -F: -v u="$JOB_USER" '$1 == u { print $4 }' "$ROOTFS/etc/passwd")
+	chroot_bin=$(command -v chroot)
+	[[ -n $uid && -n $gid && -n $chroot_bin ]] || die "cannot write $dir: no $JOB_USER in the rootfs or no chroot"
+	mkdir -p "$dir"
+	for cmd in sbatch squeue scontrol sacct scancel sinfo; do
+		printf '#!/bin/sh\n# Written by testcluster/up.sh: the cluster'"'"'s %s as %s.\nexec %s --userspec=%s:%s %s /usr/bin/%s "$@"\n' \
+			"$cmd" "$JOB_USER" "$chroot_bin" "$uid" "$gid" "$ROOTFS" "$cmd" >"$dir/.$cmd.tmp"
+		chmod 0755 "$dir/.$cmd.tmp"
+		mv -f "$dir/.$cmd.tmp" "$dir/$cmd"
+	done
+}
+
 write_env() { # TOKEN
 	local tmp
+	write_slurm_bin
 	tmp=$(mktemp "$(dirname "$ENV_FILE")/.env.XXXXXX")
 	{
 		printf 'export SLURM_REST_URL=%s\n' "$(shq "http://127.0.0.1:$REST_PORT")"
@@ -40,6 +61,7 @@ write_env() { # TOKEN
 		printf 'export SLURMBENCH_CLUSTER_NODE_ADDRS=%s\n' "$(shq "$(node_addrs_csv)")"
 		printf 'export SLURMBENCH_CLUSTER_REGISTRY=%s\n' "$(shq "$(registry_addr)")"
 		printf 'export SLURMBENCH_CLUSTER_MOUNT_DIR=%s\n' "$(shq "$MOUNT_DIR")"
+		printf 'export SLURMBENCH_CLUSTER_SLURM_BIN=%s\n' "$(shq "$BASE/bin")"
 	} >"$tmp"
 	chmod 0600 "$tmp"
 	sync "$tmp" 2>/dev/null || true

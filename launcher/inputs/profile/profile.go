@@ -55,6 +55,9 @@ type Profile struct {
 
 // Slurm is the [slurm] table.
 type Slurm struct {
+	// BinDir holds sbatch, squeue, scontrol, sacct and scancel for the
+	// cli transport; "" finds them on PATH.
+	BinDir       string   `toml:"bin_dir"`
 	RestURL      string   `toml:"rest_url"`
 	User         string   `toml:"user"`
 	Partition    string   `toml:"partition"`
@@ -66,9 +69,11 @@ type Slurm struct {
 	TokenCommand []string `toml:"token_command"` // argv that mints a fresh JWT when it expires
 	APIVersion   string   `toml:"api_version"`   // e.g. "v0.0.41"; "" = newest the server serves
 	Exclusive    bool     `toml:"exclusive"`
-	// Transport is how Slurm is reached: "rest" (slurmrestd at rest_url),
-	// "cli" (the Slurm commands; what a runners.yaml record gives, since
-	// it names no slurmrestd), "auto", or "" (rest).
+	// Transport is how Slurm is reached: TransportREST (slurmrestd at
+	// rest_url), TransportCLI (Slurm's own commands, in BinDir or on PATH;
+	// what a runners.yaml record gives, since it names no slurmrestd) or
+	// TransportAuto ("" too): REST when rest_url is set, else the commands
+	// when sbatch is found (SlurmTransport).
 	Transport string `toml:"transport"`
 	// GresTemplate is the record's GRES template ("gpu:{gpus}"), kept for
 	// jobs of another size; directives.gres holds it rendered for a node.
@@ -250,6 +255,7 @@ func (p *Profile) resolve(base string) error {
 		{"paths.wheel_cache", &p.Paths.WheelCache, false},
 		{"slurm.token_file", &p.Slurm.TokenFile, true},
 		{"slurm.ca_file", &p.Slurm.CAFile, true},
+		{"slurm.bin_dir", &p.Slurm.BinDir, false},
 		{"infra.nats_server", &p.Infra.NATSServer, false},
 		{"infra.etcd", &p.Infra.Etcd, false},
 		{"container.enroot", &p.Container.Enroot, false},
@@ -301,15 +307,9 @@ func (p *Profile) resolve(base string) error {
 func (p *Profile) validate() error {
 	var errs []error
 	errs = append(errs, p.Telemetry.validate()...)
-	switch p.Slurm.Transport {
-	case "", "rest", TransportCLI, "auto":
-	default:
-		errs = append(errs, fmt.Errorf("slurm.transport: %q is not rest, cli or auto", p.Slurm.Transport))
-	}
-	if p.Slurm.RestURL == "" && p.Slurm.Transport == TransportCLI {
-		// The Slurm commands need no URL.
-	} else if p.Slurm.RestURL == "" {
-		errs = append(errs, errors.New("slurm.rest_url: required (e.g. http://slurmrestd:6820)"))
+	errs = append(errs, p.Slurm.validateTransport()...)
+	if p.Slurm.RestURL == "" {
+		// Without a URL the commands answer (validateTransport).
 	} else if !strings.HasPrefix(p.Slurm.RestURL, "http://") && !strings.HasPrefix(p.Slurm.RestURL, "https://") {
 		errs = append(errs, fmt.Errorf("slurm.rest_url: %q is not an http(s) URL", p.Slurm.RestURL))
 	}

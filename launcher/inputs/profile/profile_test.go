@@ -252,7 +252,10 @@ func TestValidationNamesField(t *testing.T) {
 		field   string
 		wantErr bool
 	}{
-		{"no rest_url", `rest_url = "http://slurmrestd:6820"`, ``, "slurm.rest_url", true},
+		{"no rest_url with transport rest", `rest_url = "http://slurmrestd:6820"`, `transport = "rest"`, "slurm.rest_url", true},
+		{"no rest_url: auto", `rest_url = "http://slurmrestd:6820"`, ``, "", false},
+		{"no rest_url: cli", `rest_url = "http://slurmrestd:6820"`, `transport = "cli"`, "", false},
+		{"transport neither", `rest_url = "http://slurmrestd:6820"`, `rest_url = "http://slurmrestd:6820"` + "\ntransport = \"ssh\"", "slurm.transport", true},
 		{"rest_url not http", `rest_url = "http://slurmrestd:6820"`, `rest_url = "slurmrestd:6820"`, "slurm.rest_url", true},
 		{"no partition", `partition = "batch"`, ``, "slurm.partition", true},
 		{"zero gpus", `gpus_per_node = 8`, `gpus_per_node = 0`, "slurm.gpus_per_node", true},

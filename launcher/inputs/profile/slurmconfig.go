@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"github.com/slurmbench/slurmbench/slurm"
+	"github.com/slurmbench/slurmbench/slurm/cli"
 )
 
-// SlurmConfig maps the [slurm] table onto a slurmrestd client's settings.
+// SlurmConfig maps the [slurm] table onto a Slurm client's settings: over
+// Slurm's own commands when SlurmTransport chooses them, else slurmrestd's.
 // The token comes from the variable token_env names (default SLURM_JWT),
 // else token_file, else token_command, which also mints fresh tokens when
 // the server refuses the current one. token_command runs in the profile's
@@ -40,6 +42,15 @@ func (p *Profile) SlurmConfig() (slurm.Config, error) {
 			return slurm.Config{}, fmt.Errorf("profile %s: slurm.time_limit: %w", p.Path, err)
 		}
 		cfg.Defaults.TimeLimit = time.Duration(minutes) * time.Minute
+	}
+	t, err := p.SlurmTransport()
+	if err != nil {
+		return slurm.Config{}, err
+	}
+	if t.Name == TransportCLI {
+		// The commands authenticate as whoever runs them: no token.
+		cfg.Commands = cli.New(cli.Config{Dir: s.BinDir})
+		return cfg, nil
 	}
 	if cfg.Token == "" && cfg.TokenFile == "" && len(cfg.TokenCommand) == 0 {
 		return slurm.Config{}, fmt.Errorf("profile %s: no slurmrestd token: $%s is empty and neither slurm.token_file nor slurm.token_command is set", p.Path, tokenEnv)

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/launcher/inputs/profile"
 	"github.com/slurmbench/slurmbench/launcher/login/submit"
 )
 
@@ -43,8 +44,18 @@ func Render(ctx context.Context, o RenderOptions) error {
 	if err := write(o.Stdout); err != nil {
 		return err
 	}
-	if _, err = io.WriteString(o.Stdout, job+BinaryNote(prof, "")); err != nil {
+	if _, err = io.WriteString(o.Stdout, job+TransportNote(prof)+BinaryNote(prof, "")); err != nil {
 		return err
 	}
 	return WriteSources(o.Stdout, prof)
+}
+
+// TransportNote is the line that says how the job would be submitted:
+// slurmrestd or Slurm's commands, and why (profile.Profile.SlurmTransport).
+func TransportNote(prof *profile.Profile) string {
+	t, err := prof.SlurmTransport()
+	if err != nil {
+		return "Transport: none: " + err.Error() + "\n"
+	}
+	return "Transport: " + t.Name + " (" + t.Why + ")\n"
 }

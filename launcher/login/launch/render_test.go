@@ -34,7 +34,8 @@ func TestRender(t *testing.T) {
 	}
 	human, brief := show(RenderOptions{}), show(RenderOptions{Brief: true})
 	for name, v := range map[string]string{"human": human, "brief": brief} {
-		if !strings.Contains(v, "Slurm job (submitted through slurmrestd)") || !strings.Contains(v, "Job binary: ") {
+		if !strings.Contains(v, "Slurm job (submitted through slurmrestd)") || !strings.Contains(v, "Job binary: ") ||
+			!strings.Contains(v, "Transport: rest (slurm.transport is auto and slurm.rest_url is set") {
 			t.Errorf("%s view lacks the job:\n%s", name, v)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/inputs/profile"
 	"github.com/slurmbench/slurmbench/launcher/login/launch"
 	"github.com/slurmbench/slurmbench/slurm"
+	"github.com/slurmbench/slurmbench/slurm/cli"
 )
 
 // SlurmOptions say how the operator commands reach slurmrestd: the
@@ -54,8 +55,12 @@ func SlurmClient(ctx context.Context, o SlurmOptions) (*slurm.Client, error) {
 	if v := o.APIVersion; v != "" {
 		cfg.APIVersion = v
 	}
-	if cfg.URL == "" {
-		return nil, exitcode.Errorf(exitcode.Config, "no slurmrestd URL: pass --profile FILE or --rest-url URL (or set SLURMBENCH_PROFILE or SLURM_REST_URL)")
+	if cfg.URL == "" && cfg.Commands == nil {
+		// No slurmrestd named: Slurm's own commands, when sbatch is on PATH.
+		if _, ok := cli.Available(""); !ok {
+			return nil, exitcode.Errorf(exitcode.Config, "no slurmrestd URL and no sbatch on PATH: pass --profile FILE or --rest-url URL (or set SLURMBENCH_PROFILE or SLURM_REST_URL)")
+		}
+		cfg.Commands = cli.New(cli.Config{})
 	}
 	if o.Debug != nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(o.Debug, &slog.HandlerOptions{Level: slog.LevelDebug}))

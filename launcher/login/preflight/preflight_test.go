@@ -180,7 +180,7 @@ func TestPreflightProfile(t *testing.T) {
 			for _, c := range r.Checks {
 				names = append(names, strings.Fields(c.Name)[0])
 			}
-			if got := strings.Join(names, ","); got != "slurmrestd,api-version,token,partition,nodes,account,runs-dir,squash-dir,model,image" {
+			if got := strings.Join(names, ","); got != "transport,slurmrestd,api-version,token,partition,nodes,account,runs-dir,squash-dir,model,image" {
 				t.Errorf("checks %s: every check must be reported once, in order", got)
 			}
 			for _, c := range r.Checks {

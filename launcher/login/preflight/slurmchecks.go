@@ -30,6 +30,11 @@ func (r *run) slurmChecks(ctx context.Context) bool {
 		return false
 	}
 
+	if t, err := p.SlurmTransport(); err != nil {
+		r.fail("transport", layerConfig, errText(err), "set slurm.rest_url, or slurm.bin_dir to where sbatch is, in "+p.Path)
+	} else {
+		r.pass("transport", "%s (%s)", t.Name, t.Why)
+	}
 	client := r.o.Client
 	if client == nil {
 		var err error
@@ -46,6 +51,8 @@ func (r *run) slurmChecks(ctx context.Context) bool {
 
 	srv, err := client.Negotiate(ctx)
 	switch {
+	case err == nil && srv.Transport == "cli":
+		r.pass("slurmrestd", "not used: Slurm's commands answer: Slurm %s (%s)", orUnknown(srv.SlurmRelease), srv.DataParser)
 	case err == nil:
 		r.pass("slurmrestd", "%s answers: Slurm %s", srv.URL, orUnknown(srv.SlurmRelease))
 	case slurm.IsTokenError(err):
@@ -263,6 +270,9 @@ func (r *run) account(part slurm.Partition) bool {
 
 // tokenSource says where the token came from, without the token.
 func tokenSource(p *profile.Profile) string {
+	if t, _ := p.SlurmTransport(); t.Name == profile.TransportCLI {
+		return "none needed: Slurm's commands authenticate as the user running them"
+	}
 	env := p.Slurm.TokenEnv
 	if env == "" {
 		env = "SLURM_JWT"
