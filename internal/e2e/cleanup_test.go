@@ -18,10 +18,19 @@ import (
 // runner and srtctl's inferencex-<runner> job, one running and one queued
 // behind it, are cancelled and gone from the queue when it returns; a job
 // whose name only starts with the runner's keeps running; --dry-run before
-// touches nothing; a second cleanup finds nothing.
+// touches nothing; a second cleanup finds nothing. Over slurmrestd
+// (--rest-url) and over Slurm's commands (sbatch on PATH, no URL).
 func TestCleanupOnCluster(t *testing.T) {
 	t.Parallel()
-	c := setup(t)
+	for _, transport := range transports {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			testCleanupOnCluster(t, setup(t).over(t, transport))
+		})
+	}
+}
+
+func testCleanupOnCluster(t *testing.T, c *cluster) {
 	runner := uniqueName("wfenv-runner")
 	dir := filepath.Join(c.Root, "cleanup", runner)
 	if err := os.MkdirAll(dir, 0o777); err != nil {
@@ -60,7 +69,7 @@ func TestCleanupOnCluster(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 	}
-	out, errOut, code := c.slurmbench(t, "cleanup", "--rest-url", c.Cluster.RestURL, "--user", c.Cluster.User, "--runner", runner, "--dry-run", "--json")
+	out, errOut, code := c.slurmbench(t, c.cleanupArgs("--user", c.Cluster.User, "--runner", runner, "--dry-run", "--json")...)
 	if code != 0 || !strings.Contains(errOut, "would cancel job "+ids[runner].String()) || !strings.Contains(out, `"cancelled": false`) {
 		t.Fatalf("dry run: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -70,7 +79,7 @@ func TestCleanupOnCluster(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	out, errOut, code = c.slurmbench(t, "cleanup", "--rest-url", c.Cluster.RestURL, "--user", c.Cluster.User, "--runner", runner, "--json")
+	out, errOut, code = c.slurmbench(t, c.cleanupArgs("--user", c.Cluster.User, "--runner", runner, "--json")...)
 	t.Logf("cleanup took %s:\n%s", time.Since(start).Round(time.Millisecond), errOut)
 	if code != 0 {
 		t.Fatalf("cleanup: exit %d\n%s\n%s", code, out, errOut)
@@ -86,11 +95,11 @@ func TestCleanupOnCluster(t *testing.T) {
 	if !live(ids[runner+"-other"]) {
 		t.Errorf("cleanup ended %s-other, another runner's job", runner)
 	}
-	_, errOut, code = c.slurmbench(t, "cleanup", "--rest-url", c.Cluster.RestURL, "--user", c.Cluster.User, "--runner", runner)
+	_, errOut, code = c.slurmbench(t, c.cleanupArgs("--user", c.Cluster.User, "--runner", runner)...)
 	if code != 0 || !strings.Contains(errOut, "no jobs") {
 		t.Errorf("second cleanup: exit %d\n%s", code, errOut)
 	}
-	_, errOut, code = c.slurmbench(t, "cleanup", "--rest-url", c.Cluster.RestURL, "--runner", "")
+	_, errOut, code = c.slurmbench(t, c.cleanupArgs("--runner", "")...)
 	if code != 2 {
 		t.Errorf("cleanup without a runner: exit %d, want 2\n%s", code, errOut)
 	}

@@ -3,6 +3,9 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -19,36 +22,93 @@ func slurmBin(t *testing.T) string {
 }
 
 // cliProfile is the [slurm] lines that make a run use Slurm's commands
-// from dir: the profile keeps its rest_url, which the cli transport does
-// not use (a URL the run could reach would hide a fallback to REST, so
-// it is made unreachable too).
+// from dir. The profile keeps a rest_url, which the cli transport does not
+// use: unreachableREST, so that a fallback to REST would fail the test.
 func cliProfile(dir string) []string {
 	return []string{`transport = "cli"`, `bin_dir = "` + dir + `"`}
 }
 
-// TestTransports: the same run end to end over slurmrestd and over
-// Slurm's own commands: one job, COMPLETED, the transport named.
+// unreachableREST is a slurmrestd URL nothing answers (the discard port).
+const unreachableREST = "http://127.0.0.1:9"
+
+// transports are the ways a run reaches Slurm; the tests of the runner,
+// matrix, held deployments, attach, cleanup and the submit faults run over
+// each (cluster.over).
+var transports = []string{"rest", "cli"}
+
+// over is c with its runs' profiles (and the operator commands' PATH)
+// reaching Slurm over transport.
+func (c *cluster) over(t *testing.T, transport string) *cluster {
+	t.Helper()
+	if transport == "rest" {
+		return c
+	}
+	cc := *c
+	cc.cliBin = slurmBin(t)
+	return &cc
+}
+
+// profile is the cluster's profile in dir, over c's transport.
+func (c *cluster) profile(t testing.TB, dir string) string {
+	t.Helper()
+	env := *c.Env
+	if c.cliBin == "" {
+		return env.Profile(t, dir, "")
+	}
+	env.Cluster.RestURL = unreachableREST
+	p := env.Profile(t, dir, "")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Replace(string(b), "[slurm]\n", "[slurm]\n"+strings.Join(cliProfile(c.cliBin), "\n")+"\n", 1)
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// cleanupArgs is `cleanup` with args, naming slurmrestd over REST;
+// over the commands it names nothing (sbatch is on its PATH: baseEnv).
+func (c *cluster) cleanupArgs(args ...string) []string {
+	if c.cliBin != "" {
+		return append([]string{"cleanup"}, args...)
+	}
+	return append([]string{"cleanup", "--rest-url", c.Cluster.RestURL}, args...)
+}
+
+// TestTransports: the same run over slurmrestd and over Slurm's own
+// commands, its runner killed during the benchmark and `attach JOBID`
+// following the job to its end: one job, COMPLETED, results staged, and
+// doctor naming the transport.
 func TestTransports(t *testing.T) {
 	t.Parallel()
-	c := setup(t)
-	for _, tc := range []struct {
-		transport string
-		slurm     []string
-		restURL   string
-	}{
-		{transport: "rest"},
-		{transport: "cli", slurm: cliProfile(slurmBin(t)), restURL: "http://127.0.0.1:9"},
-	} {
-		t.Run(tc.transport, func(t *testing.T) {
+	for _, transport := range transports {
+		t.Run(transport, func(t *testing.T) {
 			t.Parallel()
-			name := uniqueName("e2e-transport-" + tc.transport)
-			r := c.prepare(t, runOpts{name: name, slurm: tc.slurm, restURL: tc.restURL, recipe: mockRecipe{Name: name}.String()}).start()
-			if code := r.wait(5 * time.Minute); code != 0 {
-				t.Fatalf("exit %d, want 0\n%s", code, r.output())
+			c := setup(t).over(t, transport)
+			name := uniqueName("e2e-transport-" + transport)
+			r := c.prepare(t, runOpts{name: name, recipe: mockRecipe{Name: name, OSL: 3000, ITL: "5ms"}.String()}).start()
+			r.waitLine(benchLine, 5*time.Minute)
+			r.signal(syscall.SIGKILL)
+			if code := r.wait(time.Minute); code != 128+int(syscall.SIGKILL) {
+				t.Fatalf("run exit %d, want killed", code)
+			}
+			stage := filepath.Join(t.TempDir(), "attached")
+			_, errOut, code := c.slurmbench(t, "attach", "-p", r.profile, r.jobID().String(), "--stage-dir", stage)
+			if code != 0 {
+				t.Fatalf("attach %d: exit %d\n%s", r.jobID(), code, errOut)
+			}
+			if got := stagedResults(t, stage); len(got) != 1 {
+				t.Errorf("attach staged %v, want one result", got)
 			}
 			jobs := r.jobs()
 			if len(jobs) != 1 || jobs[0].ID != r.jobID() || !jobs[0].Success() {
 				t.Errorf("jobs named %s: %+v, want the run's one job, COMPLETED 0:0", name, jobs)
+			}
+			out, _, _ := c.slurmbench(t, "doctor", "-p", r.profile)
+			if !regexp.MustCompile(`(?m)^\S*\s*transport\s.*\b` + transport + ` \(`).MatchString(out) {
+				t.Errorf("doctor does not name the %s transport:\n%s", transport, out)
 			}
 		})
 	}
@@ -74,7 +134,7 @@ func TestCLISubmitFault(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := uniqueName("e2e-cli-submit")
-	r := c.prepare(t, runOpts{name: name, slurm: cliProfile(dir), restURL: "http://127.0.0.1:9", recipe: mockRecipe{Name: name}.String()}).start()
+	r := c.prepare(t, runOpts{name: name, slurm: cliProfile(dir), restURL: unreachableREST, recipe: mockRecipe{Name: name}.String()}).start()
 	if code := r.wait(5 * time.Minute); code != 0 {
 		t.Fatalf("exit %d, want 0\n%s", code, r.output())
 	}

@@ -15,10 +15,17 @@ import (
 // TestDemoFromLoneClone is a new user's first command: `make demo` in a
 // fresh clone that has no ../shared beside it (the eval's GSM8K data is
 // built into the binary). It clones what is committed, so it proves the
-// repository, not the working tree.
+// repository, not the working tree. `make demo` submits through
+// slurmrestd, `make demo TRANSPORT=cli` through Slurm's commands.
 func TestDemoFromLoneClone(t *testing.T) {
 	t.Parallel()
-	c := setup(t)
+	for _, transport := range transports {
+		// One after the other: both demos share the cluster's demo directory.
+		t.Run(transport, func(t *testing.T) { testDemoFromLoneClone(t, setup(t).over(t, transport), transport) })
+	}
+}
+
+func testDemoFromLoneClone(t *testing.T, c *cluster, transport string) {
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skipf("no make: %v", err)
 	}
@@ -31,13 +38,16 @@ func TestDemoFromLoneClone(t *testing.T) {
 		t.Fatal("the clone has a ../shared")
 	}
 	t0 := time.Now()
-	cmd := exec.Command("make", "demo")
+	cmd := exec.Command("make", "demo", "TRANSPORT="+transport)
 	cmd.Dir = clone
 	cmd.Env = append(os.Environ(), "SLURM_REST_URL="+c.Cluster.RestURL)
 	out, err := cmd.CombinedOutput()
 	t.Logf("make demo in a lone clone: %v in %s", err, time.Since(t0).Round(time.Second))
 	if err != nil {
 		t.Fatalf("make demo: %v\n%s", err, out)
+	}
+	if transport == "cli" && !strings.Contains(string(out), "profiles/testcluster-cli.toml") {
+		t.Errorf("make demo TRANSPORT=cli did not use the cli profile:\n%s", out)
 	}
 	// The demo's recipe is schema 2 (the layout InferenceX's tree uses)
 	// and runs end to end: two SA-Bench points, the gsm8k eval against

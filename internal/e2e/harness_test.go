@@ -37,6 +37,9 @@ type cluster struct {
 	*clustertest.Env
 	api  *slurm.Client
 	repo string
+	// cliBin, when set, makes the runs' profiles reach Slurm through its
+	// commands there (slurm.transport = "cli"): see over.
+	cliBin string
 }
 
 func setup(t testing.TB) *cluster {
@@ -98,6 +101,9 @@ func (c *cluster) prepare(t testing.TB, o runOpts) *run {
 	env := *c.Env
 	if o.restURL != "" {
 		env.Cluster.RestURL = o.restURL
+	} else if c.cliBin != "" {
+		o.slurm = append(cliProfile(c.cliBin), o.slurm...)
+		env.Cluster.RestURL = unreachableREST
 	}
 	profile := env.Profile(t, dir, "")
 	if len(o.slurm) > 0 {
@@ -146,8 +152,12 @@ func (c *cluster) baseEnv(token string) []string {
 	if token == "" {
 		token = c.Cluster.Token
 	}
+	path := "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	if c.cliBin != "" {
+		path = c.cliBin + ":" + path // the operator commands without a profile find sbatch
+	}
 	return []string{
-		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"PATH=" + path,
 		"HOME=" + os.Getenv("HOME"),
 		"SLURM_JWT=" + token,
 	}

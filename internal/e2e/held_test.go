@@ -52,9 +52,18 @@ func (c *cluster) slurmbench(t *testing.T, args ...string) (string, string, int)
 // its own staged results, and no second job; a recipe larger than the
 // allocation is refused naming the numbers; down leaves nothing queued or
 // running. up on a recipe that cannot fit its --nodes submits nothing.
+// Over slurmrestd and over Slurm's commands.
 func TestHeldDeployment(t *testing.T) {
 	t.Parallel()
-	c := setup(t)
+	for _, transport := range transports {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			testHeldDeployment(t, setup(t).over(t, transport))
+		})
+	}
+}
+
+func testHeldDeployment(t *testing.T, c *cluster) {
 	name := uniqueName("e2e-held")
 	recipe := mockRecipe{Name: name, OSL: 32, Conc: "4"}.String()
 

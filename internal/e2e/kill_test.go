@@ -26,10 +26,18 @@ var adoptedLine = regexp.MustCompile(`adopted job (\d+) of run`)
 // with the same inputs adopts that job from the run directory's journal —
 // one job in squeue, never a second submit — follows it, and stages its
 // results once, exit 0. The job id was in the journal the moment it was
-// known.
+// known. Over slurmrestd and over Slurm's commands.
 func TestKilledRunnerIsAdopted(t *testing.T) {
 	t.Parallel()
-	c := setup(t)
+	for _, transport := range transports {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			testKilledRunnerIsAdopted(t, setup(t).over(t, transport))
+		})
+	}
+}
+
+func testKilledRunnerIsAdopted(t *testing.T, c *cluster) {
 	name := uniqueName("e2e-kill")
 	runID := name + "-run"
 	first := c.prepare(t, runOpts{name: name, recipe: mockRecipe{Name: name, OSL: 3000, ITL: "5ms"}.String(),

@@ -52,11 +52,17 @@ func matrixMaster(recipeA, recipeB string) string {
 // points over two server sets run in two allocations side by side (one job
 // per recipe name, both held at once with --max-parallel 2), stage six
 // result sets each in its own directory, leave no job running, and a
-// second run reuses all six without submitting anything.
+// second run reuses all six without submitting anything. Over slurmrestd,
+// then over Slurm's commands.
 func TestMatrixSharesAllocations(t *testing.T) {
 	// Not parallel: its two allocations must fit side by side, so it runs before the
 	// parallel tests start, on an idle cluster.
-	c := setup(t)
+	for _, transport := range transports {
+		t.Run(transport, func(t *testing.T) { testMatrixSharesAllocations(t, setup(t).over(t, transport)) })
+	}
+}
+
+func testMatrixSharesAllocations(t *testing.T, c *cluster) {
 	a, b, master, recipes, profile := matrixFiles(t, c, mockRecipe{OSL: 16, Conc: "2"})
 	stage := filepath.Join(t.TempDir(), "stage")
 	t.Cleanup(func() {
@@ -201,7 +207,7 @@ func matrixFiles(t *testing.T, c *cluster, r mockRecipe) (a, b, master, recipes,
 	if err := os.WriteFile(master, []byte(matrixMaster(a, b)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return a, b, master, recipes, c.Env.Profile(t, dir, "")
+	return a, b, master, recipes, c.profile(t, dir)
 }
 
 // TestMatrixInterrupt: the first SIGINT drains (the running point

@@ -30,10 +30,14 @@ func (r *run) slurmChecks(ctx context.Context) bool {
 		return false
 	}
 
-	if t, err := p.SlurmTransport(); err != nil {
+	t, err := p.SlurmTransport()
+	if err != nil {
 		r.fail("transport", layerConfig, errText(err), "set slurm.rest_url, or slurm.bin_dir to where sbatch is, in "+p.Path)
 	} else {
 		r.pass("transport", "%s (%s)", t.Name, t.Why)
+	}
+	if t.Name == profile.TransportCLI && r.o.Client == nil {
+		return r.commandChecks(ctx, skipRest)
 	}
 	client := r.o.Client
 	if client == nil {
@@ -51,8 +55,6 @@ func (r *run) slurmChecks(ctx context.Context) bool {
 
 	srv, err := client.Negotiate(ctx)
 	switch {
-	case err == nil && srv.Transport == "cli":
-		r.pass("slurmrestd", "not used: Slurm's commands answer: Slurm %s (%s)", orUnknown(srv.SlurmRelease), srv.DataParser)
 	case err == nil:
 		r.pass("slurmrestd", "%s answers: Slurm %s", srv.URL, orUnknown(srv.SlurmRelease))
 	case slurm.IsTokenError(err):
@@ -270,9 +272,6 @@ func (r *run) account(part slurm.Partition) bool {
 
 // tokenSource says where the token came from, without the token.
 func tokenSource(p *profile.Profile) string {
-	if t, _ := p.SlurmTransport(); t.Name == profile.TransportCLI {
-		return "none needed: Slurm's commands authenticate as the user running them"
-	}
 	env := p.Slurm.TokenEnv
 	if env == "" {
 		env = "SLURM_JWT"
