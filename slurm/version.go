@@ -52,6 +52,9 @@ func (c *Client) negotiate(ctx context.Context) (string, error) {
 		if IsUnsupported(err) {
 			continue
 		}
+		if err != nil && c.cfg.Commands != nil {
+			return "", fmt.Errorf("reading Slurm's commands' data_parser version: %w", err)
+		}
 		if err != nil {
 			return "", fmt.Errorf("choosing the slurmrestd API version at %s: %w", c.base, err)
 		}

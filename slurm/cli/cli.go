@@ -28,10 +28,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/slurmbench/slurmbench/slurm"
 )
 
 // Commands is every Slurm command this transport runs.
@@ -167,7 +170,8 @@ func (t *Transport) parserVersion(ctx context.Context) (string, error) {
 		if transient(res.Stderr) {
 			return "", commandError(cmd, res)
 		}
-		return "", fmt.Errorf("reading the data_parser version Slurm's commands print: %w", commandError(cmd, res))
+		// Not a CommandError: RoundTrip answers it as a verdict, not retried.
+		return "", errors.New(commandError(cmd, res).Error())
 	}
 	var w struct {
 		Meta struct {
@@ -182,6 +186,9 @@ func (t *Transport) parserVersion(ctx context.Context) (string, error) {
 	v := parserPattern.FindStringSubmatch(w.Meta.Plugin.DataParser)
 	if v == nil {
 		return "", fmt.Errorf("%s: meta.plugin.data_parser %q is not data_parser/v0.0.N", cmd, w.Meta.Plugin.DataParser)
+	}
+	if !slices.Contains(slurm.SupportedVersions, v[1]) {
+		return "", fmt.Errorf("%s prints data_parser/%s, which slurmbench does not read (it reads %s: Slurm 23.11 and newer)", cmd, v[1], strings.Join(slurm.SupportedVersions, ", "))
 	}
 	t.parser = v[1]
 	return t.parser, nil

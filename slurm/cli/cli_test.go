@@ -342,3 +342,36 @@ func mustAbs(t *testing.T, p string) string {
 	}
 	return a
 }
+
+// TestVersionRead: the data_parser version comes from scontrol ping
+// --json once; a failure to read it is retried only when transient, and
+// a release the client cannot read is refused naming what it printed.
+func TestVersionRead(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		res       Result
+		wantCalls int
+		wantErr   string
+	}{
+		{"communication error", Result{ExitCode: 1, Stderr: []byte("scontrol: error: Unable to contact slurm controller (connect failure)")}, 4, "Unable to contact slurm controller"},
+		{"no configuration", Result{ExitCode: 1, Stderr: []byte("scontrol: fatal: Could not establish a configuration source")}, 1, "Could not establish a configuration source"},
+		{"no --json (before 23.02)", Result{Stdout: []byte("Slurmctld(primary) at ctl is UP\n")}, 1, "output is not JSON"},
+		{"Slurm 23.02", Result{Stdout: []byte(`{"meta":{"plugin":{"data_parser":"data_parser/v0.0.39"}},"pings":[]}`)}, 1, "prints data_parser/v0.0.39, which slurmbench does not read"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newFake(t)
+				res := tc.res
+				f.fault["scontrol"] = func(context.Context, int, Command) (*Result, error) { return &res, nil }
+				c := client(t, f, Config{})
+				_, err := c.Ping(context.Background())
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("error %v, want %q", err, tc.wantErr)
+				}
+				if n := len(f.callsOf("scontrol")); n != tc.wantCalls {
+					t.Errorf("%d calls, want %d", n, tc.wantCalls)
+				}
+			})
+		})
+	}
+}
