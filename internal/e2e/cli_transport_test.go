@@ -114,35 +114,78 @@ func TestTransports(t *testing.T) {
 	}
 }
 
-// TestCLISubmitFault: an sbatch that exits non-zero after Slurm queued
-// the job (the answer lost to a socket timeout) is resolved by looking
-// the submit key up: the run goes on with that job, and sbatch ran once.
-func TestCLISubmitFault(t *testing.T) {
-	t.Parallel()
-	c := setup(t)
+// faultyCommands is a bin dir whose commands are the cluster's, except
+// those in scripts (name → a shell body run before the real command,
+// which it may replace by exiting). Each run of a scripted command is a
+// line of dir/NAME-calls ($n is its number); a body notes each fault it
+// injects as a line of $faults (dir/NAME-faults).
+func faultyCommands(t *testing.T, scripts map[string]string) string {
+	t.Helper()
 	real := slurmBin(t)
 	dir := t.TempDir()
-	calls := filepath.Join(dir, "sbatch-calls")
-	for _, cmd := range []string{"squeue", "scontrol", "sacct", "scancel"} {
-		if err := os.Symlink(filepath.Join(real, cmd), filepath.Join(dir, cmd)); err != nil {
+	for _, cmd := range []string{"sbatch", "squeue", "scontrol", "sacct", "scancel"} {
+		body, ok := scripts[cmd]
+		if !ok {
+			if err := os.Symlink(filepath.Join(real, cmd), filepath.Join(dir, cmd)); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		calls := filepath.Join(dir, cmd+"-calls")
+		sh := "#!/bin/sh\necho x >> '" + calls + "'\nn=$(wc -l < '" + calls + "')\nreal='" + filepath.Join(real, cmd) + "'\nfaults='" + filepath.Join(dir, cmd+"-faults") + "'\n" + body + "\nexec \"$real\" \"$@\"\n"
+		if err := os.WriteFile(filepath.Join(dir, cmd), []byte(sh), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	fake := "#!/bin/sh\necho sbatch >> '" + calls + "'\n'" + filepath.Join(real, "sbatch") + "' \"$@\" >/dev/null || exit\n" +
-		"echo 'sbatch: error: Batch job submission failed: Socket timed out on send/recv operation' >&2\nexit 1\n"
-	if err := os.WriteFile(filepath.Join(dir, "sbatch"), []byte(fake), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	name := uniqueName("e2e-cli-submit")
-	r := c.prepare(t, runOpts{name: name, slurm: cliProfile(dir), restURL: unreachableREST, recipe: mockRecipe{Name: name}.String()}).start()
-	if code := r.wait(5 * time.Minute); code != 0 {
-		t.Fatalf("exit %d, want 0\n%s", code, r.output())
-	}
-	if n := countLines(calls); n != 1 {
-		t.Errorf("sbatch ran %d times, want 1 (the job looked up by its key, never sent again)", n)
-	}
-	jobs := r.jobs()
-	if len(jobs) != 1 || jobs[0].ID != r.jobID() || !jobs[0].Success() {
-		t.Errorf("jobs named %s: %+v, want exactly the run's one job, COMPLETED 0:0", name, jobs)
+	return dir
+}
+
+// TestCLIFaults: Slurm's commands failing during a run does not break it,
+// and the job is submitted exactly once. At submit, an sbatch that exits
+// non-zero after Slurm queued the job (the answer lost to a socket
+// timeout) is resolved by looking the submit key up: the run goes on with
+// that job, and sbatch ran once. While following, scontrol timing out
+// and failing to reach slurmctld on a run of polls is retried.
+func TestCLIFaults(t *testing.T) {
+	t.Parallel()
+	c := setup(t)
+	for _, tc := range []struct {
+		name    string
+		scripts map[string]string
+		check   func(t *testing.T, dir string)
+	}{
+		{"at submit", map[string]string{"sbatch": `"$real" "$@" >/dev/null || exit
+echo 'sbatch: error: Batch job submission failed: Socket timed out on send/recv operation' >&2
+exit 1`}, func(t *testing.T, dir string) {
+			if n := countLines(filepath.Join(dir, "sbatch-calls")); n != 1 {
+				t.Errorf("sbatch ran %d times, want 1 (the job looked up by its key, never sent again)", n)
+			}
+		}},
+		{"while following", map[string]string{"scontrol": `case "$*" in "show job "*)
+	if [ "$n" -ge 4 ] && [ "$n" -le 9 ]; then
+		echo f >> "$faults"
+		if [ $((n % 2)) = 0 ]; then echo 'slurm_load_jobs error: Socket timed out on send/recv operation' >&2; else echo 'slurm_load_jobs error: Unable to contact slurm controller (connect failure)' >&2; fi
+		exit 1
+	fi;;
+esac`}, func(t *testing.T, dir string) {
+			if n := countLines(filepath.Join(dir, "scontrol-faults")); n < 2 {
+				t.Errorf("%d scontrol show job calls failed, want at least 2 (the faults did not meet the polls)", n)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := faultyCommands(t, tc.scripts)
+			name := uniqueName("e2e-cli-fault")
+			r := c.prepare(t, runOpts{name: name, slurm: cliProfile(dir), restURL: unreachableREST, recipe: mockRecipe{Name: name}.String()}).start()
+			if code := r.wait(5 * time.Minute); code != 0 {
+				t.Fatalf("exit %d, want 0\n%s", code, r.output())
+			}
+			tc.check(t, dir)
+			jobs := r.jobs()
+			if len(jobs) != 1 || jobs[0].ID != r.jobID() || !jobs[0].Success() {
+				t.Errorf("jobs named %s: %+v, want exactly the run's one job, COMPLETED 0:0", name, jobs)
+			}
+		})
 	}
 }

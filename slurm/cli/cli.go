@@ -279,7 +279,7 @@ func (t *Transport) jobStates(ctx context.Context, req *http.Request, _ []string
 		}
 		id, err := strconv.ParseInt(f[0], 10, 64)
 		if err != nil || len(f) != 2 {
-			return failed(req, http.StatusInternalServerError, 0, fmt.Sprintf("%s: line %q is not \"JOBID STATE\"", cmd, strings.TrimSpace(line))), nil
+			return failed(req, http.StatusInternalServerError, 0, fmt.Sprintf("%s: line %q is not \"JOBID STATE\"", cmd, strings.TrimSpace(line))), nil //nolint:bodyclose // a response made here, which the client closes
 		}
 		jobs = append(jobs, entry{id, []string{f[1]}})
 	}
