@@ -62,7 +62,11 @@ func Ping(ctx context.Context, o OpsOptions) error {
 		return launch.WriteJSON(o.Stdout, res)
 	}
 	s := res.Server
-	fmt.Fprintf(o.Stdout, "slurmrestd %s: Slurm %s, API %s", s.URL, s.SlurmRelease, s.APIVersion)
+	who := "slurmrestd " + s.URL
+	if s.Transport == "cli" {
+		who = "Slurm's commands"
+	}
+	fmt.Fprintf(o.Stdout, "%s: Slurm %s, API %s", who, s.SlurmRelease, s.APIVersion)
 	if s.Cluster != "" {
 		fmt.Fprintf(o.Stdout, ", cluster %s", s.Cluster)
 	}

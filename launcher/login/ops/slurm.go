@@ -47,7 +47,7 @@ func SlurmClient(ctx context.Context, o SlurmOptions) (*slurm.Client, error) {
 		cfg.URL, cfg.User, cfg.Token = os.Getenv("SLURM_REST_URL"), os.Getenv("SLURM_USER"), os.Getenv("SLURM_JWT")
 	}
 	if v := o.RestURL; v != "" {
-		cfg.URL = v
+		cfg.URL, cfg.Commands = v, nil // --rest-url asks for slurmrestd, whatever the profile chose
 	}
 	if v := o.User; v != "" {
 		cfg.User = v

@@ -45,3 +45,30 @@ func TestSlurmClientTransport(t *testing.T) {
 		})
 	}
 }
+
+// TestPingOverCommands: ping without a URL asks scontrol (on PATH) and
+// says it was Slurm's commands that answered, not a slurmrestd.
+func TestPingOverCommands(t *testing.T) {
+	rec, err := filepath.Abs(filepath.Join("..", "..", "..", "slurm", "cli", "testdata", "slurm-24.11", "scontrol-ping.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, body := range map[string]string{"sbatch": "exit 1", "scontrol": "cat '" + rec + "'"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", dir+":/usr/bin:/bin")
+	t.Setenv("SLURM_REST_URL", "")
+	var out strings.Builder
+	o := OpsOptions{Command: "ping"}
+	o.Stdout, o.Stderr = &out, &out
+	if err := Ping(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	want := "Slurm's commands: Slurm 24.11.5, API v0.0.42, cluster slurmbench\nslurmctld slurmctl (primary): UP in 1.029ms\n"
+	if out.String() != want {
+		t.Errorf("ping printed\n%q\nwant\n%q", out.String(), want)
+	}
+}
