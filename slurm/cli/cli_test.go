@@ -375,3 +375,25 @@ func TestVersionRead(t *testing.T) {
 		})
 	}
 }
+
+// TestExecRunnerEndsWithCtx: a real command that outlives its context is
+// killed, and the run reports the context's end, not an exit status.
+func TestExecRunnerEndsWithCtx(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := ExecRunner{}.Run(ctx, Command{Argv: []string{"sleep", "600"}, Limit: 10})
+		done <- err
+	}()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v, want context.Canceled", err)
+	}
+	if _, err := (ExecRunner{}).Run(context.Background(), Command{Argv: []string{"no-such-slurm-command"}}); err == nil {
+		t.Error("a missing command ran")
+	}
+	res, err := ExecRunner{}.Run(context.Background(), Command{Argv: []string{"sh", "-c", "echo out; echo err >&2; exit 3"}, Limit: 100})
+	if err != nil || res.ExitCode != 3 || string(res.Stdout) != "out\n" || string(res.Stderr) != "err\n" || res.TooLarge {
+		t.Errorf("run = %+v, %v", res, err)
+	}
+}
