@@ -144,7 +144,9 @@ func faultyCommands(t *testing.T, scripts map[string]string) string {
 // and the job is submitted exactly once. At submit, an sbatch that exits
 // non-zero after Slurm queued the job (the answer lost to a socket
 // timeout) is resolved by looking the submit key up: the run goes on with
-// that job, and sbatch ran once. While following, scontrol timing out
+// that job, and sbatch ran once; one that failed before Slurm had the job
+// is sent again once the job can no longer appear. While following,
+// scontrol timing out
 // and failing to reach slurmctld on a run of polls is retried.
 func TestCLIFaults(t *testing.T) {
 	t.Parallel()
@@ -159,6 +161,17 @@ echo 'sbatch: error: Batch job submission failed: Socket timed out on send/recv 
 exit 1`}, func(t *testing.T, dir string) {
 			if n := countLines(filepath.Join(dir, "sbatch-calls")); n != 1 {
 				t.Errorf("sbatch ran %d times, want 1 (the job looked up by its key, never sent again)", n)
+			}
+		}},
+		{"not queued, then sent again", map[string]string{"sbatch": `if [ "$n" = 1 ]; then
+	echo f >> "$faults"
+	echo 'sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)' >&2
+	exit 1
+fi`}, func(t *testing.T, dir string) {
+			// Looked up by its key until it could no longer appear, then
+			// sent again: two sbatch runs, one job.
+			if n := countLines(filepath.Join(dir, "sbatch-calls")); n != 2 {
+				t.Errorf("sbatch ran %d times, want 2", n)
 			}
 		}},
 		{"while following", map[string]string{"scontrol": `case "$*" in "show job "*)
