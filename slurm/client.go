@@ -150,8 +150,9 @@ type Client struct {
 // is chosen on first use (or by Negotiate).
 func New(cfg Config) (*Client, error) {
 	if cfg.Commands != nil {
-		// One fixed base: requests never leave the process, and no token
-		// is sent (the commands authenticate as the user running them).
+		// One fixed base: requests never leave the process. The commands
+		// authenticate as the user running them; the placeholder token
+		// only satisfies the token source and goes nowhere.
 		cfg.URL, cfg.Transport, cfg.Token, cfg.TokenFile, cfg.TokenCommand = "http://slurm-commands", cfg.Commands, "-", "", nil
 	}
 	if cfg.URL == "" {
