@@ -163,7 +163,7 @@ exit 1`}, func(t *testing.T, dir string) {
 				t.Errorf("sbatch ran %d times, want 1 (the job looked up by its key, never sent again)", n)
 			}
 		}},
-		{"not queued, then sent again", map[string]string{"sbatch": `if [ "$n" = 1 ]; then
+		{"not queued: sent again", map[string]string{"sbatch": `if [ "$n" = 1 ]; then
 	echo f >> "$faults"
 	echo 'sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)' >&2
 	exit 1
