@@ -397,3 +397,23 @@ func TestExecRunnerEndsWithCtx(t *testing.T) {
 		t.Errorf("run = %+v, %v", res, err)
 	}
 }
+
+// TestBatchScriptSlurmConf: sbatch finds the site's configuration through
+// SLURM_CONF from slurmbench's environment, unless the job sets its own;
+// nothing else of slurmbench's environment reaches the job.
+func TestBatchScriptSlurmConf(t *testing.T) {
+	t.Setenv("SLURM_CONF", "/site/slurm.conf")
+	t.Setenv("HF_TOKEN", "secret")
+	for _, tc := range []struct {
+		env  []any
+		want string
+	}{
+		{[]any{"PATH=/bin"}, "PATH=/bin SLURM_CONF=/site/slurm.conf"},
+		{[]any{"PATH=/bin", "SLURM_CONF=/job/slurm.conf"}, "PATH=/bin SLURM_CONF=/job/slurm.conf"},
+	} {
+		_, _, env, err := BatchScript(map[string]any{"script": "#!/bin/sh\n", "environment": tc.env})
+		if err != nil || strings.Join(env, " ") != tc.want {
+			t.Errorf("environment %v: sbatch's %q (%v), want %q", tc.env, env, err, tc.want)
+		}
+	}
+}
