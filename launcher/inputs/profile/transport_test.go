@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,5 +53,31 @@ func TestSlurmTransport(t *testing.T) {
 				t.Errorf("SlurmConfig error %v, want %q", err, tc.errSub)
 			}
 		})
+	}
+}
+
+// TestTestclusterCLIProfile: profiles/testcluster-cli.toml is
+// testcluster.toml but for how Slurm is reached (transport, bin_dir, no
+// URL or token), so the demo over the commands runs what the demo over
+// slurmrestd runs.
+func TestTestclusterCLIProfile(t *testing.T) {
+	t.Setenv("SLURM_JWT", "")
+	rest, err := Load(filepath.Join("..", "..", "..", "profiles", "testcluster.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := Load(filepath.Join("..", "..", "..", "profiles", "testcluster-cli.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cli.Slurm.Transport != TransportCLI || cli.Slurm.BinDir != "/srv/slurmbench/bin" || cli.Slurm.RestURL != "" || len(cli.Slurm.TokenCommand) != 0 {
+		t.Errorf("testcluster-cli.toml [slurm]: %+v", cli.Slurm)
+	}
+	for _, p := range []*Profile{rest, cli} {
+		p.Path, p.Sources = "", nil
+		p.Slurm.Transport, p.Slurm.BinDir, p.Slurm.RestURL, p.Slurm.TokenEnv, p.Slurm.TokenCommand = "", "", "", "", nil
+	}
+	if a, b := fmt.Sprintf("%+v", *rest), fmt.Sprintf("%+v", *cli); a != b {
+		t.Errorf("the two test-cluster profiles differ beyond the transport:\n%s\n%s", a, b)
 	}
 }
