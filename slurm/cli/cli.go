@@ -103,6 +103,7 @@ var routes = []route{
 	{http.MethodGet, "slurm", regexp.MustCompile(`^nodes/?$`), jsonCommand("scontrol", "show", "nodes", "--json")},
 	{http.MethodGet, "slurm", regexp.MustCompile(`^partitions/?$`), jsonCommand("scontrol", "show", "partitions", "--json")},
 	{http.MethodGet, "slurmdb", regexp.MustCompile(`^job/([0-9]+)$`), (*Transport).accountingJob},
+	{http.MethodGet, "slurmdb", regexp.MustCompile(`^jobs/?$`), (*Transport).accountingJobs},
 	{http.MethodPost, "slurm", regexp.MustCompile(`^job/submit/?$`), (*Transport).submit},
 }
 
@@ -337,7 +338,52 @@ func (t *Transport) cancel(ctx context.Context, req *http.Request, m []string) (
 // accountingJob is sacct --json; without slurmdbd sacct says accounting is
 // disabled, which the client reads as slurmrestd's missing slurmdb plugin.
 func (t *Transport) accountingJob(ctx context.Context, req *http.Request, m []string) (*http.Response, error) {
-	res, cmd, err := t.run(ctx, Command{Argv: []string{"sacct", "--json", "--jobs=" + m[1]}})
+	return t.sacct(ctx, req, []string{"sacct", "--json", "--jobs=" + m[1]})
+}
+
+// sacctFilters are slurmdbd's GET jobs query parameters the client sends
+// (FindJobs) as sacct's options; the times are UNIX seconds there, and
+// sacct reads a local date and time.
+var sacctFilters = []struct {
+	param, option string
+	unix          bool
+}{
+	{"users", "--user", false},
+	{"job_name", "--name", false},
+	{"state", "--state", false},
+	{"start_time", "--starttime", true},
+	{"end_time", "--endtime", true},
+}
+
+// accountingJobs is sacct --json selecting as slurmdbd's GET jobs does;
+// a parameter sacct is not given here is refused, never dropped (an
+// unfiltered answer would read as a match).
+func (t *Transport) accountingJobs(ctx context.Context, req *http.Request, _ []string) (*http.Response, error) {
+	q := req.URL.Query()
+	argv := []string{"sacct", "--json"}
+	for _, f := range sacctFilters {
+		v := q.Get(f.param)
+		q.Del(f.param)
+		if v == "" {
+			continue
+		}
+		if f.unix {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return failed(req, http.StatusBadRequest, 0, fmt.Sprintf("%s=%q is not UNIX seconds", f.param, v)), nil
+			}
+			v = time.Unix(n, 0).Format("2006-01-02T15:04:05")
+		}
+		argv = append(argv, f.option+"="+v)
+	}
+	if len(q) > 0 {
+		return failed(req, http.StatusBadRequest, 0, fmt.Sprintf("accounting query %s has parameters sacct is not given here", q.Encode())), nil
+	}
+	return t.sacct(ctx, req, argv)
+}
+
+func (t *Transport) sacct(ctx context.Context, req *http.Request, argv []string) (*http.Response, error) {
+	res, cmd, err := t.run(ctx, Command{Argv: argv})
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -415,5 +416,51 @@ func TestBatchScriptSlurmConf(t *testing.T) {
 		if err != nil || strings.Join(env, " ") != tc.want {
 			t.Errorf("environment %v: sbatch's %q (%v), want %q", tc.env, env, err, tc.want)
 		}
+	}
+}
+
+// TestFindJobs: the client's accounting query (slurmdbd's GET jobs) is
+// sacct with the same selection; without accounting, squeue's listing is
+// read instead; either way only the user's named live jobs come back.
+func TestFindJobs(t *testing.T) {
+	for _, accounting := range []bool{true, false} {
+		t.Run(fmt.Sprintf("accounting=%v", accounting), func(t *testing.T) {
+			f := newFake(t)
+			c := client(t, f, Config{})
+			ctx := context.Background()
+			for _, name := range []string{"want", "other", "want"} {
+				if _, err := c.Submit(ctx, slurm.JobSpec{Name: name, Script: "#!/bin/sh\ntrue\n"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var sacctArgs []string
+			f.fault["sacct"] = func(_ context.Context, _ int, c Command) (*Result, error) {
+				sacctArgs = c.Argv[1:]
+				if !accounting {
+					return &Result{ExitCode: 1, Stderr: []byte("Slurm accounting storage is disabled\n")}, nil
+				}
+				return &Result{Stdout: []byte(`{"jobs":[{"job_id":100,"name":"want","user":"slurmtest","cluster":"slurmbench"},{"job_id":102,"name":"want","user":"slurmtest","cluster":"slurmbench"}],"errors":[]}`)}, nil
+			}
+			jobs, err := c.FindJobs(ctx, slurm.JobQuery{User: "slurmtest", Names: []string{"want"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, j := range jobs {
+				ids = append(ids, j.ID.String())
+			}
+			if strings.Join(ids, ",") != "100,102" {
+				t.Errorf("found %v, want 100,102", ids)
+			}
+			got := strings.Join(sacctArgs, " ")
+			for _, want := range []string{"--json", "--user=slurmtest", "--name=want", "--state=PENDING,RUNNING,SUSPENDED,REQUEUED,RESIZING", "--starttime=", "--endtime="} {
+				if !strings.Contains(got, want) {
+					t.Errorf("sacct %s lacks %s", got, want)
+				}
+			}
+			if n := len(f.callsOf("squeue")); accounting && n != 0 || !accounting && n != 1 {
+				t.Errorf("%d squeue listings with accounting %v", n, accounting)
+			}
+		})
 	}
 }
