@@ -1,11 +1,14 @@
 package webreport
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
+	"github.com/slurmbench/slurmbench/results"
 	"github.com/slurmbench/slurmbench/results/compare"
 	"github.com/slurmbench/slurmbench/results/pareto"
 )
@@ -85,7 +88,21 @@ func WriteCompare(path string, base, cand *compare.ResultSet, verdict string) er
 		set  *compare.ResultSet
 	}{{"baseline", base}, {"candidate", cand}} {
 		for _, id := range sortedIDs(side.set.Points) {
-			v.Points = append(v.Points, pointRow(side.name, side.set.Points[id], ""))
+			cp := side.set.Points[id]
+			v.Points = append(v.Points, pointRow(side.name, cp, ""))
+			// Each side's per-request records, when it kept them: the
+			// distributions behind the two medians the table compares.
+			recs, err := results.ReadRequests(results.RequestsPath(cp.Path))
+			if err != nil {
+				if !errors.Is(err, fs.ErrNotExist) {
+					v.Problems = append(v.Problems, err.Error())
+				}
+				continue
+			}
+			label := side.name + " " + id.Label()
+			ttft, itl, failed := distributions(recs)
+			v.Dists = append(v.Dists, dist{Label: label, Requests: len(recs), Failed: failed,
+				TTFT: histogram(ttft, "TTFT "+label, "ms"), ITL: histogram(itl, "ITL "+label+" (per request, mean)", "ms")})
 		}
 		c, _ := pareto.FromSet(side.name, side.set)
 		curves = append(curves, c)

@@ -10,6 +10,7 @@ import (
 	"github.com/slurmbench/slurmbench/internal/browsertest"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/internal/golden"
+	"github.com/slurmbench/slurmbench/results/compare"
 )
 
 func renderDir(t *testing.T, dir string) string {
@@ -121,5 +122,32 @@ func TestCommand(t *testing.T) {
 	}
 	if err := Command(CommandOptions{Args: []string{t.TempDir()}, Stdout: &out}); exitcode.Of(err) != exitcode.Config {
 		t.Errorf("an empty directory: %v, want exit 2", err)
+	}
+}
+
+// TestComparePageReadsRequests: the comparison page draws each side's
+// per-request distributions when the sides kept them.
+func TestComparePageReadsRequests(t *testing.T) {
+	base, cand := writeFixture(t, false), writeFixture(t, false)
+	bs, err := compare.LoadResultSet(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := compare.LoadResultSet(cand)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(t.TempDir(), "compare.html")
+	if err := WriteCompare(page, bs, cs, "pass"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"gate passed", "baseline ctx8/gen4 c8", "candidate ctx8/gen4 c32", `class="bar"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the comparison page lacks %q", want)
+		}
 	}
 }
