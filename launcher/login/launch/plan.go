@@ -22,6 +22,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/enroot"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/launcher/clients/sabench"
 	"github.com/slurmbench/slurmbench/launcher/inputs/master"
 	"github.com/slurmbench/slurmbench/launcher/inputs/profile"
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe"
@@ -46,9 +47,12 @@ type PlanOptions struct {
 	Image       string
 	Workspace   string
 	BenchClient string
-	RunEval     string // true/false text (RUN_EVAL)
-	EvalOnly    string // true/false text (EVAL_ONLY)
-	EvalConc    string // EVAL_CONC: one concurrency or a space-separated list
+	// Goodput is --goodput: SLOs "ttft:MS", "tpot:MS", "e2el:MS" the
+	// native client counts request_goodput by.
+	Goodput  []string
+	RunEval  string // true/false text (RUN_EVAL)
+	EvalOnly string // true/false text (EVAL_ONLY)
+	EvalConc string // EVAL_CONC: one concurrency or a space-separated list
 	// EvalConfigFile is EVAL_CONFIG_FILE: the recipe an eval-only run
 	// plans instead of CONFIG_FILE's (InferenceX's master configs pair a
 	// benchmark recipe with an eval one); ignored unless EvalOnly is true.
@@ -237,10 +241,15 @@ func buildPlan(ctx context.Context, o PlanOptions) (*plan.Plan, *profile.Profile
 	if err != nil {
 		return nil, nil, err
 	}
+	goodput, err := sabench.ParseGoodput(o.Goodput)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--goodput: %w", err)
+	}
 	pl, err := planner.Build(in)
 	if err != nil {
 		return nil, nil, err
 	}
+	pl.Benchmark.Goodput = goodput
 	if jobName != "" {
 		pl.Slurm.JobName = jobName
 	}
