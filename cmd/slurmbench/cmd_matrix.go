@@ -59,6 +59,7 @@ Examples:
 			&cli.BoolFlag{Name: "rerun-failed", Usage: "run only the points that failed or have no result"},
 			&cli.StringFlag{Name: "stage-dir", Usage: "each point stages its results into DIR/<point>/, replacing what was there, under DIR/<point>/.slurmbench-stage.lock (one staging at a time)"},
 			&cli.StringFlag{Name: "job-name", EnvVars: []string{"RUNNER_NAME"}, Usage: "Slurm job name"},
+			&cli.StringFlag{Name: "workspace", EnvVars: []string{"GITHUB_WORKSPACE"}, Usage: "the workflow's `DIR` (GITHUB_WORKSPACE): a runners.yaml record without a shared run root keeps its runs in DIR/slurmbench-runs; default: the InferenceX root"},
 			&cli.BoolFlag{Name: "no-preflight", Usage: "skip the checks slurmbench doctor runs"},
 			binaryDirFlag(),
 			jsonFlag(),
@@ -75,7 +76,7 @@ Examples:
 					PerConc: durationOf(c, "point-time"), TimeLimit: durationOf(c, "time-limit")},
 				RerunFailed: c.Bool("rerun-failed"), StageDir: c.String("stage-dir"), JobName: c.String("job-name"),
 				NoPreflight: c.Bool("no-preflight"), BinaryDir: c.String("binary-dir"),
-				Runners: c.String("runners"), InferenceXRoot: c.String("inferencex-root"),
+				Runners: c.String("runners"), InferenceXRoot: c.String("inferencex-root"), Workspace: c.String("workspace"),
 			}
 			o.Compose = matrix.Composer(o)
 			return matrix.Run(c.Context, o)

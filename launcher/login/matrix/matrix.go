@@ -16,6 +16,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -67,6 +68,11 @@ type Options struct {
 	// (--inferencex-root; default: the directory above the master's
 	// configs/).
 	Runners, InferenceXRoot string
+	// Workspace is GITHUB_WORKSPACE as the workflow sets it
+	// (--workspace): where a runners.yaml record without a shared run root
+	// keeps its runs (slurmbench-runs/ in it); "" : the InferenceX root,
+	// which is what the workflow exports once it has cd'd there.
+	Workspace string
 	// Compose composes, binds and plans a point (nil: today's points are
 	// listed, checked and refused as not composed).
 	Compose ComposeFunc
@@ -238,6 +244,22 @@ func profileFile(o Options) (file, flag string) {
 // PointPlanOptions are the plan inputs of one point, as the workflow job
 // running it would give them (CONFIG_FILE, image, ISL/OSL, CONC_LIST,
 // RUN_EVAL and EVAL_CONC).
+// workspace is the point's GITHUB_WORKSPACE: --workspace, else the
+// InferenceX root of a today's master (none for older layouts, whose
+// profiles name their runs directory).
+func (o Options) workspace() string {
+	if o.Workspace != "" || o.Profile != "" {
+		return o.Workspace
+	}
+	if o.InferenceXRoot != "" {
+		return o.InferenceXRoot
+	}
+	if _, err := os.Stat(DefaultRunners(o.Master)); err == nil || o.Runners != "" {
+		return DefaultRoot(o.Master)
+	}
+	return ""
+}
+
 func PointPlanOptions(o Options, mp master.MatrixPoint) launch.PlanOptions {
 	isl, osl := mp.ISL, mp.OSL
 	concs := make([]string, len(mp.Conc))
@@ -252,7 +274,7 @@ func PointPlanOptions(o Options, mp master.MatrixPoint) launch.PlanOptions {
 		Profile: o.Profile, Runners: o.Runners, MasterDir: o.Master, RunnerLabel: mp.Runner,
 		Framework: mp.Framework, ModelPrefix: mp.ModelPrefix, ConfigFile: cf, RecipesRoot: o.RecipesRoot, Point: -1,
 		Image: mp.Image, ISL: &isl, OSL: &osl, Conc: strings.Join(concs, "x"),
-		RunEval: strconv.FormatBool(mp.RunEval), JobName: o.JobName,
+		RunEval: strconv.FormatBool(mp.RunEval), JobName: o.JobName, Workspace: o.workspace(),
 	}
 	if mp.RunEval {
 		po.EvalConc = strconv.Itoa(mp.EvalConc)
