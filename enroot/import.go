@@ -79,18 +79,28 @@ type Importer struct {
 	digestBackoff time.Duration
 }
 
+// CheckDir checks that dir, the image store called what in errors, is
+// given, absolute and an existing directory: what both importers (squash
+// files and OCI bundles) need before they lock anything in it.
+func CheckDir(what, dir string) error {
+	if dir == "" {
+		return fmt.Errorf("no %s given", what)
+	}
+	if !filepath.IsAbs(dir) {
+		return fmt.Errorf("%s %q is not absolute", what, dir)
+	}
+	if info, err := os.Stat(dir); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	} else if !info.IsDir() {
+		return fmt.Errorf("%s %s is not a directory", what, dir)
+	}
+	return nil
+}
+
 // NewImporter checks opts and fills in defaults.
 func NewImporter(opts Options) (*Importer, error) {
-	if opts.SquashDir == "" {
-		return nil, errors.New("no squash directory given")
-	}
-	if !filepath.IsAbs(opts.SquashDir) {
-		return nil, fmt.Errorf("squash directory %q is not absolute", opts.SquashDir)
-	}
-	if info, err := os.Stat(opts.SquashDir); err != nil {
-		return nil, fmt.Errorf("squash directory: %w", err)
-	} else if !info.IsDir() {
-		return nil, fmt.Errorf("squash directory %s is not a directory", opts.SquashDir)
+	if err := CheckDir("squash directory", opts.SquashDir); err != nil {
+		return nil, err
 	}
 	if opts.ScratchDir != "" && !filepath.IsAbs(opts.ScratchDir) {
 		return nil, fmt.Errorf("scratch directory %q is not absolute", opts.ScratchDir)

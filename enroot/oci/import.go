@@ -70,16 +70,8 @@ type Importer struct{ opts Options }
 
 // NewImporter checks opts and fills in defaults.
 func NewImporter(opts Options) (*Importer, error) {
-	if opts.Dir == "" {
-		return nil, errors.New("no image directory given (paths.squash_dir)")
-	}
-	if !filepath.IsAbs(opts.Dir) {
-		return nil, fmt.Errorf("image directory %q is not absolute", opts.Dir)
-	}
-	if info, err := os.Stat(opts.Dir); err != nil {
-		return nil, fmt.Errorf("image directory: %w", err)
-	} else if !info.IsDir() {
-		return nil, fmt.Errorf("image directory %s is not a directory", opts.Dir)
+	if err := enroot.CheckDir("image directory (paths.squash_dir)", opts.Dir); err != nil {
+		return nil, err
 	}
 	opts.Skopeo = cmpOr(opts.Skopeo, DefaultSkopeo)
 	opts.Umoci = cmpOr(opts.Umoci, DefaultUmoci)
