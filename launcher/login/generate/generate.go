@@ -213,56 +213,13 @@ func FileName(key string, matrix json.RawMessage, variant *string) (string, erro
 	if variant != nil {
 		v = *variant
 	}
-	identity := pyDumpsSorted(nil, map[string]any{"point": point, "variant": v})
+	// json.dumps(..., sort_keys=True) with its default separators.
+	identity, err := pyjson.AppendSorted(nil, map[string]any{"point": point, "variant": v}, pyjson.Default)
+	if err != nil {
+		return "", fmt.Errorf("the matrix point is not JSON: %w", err)
+	}
 	sum := sha256.Sum256(identity)
 	return unsafeName.ReplaceAllString(key, "_") + "-" + hex.EncodeToString(sum[:])[:12] + ".yaml", nil
-}
-
-// pyDumpsSorted is json.dumps(v, sort_keys=True) with its default
-// separators (", ", ": ") and ensure_ascii.
-func pyDumpsSorted(b []byte, v any) []byte {
-	switch x := v.(type) {
-	case nil:
-		return append(b, "null"...)
-	case bool:
-		if x {
-			return append(b, "true"...)
-		}
-		return append(b, "false"...)
-	case string:
-		return pyjson.AppendString(b, x)
-	case json.Number:
-		if f, err := x.Float64(); err == nil && strings.ContainsAny(x.String(), ".eE") {
-			return pyjson.AppendFloat(b, f)
-		}
-		return append(b, x.String()...)
-	case []any:
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ", "...)
-			}
-			b = pyDumpsSorted(b, e)
-		}
-		return append(b, ']')
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ", "...)
-			}
-			b = pyjson.AppendString(b, k)
-			b = append(b, ": "...)
-			b = pyDumpsSorted(b, x[k])
-		}
-		return append(b, '}')
-	}
-	return append(b, fmt.Sprint(v)...)
 }
 
 // emptyDir refuses an output that holds anything (generate.py: "Output

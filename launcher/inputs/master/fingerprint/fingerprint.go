@@ -33,11 +33,9 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/slurmbench/slurmbench/internal/pyfloat"
 	"github.com/slurmbench/slurmbench/internal/pyjson"
 	"go.yaml.in/yaml/v3"
 )
@@ -144,91 +142,41 @@ func digest(v any) (string, error) {
 // string keys; NaN and infinities are written NaN, Infinity and -Infinity,
 // as Python's allow_nan default does.
 func Canonical(v any) ([]byte, error) {
-	return appendValue(nil, v)
+	v, err := plain(v)
+	if err != nil {
+		return nil, err
+	}
+	return pyjson.AppendSorted(nil, v, pyjson.Compact)
 }
 
-func appendValue(b []byte, v any) ([]byte, error) {
-	var err error
+// plain replaces every YAML node inside v with the value PyYAML reads
+// from it (FromYAML), so what is hashed is plain maps, lists and scalars.
+func plain(v any) (any, error) {
 	switch x := v.(type) {
-	case nil:
-		return append(b, "null"...), nil
-	case bool:
-		return strconv.AppendBool(b, x), nil
-	case string:
-		return pyjson.AppendString(b, x), nil
-	case int:
-		return strconv.AppendInt(b, int64(x), 10), nil
-	case int64:
-		return strconv.AppendInt(b, x, 10), nil
-	case uint64:
-		return strconv.AppendUint(b, x, 10), nil
-	case float64:
-		switch {
-		case math.IsNaN(x):
-			return append(b, "NaN"...), nil
-		case math.IsInf(x, 1):
-			return append(b, "Infinity"...), nil
-		case math.IsInf(x, -1):
-			return append(b, "-Infinity"...), nil
-		}
-		return append(b, pyfloat.JSON(x)...), nil
-	case []int:
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = strconv.AppendInt(b, int64(e), 10)
-		}
-		return append(b, ']'), nil
-	case []string:
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = pyjson.AppendString(b, e)
-		}
-		return append(b, ']'), nil
+	case *yaml.Node:
+		return FromYAML(x)
 	case []any:
-		b = append(b, '[')
+		out := make([]any, len(x))
 		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, err = appendValue(b, e); err != nil {
+			p, err := plain(e)
+			if err != nil {
 				return nil, err
 			}
+			out[i] = p
 		}
-		return append(b, ']'), nil
+		return out, nil
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		// Python sorts str keys by code point; UTF-8 byte order is the
-		// same order.
-		sort.Strings(keys)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = pyjson.AppendString(b, k)
-			b = append(b, ':')
-			if b, err = appendValue(b, x[k]); err != nil {
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			p, err := plain(e)
+			if err != nil {
 				return nil, fmt.Errorf("%s: %w", k, err)
 			}
+			out[k] = p
 		}
-		return append(b, '}'), nil
-	case *yaml.Node:
-		d, err := FromYAML(x)
-		if err != nil {
-			return nil, err
-		}
-		return appendValue(b, d)
+		return out, nil
 	}
-	return nil, fmt.Errorf("%T is not a JSON value", v)
+	return v, nil
 }
 
 // PyYAML's implicit resolvers (yaml/resolver.py, YAML 1.1), the ones that
