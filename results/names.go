@@ -17,9 +17,16 @@ import (
 // (docs/run-directory.md).
 const MaxStagedNameLen = 255 - len("power_validation_") - len(".tmp")
 
-// hashHexLen is how many hex digits of sha256(full name) replace the cut
-// middle of an over-long name: 64 bits, enough to keep names of one run apart.
-const hashHexLen = 16
+// compactHashLen is how many hex digits of sha256(value) replace the cut
+// end of an over-long name component: InferenceX's result_filename.py
+// (inferencex-e2e/infx/results/result_filename.py, stored id 67435549678,
+// compact) uses 20, after a "-".
+const compactHashLen = 20
+
+// stemBudget is the bound result_stem puts on RESULT_FILENAME_BASE plus
+// its "_recipe-<fingerprint>": room left for the point suffixes,
+// power_validation_, .json and the atomic .tmp.
+const stemBudget = 120
 
 // Point identifies one SA-Bench measurement: a concurrency on a topology.
 // PrefillGPUs and DecodeGPUs are the _ctx_ and _gen_ numbers of a
@@ -97,64 +104,151 @@ func RawName(p PointID) (string, error) {
 //	<resultFilename>_<config>_conc<C>_gpus_<T>[_ctx_<P>_gen_<D>].json
 //
 // where config is the SA-Bench results directory's name, e.g.
-// "sa-bench_isl_8192_osl_1024". The workflow finds results with
-// ${RESULT_FILENAME}_*.json (and agg_/power_validation_ in front), so
-// resultFilename is never cut: when the name is longer than
-// MaxStagedNameLen only config, which slurmbench adds, is shortened to a
-// readable prefix followed by "-" and the first 16 hex digits of sha256 of
-// the full unbounded name (the digits alone when no config byte fits, and
-// no config at all when the digits do not fit either). The numeric tail is
-// never cut, so the workflow's tail parsing keeps working. When
-// RESULT_FILENAME and the tail alone do not fit, the error is a
+// "sa-bench_isl_8192_osl_1024". It is PointFilename for the point's
+// numbers: the same bytes InferenceX's point_filename gives, bounded the
+// same way (only config is ever shortened). A name that cannot be formed
+// because RESULT_FILENAME leaves config less room than its hash needs is a
 // *NameTooLongError.
-// Names that fit are returned unchanged, byte-identical to the launchers'.
 func StagedName(resultFilename, config string, p PointID) (string, error) {
-	if err := checkComponent("result filename", resultFilename); err != nil {
+	if err := p.Validate(); err != nil {
+		return "", fmt.Errorf("result name: %w", err)
+	}
+	ctx, gen := "", ""
+	if p.Disaggregated() {
+		ctx, gen = strconv.Itoa(p.PrefillGPUs), strconv.Itoa(p.DecodeGPUs)
+	}
+	return PointFilename(resultFilename, config, strconv.Itoa(p.Concurrency), strconv.Itoa(p.GPUs), ctx, gen)
+}
+
+// Compact bounds one file-name component to budget bytes, as InferenceX's
+// result_filename.compact does (inferencex-e2e/infx/results/result_filename.py,
+// stored id 67435549678): a value that fits is returned unchanged; a longer
+// one keeps its first budget-21 bytes (a character cut in two is dropped)
+// followed by "-" and the first 20 hex digits of sha256(value). An empty
+// value, or one holding '/', '\\', CR, LF or NUL, is refused; so is a long
+// value when budget leaves no room for the hash suffix.
+func Compact(value string, budget int) (string, error) {
+	if err := checkComponent("name component", value); err != nil {
+		return "", err
+	}
+	if len(value) <= budget {
+		return value, nil
+	}
+	sum := sha256.Sum256([]byte(value))
+	suffix := "-" + hex.EncodeToString(sum[:])[:compactHashLen]
+	if budget < len(suffix) {
+		return "", &CompactError{Len: len(value), Budget: budget}
+	}
+	return validPrefix(value, budget-len(suffix)) + suffix, nil
+}
+
+// validPrefix is value's first n bytes without a trailing partial UTF-8
+// character (Python's decode(errors="ignore") of a cut encoding).
+func validPrefix(value string, n int) string {
+	cut := value[:n]
+	for len(cut) > 0 {
+		r, size := utf8.DecodeLastRuneInString(cut)
+		if r != utf8.RuneError || size > 1 {
+			break
+		}
+		cut = cut[:len(cut)-1]
+	}
+	return strings.ToValidUTF8(cut, "")
+}
+
+// CompactError is a component too long for a budget that leaves no room
+// for its hash suffix (result_filename.py: "Result suffix leaves no
+// filename identity budget").
+type CompactError struct{ Len, Budget int }
+
+func (e *CompactError) Error() string {
+	return fmt.Sprintf("a %d-byte component must be shortened to %d bytes, less than its %d-byte hash suffix", e.Len, e.Budget, compactHashLen+1)
+}
+
+// ResultStem is InferenceX's RESULT_FILENAME for a row (result_stem in
+// result_filename.py, which the workflow runs as `python3 -m
+// infx.results.result_filename`): RESULT_FILENAME_BASE, plus
+// "_recipe-<fingerprint>" when the row has a recipe fingerprint, bounded to
+// 120 bytes by Compact.
+func ResultStem(base, fingerprint string) (string, error) {
+	value := base
+	if fingerprint != "" {
+		value += "_recipe-" + fingerprint
+	}
+	s, err := Compact(value, stemBudget)
+	if err != nil {
+		return "", fmt.Errorf("result stem: %w", err)
+	}
+	return s, nil
+}
+
+// PointFilename is InferenceX's point_filename (result_filename.py): the
+// staged name of one point,
+//
+//	<stem>_<config>_conc<conc>_gpus_<gpus>[_ctx_<ctx>_gen_<gen>].json
+//
+// conc and gpus (and ctx and gen when either is given) must be non-empty
+// ASCII decimal strings; the ctx/gen part is written when ctx is
+// non-empty. config is Compact-ed to what is left of 255 bytes once
+// "power_validation_" + stem + "_" + tail + ".json.tmp" is counted (tail
+// being the numeric part, "_conc…"): the stem and the numbers are never
+// cut, so the workflow's ${RESULT_FILENAME}_*.json and GPU-count parsing
+// keep working.
+func PointFilename(stem, config, conc, gpus, ctx, gen string) (string, error) {
+	if err := checkComponent("result filename", stem); err != nil {
 		return "", err
 	}
 	if err := checkComponent("config", config); err != nil {
 		return "", err
 	}
-	if err := p.Validate(); err != nil {
-		return "", fmt.Errorf("result name: %w", err)
+	numbers := []string{conc, gpus}
+	if ctx != "" || gen != "" {
+		numbers = append(numbers, ctx, gen)
 	}
-	tail := "_conc" + strconv.Itoa(p.Concurrency) + p.topology() + ".json"
-	head := resultFilename + "_"
-	full := head + config + tail
-	if len(full) <= MaxStagedNameLen {
-		return full, nil
-	}
-	sum := sha256.Sum256([]byte(full))
-	hash := hex.EncodeToString(sum[:])[:hashHexLen]
-	room := MaxStagedNameLen - len(head) - len(tail) // for config's stand-in
-	if room < hashHexLen {
-		// Last, config goes: a run stages one config, so its points
-		// stay apart by their tails (<RESULT_FILENAME>_conc<C>..., the
-		// form InferenceX's agentic results take).
-		if len(resultFilename)+len(tail) <= MaxStagedNameLen {
-			return resultFilename + tail, nil
+	for _, n := range numbers {
+		if !asciiDecimal(n) {
+			return "", fmt.Errorf("result name: point numbers conc %q, gpus %q, ctx %q, gen %q: each must be ASCII digits", conc, gpus, ctx, gen)
 		}
-		return "", &NameTooLongError{ResultFilenameLen: len(resultFilename), MaxResultFilenameLen: MaxStagedNameLen - len(tail), Tail: tail}
 	}
-	// Cut on a character boundary so the kept prefix stays valid UTF-8.
-	keep := room - hashHexLen - 1
-	for keep > 0 && !utf8.RuneStart(config[keep]) {
-		keep--
+	tail := "_conc" + conc + "_gpus_" + gpus
+	if ctx != "" {
+		tail += "_ctx_" + ctx + "_gen_" + gen
 	}
-	if keep <= 0 {
-		return head + hash + tail, nil
+	budget := 255 - len("power_validation_"+stem+"_"+tail+".json.tmp")
+	short, err := Compact(config, budget)
+	var ce *CompactError
+	if errors.As(err, &ce) {
+		// The most stem this config and tail leave room for.
+		room := min(len(config), compactHashLen+1)
+		return "", &NameTooLongError{ResultFilenameLen: len(stem), MaxResultFilenameLen: len(stem) + budget - room, Tail: tail + ".json"}
 	}
-	return head + config[:keep] + "-" + hash + tail, nil
+	if err != nil {
+		return "", fmt.Errorf("config: %w", err)
+	}
+	return stem + "_" + short + tail + ".json", nil
 }
 
-// NameTooLongError is a RESULT_FILENAME too long for a point's staged name
-// even with everything slurmbench adds shortened to a hash: the name
-// would pass 255 bytes once the workflow's power_validation_ prefix and
-// ".tmp" are added, and cutting RESULT_FILENAME would hide the result from
-// the workflow's ${RESULT_FILENAME}_*.json.
+// asciiDecimal is Python's s.isascii() and s.isdecimal(): non-empty, digits only.
+func asciiDecimal(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// NameTooLongError is a RESULT_FILENAME too long for a point's staged
+// name: what it leaves of 255 bytes (with power_validation_ in front and
+// .json.tmp behind) is too little for the config part even shortened to
+// its hash, and RESULT_FILENAME itself is never cut (the workflow globs
+// ${RESULT_FILENAME}_*.json).
 type NameTooLongError struct {
 	ResultFilenameLen    int
-	MaxResultFilenameLen int // for this point's tail
+	MaxResultFilenameLen int // for this point's tail and config
 	Tail                 string
 }
 
