@@ -1,0 +1,89 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/launcher/login/launch"
+)
+
+// Resolution is what a Resolver found for a launch: the runner's cluster
+// and how the plan names it and the row's recipe.
+type Resolution struct {
+	// Cluster is the runners.yaml cluster id ("" when a TOML profile
+	// stands in for it); job_event.json records it.
+	Cluster string
+	// CPUSource is the cluster's srt-slurm.power-telemetry.cpu-source,
+	// which a power run leaves in $GITHUB_ENV as POWER_EXPECTED_CPU_SOURCE.
+	CPUSource string
+	// Plan fills in the plan options that name the cluster (profile) and
+	// the recipe (the composed, bound one).
+	Plan func(o *launch.PlanOptions)
+}
+
+// Resolver finds the runner's cluster and the row's recipe. The runners.yaml
+// reader and the fragment binder provide the production one; tests give
+// their own.
+type Resolver interface {
+	Resolve(ctx context.Context, r *Request) (Resolution, error)
+}
+
+// ResolverFunc adapts a function to Resolver.
+type ResolverFunc func(ctx context.Context, r *Request) (Resolution, error)
+
+// Resolve calls f.
+func (f ResolverFunc) Resolve(ctx context.Context, r *Request) (Resolution, error) { return f(ctx, r) }
+
+// Recipe mirrors under the workspace (inferencex-e2e/): a multi-node
+// SRT_RECIPE is relative to the multi-node mirror, "recipes/" standing
+// for it (drivers/srt/recipe.py, stored id 70910930115,
+// recipe_mirror_path); a single-node one is relative to the workspace
+// (submit.py@43c3fcfc, bind_point).
+const MultinodeRecipes = "benchmarks/multi_node/srt-slurm-recipes"
+
+// MirrorPath is the file SRT_RECIPE (or EVAL_SRT_RECIPE) names, and its
+// selector ("" when none): <file>[:<selector>].
+func MirrorPath(workspace, srtRecipe string, multinode bool) (file, selector string) {
+	file, selector, _ = strings.Cut(srtRecipe, ":")
+	if multinode {
+		return filepath.Join(workspace, MultinodeRecipes, strings.TrimPrefix(file, "recipes/")), selector
+	}
+	return filepath.Join(workspace, file), selector
+}
+
+// ProfileResolver plans with an operator's TOML profile (SLURMBENCH_PROFILE)
+// and the row's recipe file as the mirror holds it. It is the resolver
+// for a cluster that has no runners.yaml record.
+type ProfileResolver struct {
+	Profile string
+}
+
+// Resolve checks that the profile and the recipe exist and names them.
+func (p ProfileResolver) Resolve(_ context.Context, r *Request) (Resolution, error) {
+	if p.Profile == "" {
+		return Resolution{}, exitcode.Errorf(exitcode.Config, "runner %q: no cluster: no runners.yaml record resolves it and SLURMBENCH_PROFILE is not set", r.Runner)
+	}
+	file, selector := MirrorPath(r.Workspace, r.Recipe(), r.Multinode)
+	if _, err := os.Stat(file); err != nil {
+		name := "SRT_RECIPE"
+		if r.Recipe() != r.SrtRecipe {
+			name = "EVAL_SRT_RECIPE"
+		}
+		return Resolution{}, exitcode.Errorf(exitcode.Config, "%s %q is not in the recipe mirror: %v", name, r.Recipe(), err)
+	}
+	ref := file
+	if selector != "" {
+		ref += ":" + selector
+	}
+	return Resolution{Plan: func(o *launch.PlanOptions) {
+		o.Profile = p.Profile
+		o.Recipe = ref
+	}}, nil
+}
+
+// String names the resolver in messages.
+func (p ProfileResolver) String() string { return fmt.Sprintf("profile %s", p.Profile) }
