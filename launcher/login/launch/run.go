@@ -194,7 +194,7 @@ func Run(ctx context.Context, o RunOptions) error {
 			}
 			EarlyOutputs(stderr, pl, id)
 		},
-		Stage:       Stage(pl, o.Stage, o.Version),
+		Stage: Stage(pl, o.Stage, o.Version),
 	}
 	var res *runner.Result
 	var runErr error

@@ -36,12 +36,12 @@ type Request struct {
 	Runner    string // RUNNER_NAME
 	Workspace string // GITHUB_WORKSPACE: the inferencex-e2e/ root the step cd'd into
 
-	Image, Model, ModelPrefix     string // IMAGE, MODEL, MODEL_PREFIX
-	Framework, Precision          string // FRAMEWORK, PRECISION
-	SpecDecoding, ThinkingMode    string // SPEC_DECODING, THINKING_MODE
-	ResultFilename                string // RESULT_FILENAME (already bounded by the workflow)
-	ExpName, RecipeFingerprint    string // EXP_NAME, RECIPE_FINGERPRINT
-	Scenario                      string // SCENARIO_TYPE
+	Image, Model, ModelPrefix      string // IMAGE, MODEL, MODEL_PREFIX
+	Framework, Precision           string // FRAMEWORK, PRECISION
+	SpecDecoding, ThinkingMode     string // SPEC_DECODING, THINKING_MODE
+	ResultFilename                 string // RESULT_FILENAME (already bounded by the workflow)
+	ExpName, RecipeFingerprint     string // EXP_NAME, RECIPE_FINGERPRINT
+	Scenario                       string // SCENARIO_TYPE
 	KVOffloading, KVOffloadBackend string // KV_OFFLOADING, KV_OFFLOAD_BACKEND
 
 	// Multinode is IS_MULTINODE=true (only "true" counts); Agentic is

@@ -161,8 +161,8 @@ func launchOptions(o RunOptions, req *Request, res Resolution) (launch.RunOption
 		RunEval: strconv.FormatBool(req.RunEval), EvalOnly: strconv.FormatBool(req.EvalOnly), EvalConc: req.EvalConc,
 		EvalClient: "native", JobName: req.JobName(), RunID: launch.AutoRunID, Overrides: overrides, Warn: o.Stderr,
 	}
-	if !req.Multinode && len(req.ConcList) == 0 && req.Conc > 0 {
-		po.Conc = strconv.Itoa(req.Conc) // a single-node point runs CONC
+	if !req.Multinode {
+		po.Conc = strconv.Itoa(req.Conc) // a single-node point is one concurrency, CONC
 	}
 	if !req.Agentic && req.ISL > 0 && req.OSL > 0 {
 		isl, osl := req.ISL, req.OSL
