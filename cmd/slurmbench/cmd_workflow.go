@@ -27,6 +27,7 @@ func workflowRun(c *cli.Context) (bool, error) {
 	return true, workflow.Run(c.Context, workflow.RunOptions{
 		IO: ioOf(c), Env: env, Resolver: workflow.DefaultResolver(c.String("profile")),
 		Follow: followFlags(c), BinaryDir: c.String("binary-dir"), NoPreflight: c.Bool("no-preflight"), Drive: driveHere,
+		RunID: c.String("run-id"),
 	})
 }
 

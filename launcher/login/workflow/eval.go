@@ -58,9 +58,7 @@ func PassthroughNames(env Env) []string {
 }
 
 // EvalOverrides are the --set edits that make the job's eval InferenceX's
-// (submit.py's eval_args): post_eval.command and post_eval.passthrough_env,
-// given on every launch as the launcher gives them; the recipe's
-// post_eval runs only when RUN_EVAL or EVAL_ONLY asks for an eval.
+// (submit.py's eval_args): post_eval.command and post_eval.passthrough_env.
 func EvalOverrides(env Env, command []string) ([]recipe.Override, error) {
 	cmd, err := json.Marshal(command)
 	if err != nil {

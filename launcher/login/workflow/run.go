@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe"
 	"github.com/slurmbench/slurmbench/launcher/login/launch"
 	"github.com/slurmbench/slurmbench/launcher/login/report"
 	"github.com/slurmbench/slurmbench/launcher/login/runner"
@@ -36,6 +37,9 @@ type RunOptions struct {
 	Launch func(ctx context.Context, o launch.RunOptions) error
 	// Now is the clock of job_event.json (nil: time.Now).
 	Now func() time.Time
+	// RunID names the run directory ("" : a fresh unique one); a re-run
+	// with the same one adopts the job the first submitted.
+	RunID string
 }
 
 // SrtSlurmStamp is the file InferenceX's launcher leaves naming the
@@ -148,13 +152,18 @@ func Run(ctx context.Context, o RunOptions) (err error) {
 // runs, staging into the workspace as the launcher stages (replacing what
 // an earlier run left there).
 func launchOptions(o RunOptions, req *Request, res Resolution) (launch.RunOptions, error) {
-	command := MultinodeEvalCommand
-	if !req.Multinode {
-		command = SingleNodeEvalCommand
-	}
-	overrides, err := EvalOverrides(req.Env, command)
-	if err != nil {
-		return launch.RunOptions{}, exitcode.With(exitcode.Config, err)
+	// InferenceX sets the eval on every submission; srtctl runs it only
+	// when RUN_EVAL or EVAL_ONLY asks, so it is set here only then.
+	var overrides []recipe.Override
+	if req.RunEval || req.EvalOnly {
+		command := MultinodeEvalCommand
+		if !req.Multinode {
+			command = SingleNodeEvalCommand
+		}
+		var err error
+		if overrides, err = EvalOverrides(req.Env, command); err != nil {
+			return launch.RunOptions{}, exitcode.With(exitcode.Config, err)
+		}
 	}
 	po := launch.PlanOptions{
 		Conc: joinInts(req.ConcList), EnvConc: req.Env.get("CONC"), Image: req.Image, Workspace: req.Workspace,
@@ -163,6 +172,9 @@ func launchOptions(o RunOptions, req *Request, res Resolution) (launch.RunOption
 	}
 	if !req.Multinode {
 		po.Conc = strconv.Itoa(req.Conc) // a single-node point is one concurrency, CONC
+	}
+	if o.RunID != "" {
+		po.RunID = o.RunID
 	}
 	if !req.Agentic && req.ISL > 0 && req.OSL > 0 {
 		isl, osl := req.ISL, req.OSL

@@ -189,13 +189,16 @@ func TestRun(t *testing.T) {
 			launch: &fakeLaunch{plan: &plan.Plan{}, err: healthErr,
 				res: &runner.Result{JobID: 4242, Outcome: rundir.Outcome{Phase: rundir.PhaseHealth, Class: "health_timeout", Message: "prefill_0 never healthy", Log: "/x/logs/prefill_0.log"}}},
 			wantCode: exitcode.Health,
-			check: func(t *testing.T, ws string, ev map[string]any, _ *fakeLaunch, ghEnv string) {
+			check: func(t *testing.T, ws string, ev map[string]any, f *fakeLaunch, ghEnv string) {
 				e := ev["error"].(map[string]any)
 				if e["stage"] != "health" || e["type"] != "health_timeout" || e["message"] != "prefill_0 never healthy" || e["exit_code"] != 6.0 || e["evidence"] != "/x/logs/prefill_0.log" || e["retriable"] != false {
 					t.Errorf("error %v", e)
 				}
 				if ghEnv != "POWER_EXPECTED_CPU_SOURCE=\n" {
 					t.Errorf("GITHUB_ENV %q", ghEnv)
+				}
+				if len(f.got.Plan.Overrides) != 0 {
+					t.Errorf("no eval asked, overrides %v", f.got.Plan.Overrides)
 				}
 				if _, err := os.Stat(filepath.Join(ws, PowerProducerStamp)); err == nil {
 					t.Error("a power stamp without power")
@@ -204,7 +207,7 @@ func TestRun(t *testing.T) {
 		},
 		{
 			name:     "a single-node point is staged under RESULT_FILENAME.json",
-			env:      func(ws string) Env { return with(singleNodeEnv(), "GITHUB_WORKSPACE", ws) },
+			env:      func(ws string) Env { return with(singleNodeEnv(), "GITHUB_WORKSPACE", ws, "RUN_EVAL", "true") },
 			resolver: resolved("h200-dgxc", ""),
 			launch: &fakeLaunch{plan: &plan.Plan{}, res: &runner.Result{JobID: 7},
 				stage: func(ws string) {
@@ -218,7 +221,7 @@ func TestRun(t *testing.T) {
 				if ev["launch_path"] != "srt-single" || ghEnv != "" || f.got.Plan.Conc != "4" {
 					t.Errorf("launch path %v, GITHUB_ENV %q, conc %q", ev["launch_path"], ghEnv, f.got.Plan.Conc)
 				}
-				if !strings.Contains(f.got.Plan.Overrides[0].String(), "single_node/srt_eval.sh") {
+				if len(f.got.Plan.Overrides) != 2 || !strings.Contains(f.got.Plan.Overrides[0].String(), "single_node/srt_eval.sh") {
 					t.Errorf("single-node eval %v", f.got.Plan.Overrides[0])
 				}
 			},
