@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -34,7 +35,7 @@ func workflowRun(c *cli.Context) (bool, error) {
 // workflowCleanup is cleanup as the workflow's always() step runs it: the
 // runner from RUNNER_NAME (not --runner), and nothing fails the step.
 func workflowCleanup(c *cli.Context) (bool, error) {
-	if c.IsSet("runner") || os.Getenv("RUNNER_NAME") == "" {
+	if os.Getenv("RUNNER_NAME") == "" || givenOnCommandLine(c, "runner") {
 		return false, nil
 	}
 	so := slurmOptions(c)
@@ -42,4 +43,25 @@ func workflowCleanup(c *cli.Context) (bool, error) {
 		IO: ioOf(c), Runner: c.String("runner"), Timeout: durationOf(c, "timeout"), DryRun: c.Bool("dry-run"),
 		Client: func(ctx context.Context) (*slurm.Client, error) { return ops.SlurmClient(ctx, so) },
 	})
+}
+
+// argvKey holds, in the app's metadata, the command line being run.
+const argvKey = "argv"
+
+// givenOnCommandLine says whether --name (or -name) was on the command
+// line itself: urfave/cli's IsSet and LocalFlagNames also count the
+// flag's environment variable.
+func givenOnCommandLine(c *cli.Context, name string) bool {
+	argv, _ := c.App.Metadata[argvKey].([]string)
+	for _, a := range argv[min(1, len(argv)):] {
+		if a == "--" {
+			return false
+		}
+		for _, p := range []string{"--" + name, "-" + name} {
+			if a == p || strings.HasPrefix(a, p+"=") {
+				return true
+			}
+		}
+	}
+	return false
 }

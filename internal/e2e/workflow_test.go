@@ -216,11 +216,17 @@ func TestWorkflowRows(t *testing.T) {
 			r.opts.env = append(r.opts.env, "CONC_LIST=4", "RUN_EVAL=true", "EVAL_ONLY=false", "EVAL_CONC=4", "EVAL_LIMIT=3",
 				"EVAL_RESULTS_DIR="+filepath.Join(c.Root, "runs", runner+"-run", "logs", "eval_results"))
 		})
+		workspaceOnNodes(t, c, ws)
 		r.start()
 		if code := r.wait(8 * time.Minute); code != 0 {
 			t.Fatalf("exit %d\n%s", code, r.output())
 		}
 		ev := assertWorkflowFiles(t, r, ws, rf, []int{4})
+		// The job ran InferenceX's eval command, as the launcher sets it.
+		log, _ := os.ReadFile(filepath.Join(c.Root, "runs", runner+"-run", "logs", "eval.log"))
+		if !strings.Contains(string(log), "env HF_HUB_OFFLINE=0 HF_DATASETS_OFFLINE=0 TRANSFORMERS_OFFLINE=0 MODEL_PATH=/model bash /infmax-workspace/benchmarks/multi_node/srt_eval.sh http://") {
+			t.Errorf("the eval did not run srt_eval.sh as InferenceX does:\n%s", log)
+		}
 		if ev["run_eval"] != true {
 			t.Errorf("job_event run_eval %v", ev["run_eval"])
 		}
@@ -334,6 +340,25 @@ func TestWorkflowRows(t *testing.T) {
 			t.Errorf("cleanup without Slurm: exit %d\n%s", code, none.output())
 		}
 	})
+}
+
+// workspaceOnNodes makes the workspace the nodes' /infmax-workspace for
+// the test: the stand-in enroot mounts nothing (its steps run on the
+// node itself), and InferenceX's eval command names the script by its
+// path in the container. The nodes' root is the cluster's rootfs beside
+// the shared directory (testcluster/lib.sh); the link goes when the test
+// ends.
+func workspaceOnNodes(t *testing.T, c *cluster, ws string) {
+	t.Helper()
+	rootfs := filepath.Join(filepath.Dir(c.Shared), "rootfs")
+	if _, err := os.Stat(filepath.Join(rootfs, "usr", "sbin", "slurmd")); err != nil {
+		t.Skipf("no node rootfs at %s to show the workspace at /infmax-workspace: %v", rootfs, err)
+	}
+	link := filepath.Join(rootfs, "infmax-workspace")
+	if err := os.Symlink(ws, link); err != nil {
+		t.Fatalf("the nodes' /infmax-workspace: %v", err)
+	}
+	t.Cleanup(func() { _ = os.Remove(link) })
 }
 
 // aggRecipe is a one-node aggregated mock point (schema 2), the shape
