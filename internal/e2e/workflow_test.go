@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -345,16 +346,34 @@ func TestWorkflowRows(t *testing.T) {
 // workspaceOnNodes makes the workspace the nodes' /infmax-workspace for
 // the test: the stand-in enroot mounts nothing (its steps run on the
 // node itself), and InferenceX's eval command names the script by its
-// path in the container. The nodes' root is the cluster's rootfs beside
-// the shared directory (testcluster/lib.sh); the link goes when the test
-// ends.
+// path in the container. The nodes' root is found through a slurmd of
+// this cluster (/proc/PID/root: testcluster/up.sh pivots the nodes into
+// the cluster's rootfs); the link goes when the test ends.
 func workspaceOnNodes(t *testing.T, c *cluster, ws string) {
 	t.Helper()
-	rootfs := filepath.Join(filepath.Dir(c.Shared), "rootfs")
-	if _, err := os.Stat(filepath.Join(rootfs, "usr", "sbin", "slurmd")); err != nil {
-		t.Skipf("no node rootfs at %s to show the workspace at /infmax-workspace: %v", rootfs, err)
+	root := ""
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+		if err != nil || strings.TrimSpace(string(cmd)) != "slurmd" {
+			continue
+		}
+		r := filepath.Join("/proc", e.Name(), "root")
+		// This cluster's node: it sees this test binary's directory.
+		if st, err := os.Stat(filepath.Join(r, c.Root)); err == nil && st.IsDir() {
+			if target, err := os.Readlink(r); err == nil && target != "/" {
+				root = r
+				break
+			}
+		}
 	}
-	link := filepath.Join(rootfs, "infmax-workspace")
+	if root == "" {
+		t.Skipf("no slurmd of this cluster found to show the workspace at its /infmax-workspace")
+	}
+	link := filepath.Join(root, "infmax-workspace")
 	if err := os.Symlink(ws, link); err != nil {
 		t.Fatalf("the nodes' /infmax-workspace: %v", err)
 	}
