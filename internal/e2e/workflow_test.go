@@ -348,7 +348,8 @@ func TestWorkflowRows(t *testing.T) {
 // node itself), and InferenceX's eval command names the script by its
 // path in the container. The nodes' root is found through a slurmd of
 // this cluster (/proc/PID/root: testcluster/up.sh pivots the nodes into
-// the cluster's rootfs); the link goes when the test ends.
+// the cluster's rootfs in a mount namespace of their own); the link goes
+// when the test ends.
 func workspaceOnNodes(t *testing.T, c *cluster, ws string) {
 	t.Helper()
 	root := ""
@@ -361,13 +362,15 @@ func workspaceOnNodes(t *testing.T, c *cluster, ws string) {
 		if err != nil || strings.TrimSpace(string(cmd)) != "slurmd" {
 			continue
 		}
+		// A node of this cluster: in a mount namespace of its own (its
+		// root is the cluster's rootfs), seeing this test binary's
+		// directory.
+		ns, _ := os.Readlink(filepath.Join("/proc", e.Name(), "ns", "mnt"))
+		self, _ := os.Readlink("/proc/self/ns/mnt")
 		r := filepath.Join("/proc", e.Name(), "root")
-		// This cluster's node: it sees this test binary's directory.
-		if st, err := os.Stat(filepath.Join(r, c.Root)); err == nil && st.IsDir() {
-			if target, err := os.Readlink(r); err == nil && target != "/" {
-				root = r
-				break
-			}
+		if st, err := os.Stat(filepath.Join(r, c.Root)); err == nil && st.IsDir() && ns != "" && ns != self {
+			root = r
+			break
 		}
 	}
 	if root == "" {
