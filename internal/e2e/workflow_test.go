@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -292,6 +293,28 @@ func TestWorkflowRows(t *testing.T) {
 		if jobs := r.jobs(); len(jobs) != 0 {
 			t.Errorf("submitted %+v for a refused row", jobs)
 		}
+	})
+	t.Run("interrupted row", func(t *testing.T) {
+		// A slow first token keeps the point running until the signal.
+		row := wfRow{name: "sigint", multinode: true, file: "recipes/mock/sigint.yaml",
+			recipe: mockRecipe{Name: "mock-sigint", TTFT: "30s"}.V2(),
+			env:    []string{"CONC_LIST=4", "RUN_EVAL=false", "EVAL_ONLY=false"}}
+		r, ws, _ := c.wfRun(t, row, nil)
+		r.start()
+		r.waitLine(benchLine, 5*time.Minute)
+		r.signal(syscall.SIGINT)
+		if code := r.wait(3 * time.Minute); code != 130 {
+			t.Fatalf("exit %d, want 130\n%s", code, r.output())
+		}
+		ev := readJobEvent(t, ws)
+		e, _ := ev["error"].(map[string]any)
+		if ev["outcome"] != "failure" || e["exit_code"] != 130.0 || e["retriable"] != true || ev["slurm_job_id"] != r.jobID().String() {
+			t.Errorf("job_event after SIGINT: %v", ev)
+		}
+		if !fileExists(filepath.Join(ws, "multinode_server_logs.tar.gz")) {
+			t.Errorf("no logs bundle after SIGINT")
+		}
+		r.assertNoLiveJobs(time.Now().Add(time.Minute))
 	})
 	t.Run("cleanup", func(t *testing.T) {
 		runner := uniqueName("e2e-wf-cleanup")
