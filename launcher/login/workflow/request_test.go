@@ -219,6 +219,7 @@ func TestMirrorPath(t *testing.T) {
 	}{
 		{"recipes/dsv4/a.yaml:override_mtp", true, "/ws/benchmarks/multi_node/srt-slurm-recipes/dsv4/a.yaml", "override_mtp"},
 		{"dsv4/a.yaml", true, "/ws/benchmarks/multi_node/srt-slurm-recipes/dsv4/a.yaml", ""},
+		{"benchmarks/multi_node/srt-slurm-recipes/dsv4/a.yaml:base", true, "/ws/benchmarks/multi_node/srt-slurm-recipes/dsv4/a.yaml", "base"},
 		{"benchmarks/single_node/srt-slurm-recipes/x.yaml:zip_override_c[1]", false, "/ws/benchmarks/single_node/srt-slurm-recipes/x.yaml", "zip_override_c[1]"},
 	}
 	for _, tt := range tests {

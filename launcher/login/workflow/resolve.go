@@ -38,18 +38,20 @@ type ResolverFunc func(ctx context.Context, r *Request) (Resolution, error)
 // Resolve calls f.
 func (f ResolverFunc) Resolve(ctx context.Context, r *Request) (Resolution, error) { return f(ctx, r) }
 
-// Recipe mirrors under the workspace (inferencex-e2e/): a multi-node
-// SRT_RECIPE is relative to the multi-node mirror, "recipes/" standing
-// for it (drivers/srt/recipe.py, stored id 70910930115,
-// recipe_mirror_path); a single-node one is relative to the workspace
-// (submit.py@43c3fcfc, bind_point).
+// Recipe mirrors under the workspace (inferencex-e2e/). Today's generator
+// writes a row's srt-recipe from the project root, mirror included
+// (infx/matrix/validation.py's srt_recipe_path: the lane's mirror, the
+// entry's srt-recipe-dir, the file); the multi-node launcher of an earlier
+// week took it relative to the multi-node mirror, "recipes/" standing for
+// it (drivers/srt/recipe.py, stored id 70910930115, recipe_mirror_path).
+// Both spellings resolve.
 const MultinodeRecipes = "benchmarks/multi_node/srt-slurm-recipes"
 
 // MirrorPath is the file SRT_RECIPE (or EVAL_SRT_RECIPE) names, and its
 // selector ("" when none): <file>[:<selector>].
 func MirrorPath(workspace, srtRecipe string, multinode bool) (file, selector string) {
 	file, selector, _ = strings.Cut(srtRecipe, ":")
-	if multinode {
+	if multinode && !strings.HasPrefix(file, "benchmarks/") {
 		return filepath.Join(workspace, MultinodeRecipes, strings.TrimPrefix(file, "recipes/")), selector
 	}
 	return filepath.Join(workspace, file), selector
