@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,39 +14,63 @@ import (
 	"testing"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/slurmbench/slurmbench/internal/clustertest"
+	"github.com/slurmbench/slurmbench/launcher/inputs/master"
+	"github.com/slurmbench/slurmbench/launcher/inputs/master/fingerprint"
 	"github.com/slurmbench/slurmbench/launcher/login/workflow"
 	"github.com/slurmbench/slurmbench/results"
 	"github.com/slurmbench/slurmbench/slurm"
 )
 
-// wfRow is one row of the master config written for the test cluster,
-// as benchmark-multinode-tmpl.yml (or the single-node template) hands it
-// to the launch step: its environment, nothing on the command line.
+// wfRow is one row of the master config written for the test cluster
+// (testdata/workflow/master.yaml), as the workflow dispatches it: the
+// generator's point for key (its eval-only job when evalOnly), and the
+// recipe file its srt-recipe names.
 type wfRow struct {
-	name      string
-	recipe    string // the recipe file's text
-	file      string // its path under the workspace's mirror
-	multinode bool
-	env       []string // the row's own variables
+	name     string
+	key      string
+	evalOnly bool
+	recipes  map[string]string // recipe files by their path from the project root
+	env      []string          // what the test changes (a bad row, a test-only knob)
 }
 
 // wfWorkspace is the workflow's inferencex-e2e/ checkout on the shared
-// filesystem (the job mounts it at /infmax-workspace): the recipe
-// mirrors and benchmarks/multi_node/srt_eval.sh.
-func wfWorkspace(t *testing.T, c *cluster, runner string) string {
+// filesystem (the job mounts it at /infmax-workspace): configs/ with the
+// runners.yaml record of the test cluster and the master config, the
+// recipe mirrors, and benchmarks/multi_node/srt_eval.sh.
+func wfWorkspace(t *testing.T, c *cluster, runner string, recipes map[string]string) string {
 	t.Helper()
 	ws := filepath.Join(c.Root, "workspaces", runner)
-	script := filepath.Join(ws, "benchmarks", "multi_node", "srt_eval.sh")
 	src, err := os.ReadFile(filepath.Join(c.repo, "testdata", "post-eval", "srt-eval-mock.sh"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Dir(script), 0o777); err != nil {
+	tmpl, err := os.ReadFile(filepath.Join(c.repo, "testdata", "workflow", "runners.yaml"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(script, src, 0o755); err != nil {
+	runners := strings.NewReplacer("@RUNNERS@", "    - "+runner, "@PARTITION@", c.Cluster.Partition,
+		"@MODELS@", filepath.Join(c.Root, "models"), "@SQUASH@", filepath.Join(c.Root, "squash")).Replace(string(tmpl))
+	masterDoc, err := os.ReadFile(filepath.Join(c.repo, "testdata", "workflow", "master.yaml"))
+	if err != nil {
 		t.Fatal(err)
+	}
+	files := map[string]string{
+		"benchmarks/multi_node/srt_eval.sh": string(src),
+		"configs/runners.yaml":              runners,
+		"configs/master.yaml":               string(masterDoc),
+	}
+	maps.Copy(files, recipes)
+	for rel, body := range files {
+		path := filepath.Join(ws, rel)
+		if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, d := range []string{ws, filepath.Join(ws, "benchmarks")} {
 		_ = os.Chmod(d, 0o777)
@@ -57,58 +83,176 @@ func wfWorkspace(t *testing.T, c *cluster, runner string) string {
 	return ws
 }
 
-// wfEnv is the workflow's environment for a row: the template's job
-// env, the launch step's exports, and GitHub's own variables.
-func wfEnv(dir, ws, runner, resultFilename string, row wfRow) []string {
+// wfPoint is the generator's point for the row, expanded from the master
+// config with the runners.yaml facts, its recipe fingerprint read from
+// the workspace's recipes (infx.matrix's generate).
+func wfPoint(t *testing.T, ws string, row wfRow) master.MatrixPoint {
+	t.Helper()
+	rdata, err := os.ReadFile(filepath.Join(ws, "configs", "runners.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	facts, err := master.ReadRunnerFacts("runners.yaml", rdata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mdata, err := os.ReadFile(filepath.Join(ws, "configs", "master.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts, err := master.ExpandWith(filepath.Join(ws, "configs", "master.yaml"), mdata, master.ExpandOptions{Runners: facts, Root: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pts {
+		if p.Key != row.key || p.EvalOnly != row.evalOnly {
+			continue
+		}
+		if p.Refusal != "" {
+			t.Fatalf("%s: %s", p.Key, p.Refusal)
+		}
+		// The generator fingerprints benchmark rows with their concrete
+		// recipe (these are whole recipes, composed as they are).
+		if !p.EvalOnly && p.Row["recipe-fingerprint"] == nil {
+			file, _, _ := strings.Cut(p.SrtRecipe, ":")
+			b, err := os.ReadFile(filepath.Join(ws, file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc yaml.Node
+			if err := yaml.Unmarshal(b, &doc); err != nil {
+				t.Fatal(err)
+			}
+			fp, err := fingerprint.Recipe(p.Row, &doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Row["recipe-fingerprint"] = fp
+		}
+		return p
+	}
+	t.Fatalf("no point %s (eval-only %v) in the master config", row.key, row.evalOnly)
+	return master.MatrixPoint{}
+}
+
+// wfEnv is the launch step's environment for point p, as
+// benchmark-multinode-tmpl.yml builds it from the matrix row (its job
+// env, the step's exports: RESULT_FILENAME from RESULT_FILENAME_BASE and
+// the recipe fingerprint as result_filename.py bounds it, EVAL_CONC
+// defaulting to max(CONC_LIST), the additional-settings) and GitHub's own
+// variables; a single-node point's as request.py's SingleNodeRequest
+// reads it.
+func wfEnv(t *testing.T, dir, ws, runner string, p master.MatrixPoint) []string {
+	t.Helper()
+	str := func(v any) string {
+		if v == nil {
+			return ""
+		}
+		return fmt.Sprint(v)
+	}
+	side := func(m map[string]any, k string) string { return str(m[k]) }
+	r := p.Row
+	concs := make([]string, len(p.Conc))
+	for i, c := range p.Conc {
+		concs[i] = itoa(c)
+	}
+	evalConc := str(r["eval-conc"])
+	if evalConc == "" && len(p.Conc) > 0 {
+		evalConc = itoa(slices.Max(p.Conc))
+	}
+	boolStr := func(b bool) string { return strconv.FormatBool(b) }
+	requirePower := "0"
+	if p.RequirePower {
+		requirePower = "1"
+	}
 	env := []string{
 		"GITHUB_ACTIONS=true", "GITHUB_WORKSPACE=" + ws,
 		"GITHUB_ENV=" + filepath.Join(dir, "github-env"),
 		"GITHUB_OUTPUT=" + filepath.Join(dir, "github-output"),
 		"GITHUB_STEP_SUMMARY=" + filepath.Join(dir, "step-summary.md"),
-		"GITHUB_RUN_ID=1796000001", "GITHUB_RUN_ATTEMPT=1",
-		"RUNNER_NAME=" + runner, "RESULT_FILENAME=" + resultFilename,
-		"EXP_NAME=mock_64_16", "RECIPE_FINGERPRINT=0123456789abcdef",
-		"IMAGE=mock-image", "MODEL=mock", "MODEL_PREFIX=mock", "FRAMEWORK=dynamo-mock", "PRECISION=fp8",
-		"SPEC_DECODING=none", "IS_AGENTIC=0", "SCENARIO_TYPE=fixed-seq-len", "THINKING_MODE=thinking_on",
-		"ISL=64", "OSL=16", "RANDOM_RANGE_RATIO=0.8", "REQUIRE_POWER=0",
-		"SRT_RECIPE=" + row.file,
+		"GITHUB_RUN_ID=1796000001", "GITHUB_RUN_ATTEMPT=1", "RUNNER_NAME=" + runner, "RUNNER_TYPE=" + p.Runner,
+		"EXP_NAME=" + p.ExpName, "RECIPE_FINGERPRINT=" + str(r["recipe-fingerprint"]), "IMAGE=" + p.Image,
+		"THINKING_MODE=thinking_on", "MODEL_PREFIX=" + p.ModelPrefix, "MODEL=" + p.Model, "FRAMEWORK=" + p.Framework,
+		"PRECISION=" + p.Precision, "ISL=" + itoa(p.ISL), "OSL=" + itoa(p.OSL), "MAX_MODEL_LEN=" + itoa(p.MaxModelLen),
+		"CONC_LIST=" + strings.Join(concs, " "), "SPEC_DECODING=" + p.SpecDecoding, "DISAGG=" + boolStr(p.Disagg),
+		"RUN_EVAL=" + boolStr(p.RunEval), "EVAL_ONLY=" + boolStr(p.EvalOnly), "EVAL_FRAMEWORK=" + p.EvalFramework,
+		"EVAL_CONC=" + evalConc, "REQUIRE_POWER=" + requirePower, "SCENARIO_TYPE=fixed-seq-len", "IS_AGENTIC=0",
+		"RANDOM_RANGE_RATIO=0.8", "KV_P2P_TRANSFER=" + str(r["kv-p2p-transfer"]),
+		"SRT_RECIPE=" + p.SrtRecipe, "EVAL_SRT_RECIPE=" + p.EvalSrtRecipe,
 	}
-	if row.multinode {
-		env = append(env, "IS_MULTINODE=true", "DISAGG=true",
-			"PREFILL_NUM_WORKERS=2", "PREFILL_TP=4", "PREFILL_EP=1", "PREFILL_DP_ATTN=false",
-			"PREFILL_PP_SIZE=1", "PREFILL_DCP_SIZE=1", "PREFILL_PCP_SIZE=1",
-			"DECODE_NUM_WORKERS=1", "DECODE_TP=4", "DECODE_EP=1", "DECODE_DP_ATTN=false",
-			"DECODE_PP_SIZE=1", "DECODE_DCP_SIZE=1", "DECODE_PCP_SIZE=1")
+	var base string
+	if p.Multinode {
+		pre, dec := p.Prefill, p.Decode
+		topo := func(name string, m map[string]any) string {
+			return fmt.Sprintf("%s-tp%s-pp%s-dcp%s-pcp%s-ep%s-dp%s-nw%s", name, side(m, "tp"), side(m, "pp"), side(m, "dcp-size"),
+				side(m, "pcp-size"), side(m, "ep"), side(m, "dp-attn"), side(m, "num-worker"))
+		}
+		base = fmt.Sprintf("%s_%s_%s_%s_%s_disagg-%v_spec-%s_conc%s_%s", p.ExpName, p.Precision, p.Framework,
+			topo("prefill", pre), topo("decode", dec), p.Disagg, p.SpecDecoding, strings.Join(concs, "x"), runner)
+		env = append(env, "IS_MULTINODE=true")
+		for _, s := range []struct {
+			prefix string
+			m      map[string]any
+		}{{"PREFILL", pre}, {"DECODE", dec}} {
+			env = append(env, s.prefix+"_NUM_WORKERS="+side(s.m, "num-worker"), s.prefix+"_TP="+side(s.m, "tp"),
+				s.prefix+"_PP_SIZE="+side(s.m, "pp"), s.prefix+"_DCP_SIZE="+side(s.m, "dcp-size"),
+				s.prefix+"_PCP_SIZE="+side(s.m, "pcp-size"), s.prefix+"_EP="+side(s.m, "ep"), s.prefix+"_DP_ATTN="+side(s.m, "dp-attn"))
+			settings, _ := s.m["additional-settings"].([]any)
+			for _, kv := range settings {
+				env = append(env, str(kv))
+			}
+		}
 	} else {
-		env = append(env, "TP=4", "PP_SIZE=1", "DCP_SIZE=1", "PCP_SIZE=1", "EP_SIZE=1", "DP_ATTENTION=false",
-			"GPU_COUNT=4", "GPU_MONITOR_INTERVAL=1", "HF_HUB_CACHE=/tmp", "SALLOC_TIME_LIMIT=20")
+		tp, pp, pcp := intOfAny(r["tp"]), intOfAny(r["pp"]), intOfAny(r["pcp-size"])
+		base = fmt.Sprintf("%s_%s_%s_tp%d-ep%s-dpa%s_conc%s_%s", p.ExpName, p.Precision, p.Framework, tp, str(r["ep"]), str(r["dp-attn"]), concs[0], runner)
+		env = append(env, "TP="+itoa(tp), "PP_SIZE="+itoa(pp), "DCP_SIZE="+str(r["dcp-size"]), "PCP_SIZE="+itoa(pcp),
+			"EP_SIZE="+str(r["ep"]), "DP_ATTENTION="+str(r["dp-attn"]), "GPU_COUNT="+itoa(tp*pp*pcp), "CONC="+concs[0],
+			"GPU_MONITOR_INTERVAL=1", "HF_HUB_CACHE=/tmp", "SALLOC_TIME_LIMIT=20")
 	}
-	// The row's own values win, as the step's later exports do.
-	for _, kv := range row.env {
-		name, _, _ := strings.Cut(kv, "=")
-		env = slices.DeleteFunc(env, func(e string) bool { return strings.HasPrefix(e, name+"=") })
-		env = append(env, kv)
+	rf, err := results.ResultStem(base, str(r["recipe-fingerprint"]))
+	if err != nil {
+		t.Fatal(err)
 	}
-	return env
+	return append(env, "RESULT_FILENAME_BASE="+base, "RESULT_FILENAME="+rf)
+}
+
+func intOfAny(v any) int {
+	switch n := v.(type) {
+	case int:
+		return n
+	case int64:
+		return int(n)
+	case float64:
+		return int(n)
+	}
+	return 0
+}
+
+// envValue is name's value in env (the last one set).
+func envValue(env []string, name string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == name {
+			v = val
+		}
+	}
+	return v
 }
 
 // wfRun prepares one row as the workflow's launch step runs it:
-// `slurmbench run` with no flag, the profile of the test cluster in
-// SLURMBENCH_PROFILE (where runners.yaml has no record for it).
+// `slurmbench run` with no flag, the environment derived from the master
+// config's point, and the profile of the test cluster in
+// SLURMBENCH_PROFILE. It returns the run, the workspace and the row's
+// RESULT_FILENAME.
 func (c *cluster) wfRun(t *testing.T, row wfRow, mutate func(r *run)) (*run, string, string) {
 	t.Helper()
 	runner := uniqueName("e2e-wf-" + row.name)
-	ws := wfWorkspace(t, c, runner)
-	path, _ := workflow.MirrorPath(ws, row.file, row.multinode)
-	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(row.recipe), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	rf := "mock_64_16_fp8_dynamo-mock_" + row.name + "_" + runner
-	r := c.prepare(t, runOpts{name: workflow.JobNamePrefix + runner, recipe: row.recipe, stage: "-"})
-	r.opts.env = append(wfEnv(r.dir, ws, runner, rf, row), "SLURMBENCH_PROFILE="+r.profile)
+	ws := wfWorkspace(t, c, runner, row.recipes)
+	p := wfPoint(t, ws, row)
+	r := c.prepare(t, runOpts{name: workflow.JobNamePrefix + runner, recipe: "", stage: "-"})
+	env := wfEnv(t, r.dir, ws, runner, p)
+	rf := envValue(env, "RESULT_FILENAME")
+	r.opts.env = append(append(env, "SLURMBENCH_PROFILE="+r.profile), row.env...)
 	if mutate != nil {
 		mutate(r)
 	}
@@ -134,13 +278,14 @@ func readJobEvent(t *testing.T, ws string) map[string]any {
 }
 
 // assertWorkflowFiles checks what every later step of the workflow reads
-// after a successful multi-node row: the results under point_filename's
-// names, LOGS/, the logs bundle, the stamps, job_event.json.
-func assertWorkflowFiles(t *testing.T, r *run, ws, rf string, concs []int) map[string]any {
+// after a successful multi-node benchmark row: the results under
+// point_filename's names, LOGS/, the logs bundle, the stamps,
+// job_event.json, one job named inferencex-<runner>.
+func assertWorkflowFiles(t *testing.T, r *run, ws, rf, config string, concs []int) map[string]any {
 	t.Helper()
 	var want []string
 	for _, c := range concs {
-		name, err := results.PointFilename(rf, "sa-bench_isl_64_osl_16", itoa(c), "12", "8", "4")
+		name, err := results.PointFilename(rf, config, itoa(c), "12", "8", "4")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,33 +312,43 @@ func assertWorkflowFiles(t *testing.T, r *run, ws, rf string, concs []int) map[s
 			t.Errorf("job_event artifacts %v lack %s", arts, w)
 		}
 	}
-	jobs := r.jobs()
-	if len(jobs) != 1 {
+	if jobs := r.jobs(); len(jobs) != 1 {
 		t.Errorf("jobs named %s: %+v, want one", r.opts.name, jobs)
 	}
 	return ev
 }
 
+// The recipes the test master config's rows name, as schema-2 recipes of
+// the mock engine (2P1D on three 4-GPU nodes; one aggregated node).
+var (
+	powerRecipes = map[string]string{"benchmarks/multi_node/srt-slurm-recipes/mock/power/disagg-2p1d.yaml": mockRecipe{Name: "mock-power", ISL: 8192, OSL: 1024, Conc: "4"}.V2() + telemetryBlock}
+	evalRecipes  = map[string]string{"benchmarks/multi_node/srt-slurm-recipes/mock/8k1k/disagg-2p1d.yaml": mockRecipe{Name: "mock-8k1k", ISL: 8192, OSL: 1024, Conc: "16"}.V2()}
+	aggRecipes   = map[string]string{"benchmarks/single_node/srt-slurm-recipes/mock/agg/agg.yaml": aggRecipe("mock-single")}
+)
+
 // TestWorkflowRows runs rows of a master config written for the test
-// cluster, driven only by the workflow's environment: a power row, an
-// eval row and a single-node row, each staged as the workflow's later
-// steps expect; a row with a bad environment is refused naming the
-// variable and still leaves job_event.json; the cleanup step cancels the
-// runner's jobs under both names and never fails.
+// cluster (testdata/workflow: its runners.yaml record and master config),
+// each driven only by the environment the workflow builds from the
+// generator's row: a power row, the eval job the generator adds to an 8k1k
+// row, and a single-node row, each staged as the workflow's later steps
+// expect; a row with a bad environment is refused naming the variables
+// and an interrupted one still leaves job_event.json; the cleanup step
+// cancels the runner's jobs under both names and never fails.
 func TestWorkflowRows(t *testing.T) {
 	c := setup(t)
 	t.Run("power row", func(t *testing.T) {
-		row := wfRow{name: "power", multinode: true, file: "recipes/mock/power/disagg-2p1d.yaml",
-			recipe: mockRecipe{Name: "mock-power", Conc: "4"}.V2() + telemetryBlock,
-			env:    []string{"CONC_LIST=4 8", "RUN_EVAL=false", "EVAL_ONLY=false", "REQUIRE_POWER=1"}}
+		row := wfRow{name: "power", key: "mock-power", recipes: powerRecipes}
 		r, ws, rf := c.wfRun(t, row, func(r *run) { appendProfile(t, r.profile, "\n[telemetry]\nmock_watts = 350\n") })
+		if envValue(r.opts.env, "REQUIRE_POWER") != "1" || envValue(r.opts.env, "RECIPE_FINGERPRINT") == "" {
+			t.Fatalf("the row's environment: REQUIRE_POWER %q, RECIPE_FINGERPRINT %q", envValue(r.opts.env, "REQUIRE_POWER"), envValue(r.opts.env, "RECIPE_FINGERPRINT"))
+		}
 		r.start()
 		if code := r.wait(8 * time.Minute); code != 0 {
 			t.Fatalf("exit %d\n%s", code, r.output())
 		}
-		ev := assertWorkflowFiles(t, r, ws, rf, []int{4, 8})
-		if p, _ := ev["power"].(map[string]any); p == nil || p["dcgm"] != true {
-			t.Errorf("job_event power %v", ev["power"])
+		ev := assertWorkflowFiles(t, r, ws, rf, "sa-bench_isl_8192_osl_1024", []int{4, 8})
+		if p, _ := ev["power"].(map[string]any); p == nil || p["dcgm"] != true || ev["recipe_fingerprint"] == nil {
+			t.Errorf("job_event power %v, fingerprint %v", ev["power"], ev["recipe_fingerprint"])
 		}
 		for _, f := range []string{workflow.PowerProducerStamp, filepath.Join("LOGS", "power", "manifest.json"), filepath.Join("LOGS", "power", workflow.PowerProducerStamp)} {
 			if !fileExists(filepath.Join(ws, f)) {
@@ -205,9 +360,8 @@ func TestWorkflowRows(t *testing.T) {
 		}
 	})
 	t.Run("eval row", func(t *testing.T) {
+		row := wfRow{name: "eval", key: "mock-8k1k", evalOnly: true, recipes: evalRecipes}
 		var runner string
-		row := wfRow{name: "eval", multinode: true, file: "recipes/mock/eval/disagg-2p1d.yaml",
-			recipe: mockRecipe{Name: "mock-eval", Conc: "4"}.V2()}
 		r, ws, rf := c.wfRun(t, row, func(r *run) {
 			runner = strings.TrimPrefix(r.opts.name, workflow.JobNamePrefix)
 			// The stand-in enroot cannot mount /logs: the stand-in
@@ -215,24 +369,23 @@ func TestWorkflowRows(t *testing.T) {
 			// passthrough carries every EVAL_* name), so the run
 			// directory is named (--run-id, the one flag here).
 			r.opts.args = []string{"--run-id", runner + "-run"}
-			r.opts.env = append(r.opts.env, "CONC_LIST=4", "RUN_EVAL=true", "EVAL_ONLY=false", "EVAL_CONC=4", "EVAL_LIMIT=3",
-				"EVAL_RESULTS_DIR="+filepath.Join(c.Root, "runs", runner+"-run", "logs", "eval_results"))
+			r.opts.env = append(r.opts.env, "EVAL_LIMIT=3", "EVAL_RESULTS_DIR="+filepath.Join(c.Root, "runs", runner+"-run", "logs", "eval_results"))
 		})
+		if envValue(r.opts.env, "EVAL_ONLY") != "true" || envValue(r.opts.env, "EVAL_CONC") != "16" {
+			t.Fatalf("the generator's eval job: EVAL_ONLY %q EVAL_CONC %q", envValue(r.opts.env, "EVAL_ONLY"), envValue(r.opts.env, "EVAL_CONC"))
+		}
 		workspaceOnNodes(t, c, ws)
 		r.start()
 		if code := r.wait(8 * time.Minute); code != 0 {
 			t.Fatalf("exit %d\n%s", code, r.output())
 		}
-		ev := assertWorkflowFiles(t, r, ws, rf, []int{4})
 		// The job ran InferenceX's eval command, as the launcher sets it.
 		log, _ := os.ReadFile(filepath.Join(c.Root, "runs", runner+"-run", "logs", "eval.log"))
 		if !strings.Contains(string(log), "env HF_HUB_OFFLINE=0 HF_DATASETS_OFFLINE=0 TRANSFORMERS_OFFLINE=0 MODEL_PATH=/model bash /infmax-workspace/benchmarks/multi_node/srt_eval.sh http://") {
 			t.Errorf("the eval did not run srt_eval.sh as InferenceX does:\n%s", log)
 		}
-		if ev["run_eval"] != true {
-			t.Errorf("job_event run_eval %v", ev["run_eval"])
-		}
-		if m, _ := filepath.Glob(filepath.Join(ws, "results_*.json")); len(m) != 1 {
+		// Eval-only: results*.json and meta_env.json, no benchmark result.
+		if m, _ := filepath.Glob(filepath.Join(ws, "results*.json")); len(m) != 1 {
 			t.Errorf("eval results staged: %v", m)
 		}
 		b, err := os.ReadFile(filepath.Join(ws, "meta_env.json"))
@@ -241,16 +394,22 @@ func TestWorkflowRows(t *testing.T) {
 		}
 		var meta map[string]string
 		_ = json.Unmarshal(b, &meta)
-		if meta["eval_conc"] != "4" || meta["workspace"] != "/infmax-workspace" {
+		if meta["eval_conc"] != "16" || meta["workspace"] != "/infmax-workspace" {
 			t.Errorf("the eval ran as %s", b)
 		}
-		if _, err := os.Stat(filepath.Join(ws, workflow.PowerProducerStamp)); err == nil {
+		if got := stagedResults(t, ws); len(got) != 0 {
+			t.Errorf("an eval-only job staged benchmark results %v (RESULT_FILENAME %s)", got, rf)
+		}
+		ev := readJobEvent(t, ws)
+		if ev["outcome"] != "success" || ev["eval_only"] != true || ev["run_eval"] != true || ev["slurm_job_id"] != r.jobID().String() {
+			t.Errorf("job_event %v", ev)
+		}
+		if fileExists(filepath.Join(ws, workflow.PowerProducerStamp)) {
 			t.Error("a power stamp on a row without power")
 		}
 	})
 	t.Run("single-node row", func(t *testing.T) {
-		row := wfRow{name: "single", file: "benchmarks/single_node/srt-slurm-recipes/mock/agg.yaml", recipe: aggRecipe("mock-single"),
-			env: []string{"CONC=4", "RUN_EVAL=false", "EVAL_ONLY=false"}}
+		row := wfRow{name: "single", key: "mock-single", recipes: aggRecipes}
 		r, ws, rf := c.wfRun(t, row, nil)
 		r.start()
 		if code := r.wait(8 * time.Minute); code != 0 {
@@ -274,8 +433,7 @@ func TestWorkflowRows(t *testing.T) {
 		}
 	})
 	t.Run("bad environment", func(t *testing.T) {
-		row := wfRow{name: "bad", multinode: true, file: "recipes/mock/bad.yaml", recipe: mockRecipe{Name: "mock-bad"}.V2(),
-			env: []string{"CONC_LIST=4 4", "IMAGE=", "RUN_EVAL=false", "EVAL_ONLY=false"}}
+		row := wfRow{name: "bad", key: "mock-power", recipes: powerRecipes, env: []string{"CONC_LIST=4 4", "IMAGE="}}
 		r, ws, _ := c.wfRun(t, row, nil)
 		r.start()
 		if code := r.wait(time.Minute); code != 2 {
@@ -296,9 +454,8 @@ func TestWorkflowRows(t *testing.T) {
 	})
 	t.Run("interrupted row", func(t *testing.T) {
 		// A slow first token keeps the point running until the signal.
-		row := wfRow{name: "sigint", multinode: true, file: "recipes/mock/sigint.yaml",
-			recipe: mockRecipe{Name: "mock-sigint", TTFT: "30s"}.V2(),
-			env:    []string{"CONC_LIST=4", "RUN_EVAL=false", "EVAL_ONLY=false"}}
+		slow := map[string]string{"benchmarks/multi_node/srt-slurm-recipes/mock/power/disagg-2p1d.yaml": mockRecipe{Name: "mock-sigint", ISL: 8192, OSL: 1024, TTFT: "30s"}.V2()}
+		row := wfRow{name: "sigint", key: "mock-power", recipes: slow, env: []string{"CONC_LIST=4"}}
 		r, ws, _ := c.wfRun(t, row, nil)
 		r.start()
 		r.waitLine(benchLine, 5*time.Minute)
