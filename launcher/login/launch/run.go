@@ -75,8 +75,9 @@ type RunOptions struct {
 
 // RunHooks observe a run; nil ones are skipped.
 type RunHooks struct {
-	// Planned: the plan, once it and the run's inputs are checked.
-	Planned func(pl *plan.Plan)
+	// Planned: the plan and the profile it was made with, once both and
+	// the run's inputs are checked.
+	Planned func(pl *plan.Plan, prof *profile.Profile)
 	// Submitted: the job's id, the moment it is known.
 	Submitted func(id slurm.JobID)
 	// Phase: the driver reached phase.
@@ -130,7 +131,7 @@ func Run(ctx context.Context, o RunOptions) error {
 		return err
 	}
 	if o.Hooks.Planned != nil {
-		o.Hooks.Planned(pl)
+		o.Hooks.Planned(pl, prof)
 	}
 	bin, err := JobBinary(stderr, prof, o.BinaryDir)
 	if err != nil {

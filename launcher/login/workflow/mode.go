@@ -1,11 +1,5 @@
 package workflow
 
-import (
-	"context"
-	"fmt"
-
-	"github.com/slurmbench/slurmbench/internal/exitcode"
-)
 
 // RunMode says whether `slurmbench run` runs in the workflow's mode: when
 // nothing on the command line names a recipe (--recipe, --config-file or
@@ -16,15 +10,7 @@ func RunMode(fromEnv, namesRecipe bool, env Env) bool {
 	return fromEnv || !namesRecipe && env.get("RUNNER_NAME") != ""
 }
 
-// DefaultResolver is the resolver of the workflow's mode: an operator's
-// TOML profile (--profile, SLURMBENCH_PROFILE) stands for the runner's
-// cluster when given.
-func DefaultResolver(profile string) Resolver {
-	if profile != "" {
-		return ProfileResolver{Profile: profile}
-	}
-	return ResolverFunc(func(_ context.Context, r *Request) (Resolution, error) {
-		return Resolution{}, exitcode.With(exitcode.Config, fmt.Errorf(
-			"runner %q: no cluster: give its profile with --profile or SLURMBENCH_PROFILE", r.Runner))
-	})
-}
+// DefaultResolver is the resolver of the workflow's mode: the runner's
+// runners.yaml record, or the operator's TOML profile when given
+// (--profile, SLURMBENCH_PROFILE), which may extend it.
+func DefaultResolver(profile string) Resolver { return Runners{Profile: profile} }

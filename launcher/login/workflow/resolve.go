@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,35 +56,35 @@ func MirrorPath(workspace, srtRecipe string, multinode bool) (file, selector str
 	return filepath.Join(workspace, file), selector
 }
 
-// ProfileResolver plans with an operator's TOML profile (SLURMBENCH_PROFILE)
-// and the row's recipe file as the mirror holds it. It is the resolver
-// for a cluster that has no runners.yaml record.
-type ProfileResolver struct {
+// Runners is the resolver of the workflow's mode: the runner's cluster is
+// the record of InferenceX's configs/runners.yaml under the workspace that
+// its cluster: (and partition:) labels pick for RUNNER_NAME, or an
+// operator's TOML profile (Profile, from --profile or SLURMBENCH_PROFILE),
+// which may extend that record with what it lacks (a slurmrestd URL, a
+// token) — login/launch's LoadProfileFrom, when the plan is made. The
+// row's recipe is the file SRT_RECIPE names in the workspace.
+type Runners struct {
 	Profile string
 }
 
-// Resolve checks that the profile and the recipe exist and names them.
-func (p ProfileResolver) Resolve(_ context.Context, r *Request) (Resolution, error) {
-	if p.Profile == "" {
-		return Resolution{}, exitcode.Errorf(exitcode.Config, "runner %q: no cluster: no runners.yaml record resolves it and SLURMBENCH_PROFILE is not set", r.Runner)
-	}
+// Resolve checks that the recipe exists and names the profile's sources
+// and the recipe for the plan.
+func (p Runners) Resolve(_ context.Context, r *Request) (Resolution, error) {
 	file, selector := MirrorPath(r.Workspace, r.Recipe(), r.Multinode)
 	if _, err := os.Stat(file); err != nil {
 		name := "SRT_RECIPE"
 		if r.Recipe() != r.SrtRecipe {
 			name = "EVAL_SRT_RECIPE"
 		}
-		return Resolution{}, exitcode.Errorf(exitcode.Config, "%s %q is not in the recipe mirror: %v", name, r.Recipe(), err)
+		return Resolution{}, exitcode.Errorf(exitcode.Config, "%s %q is not in the workspace's recipe mirror: %v", name, r.Recipe(), err)
 	}
 	ref := file
 	if selector != "" {
 		ref += ":" + selector
 	}
 	return Resolution{Plan: func(o *launch.PlanOptions) {
-		o.Profile = p.Profile
+		o.Profile, o.Runner = p.Profile, r.Runner
+		o.Framework, o.ModelPrefix = r.Framework, r.ModelPrefix
 		o.Recipe = ref
 	}}, nil
 }
-
-// String names the resolver in messages.
-func (p ProfileResolver) String() string { return fmt.Sprintf("profile %s", p.Profile) }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/launcher/inputs/profile"
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe"
 	"github.com/slurmbench/slurmbench/launcher/login/launch"
 	"github.com/slurmbench/slurmbench/launcher/login/report"
@@ -108,9 +109,9 @@ func Run(ctx context.Context, o RunOptions) (err error) {
 	}
 	var pl *plan.Plan
 	lo.Hooks = launch.RunHooks{
-		Planned: func(p *plan.Plan) {
+		Planned: func(p *plan.Plan, prof *profile.Profile) {
 			pl = p
-			planned(o, rec, req, res, p)
+			planned(o, rec, req, fromRecord(res, prof), p)
 		},
 		Submitted: func(id slurm.JobID) {
 			s := id.String()
@@ -190,12 +191,33 @@ func launchOptions(o RunOptions, req *Request, res Resolution) (launch.RunOption
 	}, nil
 }
 
+// fromRecord completes res with the cluster of the runners.yaml record
+// the profile was made from (or extends): its id, and the CPU power source
+// of its srt-slurm power telemetry.
+func fromRecord(res Resolution, prof *profile.Profile) Resolution {
+	if prof == nil || prof.Record == nil || prof.Record.Cluster == nil {
+		return res
+	}
+	c := prof.Record.Cluster
+	if res.Cluster == "" {
+		res.Cluster = c.ID
+	}
+	if res.CPUSource == "" && c.Slurm.SrtSlurm != nil && c.Slurm.SrtSlurm.PowerTelemetry != nil {
+		res.CPUSource = c.Slurm.SrtSlurm.PowerTelemetry.CPUSource
+	}
+	return res
+}
+
 // planned records what the plan says and leaves the stamps and
 // $GITHUB_ENV lines the workflow's later steps read before the job runs,
 // as InferenceX's launcher leaves them before submitting.
 func planned(o RunOptions, rec *EventRecorder, req *Request, res Resolution, pl *plan.Plan) {
 	power := pl.Telemetry != nil
 	rec.Set(func(e *JobEvent) { e.Power = &EventPower{DCGM: power} })
+	if res.Cluster != "" {
+		id := res.Cluster
+		rec.Set(func(e *JobEvent) { e.Cluster = &id })
+	}
 	stamp := o.Commit
 	if stamp == "" {
 		stamp = o.Version

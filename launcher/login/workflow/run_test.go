@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/launcher/inputs/profile"
+	"github.com/slurmbench/slurmbench/launcher/inputs/runners"
 	"github.com/slurmbench/slurmbench/launcher/login/launch"
 	"github.com/slurmbench/slurmbench/launcher/login/runner"
 	"github.com/slurmbench/slurmbench/launcher/plan"
@@ -55,6 +57,7 @@ var eventKeys = []string{"schema_version", "run_id", "run_attempt", "result_file
 type fakeLaunch struct {
 	got   launch.RunOptions
 	plan  *plan.Plan
+	prof  *profile.Profile
 	res   *runner.Result
 	err   error
 	stage func(ws string) // writes what the run would stage
@@ -65,7 +68,7 @@ func (f *fakeLaunch) run(_ context.Context, o launch.RunOptions) error {
 	if f.plan == nil {
 		return f.err
 	}
-	o.Hooks.Planned(f.plan)
+	o.Hooks.Planned(f.plan, f.prof)
 	o.Hooks.Submitted(4242)
 	o.Hooks.Phase(rundir.PhaseHealth)
 	o.Hooks.Phase(rundir.PhaseBenchmark)
@@ -183,6 +186,19 @@ func TestRun(t *testing.T) {
 			},
 		},
 		{
+			name:     "the cluster and its CPU power source from the runners.yaml record",
+			env:      func(ws string) Env { return with(multinodeEnv(), "GITHUB_WORKSPACE", ws) },
+			resolver: resolved("", ""),
+			launch: &fakeLaunch{plan: &plan.Plan{Telemetry: &plan.Telemetry{}}, res: &runner.Result{JobID: 9},
+				prof: &profile.Profile{Record: &runners.Resolved{Cluster: &runners.Cluster{ID: "gb300-nv",
+					Slurm: runners.Slurm{SrtSlurm: &runners.SrtSlurm{PowerTelemetry: &runners.PowerTelemetry{CPUSource: "acpi"}}}}}}},
+			check: func(t *testing.T, _ string, ev map[string]any, _ *fakeLaunch, ghEnv string) {
+				if ev["cluster"] != "gb300-nv" || ghEnv != "POWER_EXPECTED_CPU_SOURCE=acpi\n" {
+					t.Errorf("cluster %v, GITHUB_ENV %q", ev["cluster"], ghEnv)
+				}
+			},
+		},
+		{
 			name:     "a row without power that fails in the job",
 			env:      func(ws string) Env { return with(multinodeEnv(), "GITHUB_WORKSPACE", ws) },
 			resolver: resolved("b200-nscale", "acpi"),
@@ -295,5 +311,50 @@ func TestEventRecorder(t *testing.T) {
 	quiet := BeginEvent(Env{}, nil)
 	if ev := quiet.Finish(3); ev.Error.Type != "ExitStatus" || ev.Error.Message != "exited 3" || ev.Error.Stage != "prepare" {
 		t.Errorf("no failure recorded: %+v", ev.Error)
+	}
+}
+
+// TestRunnersResolver: the row's recipe must be in the workspace (exit 2
+// naming the variable), and the plan is told the runner, the point's
+// framework and model prefix (for the record's squash locations), the
+// operator's profile and the recipe file with its selector.
+func TestRunnersResolver(t *testing.T) {
+	ws := t.TempDir()
+	rel := "benchmarks/multi_node/srt-slurm-recipes/mock/a.yaml"
+	if err := os.MkdirAll(filepath.Join(ws, filepath.Dir(rel)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, rel), []byte("name: a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	req, err := ParseRequest(with(multinodeEnv(), "GITHUB_WORKSPACE", ws, "SRT_RECIPE", rel+":override_x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Runners{Profile: "/p.toml"}.Resolve(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o launch.PlanOptions
+	res.Plan(&o)
+	if o.Profile != "/p.toml" || o.Runner != "gb300-nv_07" || o.Framework != "dynamo-sglang" || o.ModelPrefix != "dsv4" ||
+		o.Recipe != filepath.Join(ws, rel)+":override_x" {
+		t.Errorf("plan options %+v", o)
+	}
+	for _, tt := range []struct {
+		env  []string
+		name string
+	}{
+		{[]string{"SRT_RECIPE", "recipes/mock/missing.yaml"}, "SRT_RECIPE"},
+		{[]string{"EVAL_ONLY", "true", "EVAL_SRT_RECIPE", "recipes/mock/eval.yaml"}, "EVAL_SRT_RECIPE"},
+	} {
+		req, err := ParseRequest(with(multinodeEnv(), append([]string{"GITHUB_WORKSPACE", ws}, tt.env...)...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Runners{}.Resolve(t.Context(), req)
+		if exitcode.Of(err) != exitcode.Config || !strings.Contains(err.Error(), tt.name) {
+			t.Errorf("%v: %v, want exit 2 naming %s", tt.env, err, tt.name)
+		}
 	}
 }
