@@ -250,6 +250,13 @@ func (c *cluster) wfRun(t *testing.T, row wfRow, mutate func(r *run)) (*run, str
 	ws := wfWorkspace(t, c, runner, row.recipes)
 	p := wfPoint(t, ws, row)
 	r := c.prepare(t, runOpts{name: workflow.JobNamePrefix + runner, recipe: "", stage: "-"})
+	// The operator's TOML extends the runner's runners.yaml record with
+	// what the record lacks (slurmrestd, the token, the test's runs
+	// directory and image and model aliases); the partition and the GPUs
+	// per node are the record's.
+	r.editProfile("cluster = \"e2e\"\n", "extends = { runners = \""+filepath.Join(ws, "configs", "runners.yaml")+"\" }\n")
+	r.editProfile("partition = \""+c.Cluster.Partition+"\"\n", "")
+	r.editProfile("gpus_per_node = 4\n", "")
 	env := wfEnv(t, r.dir, ws, runner, p)
 	rf := envValue(env, "RESULT_FILENAME")
 	r.opts.env = append(append(env, "SLURMBENCH_PROFILE="+r.profile), row.env...)
@@ -315,6 +322,9 @@ func assertWorkflowFiles(t *testing.T, r *run, ws, rf, config string, concs []in
 	if jobs := r.jobs(); len(jobs) != 1 {
 		t.Errorf("jobs named %s: %+v, want one", r.opts.name, jobs)
 	}
+	if ev["cluster"] != "testcluster" || !strings.Contains(r.stderr.String(), "cluster testcluster, partition "+r.c.Cluster.Partition) {
+		t.Errorf("job_event cluster %v; the run's profile sources:\n%s", ev["cluster"], r.output())
+	}
 	return ev
 }
 
@@ -355,7 +365,7 @@ func TestWorkflowRows(t *testing.T) {
 				t.Errorf("%s not staged", f)
 			}
 		}
-		if b, _ := os.ReadFile(filepath.Join(r.dir, "github-env")); string(b) != "POWER_EXPECTED_CPU_SOURCE=\n" {
+		if b, _ := os.ReadFile(filepath.Join(r.dir, "github-env")); string(b) != "POWER_EXPECTED_CPU_SOURCE=acpi\n" {
 			t.Errorf("GITHUB_ENV %q", b)
 		}
 	})
