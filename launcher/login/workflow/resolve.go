@@ -62,14 +62,20 @@ func MirrorPath(workspace, srtRecipe string, multinode bool) (file, selector str
 // operator's TOML profile (Profile, from --profile or SLURMBENCH_PROFILE),
 // which may extend that record with what it lacks (a slurmrestd URL, a
 // token) — login/launch's LoadProfileFrom, when the plan is made. The
-// row's recipe is the file SRT_RECIPE names in the workspace.
+// row's recipe is the file SRT_RECIPE names in the workspace: in
+// InferenceX's tree (SharedBlocks present) a fragment, composed and bound
+// for the runner's cluster (BindFragment); elsewhere a whole recipe,
+// planned as it is.
 type Runners struct {
 	Profile string
+	// BoundDir is where a bound fragment is written ("": a new temporary
+	// directory).
+	BoundDir string
 }
 
 // Resolve checks that the recipe exists and names the profile's sources
 // and the recipe for the plan.
-func (p Runners) Resolve(_ context.Context, r *Request) (Resolution, error) {
+func (p Runners) Resolve(ctx context.Context, r *Request) (Resolution, error) {
 	file, selector := MirrorPath(r.Workspace, r.Recipe(), r.Multinode)
 	if _, err := os.Stat(file); err != nil {
 		name := "SRT_RECIPE"
@@ -82,7 +88,22 @@ func (p Runners) Resolve(_ context.Context, r *Request) (Resolution, error) {
 	if selector != "" {
 		ref += ":" + selector
 	}
-	return Resolution{Plan: func(o *launch.PlanOptions) {
+	var cluster string
+	if hasSharedBlocks(r.Workspace) {
+		dir := p.BoundDir
+		if dir == "" {
+			var err error
+			if dir, err = os.MkdirTemp("", "slurmbench-bound-"); err != nil {
+				return Resolution{}, exitcode.With(exitcode.Internal, err)
+			}
+		}
+		b, err := BindFragment(ctx, r, file, selector, dir)
+		if err != nil {
+			return Resolution{}, err
+		}
+		ref, cluster = b.File, b.Cluster
+	}
+	return Resolution{Cluster: cluster, Plan: func(o *launch.PlanOptions) {
 		o.Profile, o.Runner = p.Profile, r.Runner
 		o.Framework, o.ModelPrefix = r.Framework, r.ModelPrefix
 		o.Recipe = ref
