@@ -331,6 +331,14 @@ func assertWorkflowFiles(t *testing.T, r *run, ws, rf, config string, concs []in
 // The recipes the test master config's rows name, as schema-2 recipes of
 // the mock engine (2P1D on three 4-GPU nodes; one aggregated node).
 var (
+	// powerFragment is InferenceX's tree for the power row: the lane's
+	// shared blocks and the row's fragment (no model block: the binder
+	// writes it), the stand-in's directories filled in by the test.
+	powerFragment = map[string]string{
+		"configs/srt-recipes/fixed-sequence-multi.yaml":                       "benchmark:\n  type: custom\n  command: bash /infmax-workspace/benchmarks/multi_node/srt_fixed_sequence.sh\n  env:\n    TOKENIZER: /model\n",
+		"configs/srt-recipes/telemetry-dcgm.yaml":                             "telemetry:\n  enabled: true\n  default_frequency: 0.5\n  dcgm_exporter:\n    container_image: dcgm-exporter\n",
+		"benchmarks/multi_node/srt-slurm-recipes/mock/power/disagg-2p1d.yaml": mockFragment("mock-power"),
+	}
 	powerRecipes = map[string]string{"benchmarks/multi_node/srt-slurm-recipes/mock/power/disagg-2p1d.yaml": mockRecipe{Name: "mock-power", ISL: 8192, OSL: 1024, Conc: "4"}.V2() + telemetryBlock}
 	evalRecipes  = map[string]string{"benchmarks/multi_node/srt-slurm-recipes/mock/8k1k/disagg-2p1d.yaml": mockRecipe{Name: "mock-8k1k", ISL: 8192, OSL: 1024, Conc: "16"}.V2()}
 	aggRecipes   = map[string]string{"benchmarks/single_node/srt-slurm-recipes/mock/agg/agg.yaml": aggRecipe("mock-single")}
@@ -347,11 +355,37 @@ var (
 func TestWorkflowRows(t *testing.T) {
 	c := setup(t)
 	t.Run("power row", func(t *testing.T) {
-		row := wfRow{name: "power", key: "mock-power", recipes: powerRecipes}
-		r, ws, rf := c.wfRun(t, row, func(r *run) { appendProfile(t, r.profile, "\n[telemetry]\nmock_watts = 350\n") })
+		// InferenceX's tree: the row's recipe is a fragment, composed with
+		// the lane's shared block (a custom benchmark,
+		// srt_fixed_sequence.sh, here its stand-in) and the telemetry
+		// block, and bound for the runner's cluster.
+		src, err := os.ReadFile(filepath.Join(c.repo, "testdata", "custom-bench", "fixed-sequence-mock.sh"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recipes := maps.Clone(powerFragment)
+		recipes["benchmarks/multi_node/srt_fixed_sequence.sh"] = string(src)
+		row := wfRow{name: "power", key: "mock-power", recipes: recipes}
+		var runner string
+		r, ws, rf := c.wfRun(t, row, func(r *run) {
+			runner = strings.TrimPrefix(r.opts.name, workflow.JobNamePrefix)
+			appendProfile(t, r.profile, "\n[telemetry]\nmock_watts = 350\n")
+			// The stand-in's results go to the host's run directory (the
+			// stand-in enroot mounts nothing), named by --run-id.
+			r.opts.args = []string{"--run-id", runner + "-run"}
+		})
+		fragmentFile := filepath.Join(ws, "benchmarks/multi_node/srt-slurm-recipes/mock/power/disagg-2p1d.yaml")
+		runDir := filepath.Join(c.Root, "runs", runner+"-run")
+		b, _ := os.ReadFile(fragmentFile)
+		b = []byte(strings.NewReplacer("@LOGS@", filepath.Join(runDir, "logs"), "@SLURMBENCH@", filepath.Join(runDir, "bin", "slurmbench")).Replace(string(b)))
+		if err := os.WriteFile(fragmentFile, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r.opts.env = append(r.opts.env, "POWER=true")
 		if envValue(r.opts.env, "REQUIRE_POWER") != "1" || envValue(r.opts.env, "RECIPE_FINGERPRINT") == "" {
 			t.Fatalf("the row's environment: REQUIRE_POWER %q, RECIPE_FINGERPRINT %q", envValue(r.opts.env, "REQUIRE_POWER"), envValue(r.opts.env, "RECIPE_FINGERPRINT"))
 		}
+		workspaceOnNodes(t, c, ws)
 		r.start()
 		if code := r.wait(8 * time.Minute); code != 0 {
 			t.Fatalf("exit %d\n%s", code, r.output())
@@ -367,6 +401,17 @@ func TestWorkflowRows(t *testing.T) {
 		}
 		if b, _ := os.ReadFile(filepath.Join(r.dir, "github-env")); string(b) != "POWER_EXPECTED_CPU_SOURCE=acpi\n" {
 			t.Errorf("GITHUB_ENV %q", b)
+		}
+		// What was planned is the bound recipe: the fragment's point bound
+		// (model, the row's concurrencies, the cluster's exporter port).
+		bound, err := os.ReadFile(filepath.Join(ws, workflow.BoundDir, "disagg-2p1d.bound.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"path: hf:mock/DeepSeek-R1", "port: 19401", "- 4\n", "- 8\n", "srt_fixed_sequence.sh"} {
+			if !strings.Contains(string(bound), want) {
+				t.Errorf("bound recipe lacks %q:\n%s", want, bound)
+			}
 		}
 	})
 	t.Run("eval row", func(t *testing.T) {
@@ -571,6 +616,16 @@ func workspaceOnNodes(t *testing.T, c *cluster, ws string) {
 		t.Fatalf("the nodes' /infmax-workspace: %v", err)
 	}
 	t.Cleanup(func() { _ = os.Remove(link) })
+}
+
+// mockFragment is the mock 2P1D recipe as an InferenceX fragment: no
+// model block (the binder writes it), its benchmark the shared block's,
+// with the stand-in's directories (@LOGS@, @SLURMBENCH@) for the test to
+// fill in.
+func mockFragment(name string) string {
+	rec := mockRecipe{Name: name, ISL: 8192, OSL: 1024}.V2()
+	rec = strings.Replace(rec, "model:\n  path: mock\n  container: mock-image\n  precision: fp8\n", "", 1)
+	return rec[:strings.Index(rec, "benchmark:\n")] + "benchmark:\n  env:\n    SRT_LOGS_DIR: @LOGS@\n    SLURMBENCH: @SLURMBENCH@\n"
 }
 
 // aggRecipe is a one-node aggregated mock point (schema 2), the shape

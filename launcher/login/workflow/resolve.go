@@ -46,6 +46,9 @@ func (f ResolverFunc) Resolve(ctx context.Context, r *Request) (Resolution, erro
 // Both spellings resolve.
 const MultinodeRecipes = "benchmarks/multi_node/srt-slurm-recipes"
 
+// BoundDir is where, under the workspace, a row's bound recipe is written.
+const BoundDir = ".slurmbench/bound"
+
 // MirrorPath is the file SRT_RECIPE (or EVAL_SRT_RECIPE) names, and its
 // selector ("" when none): <file>[:<selector>].
 func MirrorPath(workspace, srtRecipe string, multinode bool) (file, selector string) {
@@ -68,8 +71,8 @@ func MirrorPath(workspace, srtRecipe string, multinode bool) (file, selector str
 // planned as it is.
 type Runners struct {
 	Profile string
-	// BoundDir is where a bound fragment is written ("": a new temporary
-	// directory).
+	// BoundDir is where a bound fragment is written ("": BoundDir under
+	// the workspace).
 	BoundDir string
 }
 
@@ -92,10 +95,13 @@ func (p Runners) Resolve(ctx context.Context, r *Request) (Resolution, error) {
 	if hasSharedBlocks(r.Workspace) {
 		dir := p.BoundDir
 		if dir == "" {
-			var err error
-			if dir, err = os.MkdirTemp("", "slurmbench-bound-"); err != nil {
-				return Resolution{}, exitcode.With(exitcode.Internal, err)
-			}
+			// Beside the checkout, as InferenceX binds into its job's
+			// srt-slurm checkout there: a directory, so no top-level file
+			// of the workspace (job_event.json's artifacts) changes.
+			dir = filepath.Join(r.Workspace, BoundDir)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return Resolution{}, exitcode.With(exitcode.Internal, err)
 		}
 		b, err := BindFragment(ctx, r, file, selector, dir)
 		if err != nil {
