@@ -11,6 +11,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe"
+	"github.com/slurmbench/slurmbench/launcher/login/launch"
 )
 
 // infxTree writes a small InferenceX tree: the runners.yaml record of
@@ -125,5 +126,28 @@ func TestBindFragment(t *testing.T) {
 			}
 			tt.check(t, doc)
 		})
+	}
+}
+
+// TestRunnersResolverBinds: in InferenceX's tree the resolver hands the
+// plan the bound recipe, not the fragment, and names the record's cluster.
+func TestRunnersResolverBinds(t *testing.T) {
+	const rel = "benchmarks/multi_node/srt-slurm-recipes/mock/2p1d.yaml"
+	ws := infxTree(t, map[string]string{rel: fragment2p1d})
+	req, err := ParseRequest(with(multinodeEnv(), "GITHUB_WORKSPACE", ws, "SRT_RECIPE", rel, "MODEL", "DeepSeek-R1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Runners{}.Resolve(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o launch.PlanOptions
+	res.Plan(&o)
+	if want := filepath.Join(ws, BoundDir, "2p1d.bound.yaml"); o.Recipe != want || res.Cluster != "testcluster" {
+		t.Errorf("recipe %q (want %q), cluster %q", o.Recipe, want, res.Cluster)
+	}
+	if _, err := os.Stat(o.Recipe); err != nil {
+		t.Error(err)
 	}
 }
