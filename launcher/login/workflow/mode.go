@@ -1,6 +1,5 @@
 package workflow
 
-
 // RunMode says whether `slurmbench run` runs in the workflow's mode: when
 // nothing on the command line names a recipe (--recipe, --config-file or
 // CONFIG_FILE, --master/--key, --in) and RUNNER_NAME is set, the
