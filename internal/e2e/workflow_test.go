@@ -625,7 +625,7 @@ func workspaceOnNodes(t *testing.T, c *cluster, ws string) {
 func mockFragment(name string) string {
 	rec := mockRecipe{Name: name, ISL: 8192, OSL: 1024}.V2()
 	rec = strings.Replace(rec, "model:\n  path: mock\n  container: mock-image\n  precision: fp8\n", "", 1)
-	return rec[:strings.Index(rec, "benchmark:\n")] + "benchmark:\n  env:\n    SRT_LOGS_DIR: @LOGS@\n    SLURMBENCH: @SLURMBENCH@\n"
+	return rec[:strings.Index(rec, "benchmark:\n")] + "benchmark:\n  env:\n    SRT_LOGS_DIR: \"@LOGS@\"\n    SLURMBENCH: \"@SLURMBENCH@\"\n"
 }
 
 // aggRecipe is a one-node aggregated mock point (schema 2), the shape
