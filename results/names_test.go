@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/slurmbench/slurmbench/results/resultname"
 )
 
 var (
@@ -167,7 +169,7 @@ func TestStagedNameBoundary(t *testing.T) {
 func TestStagedNameLongInputs(t *testing.T) {
 	// The workflow bounds RESULT_FILENAME to 120 bytes (result_stem); that
 	// one stages to 182 bytes unbounded.
-	stem, err := ResultStem(exampleResultFilename, "")
+	stem, err := resultname.ResultStem(exampleResultFilename, "")
 	if err != nil || len(stem) != 120 {
 		t.Fatalf("ResultStem: %q, %v", stem, err)
 	}

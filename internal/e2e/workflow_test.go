@@ -20,7 +20,7 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/inputs/master"
 	"github.com/slurmbench/slurmbench/launcher/inputs/master/fingerprint"
 	"github.com/slurmbench/slurmbench/launcher/login/workflow"
-	"github.com/slurmbench/slurmbench/results"
+	"github.com/slurmbench/slurmbench/results/resultname"
 	"github.com/slurmbench/slurmbench/slurm"
 )
 
@@ -209,7 +209,7 @@ func wfEnv(t *testing.T, dir, ws, runner string, p master.MatrixPoint) []string 
 			"EP_SIZE="+str(r["ep"]), "DP_ATTENTION="+str(r["dp-attn"]), "GPU_COUNT="+itoa(tp*pp*pcp), "CONC="+concs[0],
 			"GPU_MONITOR_INTERVAL=1", "HF_HUB_CACHE=/tmp", "SALLOC_TIME_LIMIT=20")
 	}
-	rf, err := results.ResultStem(base, str(r["recipe-fingerprint"]))
+	rf, err := resultname.ResultStem(base, str(r["recipe-fingerprint"]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func assertWorkflowFiles(t *testing.T, r *run, ws, rf, config string, concs []in
 	t.Helper()
 	var want []string
 	for _, c := range concs {
-		name, err := results.PointFilename(rf, config, itoa(c), "12", "8", "4")
+		name, err := resultname.PointFilename(rf, config, itoa(c), "12", "8", "4")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -470,7 +470,7 @@ func TestWorkflowRows(t *testing.T) {
 		if code := r.wait(8 * time.Minute); code != 0 {
 			t.Fatalf("exit %d\n%s", code, r.output())
 		}
-		point, err := results.PointFilename(rf, "sa-bench_isl_64_osl_16", "4", "4", "", "")
+		point, err := resultname.PointFilename(rf, "sa-bench_isl_64_osl_16", "4", "4", "", "")
 		if err != nil {
 			t.Fatal(err)
 		}

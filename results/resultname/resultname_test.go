@@ -1,4 +1,4 @@
-package results
+package resultname
 
 import (
 	"crypto/sha256"
