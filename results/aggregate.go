@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
+	"github.com/slurmbench/slurmbench/results/resultname"
 )
 
 // Parallelism is one side's layout as InferenceX's multinode template
@@ -262,7 +263,7 @@ func AggregateName(stagedName string) string { return "agg_" + stagedName }
 // WriteAggregate writes rec as agg_<stagedName> into dir, indented like
 // Python's json.dump(indent=2), atomically, and returns the path.
 func WriteAggregate(dir, stagedName string, rec *Record, opt atomicfile.Options) (string, error) {
-	if err := checkComponent("staged name", stagedName); err != nil {
+	if err := resultname.CheckComponent("staged name", stagedName); err != nil {
 		return "", err
 	}
 	b, err := json.MarshalIndent(rec, "", "  ")

@@ -1,14 +1,13 @@
 package results
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/slurmbench/slurmbench/results/resultname"
 )
 
 // MaxStagedNameLen is the longest staged result name. InferenceX's
@@ -16,10 +15,6 @@ import (
 // (through an atomic ".tmp"), and that name must fit in NAME_MAX = 255 bytes
 // (docs/run-directory.md).
 const MaxStagedNameLen = 255 - len("power_validation_") - len(".tmp")
-
-// hashHexLen is how many hex digits of sha256(full name) replace the cut
-// middle of an over-long name: 64 bits, enough to keep names of one run apart.
-const hashHexLen = 16
 
 // Point identifies one SA-Bench measurement: a concurrency on a topology.
 // PrefillGPUs and DecodeGPUs are the _ctx_ and _gen_ numbers of a
@@ -97,83 +92,25 @@ func RawName(p PointID) (string, error) {
 //	<resultFilename>_<config>_conc<C>_gpus_<T>[_ctx_<P>_gen_<D>].json
 //
 // where config is the SA-Bench results directory's name, e.g.
-// "sa-bench_isl_8192_osl_1024". The workflow finds results with
-// ${RESULT_FILENAME}_*.json (and agg_/power_validation_ in front), so
-// resultFilename is never cut: when the name is longer than
-// MaxStagedNameLen only config, which slurmbench adds, is shortened to a
-// readable prefix followed by "-" and the first 16 hex digits of sha256 of
-// the full unbounded name (the digits alone when no config byte fits, and
-// no config at all when the digits do not fit either). The numeric tail is
-// never cut, so the workflow's tail parsing keeps working. When
-// RESULT_FILENAME and the tail alone do not fit, the error is a
+// "sa-bench_isl_8192_osl_1024". It is PointFilename for the point's
+// numbers (resultname.PointFilename): the same bytes InferenceX's point_filename gives, bounded the
+// same way (only config is ever shortened). A name that cannot be formed
+// because RESULT_FILENAME leaves config less room than its hash needs is a
 // *NameTooLongError.
-// Names that fit are returned unchanged, byte-identical to the launchers'.
 func StagedName(resultFilename, config string, p PointID) (string, error) {
-	if err := checkComponent("result filename", resultFilename); err != nil {
-		return "", err
-	}
-	if err := checkComponent("config", config); err != nil {
-		return "", err
-	}
 	if err := p.Validate(); err != nil {
 		return "", fmt.Errorf("result name: %w", err)
 	}
-	tail := "_conc" + strconv.Itoa(p.Concurrency) + p.topology() + ".json"
-	head := resultFilename + "_"
-	full := head + config + tail
-	if len(full) <= MaxStagedNameLen {
-		return full, nil
+	ctx, gen := "", ""
+	if p.Disaggregated() {
+		ctx, gen = strconv.Itoa(p.PrefillGPUs), strconv.Itoa(p.DecodeGPUs)
 	}
-	sum := sha256.Sum256([]byte(full))
-	hash := hex.EncodeToString(sum[:])[:hashHexLen]
-	room := MaxStagedNameLen - len(head) - len(tail) // for config's stand-in
-	if room < hashHexLen {
-		// Last, config goes: a run stages one config, so its points
-		// stay apart by their tails (<RESULT_FILENAME>_conc<C>..., the
-		// form InferenceX's agentic results take).
-		if len(resultFilename)+len(tail) <= MaxStagedNameLen {
-			return resultFilename + tail, nil
-		}
-		return "", &NameTooLongError{ResultFilenameLen: len(resultFilename), MaxResultFilenameLen: MaxStagedNameLen - len(tail), Tail: tail}
-	}
-	// Cut on a character boundary so the kept prefix stays valid UTF-8.
-	keep := room - hashHexLen - 1
-	for keep > 0 && !utf8.RuneStart(config[keep]) {
-		keep--
-	}
-	if keep <= 0 {
-		return head + hash + tail, nil
-	}
-	return head + config[:keep] + "-" + hash + tail, nil
+	return resultname.PointFilename(resultFilename, config, strconv.Itoa(p.Concurrency), strconv.Itoa(p.GPUs), ctx, gen)
 }
 
-// NameTooLongError is a RESULT_FILENAME too long for a point's staged name
-// even with everything slurmbench adds shortened to a hash: the name
-// would pass 255 bytes once the workflow's power_validation_ prefix and
-// ".tmp" are added, and cutting RESULT_FILENAME would hide the result from
-// the workflow's ${RESULT_FILENAME}_*.json.
-type NameTooLongError struct {
-	ResultFilenameLen    int
-	MaxResultFilenameLen int // for this point's tail
-	Tail                 string
-}
-
-func (e *NameTooLongError) Error() string {
-	return fmt.Sprintf("result filename is %d bytes, longer than the %d bytes a staged name leaves it for point %s (power_validation_<name>.tmp must fit in 255 bytes, and RESULT_FILENAME is never cut: the workflow globs ${RESULT_FILENAME}_*.json); shorten it by %d bytes",
-		e.ResultFilenameLen, e.MaxResultFilenameLen, strings.TrimSuffix(strings.TrimPrefix(e.Tail, "_"), ".json"), e.ResultFilenameLen-e.MaxResultFilenameLen)
-}
-
-// checkComponent rejects what cannot be part of one file name. Backslash and
-// line breaks are refused too, as InferenceX's result_filename.py does.
-func checkComponent(field, value string) error {
-	if value == "" {
-		return fmt.Errorf("%s: must not be empty", field)
-	}
-	if i := strings.IndexAny(value, "/\x00\\\r\n"); i >= 0 {
-		return fmt.Errorf("%s %q: must not contain %q", field, value, value[i])
-	}
-	return nil
-}
+// NameTooLongError is a RESULT_FILENAME too long for a point's staged
+// name (resultname's).
+type NameTooLongError = resultname.NameTooLongError
 
 // NameForm tells the two result name forms apart.
 type NameForm int

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/slurmbench/slurmbench/results/resultname"
 )
 
 var (
@@ -77,28 +79,24 @@ func checkBounded(t *testing.T, rf, config string, p PointID) string {
 	if !strings.HasPrefix(got, rf+"_") {
 		t.Errorf("full %d bytes: %q does not start with RESULT_FILENAME + \"_\" (%d bytes)", len(full), got, len(rf))
 	}
-	if got == rf+tail { // the last resort: config dropped
-		if len(rf+"_")+16+len(tail) <= MaxStagedNameLen {
-			t.Errorf("full %d bytes: config dropped though its hash fits", len(full))
-		}
-		return got
-	}
 	if len(full) <= MaxStagedNameLen {
 		if got != full {
 			t.Errorf("full %d bytes fits but was changed to %q", len(full), got)
 		}
 	} else {
-		sum := sha256.Sum256([]byte(full))
-		hash := hex.EncodeToString(sum[:])[:16]
-		mid, ok := strings.CutSuffix(strings.TrimPrefix(got, rf+"_"), hash+tail)
+		// result_filename.py hashes the config alone, 20 hex digits.
+		sum := sha256.Sum256([]byte(config))
+		hash := hex.EncodeToString(sum[:])[:20]
+		mid, ok := strings.CutSuffix(strings.TrimPrefix(got, rf+"_"), "-"+hash+tail)
 		if !ok {
-			t.Fatalf("full %d bytes: %q does not end in hash %q + tail", len(full), got, hash)
+			t.Fatalf("full %d bytes: %q does not end in -%s + tail", len(full), got, hash)
 		}
-		// What stands for config is a prefix of it and a dash, or nothing.
-		if mid != "" && (!strings.HasSuffix(mid, "-") || !strings.HasPrefix(config, strings.TrimSuffix(mid, "-"))) {
+		// What stands for config is a prefix of it, filling the name up
+		// to the bound but for a character cut in two.
+		if !strings.HasPrefix(config, mid) {
 			t.Errorf("full %d bytes: %q stands for config %q", len(full), mid, config)
 		}
-		if mid != "" && utf8.ValidString(full) && len(got) < MaxStagedNameLen-utf8.UTFMax {
+		if utf8.ValidString(config) && len(got) <= MaxStagedNameLen-utf8.UTFMax {
 			t.Errorf("full %d bytes: bounded name is %d bytes, wastes room", len(full), len(got))
 		}
 	}
@@ -119,17 +117,18 @@ func checkBounded(t *testing.T, rf, config string, p PointID) string {
 // TestStagedNameBoundary walks every RESULT_FILENAME length from 1 byte
 // to past the bound, for a disaggregated and an aggregated point: up to
 // the bound every name keeps RESULT_FILENAME whole (checkBounded), the
-// full name crosses MaxStagedNameLen on the way (config shortened, then
-// replaced by the hash alone), and beyond it StagedName refuses naming
-// both lengths.
+// full name crosses MaxStagedNameLen on the way (config shortened to a
+// prefix and its hash, then to the hash alone), and beyond it StagedName
+// refuses naming both lengths.
 func TestStagedNameBoundary(t *testing.T) {
 	config := "sa-bench_isl_8192_osl_1024"
 	seen := map[string]int{}
 	for _, p := range []PointID{p4p1d, pAgg} {
 		base, _ := StagedName("X", config, p)
 		tailLen := len(base) - len("X_") - len(config)
-		maxRF := MaxStagedNameLen - tailLen
-		sawShort, sawHashOnly, sawDropped := false, false, false
+		// The longest stem leaves config its 21-byte "-<hash>" stand-in.
+		maxRF := MaxStagedNameLen - tailLen - 1 - 21
+		sawShort, sawHashOnly := false, false
 		for n := 1; n <= maxRF+20; n++ {
 			rf := "dsr1_" + strings.Repeat("r", n) // vary the stem as well as its length
 			rf = rf[len(rf)-n:]
@@ -151,19 +150,15 @@ func TestStagedNameBoundary(t *testing.T) {
 				t.Errorf("lengths %d and %d give the same name %q", prev, n, got)
 			}
 			seen[got] = n
-			full := n + 1 + len(config) + tailLen
-			if full > MaxStagedNameLen {
+			if full := n + 1 + len(config) + tailLen; full > MaxStagedNameLen {
 				sawShort = true
-				switch {
-				case got == rf+got[n:] && !strings.HasPrefix(got[n:], "_s") && len(got) < n+1+16+tailLen:
-					sawDropped = true
-				case !strings.HasPrefix(got[n+1:], config[:1]):
+				if strings.HasPrefix(got[n+1:], "-") {
 					sawHashOnly = true
 				}
 			}
 		}
-		if !sawShort || !sawHashOnly || !sawDropped {
-			t.Errorf("%+v: the walk never shortened config (%v), replaced it by the hash alone (%v) or dropped it (%v)", p, sawShort, sawHashOnly, sawDropped)
+		if !sawShort || !sawHashOnly {
+			t.Errorf("%+v: the walk never shortened config (%v) or replaced it by the hash alone (%v)", p, sawShort, sawHashOnly)
 		}
 	}
 	if MaxStagedNameLen != 234 {
@@ -172,30 +167,49 @@ func TestStagedNameBoundary(t *testing.T) {
 }
 
 func TestStagedNameLongInputs(t *testing.T) {
-	// That RESULT_FILENAME stages to 242 bytes unbounded.
-	got := checkBounded(t, exampleResultFilename, "sa-bench_isl_8192_osl_1024", p4p1d)
-	if !strings.HasPrefix(got, exampleResultFilename+"_s") {
-		t.Errorf("bounded example lost RESULT_FILENAME or the readable start of its config: %q", got)
+	// The workflow bounds RESULT_FILENAME to 120 bytes (result_stem); that
+	// one stages to 182 bytes unbounded.
+	stem, err := resultname.ResultStem(exampleResultFilename, "")
+	if err != nil || len(stem) != 120 {
+		t.Fatalf("ResultStem: %q, %v", stem, err)
 	}
-	// Long conc lists make 254-byte stems.
-	longConc := strings.Replace(exampleResultFilename, "conc2048", "conc1x2x4x8x16x32x64x128", 1)
+	got := checkBounded(t, stem, "sa-bench_isl_8192_osl_1024", p4p1d)
+	if got != stem+"_sa-bench_isl_8192_osl_1024_conc2048_gpus_24_ctx_16_gen_8.json" {
+		t.Errorf("a 120-byte stem's name was changed: %q", got)
+	}
+	// A 180-byte one (no longer what the workflow passes) leaves config
+	// too little room even for its hash.
+	if _, err := StagedName(exampleResultFilename, "sa-bench_isl_8192_osl_1024", p4p1d); !errors.As(err, new(*NameTooLongError)) {
+		t.Errorf("180-byte RESULT_FILENAME: %v, want a NameTooLongError", err)
+	}
+	// Long conc lists make long stems, then config is shortened.
+	longConc := strings.Replace(exampleResultFilename, "conc2048", "conc1x2x4x8x16x32x64x128", 1)[:190]
 	for _, c := range []int{1, 2, 4, 8, 16, 32, 64, 128} {
 		p := PointID{Concurrency: c, GPUs: 24, PrefillGPUs: 16, DecodeGPUs: 8}
-		checkBounded(t, longConc, "sa-bench_isl_8192_osl_1024", p)
+		checkBounded(t, longConc[:170], "sa-bench_isl_8192_osl_1024", p)
 		checkBounded(t, longConc, "sa-bench_isl_8192_osl_1024", PointID{Concurrency: c, GPUs: 8})
 	}
 	// The same stem for two concurrencies must still give two names.
 	a, _ := StagedName(longConc, "sa-bench_isl_8192_osl_1024", PointID{Concurrency: 1, GPUs: 8})
 	b, _ := StagedName(longConc, "sa-bench_isl_8192_osl_1024", PointID{Concurrency: 2, GPUs: 8})
+	if !strings.Contains(a, "-") || a == longConc+"_sa-bench_isl_8192_osl_1024_conc1_gpus_8.json" {
+		t.Errorf("a 190-byte stem's config was not shortened: %q", a)
+	}
 	if a == b {
 		t.Errorf("two concurrencies share the name %q", a)
 	}
 	// A huge config and huge numbers still leave a name.
 	checkBounded(t, "rf", strings.Repeat("c", 600), PointID{Concurrency: 1 << 40, GPUs: 1 << 41, PrefillGPUs: 1 << 40, DecodeGPUs: 1 << 40})
+	// Two configs that share their kept prefix stay apart by their hashes.
+	c1, _ := StagedName(exampleResultFilename, strings.Repeat("c", 80)+"1", pAgg)
+	c2, _ := StagedName(exampleResultFilename, strings.Repeat("c", 80)+"2", pAgg)
+	if c1 == c2 {
+		t.Errorf("two long configs share the name %q", c1)
+	}
 	// Multi-byte characters in RESULT_FILENAME stay whole (it is never
 	// cut) and at the config's cut too.
 	for pad := 0; pad < 4; pad++ {
-		checkBounded(t, strings.Repeat("x", pad)+strings.Repeat("é", 80), "sa-bench_isl_1024_osl_1024", p4p1d)
+		checkBounded(t, strings.Repeat("x", pad)+strings.Repeat("é", 75), "sa-bench_isl_1024_osl_1024", p4p1d)
 		checkBounded(t, "rf"+strings.Repeat("x", pad), strings.Repeat("é", 150), p4p1d)
 	}
 	// The measurement: a 212-byte RESULT_FILENAME used to lose its

@@ -25,7 +25,11 @@ Examples:
   slurmbench cleanup --profile profiles/gb300-nv.toml          # RUNNER_NAME from the workflow
   slurmbench cleanup --runner gb300-nv_0 --dry-run
 ` + slurmConnectionHelp + `
-A wait cut short by --timeout exits 11; an interrupt 130.`,
+A wait cut short by --timeout exits 11; an interrupt 130.
+
+In the workflow (RUNNER_NAME set, no --runner) it never fails the
+always() step: no Slurm reachable, a failed cancel or a wait cut short is
+a warning and exit 0.`,
 		Flags: append(slurmFlags(),
 			&cli.StringFlag{Name: "runner", Usage: "the runner whose jobs to cancel", EnvVars: []string{"RUNNER_NAME"}},
 			&cli.BoolFlag{Name: "dry-run", Usage: "list the jobs, cancel nothing"},
@@ -33,6 +37,9 @@ A wait cut short by --timeout exits 11; an interrupt 130.`,
 			jsonFlag()),
 		OnUsageError: usageAsConfigError,
 		Action: func(c *cli.Context) error {
+			if ok, err := workflowCleanup(c); ok {
+				return err
+			}
 			return ops.CleanupCommand(c.Context, ops.CleanupCommandOptions{IO: ioOf(c), Slurm: slurmOptions(c), Cleanup: ops.CleanupOptions{
 				Runner: c.String("runner"), User: c.String("user"), DryRun: c.Bool("dry-run"), Timeout: durationOf(c, "timeout")}})
 		},

@@ -47,17 +47,18 @@ func TestResultsName(t *testing.T) {
 
 	// A long RESULT_FILENAME is bounded the same way the library bounds
 	// it, and kept whole.
-	rf := strings.Repeat("dsr1_8k1k_fp4_", 13) // 182 bytes
+	rf := strings.Repeat("dsr1_8k1k_fp4_", 12) // 168 bytes: config shortened
 	out, _, code := runResults(t, "name", "--result-filename", rf, "--config", "sa-bench_isl_8192_osl_1024", "--conc", "2048", "--gpus", "24", "--ctx", "16", "--gen", "8")
 	want, _ := results.StagedName(rf, "sa-bench_isl_8192_osl_1024", results.PointID{Concurrency: 2048, GPUs: 24, PrefillGPUs: 16, DecodeGPUs: 8})
 	if code != 0 || out != want+"\n" || len(want) > results.MaxStagedNameLen || !strings.HasPrefix(want, rf+"_") {
 		t.Errorf("long name: %q (exit %d), want %q", out, code, want)
 	}
-	// One too long for any staged name is refused, naming both lengths.
-	rf = strings.Repeat("dsr1_8k1k_fp4_", 16) // 224 bytes; 199 fit beside this tail
+	// One too long for any staged name is refused, naming both lengths
+	// (177 bytes leave the config its 21-byte "-<hash>" beside this tail).
+	rf = strings.Repeat("dsr1_8k1k_fp4_", 16) // 224 bytes
 	out, errOut, code := runResults(t, "name", "--result-filename", rf, "--config", "sa-bench_isl_8192_osl_1024", "--conc", "2048", "--gpus", "24", "--ctx", "16", "--gen", "8")
-	if code != exitcode.Config || out != "" || !strings.Contains(errOut, "224 bytes") || !strings.Contains(errOut, "199 bytes") {
-		t.Errorf("too long: %q %q (exit %d), want exit 2 naming 224 and 199 bytes", out, errOut, code)
+	if code != exitcode.Config || out != "" || !strings.Contains(errOut, "224 bytes") || !strings.Contains(errOut, "177 bytes") {
+		t.Errorf("too long: %q %q (exit %d), want exit 2 naming 224 and 177 bytes", out, errOut, code)
 	}
 }
 

@@ -57,6 +57,14 @@ SLURM_JOB_ID is JOBID), --in starts the recipe's topology in it through
 srun, driven from this process, with no slurmrestd needed (the image must
 then be in the squash cache when it is imported for another architecture).
 
+In InferenceX's workflow (RUNNER_NAME set, no flag naming a recipe, or
+--from-env) the environment is the point, as for "python -m infx.launch
+run": SRT_RECIPE, IMAGE, CONC_LIST, RESULT_FILENAME, ... (a missing or
+bad one exits 2 naming it); the job is named inferencex-<runner>, results
+are staged into GITHUB_WORKSPACE under InferenceX's names, the eval is
+InferenceX's srt_eval.sh, and job_event.json is written whatever happens
+(docs/inferencex.md).
+
 Under GitHub Actions (GITHUB_ACTIONS=true) it reads the workflow's variables
 as flag fallbacks, stages into $GITHUB_WORKSPACE, groups its output, writes a
 step summary and the outputs job_id, run_dir and outcome (job_id and
@@ -78,7 +86,7 @@ Examples:
 			&cli.BoolFlag{Name: "no-driver-log", Usage: "do not stream the driver's log"},
 			&cli.BoolFlag{Name: "no-preflight", Usage: "skip the checks slurmbench doctor runs (slurmrestd, token, partition, nodes, paths, model, image)"},
 			&cli.StringFlag{Name: "in", Usage: "JOBID of a held deployment (slurmbench up), or of the allocation this runs inside, to run in instead of submitting a job"},
-			binaryDirFlag(), jsonFlag(),
+			binaryDirFlag(), jsonFlag(), fromEnvFlag(),
 		),
 		Action: runAction,
 	}
@@ -87,6 +95,9 @@ Examples:
 func runAction(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return configErrorf("run takes no arguments, got %q (did you mean --recipe?)", c.Args().First())
+	}
+	if ok, err := workflowRun(c); ok {
+		return err
 	}
 	o := launch.RunOptions{
 		IO: ioOf(c), Plan: planOptions(c, launch.AutoRunID), Stage: stageFlags(c), Follow: followFlags(c),

@@ -46,6 +46,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return int(exitcode.Report(stderr, err))
 	}
 	name := commandName(argv)
+	app.Metadata = map[string]any{argvKey: argv}
 	ctx, stop := sigctx.With(context.Background(), stderr, !abandonOnSignal[name])
 	defer stop()
 	err = sigctx.Run(ctx, func(ctx context.Context) error { return app.RunContext(ctx, argv) }, abandonOnSignal[name], abandonGrace)

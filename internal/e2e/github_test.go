@@ -148,7 +148,9 @@ func TestGitHubActions(t *testing.T) {
 		r := c.ghaRun(t, c2048Recipe(), runner, tooLong, "2048")
 		r.start()
 		code := r.wait(5 * time.Minute)
-		max := results.MaxStagedNameLen - len("_conc2048_gpus_24_ctx_16_gen_8.json")
+		// The most that leaves the config its "-<20 hex>" stand-in
+		// (InferenceX's point_filename).
+		max := results.MaxStagedNameLen - len("_conc2048_gpus_24_ctx_16_gen_8.json") - len("_") - 21
 		for _, want := range []string{"RESULT_FILENAME", itoa(len(tooLong)) + " bytes", itoa(max) + " bytes"} {
 			if !strings.Contains(r.output(), want) {
 				t.Errorf("refusal does not name %q:\n%s", want, r.output())
@@ -253,7 +255,7 @@ func (c *cluster) ghaPoint(t *testing.T, recipe, resultFilename string) {
 		if got != full {
 			t.Errorf("staged %s, want %s", got, full)
 		}
-	} else if !regexp.MustCompile(`^`+regexp.QuoteMeta(resultFilename)+`_[a-z0-9_-]*-[0-9a-f]{16}_conc2048_gpus_24_ctx_16_gen_8\.json$`).MatchString(got) ||
+	} else if !regexp.MustCompile(`^`+regexp.QuoteMeta(resultFilename)+`_[a-z0-9_-]*-[0-9a-f]{20}_conc2048_gpus_24_ctx_16_gen_8\.json$`).MatchString(got) ||
 		len(got) > 255-len("power_validation_")-len(".tmp") {
 		// Bounded: RESULT_FILENAME whole (the workflow's glob), the config
 		// shortened to a prefix and a hash, the numeric tail intact, and

@@ -69,6 +69,21 @@ type RunOptions struct {
 	// Drive runs the plan's driver in this process, inside allocation a
 	// (run --in from inside the allocation); the in-job side, given by main.
 	Drive func(a runner.Allocation) runner.Drive
+	// Hooks are told of the run as it goes (the workflow's job_event.json).
+	Hooks RunHooks
+}
+
+// RunHooks observe a run; nil ones are skipped.
+type RunHooks struct {
+	// Planned: the plan and the profile it was made with, once both and
+	// the run's inputs are checked.
+	Planned func(pl *plan.Plan, prof *profile.Profile)
+	// Submitted: the job's id, the moment it is known.
+	Submitted func(id slurm.JobID)
+	// Phase: the driver reached phase.
+	Phase func(phase rundir.Phase)
+	// Done: the run ended (res may be nil), before the summary.
+	Done func(pl *plan.Plan, res *runner.Result, err error)
 }
 
 // Run runs one point: plan, check, then one of three ways: a new job
@@ -115,6 +130,9 @@ func Run(ctx context.Context, o RunOptions) error {
 	if err := WriteSources(stderr, prof); err != nil {
 		return err
 	}
+	if o.Hooks.Planned != nil {
+		o.Hooks.Planned(pl, prof)
+	}
 	bin, err := JobBinary(stderr, prof, o.BinaryDir)
 	if err != nil {
 		return err
@@ -159,6 +177,9 @@ func Run(ctx context.Context, o RunOptions) error {
 		Progress: stderr, DriverLog: driverLog(stderr, o.Follow),
 		CancelWait: o.Follow.CancelWait, Interrupted: o.Interrupted, Hard: o.Hard,
 		OnPhase: func(phase rundir.Phase, _ rundir.Status) {
+			if o.Hooks.Phase != nil {
+				o.Hooks.Phase(phase)
+			}
 			if !gha {
 				return
 			}
@@ -168,8 +189,13 @@ func Run(ctx context.Context, o RunOptions) error {
 			group = string(phase)
 			report.Group(stderr, "slurmbench: "+string(phase))
 		},
-		OnSubmitted: func(id slurm.JobID) { EarlyOutputs(stderr, pl, id) },
-		Stage:       Stage(pl, o.Stage, o.Version),
+		OnSubmitted: func(id slurm.JobID) {
+			if o.Hooks.Submitted != nil {
+				o.Hooks.Submitted(id)
+			}
+			EarlyOutputs(stderr, pl, id)
+		},
+		Stage: Stage(pl, o.Stage, o.Version),
 	}
 	var res *runner.Result
 	var runErr error
@@ -183,6 +209,9 @@ func Run(ctx context.Context, o RunOptions) error {
 	}
 	if gha && group != "" {
 		report.EndGroup(stderr)
+	}
+	if o.Hooks.Done != nil {
+		o.Hooks.Done(pl, res, runErr)
 	}
 	return Report(o.IO, pl, res, runErr, o.Stage.StageDir)
 }

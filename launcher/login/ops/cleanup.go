@@ -60,6 +60,11 @@ func CleanupNames(runner string) []string {
 		names = append(names, s)
 	}
 	names = append(names, "inferencex-"+runner)
+	// slurmbench's run in the workflow's mode names its job
+	// inferencex-<runner>, made valid as a job name when it is not.
+	if s := recipe.SanitizeName("inferencex-" + runner); s != "" && s != "inferencex-"+runner {
+		names = append(names, s)
+	}
 	return names
 }
 

@@ -18,8 +18,10 @@ func TestCheckStagingRefusesAResultFilenameTooLong(t *testing.T) {
 	pl := &plan.Plan{Name: "p", GPUs: plan.GPUCount{Total: 24, Prefill: 16, Decode: 8},
 		Points:    []plan.BenchPoint{{Concurrency: 4}, {Concurrency: 2048}},
 		Benchmark: plan.Benchmark{ResultDir: "/logs/sa-bench_isl_8192_osl_1024"}}
+	// The longest point's tail leaves config its 21-byte "-<hash>"
+	// stand-in (InferenceX's point_filename), and no more.
 	longest := "_conc2048_gpus_24_ctx_16_gen_8.json"
-	max := results.MaxStagedNameLen - len(longest)
+	max := results.MaxStagedNameLen - len(longest) - len("_") - 21
 	ok := strings.Repeat("r", max)
 	if err := CheckStaging(pl, CollectOptions{ResultFilename: ok}); err != nil {
 		t.Fatalf("%d-byte RESULT_FILENAME (the most that fits): %v", max, err)

@@ -1,0 +1,117 @@
+package workflow
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/launcher/login/launch"
+)
+
+// Resolution is what a Resolver found for a launch: the runner's cluster
+// and how the plan names it and the row's recipe.
+type Resolution struct {
+	// Cluster is the runners.yaml cluster id ("" when a TOML profile
+	// stands in for it); job_event.json records it.
+	Cluster string
+	// CPUSource is the cluster's srt-slurm.power-telemetry.cpu-source,
+	// which a power run leaves in $GITHUB_ENV as POWER_EXPECTED_CPU_SOURCE.
+	CPUSource string
+	// Plan fills in the plan options that name the cluster (profile) and
+	// the recipe (the composed, bound one).
+	Plan func(o *launch.PlanOptions)
+}
+
+// Resolver finds the runner's cluster and the row's recipe. The runners.yaml
+// reader and the fragment binder provide the production one; tests give
+// their own.
+type Resolver interface {
+	Resolve(ctx context.Context, r *Request) (Resolution, error)
+}
+
+// ResolverFunc adapts a function to Resolver.
+type ResolverFunc func(ctx context.Context, r *Request) (Resolution, error)
+
+// Resolve calls f.
+func (f ResolverFunc) Resolve(ctx context.Context, r *Request) (Resolution, error) { return f(ctx, r) }
+
+// Recipe mirrors under the workspace (inferencex-e2e/). Today's generator
+// writes a row's srt-recipe from the project root, mirror included
+// (infx/matrix/validation.py's srt_recipe_path: the lane's mirror, the
+// entry's srt-recipe-dir, the file); the multi-node launcher of an earlier
+// week took it relative to the multi-node mirror, "recipes/" standing for
+// it (drivers/srt/recipe.py, stored id 70910930115, recipe_mirror_path).
+// Both spellings resolve.
+const MultinodeRecipes = "benchmarks/multi_node/srt-slurm-recipes"
+
+// BoundDir is where, under the workspace, a row's bound recipe is written.
+const BoundDir = ".slurmbench/bound"
+
+// MirrorPath is the file SRT_RECIPE (or EVAL_SRT_RECIPE) names, and its
+// selector ("" when none): <file>[:<selector>].
+func MirrorPath(workspace, srtRecipe string, multinode bool) (file, selector string) {
+	file, selector, _ = strings.Cut(srtRecipe, ":")
+	if multinode && !strings.HasPrefix(file, "benchmarks/") {
+		return filepath.Join(workspace, MultinodeRecipes, strings.TrimPrefix(file, "recipes/")), selector
+	}
+	return filepath.Join(workspace, file), selector
+}
+
+// Runners is the resolver of the workflow's mode: the runner's cluster is
+// the record of InferenceX's configs/runners.yaml under the workspace that
+// its cluster: (and partition:) labels pick for RUNNER_NAME, or an
+// operator's TOML profile (Profile, from --profile or SLURMBENCH_PROFILE),
+// which may extend that record with what it lacks (a slurmrestd URL, a
+// token) — login/launch's LoadProfileFrom, when the plan is made. The
+// row's recipe is the file SRT_RECIPE names in the workspace: in
+// InferenceX's tree (SharedBlocks present) a fragment, composed and bound
+// for the runner's cluster (BindFragment); elsewhere a whole recipe,
+// planned as it is.
+type Runners struct {
+	Profile string
+	// BoundDir is where a bound fragment is written ("": BoundDir under
+	// the workspace).
+	BoundDir string
+}
+
+// Resolve checks that the recipe exists and names the profile's sources
+// and the recipe for the plan.
+func (p Runners) Resolve(ctx context.Context, r *Request) (Resolution, error) {
+	file, selector := MirrorPath(r.Workspace, r.Recipe(), r.Multinode)
+	if _, err := os.Stat(file); err != nil {
+		name := "SRT_RECIPE"
+		if r.Recipe() != r.SrtRecipe {
+			name = "EVAL_SRT_RECIPE"
+		}
+		return Resolution{}, exitcode.Errorf(exitcode.Config, "%s %q is not in the workspace's recipe mirror: %v", name, r.Recipe(), err)
+	}
+	ref := file
+	if selector != "" {
+		ref += ":" + selector
+	}
+	var cluster string
+	if hasSharedBlocks(r.Workspace) {
+		dir := p.BoundDir
+		if dir == "" {
+			// Beside the checkout, as InferenceX binds into its job's
+			// srt-slurm checkout there: a directory, so no top-level file
+			// of the workspace (job_event.json's artifacts) changes.
+			dir = filepath.Join(r.Workspace, BoundDir)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return Resolution{}, exitcode.With(exitcode.Internal, err)
+		}
+		b, err := BindFragment(ctx, r, file, selector, dir)
+		if err != nil {
+			return Resolution{}, err
+		}
+		ref, cluster = b.File, b.Cluster
+	}
+	return Resolution{Cluster: cluster, Plan: func(o *launch.PlanOptions) {
+		o.Profile, o.Runner = p.Profile, r.Runner
+		o.Framework, o.ModelPrefix = r.Framework, r.ModelPrefix
+		o.Recipe = ref
+	}}, nil
+}
