@@ -261,6 +261,10 @@ RunTimeDelete="$crun delete --force %n.%u.%j.%s.%t"
 RunTimeRun="$crun run --bundle %b %n.%u.%j.%s.%t"
 EOF
 chmod 0644 "$SC/slurm.conf" "$SC/gres.conf" "$SC/cgroup.conf" "$SC/oci.conf"
+# A fresh slurmctld numbers jobs from 1 again, so a container id of an
+# earlier start (node.user.job.step.task) would collide with a new job's
+# ("container … already exists"): crun's state starts empty with the cluster.
+rm -rf "$R/run/user"
 install -d -m 0755 "$R/run/user"
 install -d -o "$JOB_UID" -g "$JOB_UID" -m 0700 "$R/run/user/$JOB_UID"
 mkdir -p "$R/.oldroot"
