@@ -145,7 +145,7 @@ func TestNoForeignHeaders(t *testing.T) {
 // repository, in each comment style, and leaves prose that names them,
 // the exempt trees and binary files alone.
 func TestForeignHeadersPlanted(t *testing.T) {
-	spdx := "SPDX" + "-FileCopyrightText: Copyright (c) 2025 NVIDIA CORPORATION & AFFILIATES. All rights reserved."
+	spdx := "SPDX" + "-FileCopyrightText: Copy" + "right (c) 2025 NVIDIA CORPORATION & AFFILIATES. All rights reserved."
 	files := map[string]string{
 		"a/bench.sh":                 "#!/bin/bash\n# " + spdx + "\n# SPDX" + "-License-Identifier: Apache-2.0\nset -e\n",
 		"a/rollup.py":                "#!/usr/bin/env python3\n\"\"\"Tool.\"\"\"\nimport json\n# Copy" + "right (c) 2024 Someone Else\n",

@@ -8,7 +8,7 @@ import (
 
 // SrtSlurmProducer is the producer name InferenceX's multinode power
 // aggregator pins: as published it refuses any other
-// (../shared/data/facts/power-aggregator/as-published, recorded from
+// (the reference data's facts/power-aggregator/as-published, recorded from
 // utils/aggregate_power_multinode.py at InferenceX 843c6254).
 const SrtSlurmProducer = "srt-slurm.dcgm-power"
 

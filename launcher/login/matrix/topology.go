@@ -44,8 +44,8 @@ type Estimates struct {
 // staging 15 min, Dynamo install 5 min) sums to DefaultStartup, the figure
 // matrix always counted per allocation; an engine start of 10 minutes is
 // the model load of a large MoE engine; 4 hours is the default-time-limit
-// several clusters of InferenceX's runners.yaml set (sample:
-// ../shared/data/inferencex-v3/inferencex-e2e/configs/runners.yaml).
+// several clusters of InferenceX's runners.yaml set
+// (inferencex-e2e/configs/runners.yaml@03eaa88a).
 var DefaultEstimates = Estimates{
 	QueueWait:   30 * time.Minute,
 	Import:      10 * time.Minute,
