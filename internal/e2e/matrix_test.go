@@ -18,12 +18,10 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/login/matrix"
 )
 
-// matrixMaster is a master config in InferenceX's shape with three points
-// on each of two recipes: points of one recipe differ only in concurrency.
-func matrixMaster(recipeA, recipeB string) string {
-	var b strings.Builder
-	for _, r := range []string{recipeA, recipeB} {
-		fmt.Fprintf(&b, `%s:
+// masterEntryHead is a test-cluster master entry up to its search space:
+// the mock image and model, disaggregated multinode, ISL 64 and OSL 16.
+func masterEntryHead(name string) string {
+	return name + `:
   image: slurmbench/mock-engine:e2e
   model: mock/DeepSeek-R1
   model-prefix: mock
@@ -37,7 +35,15 @@ func matrixMaster(recipeA, recipeB string) string {
     - isl: 64
       osl: 16
       search-space:
-`, r)
+`
+}
+
+// matrixMaster is a master config in InferenceX's shape with three points
+// on each of two recipes: points of one recipe differ only in concurrency.
+func matrixMaster(recipeA, recipeB string) string {
+	var b strings.Builder
+	for _, r := range []string{recipeA, recipeB} {
+		b.WriteString(masterEntryHead(r))
 		for _, conc := range []int{2, 4, 8} {
 			fmt.Fprintf(&b, `      - conc-list: [%d]
         prefill: {num-worker: 1, tp: 4, ep: 1, dp-attn: false, additional-settings: ["CONFIG_FILE=recipes/%s.yaml"]}

@@ -27,21 +27,7 @@ type restartRow struct {
 func restartMaster(entries map[string][]restartRow, order []string) string {
 	var b strings.Builder
 	for _, e := range order {
-		fmt.Fprintf(&b, `%s:
-  image: slurmbench/mock-engine:e2e
-  model: mock/DeepSeek-R1
-  model-prefix: mock
-  runner: testcluster
-  precision: fp8
-  framework: dynamo-mock
-  multinode: true
-  disagg: true
-  scenarios:
-    fixed-seq-len:
-    - isl: 64
-      osl: 16
-      search-space:
-`, e)
+		b.WriteString(masterEntryHead(e))
 		for _, r := range entries[e] {
 			fmt.Fprintf(&b, `      - conc-list: [2]
         prefill: {num-worker: %d, tp: 4, ep: 1, dp-attn: false, additional-settings: ["CONFIG_FILE=recipes/%s.yaml"]}
