@@ -159,7 +159,7 @@ func (b *builder) benchmarkNode() (int, error) {
 func (b *builder) benchmarkEnv(custom bool) map[string]string {
 	node, port := b.frontendEndpoint()
 	env := map[string]string{
-		"SRTCTL_FRONTEND_TYPE": b.frontendType(),
+		"SRTCTL_FRONTEND_TYPE": b.srtctlFrontendType(),
 		"SRT_FRONTEND_HOST":    placeholderIP(node),
 		"SRT_FRONTEND_PORT":    strconv.Itoa(port),
 	}

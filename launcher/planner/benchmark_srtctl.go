@@ -287,7 +287,7 @@ func (b *builder) aiperfProcessMetricsURLs() []string {
 			}
 		}
 	}
-	if b.frontendType() == "vllm" {
+	if b.frontendType() == "vllm" || b.sglangDirect() {
 		workers(func(p plan.Process) {
 			if p.Role == plan.RoleAgg && p.Rank == 0 {
 				set["http://"+placeholderIP(p.Nodes[0])+":"+strconv.Itoa(portPublicFrontend)+"/metrics"] = true

@@ -27,6 +27,7 @@ var goldenCases = []struct {
 	{"vllm-mooncake", "gb300.toml", "vllm-mooncake.yaml"},
 	// prefill/decode colocation on one node, per-GPU DP ranks, KV events: true.
 	{"vllm-coloc", "b200.toml", "vllm-coloc.yaml"},
+	{"sglang-direct", "b200.toml", "sglang-direct.yaml"}, // schema 2's router-free frontend.type: sglang
 }
 
 // TestGolden pins the JSON plan and the human view of each case. The

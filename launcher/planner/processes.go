@@ -14,6 +14,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/launcher/inputs/profile"
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe"
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/schema2"
 	"github.com/slurmbench/slurmbench/results"
 )
 
@@ -169,6 +170,8 @@ func (b *builder) workerEnv(w *workerCtx, perNode bool) map[string]string {
 			env["ETCD_ENDPOINTS"] = "http://" + placeholderHost(b.infraNode) + ":" + strconv.Itoa(portEtcd)
 			env["NATS_SERVER"] = "nats://" + placeholderHost(b.infraNode) + ":" + strconv.Itoa(portNATS)
 		}
+	}
+	if b.backendType() != "mock" && b.dynamoWorkerEnv() {
 		env["DYN_SYSTEM_PORT"] = strconv.Itoa(w.SysPort)
 		env["DYN_REQUEST_PLANE"] = b.plan.Dynamo.RequestPlane
 		env["DYN_SKIP_SGLANG_LOG_FORMATTING"] = "1"
@@ -422,6 +425,8 @@ func (b *builder) health() {
 	switch {
 	case pl.Frontend == "sglang" && pl.Backend != "mock":
 		h.Kind, h.Path = "sglang-router", "/workers"
+	case pl.Frontend == schema2.FrontendSGLangDirect: // probe_direct_server: /health, then /v1/models
+		h.Kind, h.Path = "models", "/v1/models"
 	case pl.Frontend == "vllm" && pl.Backend != "mock":
 		h.Kind, h.Path = "models", "/v1/models"
 		for _, proc := range pl.Processes {

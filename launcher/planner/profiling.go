@@ -45,6 +45,7 @@ func (b *builder) profileTriggers(typ string) []plan.ProfileTrigger {
 	case b.frontendType() == "dynamo":
 		start, stop = "/engine/start_profile", "/engine/stop_profile"
 	case b.frontendType() == "sglang":
+	case b.sglangDirect(): // the leader's server on the public port carries SGLang's control routes
 	default:
 		return nil // lib/profiling.sh refuses other frontends
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/slurmbench/slurmbench/launcher/inputs/profile"
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/schema2"
 )
 
 // Backend types slurmbench runs. "mock" is slurmbench's own mock engine.
@@ -18,7 +19,7 @@ var backendTypes = map[string]bool{"sglang": true, "vllm": true, "trtllm": true,
 var nginxTimeRe = regexp.MustCompile(`^([0-9]+(ms|s|m|h|d|w|M|y)?)+$`)
 
 // Frontend types slurmbench runs.
-var frontendTypes = map[string]bool{"dynamo": true, "sglang": true, "vllm": true}
+var frontendTypes = map[string]bool{"dynamo": true, "sglang": true, "vllm": true, schema2.FrontendSGLangDirect: true}
 
 // validate checks the recipe on its own (the plan checks it against the
 // profile). Malformed values come first; then features not run yet.

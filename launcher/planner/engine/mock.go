@@ -19,6 +19,7 @@ func (e *mockEngine) PerGPU(plan.Role) bool { return false }
 
 func (e *mockEngine) Complete(w *Worker, proc *plan.Process) error {
 	b := e.b
+	bindPublicPort(b, w, proc)
 	mode := w.Mode()
 	if mode == "aggregated" {
 		mode = "decode" // an aggregated mock worker registers as a full (decode-capable) engine
@@ -26,6 +27,10 @@ func (e *mockEngine) Complete(w *Worker, proc *plan.Process) error {
 	port := strconv.Itoa(w.HTTPPort)
 	cfg := b.EngineConfig(w.Role)
 	pop(cfg, "served-model-name")
+	if argv := mockDirectArgv(b, w, recipe.Flags(cfg)); sglangDirect(b) && argv != nil {
+		proc.Argv = argv
+		return nil
+	}
 	if w.Rank > 0 {
 		// A follower rank of a multi-node worker serves nothing and
 		// registers nothing (a real engine's followers only join the

@@ -25,6 +25,7 @@ func (e *sglangEngine) PerGPU(plan.Role) bool { return false }
 
 func (e *sglangEngine) Complete(w *Worker, proc *plan.Process) error {
 	b := e.b
+	bindPublicPort(b, w, proc)
 	cfg := b.EngineConfig(w.Role)
 	if err := e.checkParallelism(w, cfg); err != nil {
 		return err
@@ -34,7 +35,7 @@ func (e *sglangEngine) Complete(w *Worker, proc *plan.Process) error {
 	// one (SGLang's default probes for a free port).
 	pop(cfg, "model-path", "served-model-name", "nccl-port", "grpc-port")
 	module := "dynamo.sglang"
-	if b.FrontendType() == "sglang" {
+	if b.FrontendType() == "sglang" || sglangDirect(b) {
 		module = "sglang.launch_server"
 	}
 	argv := []string{"python3", "-m", module,

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/schema2"
 	"github.com/slurmbench/slurmbench/launcher/plan"
 )
 
@@ -22,6 +23,9 @@ func (b *builder) addFrontends(head int) error {
 	pl := b.Plan()
 	ft := b.FrontendType()
 	pl.Backend, pl.Frontend = b.BackendType(), ft
+	if ft == schema2.FrontendSGLangDirect {
+		return b.addSGLangDirect() // the aggregated worker's sglang.launch_server is the server
+	}
 	if b.BackendType() == "mock" {
 		b.Add(plan.Process{
 			Name: "frontend_0", Role: plan.RoleFrontend, Nodes: []int{head}, Container: true, Mounts: b.Mounts(),

@@ -566,7 +566,10 @@ func (n *v2Normalizer) frontend() error {
 			// v1's "sglang" is the SGLang router (docs/legacy-v1.md).
 			setKey(fe, "type", k.Line, scalar("sglang", t.Line))
 		case "sglang":
-			return &Error{Kind: Unsupported, Err: yamltree.Error{File: n.path, Line: k.Line, Field: "frontend.type", Msg: "schema 2's \"sglang\" is the router-free direct SGLang worker (the router is \"sglang-router\"); that frontend is " + NotSupported}}
+			if err := n.checkSGLangDirect(fe, k); err != nil {
+				return err
+			}
+			setKey(fe, "type", k.Line, scalar(FrontendSGLangDirect, t.Line)) // the router-free direct server
 
 		case "dynamo", "vllm", "":
 		default:

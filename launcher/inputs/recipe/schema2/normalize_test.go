@@ -95,7 +95,7 @@ func TestNormalizeErrorKinds(t *testing.T) {
 		{"decode nodes 0", "engine: sglang\nroles:\n  decode: {nodes: 0}\n", Invalid, 3, "roles.decode.nodes", "0 is not accepted"},
 		{"legacy key beside roles", "engine: sglang\nresources:\n  prefill_workers: 2\nroles:\n  prefill: {workers: 1}\n", Invalid, 3, "resources.prefill_workers", "roles.prefill.workers (line 6)"},
 		{"sidecar", "engine: sglang\nroles:\n  agg: {nodes: 1, sidecar: true}\n", Unsupported, 3, "roles.agg.sidecar", "is " + NotSupported},
-		{"frontend sglang", "frontend: {type: sglang}\n", Unsupported, 1, "frontend.type", "router-free"},
+		{"frontend type not run", "frontend: {type: llm-d}\n", Unsupported, 1, "frontend.type", "frontend type \"llm-d\" is " + NotSupported},
 		{"fork-only engine knob", "engine: {type: tilert, weights_dir: /w}\n", SrtctlRefuses, 1, "engine.weights_dir", "SemiAnalysisAI fork"},
 		{"conflict spelled as written", "engine: {type: sglang, served_model_name: a}\nbackend: {served_model_name: b}\n", Invalid, 1, "engine.served_model_name", "conflicts with backend.served_model_name (line 3)"},
 	}
