@@ -246,3 +246,32 @@ func TestSGLangDirectMock(t *testing.T) {
 		t.Errorf("health %+v, want models on the leader's node at 8000", h)
 	}
 }
+
+// TestSGLangDirectProfilingAndIgnoredFields: the profiling control routes
+// are the leader's server on the public port (srtctl's
+// profiling_control_port), SGLang's /start_profile; frontend.args, env and
+// placement, which no process reads here, are named in a plan warning
+// (and nothing is warned when the recipe sets none of them).
+func TestSGLangDirectProfilingAndIgnoredFields(t *testing.T) {
+	prof := "profiling:\n  type: torch\n  aggregated:\n    start_step: 1\n    stop_step: 3\n"
+	pl := buildText(t, "b200.toml", directRecipe+prof)
+	tr := pl.Profiling.Trigger
+	if len(tr) != 1 || tr[0].URL != "http://"+plan.IPPlaceholder(0)+":8000" || tr[0].StartPath != "/start_profile" || tr[0].Role != plan.RoleAgg {
+		t.Errorf("profiling triggers %+v, want one at the leader's public port, /start_profile", tr)
+	}
+	for _, w := range pl.Recipe.Warnings {
+		if strings.Contains(w, "direct SGLang") {
+			t.Errorf("warned with nothing to warn about: %s", w)
+		}
+	}
+	for _, c := range []struct{ edit, field string }{
+		{"  enable_multiple_frontends: false\n=>  enable_multiple_frontends: false\n  args: {policy: cache_aware}\n", "frontend.args"},
+		{"  enable_multiple_frontends: false\n=>  enable_multiple_frontends: false\n  env: {A: b}\n", "frontend.env"},
+		{"  enable_multiple_frontends: false\n=>  enable_multiple_frontends: false\n  placement: {node: head}\n", "frontend.placement"},
+	} {
+		pl := buildText(t, "b200.toml", edited(t, c.edit))
+		if !slices.ContainsFunc(pl.Recipe.Warnings, func(w string) bool { return strings.Contains(w, c.field+" ignored: the direct SGLang frontend") }) {
+			t.Errorf("%s: warnings %q", c.field, pl.Recipe.Warnings)
+		}
+	}
+}

@@ -1,6 +1,10 @@
 package infra
 
 import (
+	"fmt"
+	"slices"
+	"strings"
+
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/schema2"
 	"github.com/slurmbench/slurmbench/launcher/plan"
 )
@@ -25,8 +29,33 @@ func (b *builder) addSGLangDirect() error {
 				return b.Fail("frontend.type", "the direct SGLang server %s binds port %d, not the public port %d", p.Name, p.Ports["http"], portPublicFrontend)
 			}
 			b.SetAPINode(p.Nodes[0])
+			b.warnUnusedFrontendFields()
 			return nil
 		}
 	}
 	return b.Fail("frontend.type", "frontend.type: sglang needs one aggregated worker to serve the endpoint; the plan has none")
+}
+
+// warnUnusedFrontendFields says in the plan that the frontend block's
+// process settings do nothing here: with no frontend process srtctl reads
+// neither its args, env nor placement (the endpoint is the worker's node),
+// and drops them without a word; slurmbench drops them too, but says so.
+func (b *builder) warnUnusedFrontendFields() {
+	fe := b.Recipe().Frontend
+	var set []string
+	if len(fe.Args) > 0 {
+		set = append(set, "frontend.args")
+	}
+	if len(fe.Env) > 0 {
+		set = append(set, "frontend.env")
+	}
+	if fe.OrchestratorPlacement != "" || fe.DedicatedNode {
+		set = append(set, "frontend.placement")
+	}
+	if len(set) == 0 {
+		return
+	}
+	pl := b.Plan()
+	pl.Recipe.Warnings = append(slices.Clip(pl.Recipe.Warnings), fmt.Sprintf("%s: %s ignored: the direct SGLang frontend starts no frontend process; the aggregated worker on node %d is the endpoint (as srtctl ignores them)",
+		b.Recipe().Path, strings.Join(set, ", "), b.APINode()))
 }
