@@ -10,8 +10,9 @@ import (
 )
 
 // sglangEngine runs SGLang: python3 -m dynamo.sglang under a Dynamo
-// frontend, python3 -m sglang.launch_server under the SGLang router
-// (srtctl's backends/sglang.py).
+// frontend, python3 -m sglang.launch_server under the SGLang router or as
+// schema 2's direct server on the public port (srtctl's backends/sglang.py,
+// sglang_direct.go).
 type sglangEngine struct {
 	b Builder
 	// kvEvents is srtctl's global KV-events port counter: one port per
