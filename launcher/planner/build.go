@@ -461,9 +461,7 @@ func (b *builder) topology() error {
 	if err != nil {
 		return b.fail("resources", "%v", err)
 	}
-	if err := b.checkIdleNodes(workers, eps); err != nil {
-		return err
-	}
+	b.noteIdleNodes(workers, eps)
 	b.firstWorkerNode = first
 	head := workers[0]
 	infra, bench := head, head

@@ -31,8 +31,6 @@ func TestSrtctlFieldsRefused(t *testing.T) {
 			[]string{"backend.sglang_config.decode", "tensor-parallel-size 4", "= 4 GPUs", "has 8"}},
 		{"SGLang DP without DP attention", "b200.toml", sglang, "      enable-dp-attention: false\n", "      enable-dp-attention: false\n      data-parallel-size: 2\n",
 			[]string{"backend.sglang_config.", "data-parallel-size 2", "= 16 GPUs", "has 8"}},
-		{"idle nodes", "gb300.toml", gb300, "  decode_nodes: 2\n", "  decode_nodes: 4\n  gpus_per_decode: 8\n",
-			[]string{"resources.prefill_nodes", "prefill_nodes 1 + decode_nodes 4 = 5 worker nodes", "fill only 3", "2 node(s) would sit idle"}},
 		{"dp_launch_mode value", "b200.toml", coloc, "dp_launch_mode: per_gpu", "dp_launch_mode: per_rank",
 			[]string{"backend.dp_launch_mode", "per_rank"}},
 		{"colocation on SGLang", "b200.toml", sglang, "backend:\n", "backend:\n  allow_prefill_decode_colocation: true\n",

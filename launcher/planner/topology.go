@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/slurmbench/slurmbench/launcher/plan"
 )
@@ -202,10 +203,18 @@ func containsInt(xs []int, x int) bool {
 	return false
 }
 
-// checkIdleNodes refuses an allocation that leaves worker nodes without a
-// worker: the recipe's node counts ask for more nodes than its workers use,
-// and the job would hold them idle for its whole time limit.
-func (b *builder) checkIdleNodes(workers []int, eps []endpoint) error {
+// noteIdleNodes records, as a warning on the plan, the worker nodes the
+// allocation leaves without a worker, and plans them as srtctl does: it
+// asks Slurm for prefill_nodes + decode_nodes (or agg_nodes) nodes
+// (schema.py Topology.total_nodes) and packs the workers onto them in
+// order (topology.py allocate_endpoints: partial-node workers share a node
+// unless resources.spread_workers), so a recipe whose workers' GPUs fill
+// fewer nodes than it reserves holds the rest idle for the job's time. No
+// srtctl check refuses that (docs/topology.md@1a367815 "Set it explicitly
+// when a role should not fill its nodes"; RoleConfig and ResourceConfig in
+// schema.py of the v2.43 era validate node counts only as positive or
+// colocate).
+func (b *builder) noteIdleNodes(workers []int, eps []endpoint) {
 	used := map[int]bool{}
 	for _, ep := range eps {
 		for _, n := range ep.nodes {
@@ -219,7 +228,7 @@ func (b *builder) checkIdleNodes(workers []int, eps []endpoint) error {
 		}
 	}
 	if len(idle) == 0 {
-		return nil
+		return
 	}
 	res := b.r.Resources
 	field, nodes := "resources.agg_nodes", fmt.Sprintf("agg_nodes %d", deref(res.AggNodes, 1))
@@ -231,6 +240,8 @@ func (b *builder) checkIdleNodes(workers []int, eps []endpoint) error {
 	for _, ep := range eps {
 		gpus += ep.gpus
 	}
-	return b.fail(field, "%s = %d worker nodes, but the workers' %d GPUs fill only %d of them (%d GPUs per node): %d node(s) would sit idle",
-		nodes, len(workers), gpus, len(workers)-len(idle), b.gpn, len(idle))
+	// The warning names the file, line and field as an error would.
+	w := b.fail(field, "%s = %d worker nodes, but the workers' %d GPUs fill only %d of them (%d GPUs per node): node(s) %s stay idle for the whole job, as srtctl allocates them (resources.spread_workers, the roles' gpus or their node counts would use them)",
+		nodes, len(workers), gpus, len(workers)-len(idle), b.gpn, plan.JoinInts(idle))
+	b.plan.Recipe.Warnings = append(slices.Clip(b.plan.Recipe.Warnings), w.Error())
 }
