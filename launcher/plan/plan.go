@@ -252,6 +252,10 @@ type Health struct {
 	Decode          int    `json:"decode"`
 	MaxAttempts     int    `json:"max_attempts"`
 	IntervalSeconds int    `json:"interval_seconds"`
+	// Workers, when set, must each answer its HTTP GET with 200, all in
+	// one pass, after the frontend's counts pass (a vLLM Router's routed
+	// workers: srtctl's get_backend_health_urls).
+	Workers []Probe `json:"workers,omitempty"`
 }
 
 // Benchmark is the SA-Bench step.

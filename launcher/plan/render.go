@@ -53,6 +53,9 @@ func (p *Plan) WriteHuman(w io.Writer) error {
 
 	ew.printf("\nHealth gate: %s GET :%d%s on node %d, expect %d prefill + %d decode, %d × %ds\n",
 		p.Health.Kind, p.Health.Port, p.Health.Path, p.Health.Node, p.Health.Prefill, p.Health.Decode, p.Health.MaxAttempts, p.Health.IntervalSeconds)
+	for _, w := range p.Health.Workers {
+		ew.printf("  then GET :%d%s on node %d answers 200 (every worker in one pass)\n", w.Port, w.Path, w.Node)
+	}
 	if len(p.Points) > 0 {
 		ew.printf("\nBenchmark: %s (%s client), ISL %d, OSL %d, range ratio %g, rate %s\n", p.Benchmark.Type, p.Benchmark.Client, p.Benchmark.ISL, p.Benchmark.OSL, p.Benchmark.RangeRatio, p.Benchmark.RequestRate)
 		for _, pt := range p.Points {

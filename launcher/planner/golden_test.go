@@ -27,7 +27,9 @@ var goldenCases = []struct {
 	{"vllm-mooncake", "gb300.toml", "vllm-mooncake.yaml"},
 	// prefill/decode colocation on one node, per-GPU DP ranks, KV events: true.
 	{"vllm-coloc", "b200.toml", "vllm-coloc.yaml"},
-	{"sglang-direct", "b200.toml", "sglang-direct.yaml"}, // schema 2's router-free frontend.type: sglang
+	{"sglang-direct", "b200.toml", "sglang-direct.yaml"},     // schema 2's router-free frontend.type: sglang
+	{"vllm-router-pd", "b200.toml", "vllm-router-pd.yaml"},   // vLLM Router, P/D, decode DP16 pools on two nodes
+	{"vllm-router-agg", "b200.toml", "vllm-router-agg.yaml"}, // vLLM Router over one DEP2 worker, DP expansion
 }
 
 // TestGolden pins the JSON plan and the human view of each case. The

@@ -94,6 +94,9 @@ func (b *builder) addWorkers(eps []endpoint) error {
 			b.sysPort++
 			if rank == 0 {
 				w.HTTPPort = httpPort
+			} else if b.routerLocalDP(ep) {
+				w.HTTPPort = portWorkerHTTPBase + portWorkerHTTPStride*httpSlot[node]
+				httpSlot[node]++
 			}
 			ranks = append(ranks, w)
 		}
@@ -427,6 +430,8 @@ func (b *builder) health() {
 		h.Kind, h.Path = "sglang-router", "/workers"
 	case pl.Frontend == schema2.FrontendSGLangDirect: // probe_direct_server: /health, then /v1/models
 		h.Kind, h.Path = "models", "/v1/models"
+	case pl.Frontend == engine.FrontendVLLMRouter && pl.Backend != "mock":
+		b.vllmRouterHealth(&h)
 	case pl.Frontend == "vllm" && pl.Backend != "mock":
 		h.Kind, h.Path = "models", "/v1/models"
 		for _, proc := range pl.Processes {

@@ -599,7 +599,7 @@ func (d *driver) healthGate(ctx context.Context) error {
 	switch {
 	case err == nil:
 		d.logf("health gate passed: prefill %d, decode %d at %s", seen.Prefill, seen.Decode, base)
-		return nil
+		return d.workerGate(ctx)
 	case dead != nil:
 		return d.died(dead, diagnose.ExitedBeforeHealthy, exitcode.Engine, "before the workers were healthy")
 	case errors.Is(err, health.ErrDeadline):

@@ -216,6 +216,9 @@ func (e *vllmEngine) Complete(w *Worker, proc *plan.Process) error {
 		pop(cfg, "connector")
 		return e.serve(w, proc, cfg, devices, leader)
 	}
+	if b.FrontendType() == FrontendVLLMRouter {
+		return e.routed(w, proc, cfg, s, ep.dpRPC, devices, leader)
+	}
 	conn, err := e.connector(cfg)
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/schema2"
 	"github.com/slurmbench/slurmbench/launcher/plan"
+	"github.com/slurmbench/slurmbench/launcher/planner/engine"
 )
 
 // addFrontends places the serving front as srtctl's frontend topology does:
@@ -54,6 +55,10 @@ func (b *builder) addFrontends(head int) error {
 	for i, node := range nodes {
 		if ft == "sglang" {
 			b.addRouter(i, node, port)
+		} else if ft == engine.FrontendVLLMRouter {
+			if err := b.addVLLMRouter(i, node, port); err != nil {
+				return err
+			}
 		} else {
 			b.addDynamoFrontend(i, node, port)
 		}

@@ -572,6 +572,7 @@ func (n *v2Normalizer) frontend() error {
 			setKey(fe, "type", k.Line, scalar(FrontendSGLangDirect, t.Line)) // the router-free direct server
 
 		case "dynamo", "vllm", "":
+		case "vllm-router": // kept as written; the planner runs it (planner/infra/vllm_router.go)
 		default:
 			return &Error{Kind: Unsupported, Err: yamltree.Error{File: n.path, Line: k.Line, Field: "frontend.type", Msg: fmt.Sprintf("frontend type %q is %s (dynamo, sglang-router and vllm run)", t.Value, NotSupported)}}
 
