@@ -19,7 +19,7 @@ var backendTypes = map[string]bool{"sglang": true, "vllm": true, "trtllm": true,
 var nginxTimeRe = regexp.MustCompile(`^([0-9]+(ms|s|m|h|d|w|M|y)?)+$`)
 
 // Frontend types slurmbench runs.
-var frontendTypes = map[string]bool{"dynamo": true, "sglang": true, "vllm": true, schema2.FrontendSGLangDirect: true}
+var frontendTypes = map[string]bool{"dynamo": true, "sglang": true, "vllm": true, schema2.FrontendSGLangDirect: true, "vllm-router": true}
 
 // validate checks the recipe on its own (the plan checks it against the
 // profile). Malformed values come first; then features not run yet.
