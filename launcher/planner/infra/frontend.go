@@ -53,13 +53,14 @@ func (b *builder) addFrontends(head int) error {
 		}
 	}
 	for i, node := range nodes {
-		if ft == "sglang" {
+		switch ft {
+		case "sglang":
 			b.addRouter(i, node, port)
-		} else if ft == engine.FrontendVLLMRouter {
+		case engine.FrontendVLLMRouter:
 			if err := b.addVLLMRouter(i, node, port); err != nil {
 				return err
 			}
-		} else {
+		default:
 			b.addDynamoFrontend(i, node, port)
 		}
 	}
