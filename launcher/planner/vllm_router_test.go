@@ -190,6 +190,10 @@ func TestVLLMRouterRefused(t *testing.T) {
 	pd := string(readTestdata(t, "recipes", "vllm-router-pd.yaml"))
 	agg := string(readTestdata(t, "recipes", "vllm-router-agg.yaml"))
 	sglang := string(readTestdata(t, "recipes", "1p1d.yaml"))
+	edit4 := func(base string) string { // one TP2 × DP2 worker on four GPUs
+		s := strings.Replace(base, "  gpus_per_agg: 2\n", "  gpus_per_agg: 4\n", 1)
+		return strings.Replace(s, "      tensor-parallel-size: 1\n", "      tensor-parallel-size: 2\n", 1)
+	}
 	cases := []struct {
 		name, base, old, new string
 		want                 []string
@@ -197,6 +201,8 @@ func TestVLLMRouterRefused(t *testing.T) {
 		{"an SGLang engine", sglang, "  type: sglang\n  args:", "  type: vllm-router\n  args:",
 			[]string{"frontend.type", "requires backend.type: vllm", `"sglang"`}},
 		{"per-GPU DP processes", agg, "  connector: null\n", "  connector: null\n  dp_launch_mode: per_gpu\n",
+			[]string{"backend.dp_launch_mode", "requires backend.dp_launch_mode: per_node"}},
+		{"per-GPU DP processes with TP2 replicas", edit4(agg), "  connector: null\n", "  connector: null\n  dp_launch_mode: per_gpu\n",
 			[]string{"backend.dp_launch_mode", "requires backend.dp_launch_mode: per_node"}},
 		{"an expansion that disagrees", agg, "    policy: consistent_hash\n", "    policy: consistent_hash\n    intra-node-data-parallel-size: 4\n",
 			[]string{"frontend.args.intra-node-data-parallel-size", "configured 4, derived 2"}},

@@ -62,7 +62,7 @@ type vllmShape struct {
 // perGPU reports srtctl's deprecated per_gpu DP layout for role: one
 // process per GPU, each its own DP rank (a direct `vllm serve` ignores it).
 func (e *vllmEngine) PerGPU(role plan.Role) bool {
-	if e.b.Recipe().Backend.DPLaunchMode != "per_gpu" || e.b.FrontendType() == "vllm" {
+	if e.b.Recipe().Backend.DPLaunchMode != "per_gpu" || e.b.FrontendType() == "vllm" || e.b.FrontendType() == FrontendVLLMRouter {
 		return false
 	}
 	_, dp := Lookup(e.b.EngineConfig(role), "data-parallel-size")

@@ -53,11 +53,11 @@ func RouterLocalDP(cfg map[string]recipe.Value, dpLaunchMode string, nodes, loca
 //   - then --device-ids and the role's args.
 //
 // dp_launch_mode per_gpu with data parallelism is refused as srtctl
-// refuses it: those processes are Dynamo registrations, not routable
-// servers.
+// refuses it (PerGPU never lays such a worker out per GPU): those
+// processes are Dynamo registrations, not routable servers.
 func (e *vllmEngine) routed(w *Worker, proc *plan.Process, cfg map[string]recipe.Value, s vllmShape, dpRPC int, devices []int, leader string) error {
 	b := e.b
-	if s.perGPU {
+	if b.Recipe().Backend.DPLaunchMode == "per_gpu" && s.dataParallel {
 		return b.Fail("backend.dp_launch_mode", "frontend.type: vllm-router with data-parallel-size requires backend.dp_launch_mode: per_node; deprecated per_gpu processes are Dynamo registrations, not independently routable vLLM API servers")
 	}
 	pop(cfg, "headless", "host", "port", "master-addr", "nnodes", "node-rank")
