@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -95,6 +96,10 @@ type RunnersOptions struct {
 	Framework, ModelPrefix string
 	// Home expands '~' in the record's paths ("" : $HOME).
 	Home string
+	// AgenticMultiNode: the point is a multi-node AgentX one; its job also
+	// mounts the record's agentic volumes (runners.Cluster.AgenticMounts),
+	// where the client paths the binder writes point.
+	AgenticMultiNode bool
 }
 
 // LoadRunners reads the runners.yaml and derives the profile of the
@@ -280,6 +285,16 @@ func FromRecord(res *runners.Resolved, o RunnersOptions) (*Profile, error) {
 	}
 	if len(p.Container.Mounts) > 0 {
 		from("container.mounts", "slurm.srt-slurm", "volume-mounts (volume path:container path), then mounts")
+	}
+	if o.AgenticMultiNode {
+		if am := c.AgenticMounts(); len(am) > 0 {
+			for _, m := range am {
+				if entry := m.Host + ":" + m.Container; !slices.Contains(p.Container.Mounts, entry) {
+					p.Container.Mounts = append(p.Container.Mounts, entry)
+				}
+			}
+			from("container.mounts", "slurm.srt-slurm", "volume-mounts, mounts, then a multi-node AgentX job's agentic-volume-mounts and lane mounts")
+		}
 	}
 
 	if len(c.Env)+len(srt.Env) > 0 {

@@ -260,3 +260,37 @@ func TestSampleEveryCluster(t *testing.T) {
 		t.Errorf("%d of the sample's 13 clusters derived", derived)
 	}
 }
+
+// TestAgenticMounts: a multi-node AgentX point's job also mounts the
+// record's agentic-volume-mounts (once, beside volume-mounts); any other
+// point's does not.
+func TestAgenticMounts(t *testing.T) {
+	const rec = "labels:\n  cluster:c: [r_00]\nclusters:\n  c:\n    gpus-per-node: 8\n    arch: x86_64\n    scheduler: slurm\n    slurm:\n      partition: p\n      exclusive: true\n" +
+		"      volumes:\n        hf-hub-cache: {path: /srv/hf}\n        aiperf-cache: {path: /srv/aiperf}\n      srt-slurm:\n        network-interface: eth0\n" +
+		"        volume-mounts: {hf-hub-cache: /hf_hub_cache}\n"
+	for _, tc := range []struct {
+		name, extra string
+		agentic     bool
+		want        string
+	}{
+		{"AgentX multi-node adds agentic-volume-mounts", "        agentic-volume-mounts: {aiperf-cache: /aiperf_mmap_cache}\n", true,
+			"/srv/hf:/hf_hub_cache /srv/aiperf:/aiperf_mmap_cache"},
+		{"other points do not", "        agentic-volume-mounts: {aiperf-cache: /aiperf_mmap_cache}\n", false, "/srv/hf:/hf_hub_cache"},
+		{"a mount both name is mounted once", "        agentic-volume-mounts: {hf-hub-cache: /hf_hub_cache}\n", true, "/srv/hf:/hf_hub_cache"},
+		{"no agentic mounts", "", true, "/srv/hf:/hf_hub_cache"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "runners.yaml")
+			if err := os.WriteFile(file, []byte(rec+tc.extra), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			p, err := LoadRunners(context.Background(), RunnersOptions{Runners: file, Runner: "r_00", DefaultRunsDir: "/runs", AgenticMultiNode: tc.agentic})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(p.Container.Mounts, " "); got != tc.want {
+				t.Errorf("mounts %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -10,7 +10,10 @@ import (
 
 // RunnersClusters is Clusters over runners.yaml's records (package
 // runners): each cluster's srt-slurm fabric, rendered as recipes read it
-// (the names runners.FabricNames knows), and its DCGM exporter port. The
+// (the names runners.FabricNames knows), its DCGM exporter port and the
+// AgentX client paths of a multi-node agentic job there
+// (runners.Cluster.AgenticClientEnv; the binder writes them only on that
+// lane). The
 // staged checkpoint and squash file are the profile's to resolve when the
 // bound recipe is planned (profile.Profile.ModelDir, the squash policy),
 // so they are not set here.
@@ -26,6 +29,9 @@ func (r RunnersClusters) Cluster(_ context.Context, id string) (fragment.Cluster
 	if s := c.Slurm.SrtSlurm; s != nil {
 		fc.PowerExporterPort = s.PowerExporterPort
 		fc.Fabric.Values = s.Fabric.Rendered()
+	}
+	for _, p := range c.AgenticClientEnv() {
+		fc.ClientEnv = append(fc.ClientEnv, fragment.EnvVar{Name: p.Name, Value: p.Value})
 	}
 	return fc, nil
 }

@@ -76,6 +76,9 @@ type PlanOptions struct {
 	// locations.
 	Runners, Runner        string
 	Framework, ModelPrefix string
+	// AgenticMultiNode: the point is a multi-node AgentX one, whose job
+	// also mounts the record's agentic volumes (AgentX client caches).
+	AgenticMultiNode bool
 	// RunnerLabel is the master entry's runner label (matrix points): it
 	// picks the record when Runner is "". MasterDir is the master config
 	// whose directory holds the default runners.yaml when Master is ""
@@ -105,7 +108,7 @@ func Plan(ctx context.Context, o PlanOptions) (*plan.Plan, *profile.Profile, err
 // Source is where the options' profile comes from.
 func (o PlanOptions) Source() ProfileSource {
 	return ProfileSource{Profile: o.Profile, Runners: o.Runners, Runner: o.Runner, Label: o.RunnerLabel, Workspace: o.Workspace, Master: cmp.Or(o.Master, o.MasterDir),
-		Image: o.Image, Framework: o.Framework, ModelPrefix: o.ModelPrefix}
+		Image: o.Image, Framework: o.Framework, ModelPrefix: o.ModelPrefix, AgenticMultiNode: o.AgenticMultiNode}
 }
 
 // LoadProfile reads --profile, refusing an empty one (a config error).

@@ -34,6 +34,9 @@ type ProfileSource struct {
 	// Image, Framework and ModelPrefix are the point's (IMAGE, FRAMEWORK,
 	// MODEL_PREFIX): the record's container aliases and squash location.
 	Image, Framework, ModelPrefix string
+	// AgenticMultiNode: a multi-node AgentX point (the record's agentic
+	// mounts join the job's).
+	AgenticMultiNode bool
 }
 
 // RunnersFile is the runners.yaml the source names or finds: --runners
@@ -70,7 +73,8 @@ func LoadProfileFrom(ctx context.Context, s ProfileSource) (*profile.Profile, er
 }
 
 func loadProfileFrom(ctx context.Context, s ProfileSource) (*profile.Profile, error) {
-	ro := profile.RunnersOptions{Runners: s.RunnersFile(), Runner: s.Runner, Label: s.Label, Image: s.Image, Framework: s.Framework, ModelPrefix: s.ModelPrefix}
+	ro := profile.RunnersOptions{Runners: s.RunnersFile(), Runner: s.Runner, Label: s.Label, Image: s.Image, Framework: s.Framework, ModelPrefix: s.ModelPrefix,
+		AgenticMultiNode: s.AgenticMultiNode}
 	if s.Workspace != "" {
 		ws, err := profile.Canonical(s.Workspace)
 		if err != nil {

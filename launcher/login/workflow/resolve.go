@@ -112,6 +112,7 @@ func (p Runners) Resolve(ctx context.Context, r *Request) (Resolution, error) {
 	return Resolution{Cluster: cluster, Plan: func(o *launch.PlanOptions) {
 		o.Profile, o.Runner = p.Profile, r.Runner
 		o.Framework, o.ModelPrefix = r.Framework, r.ModelPrefix
+		o.AgenticMultiNode = r.Agentic && r.Multinode
 		o.Recipe = ref
 	}}, nil
 }

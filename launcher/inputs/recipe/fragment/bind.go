@@ -62,8 +62,9 @@ type Cluster struct {
 	PowerExporterPort int // srt-slurm.power-exporter-port
 	Fabric            Fabric
 	// ClientEnv are the launcher's AgentX client paths (RESULT_DIR,
-	// AIPERF_DATASET_MMAP_CACHE_DIR, HF_HUB_CACHE) for a multi-node
-	// agentic point, in the order they are written.
+	// AIPERF_DATASET_MMAP_CACHE_DIR, HF_HUB_CACHE) on this cluster, in the
+	// order they are written; Bind writes them into a multi-node agentic
+	// point only.
 	ClientEnv []EnvVar
 	// Checkpoint is where the cluster stages the point's model (its
 	// models.entries), Squash the staged squash file of its image (its
@@ -207,9 +208,11 @@ func Bind(file string, doc *yaml.Node, in Input) (*yaml.Node, error) {
 			set(env, "TOTAL_CPU_DRAM_GB", strNode(strconv.FormatInt(p.TotalCPUDRAMGB, 10), 0))
 		}
 	}
-	// A fragment that sets HF_HOME keeps its own Hugging Face cache layout.
+	// The launcher hands its client paths to multi-node AgentX points only
+	// (generate.py@02d0272d _binder_inputs); a fragment that sets HF_HOME
+	// keeps its own Hugging Face cache layout.
 	for _, e := range in.Cluster.ClientEnv {
-		if e.Name == "HF_HUB_CACHE" && yamltree.Get(env, "HF_HOME") != nil {
+		if !in.Lane.Agentic || !in.Lane.MultiNode || e.Name == "HF_HUB_CACHE" && yamltree.Get(env, "HF_HOME") != nil {
 			continue
 		}
 		set(env, e.Name, strNode(e.Value, 0))
