@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -107,16 +108,34 @@ func Run(ctx context.Context, o RunOptions) (err error) {
 		rec.Fail("", "RequestError", err.Error(), false, "")
 		return err
 	}
+	if err := removeStale(req.Workspace, SubmissionFile); err != nil {
+		fmt.Fprintf(o.Stderr, "slurmbench: %v\n", err)
+	}
+	setup := &setupLog{}
+	if lo.Stderr != nil {
+		lo.Stderr = io.MultiWriter(lo.Stderr, setup)
+	} else {
+		lo.Stderr = setup
+	}
+	defer func() {
+		// A launch that never submitted (an import that failed) leaves its
+		// setup log all the same: that is when a person needs it.
+		if err := setup.Seal(req.Workspace); err != nil {
+			fmt.Fprintf(o.Stderr, "slurmbench: %v\n", err)
+		}
+	}()
 	var pl *plan.Plan
 	lo.Hooks = launch.RunHooks{
 		Planned: func(p *plan.Plan, prof *profile.Profile) {
 			pl = p
-			planned(o, rec, req, fromRecord(res, prof), p)
+			res = fromRecord(res, prof)
+			planned(o, rec, req, res, p)
 		},
 		Submitted: func(id slurm.JobID) {
 			s := id.String()
 			rec.Set(func(e *JobEvent) { e.SlurmJobID = &s })
 			rec.Stage("queue_wait")
+			submitted(o, req, res, pl, setup, id)
 		},
 		Phase: func(phase rundir.Phase) {
 			switch phase {
@@ -233,6 +252,24 @@ func planned(o RunOptions, rec *EventRecorder, req *Request, res Resolution, pl 
 		}
 	}
 	if err := AppendGitHubEnv(req.Env.get("GITHUB_ENV"), GitHubEnvLines(req, power, res.CPUSource, stamp)); err != nil {
+		fmt.Fprintf(o.Stderr, "slurmbench: %v\n", err)
+	}
+}
+
+// submitted leaves what a later step or a person needs the moment the
+// job is known: srt-submission.json (job id, run directory, submit time)
+// and srt-setup.log (everything the launch printed until then).
+func submitted(o RunOptions, req *Request, res Resolution, pl *plan.Plan, setup *setupLog, id slurm.JobID) {
+	if pl != nil {
+		now := time.Now
+		if o.Now != nil {
+			now = o.Now
+		}
+		if err := writeSubmission(req.Workspace, NewSubmission(pl, id, res.Cluster, "slurmbench "+firstNonEmpty(o.Commit, o.Version), now())); err != nil {
+			fmt.Fprintf(o.Stderr, "slurmbench: %v\n", err)
+		}
+	}
+	if err := setup.Seal(req.Workspace); err != nil {
 		fmt.Fprintf(o.Stderr, "slurmbench: %v\n", err)
 	}
 }
