@@ -325,7 +325,29 @@ func assertWorkflowFiles(t *testing.T, r *run, ws, rf, config string, concs []in
 	if ev["cluster"] != "testcluster" || !strings.Contains(r.stderr.String(), "cluster testcluster, partition "+r.c.Cluster.Partition) {
 		t.Errorf("job_event cluster %v; the run's profile sources:\n%s", ev["cluster"], r.output())
 	}
+	assertSubmission(t, r, ws)
 	return ev
+}
+
+// assertSubmission checks srt-submission.json (the job the run submitted,
+// its run directory on disk) and srt-setup.log (the run's output up to the
+// submission: the profile's sources are in it, the benchmark is not).
+func assertSubmission(t *testing.T, r *run, ws string) {
+	t.Helper()
+	var sub workflow.Submission
+	b, err := os.ReadFile(filepath.Join(ws, workflow.SubmissionFile))
+	if err == nil {
+		err = json.Unmarshal(b, &sub)
+	}
+	if err != nil {
+		t.Errorf("%s: %v", workflow.SubmissionFile, err)
+	} else if sub.Status != "submitted" || sub.SlurmJobID != int64(r.jobID()) || !fileExists(filepath.Join(sub.RunDir, "plan.json")) || sub.OutputDir != sub.RunDir {
+		t.Errorf("%s: %+v (run printed job %d)", workflow.SubmissionFile, sub, r.jobID())
+	}
+	log, err := os.ReadFile(filepath.Join(ws, workflow.SetupLogFile))
+	if err != nil || !strings.Contains(string(log), "Profile values (") || benchLine.Match(log) {
+		t.Errorf("%s (%v):\n%s", workflow.SetupLogFile, err, log)
+	}
 }
 
 // The recipes the test master config's rows name, as schema-2 recipes of
