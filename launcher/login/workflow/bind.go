@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
@@ -28,6 +29,14 @@ const SharedBlocks = "configs/srt-recipes"
 type Bound struct {
 	File    string // the bound recipe, one config (its variant selected)
 	Cluster string // the runners.yaml cluster whose facts bound it
+	// NoPreflight says why the launch skips its preflight ("" : it runs):
+	// the record's srt-slurm preflight: false, or a checkpoint staged on
+	// node-local storage the launching host cannot see (InferenceX passes
+	// srtctl --no-preflight then, drivers/srt/__init__.py@cb6901ae).
+	NoPreflight string
+	// Tags is what InferenceX tags the job with when the record sets a
+	// job-tag (srtctl --tags, submit.py@43c3fcfc); "" when it sets none.
+	Tags string
 }
 
 // BindFragment composes the row's fragment (file, its selector) with its
@@ -72,6 +81,11 @@ func BindFragment(ctx context.Context, req *Request, file, selector, dir string)
 	if err != nil {
 		return Bound{}, exitcode.With(exitcode.Config, err)
 	}
+	var srt runners.SrtSlurm
+	if res.Cluster.Slurm.SrtSlurm != nil {
+		srt = *res.Cluster.Slurm.SrtSlurm
+	}
+	LaunchEdits{MultiNode: req.Multinode, DistTimeoutS: srt.DistTimeoutS}.Apply(b.Doc)
 	data, err := fragment.Marshal(b.Doc)
 	if err != nil {
 		return Bound{}, exitcode.With(exitcode.Config, fmt.Errorf("%s: %w", file, err))
@@ -80,7 +94,37 @@ func BindFragment(ctx context.Context, req *Request, file, selector, dir string)
 	if err := atomicfile.WriteFile(out, data, atomicfile.Options{Overwrite: true}); err != nil {
 		return Bound{}, exitcode.With(exitcode.Internal, err)
 	}
-	return Bound{File: out, Cluster: res.Cluster.ID}, nil
+	return Bound{File: out, Cluster: res.Cluster.ID, NoPreflight: noPreflight(runnersFile, res.Cluster, req), Tags: JobTags(srt.JobTag, req, time.Now())}, nil
+}
+
+// noPreflight is why a launch on cluster c skips its preflight ("" : it
+// does not): InferenceX runs srtctl's preflight unless the record says
+// preflight: false or a multi-node job serves a checkpoint on node-local
+// storage, which the launching host cannot check.
+func noPreflight(file string, c *runners.Cluster, req *Request) string {
+	if srt := c.Slurm.SrtSlurm; srt != nil && !srt.Preflight {
+		return fmt.Sprintf("%s: clusters.%s.slurm.srt-slurm.preflight is false", file, c.ID)
+	}
+	if cp, ok := c.Checkpoint(req.Model); ok && cp.NodeLocal && req.Multinode {
+		return fmt.Sprintf("%s: the checkpoint of %s is on node-local volume %s (%s), which this host cannot check", file, req.Model, cp.Volume, cp.Path)
+	}
+	return ""
+}
+
+// JobTags is InferenceX's srtctl --tags value for a multi-node job on a
+// cluster whose record sets job-tag (submit.py@43c3fcfc,
+// multinode_arguments): job-tag, MODEL_PREFIX, PRECISION, "agentic" or
+// ISLxOSL, infmax-<local date YYYYMMDD>. "" without a job-tag or for a
+// single-node job.
+func JobTags(jobTag string, req *Request, now time.Time) string {
+	if jobTag == "" || !req.Multinode {
+		return ""
+	}
+	workload := "agentic"
+	if !req.Agentic {
+		workload = req.Env.get("ISL") + "x" + req.Env.get("OSL")
+	}
+	return strings.Join([]string{jobTag, req.ModelPrefix, req.Precision, workload, "infmax-" + now.Local().Format("20060102")}, ",")
 }
 
 // binderPoint is the binder's point from the workflow's environment: what

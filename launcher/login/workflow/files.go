@@ -31,15 +31,18 @@ const (
 // theirs reads ours, then what slurmbench adds (the run directory is the
 // job's output directory: its logs/ and results/ are there).
 type Submission struct {
-	Status      string `json:"status"` // "submitted"
-	SlurmJobID  int64  `json:"slurm_job_id"`
-	OutputDir   string `json:"output_dir"`
-	JobName     string `json:"job_name"`
-	RunID       string `json:"run_id"`
-	RunDir      string `json:"run_dir"`
-	Logs        string `json:"logs"`
-	Results     string `json:"results"`
-	Cluster     string `json:"cluster,omitempty"`
+	Status     string `json:"status"` // "submitted"
+	SlurmJobID int64  `json:"slurm_job_id"`
+	OutputDir  string `json:"output_dir"`
+	JobName    string `json:"job_name"`
+	RunID      string `json:"run_id"`
+	RunDir     string `json:"run_dir"`
+	Logs       string `json:"logs"`
+	Results    string `json:"results"`
+	Cluster    string `json:"cluster,omitempty"`
+	// Tags are InferenceX's srtctl --tags for the job (JobTags), when the
+	// record sets a job-tag: slurmbench has no job metadata to put them in.
+	Tags        string `json:"tags,omitempty"`
 	SubmittedAt string `json:"submitted_at"` // RFC 3339, UTC
 	Producer    string `json:"producer"`
 }

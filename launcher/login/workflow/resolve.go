@@ -22,6 +22,10 @@ type Resolution struct {
 	// Plan fills in the plan options that name the cluster (profile) and
 	// the recipe (the composed, bound one).
 	Plan func(o *launch.PlanOptions)
+	// NoPreflight says why the record asks the launch to skip its
+	// preflight ("" : run it); Tags are the job's InferenceX tags, which
+	// srt-submission.json records ("" : the record sets no job-tag).
+	NoPreflight, Tags string
 }
 
 // Resolver finds the runner's cluster and the row's recipe. The runners.yaml
@@ -91,7 +95,7 @@ func (p Runners) Resolve(ctx context.Context, r *Request) (Resolution, error) {
 	if selector != "" {
 		ref += ":" + selector
 	}
-	var cluster string
+	var cluster, skip, tags string
 	if hasSharedBlocks(r.Workspace) {
 		dir := p.BoundDir
 		if dir == "" {
@@ -107,9 +111,9 @@ func (p Runners) Resolve(ctx context.Context, r *Request) (Resolution, error) {
 		if err != nil {
 			return Resolution{}, err
 		}
-		ref, cluster = b.File, b.Cluster
+		ref, cluster, skip, tags = b.File, b.Cluster, b.NoPreflight, b.Tags
 	}
-	return Resolution{Cluster: cluster, Plan: func(o *launch.PlanOptions) {
+	return Resolution{Cluster: cluster, NoPreflight: skip, Tags: tags, Plan: func(o *launch.PlanOptions) {
 		o.Profile, o.Runner = p.Profile, r.Runner
 		o.Framework, o.ModelPrefix = r.Framework, r.ModelPrefix
 		o.AgenticMultiNode = r.Agentic && r.Multinode

@@ -108,6 +108,9 @@ func Run(ctx context.Context, o RunOptions) (err error) {
 		rec.Fail("", "RequestError", err.Error(), false, "")
 		return err
 	}
+	if res.NoPreflight != "" && !o.NoPreflight {
+		fmt.Fprintf(o.Stderr, "slurmbench: preflight skipped: %s\n", res.NoPreflight)
+	}
 	if err := removeStale(req.Workspace, SubmissionFile); err != nil {
 		fmt.Fprintf(o.Stderr, "slurmbench: %v\n", err)
 	}
@@ -206,7 +209,7 @@ func launchOptions(o RunOptions, req *Request, res Resolution) (launch.RunOption
 	return launch.RunOptions{
 		IO: o.IO, Plan: po,
 		Stage:  launch.StageOptions{StageDir: req.Workspace, ResultFilename: req.ResultFilename, Overwrite: true},
-		Follow: o.Follow, BinaryDir: o.BinaryDir, NoPreflight: o.NoPreflight, Drive: o.Drive,
+		Follow: o.Follow, BinaryDir: o.BinaryDir, NoPreflight: o.NoPreflight || res.NoPreflight != "", Drive: o.Drive,
 	}, nil
 }
 
@@ -265,7 +268,9 @@ func submitted(o RunOptions, req *Request, res Resolution, pl *plan.Plan, setup 
 		if o.Now != nil {
 			now = o.Now
 		}
-		if err := writeSubmission(req.Workspace, NewSubmission(pl, id, res.Cluster, "slurmbench "+firstNonEmpty(o.Commit, o.Version), now())); err != nil {
+		sub := NewSubmission(pl, id, res.Cluster, "slurmbench "+firstNonEmpty(o.Commit, o.Version), now())
+		sub.Tags = res.Tags
+		if err := writeSubmission(req.Workspace, sub); err != nil {
 			fmt.Fprintf(o.Stderr, "slurmbench: %v\n", err)
 		}
 	}
