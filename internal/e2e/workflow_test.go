@@ -341,7 +341,8 @@ func assertSubmission(t *testing.T, r *run, ws string) {
 	}
 	if err != nil {
 		t.Errorf("%s: %v", workflow.SubmissionFile, err)
-	} else if sub.Status != "submitted" || sub.SlurmJobID != int64(r.jobID()) || !fileExists(filepath.Join(sub.RunDir, "plan.json")) || sub.OutputDir != sub.RunDir {
+	} else if sub.Status != "submitted" || sub.SlurmJobID != int64(r.jobID()) || !fileExists(filepath.Join(sub.RunDir, "plan.json")) || sub.OutputDir != sub.RunDir ||
+		!strings.HasPrefix(sub.Tags, "testcluster,") {
 		t.Errorf("%s: %+v (run printed job %d)", workflow.SubmissionFile, sub, r.jobID())
 	}
 	log, err := os.ReadFile(filepath.Join(ws, workflow.SetupLogFile))

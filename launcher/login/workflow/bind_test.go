@@ -29,6 +29,7 @@ func infxTree(t *testing.T, recipes map[string]string) string {
 		"configs/srt-recipes/fixed-sequence-multi.yaml":  "benchmark:\n  type: custom\n  command: bash /infmax-workspace/benchmarks/multi_node/srt_fixed_sequence.sh\n  env:\n    TOKENIZER: /model\n",
 		"configs/srt-recipes/fixed-sequence-single.yaml": "benchmark:\n  type: custom\n  command: bash /infmax-workspace/benchmarks/single_node/srt_fixed_sequence.sh\n",
 		"configs/srt-recipes/telemetry-dcgm.yaml":        "telemetry:\n  enabled: true\n  dcgm_exporter:\n    container_image: dcgm-exporter\n",
+		"configs/srt-recipes/agentic-multi.yaml":         "benchmark:\n  type: custom\n  command: bash /infmax-workspace/benchmarks/multi_node/agentic_srt.sh\n",
 	}
 	for k, v := range recipes {
 		files[k] = v
@@ -86,7 +87,25 @@ func TestBindFragment(t *testing.T) {
 			if _, ok := doc["telemetry"]; ok {
 				t.Error("telemetry composed into a row without power")
 			}
+			// The launch-time edits: the record's cluster default health
+			// check at InferenceX's floor.
+			if hc, _ := doc["health_check"].(map[string]any); hc["max_attempts"] != 720 || hc["interval_seconds"] != 10 {
+				t.Errorf("health_check %v", doc["health_check"])
+			}
+			if env, _ := b["env"].(map[string]any); env["RESULT_DIR"] != nil {
+				t.Errorf("client paths on a fixed-sequence row: %v", env)
+			}
 		}},
+		{name: "an AgentX row gets the client's result directory", recipe: fragment2p1d,
+			env: []string{"IS_AGENTIC", "1", "SCENARIO_TYPE", "agentic-coding", "KV_OFFLOADING", "none"}, check: func(t *testing.T, doc map[string]any) {
+				b, _ := doc["benchmark"].(map[string]any)
+				env, _ := b["env"].(map[string]any)
+				// The test cluster's record mounts no cache volumes: the
+				// result directory alone.
+				if env["RESULT_DIR"] != "/logs/agentic" || env["HF_HUB_CACHE"] != nil || env["KV_OFFLOADING"] != "none" {
+					t.Errorf("benchmark.env %v", env)
+				}
+			}},
 		{name: "a power row", recipe: fragment2p1d, env: []string{"POWER", "true"}, check: func(t *testing.T, doc map[string]any) {
 			tel, _ := doc["telemetry"].(map[string]any)
 			if tel == nil || tel["enabled"] != true {
