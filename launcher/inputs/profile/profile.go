@@ -45,8 +45,12 @@ type Profile struct {
 	// record's, typed, for the recipe binder ('@fabric.<name>',
 	// '@dram.<name>'); zero without a record.
 	Record *runners.Resolved `toml:"-"`
-	Fabric runners.Fabric    `toml:"-"`
-	DRAM   DRAM              `toml:"-"`
+	// SingleNode: the profile is a single-node point's, whose hf:<model>
+	// is the record's staged checkpoint only where single-node-models is
+	// "staged" (ModelDir).
+	SingleNode bool           `toml:"-"`
+	Fabric     runners.Fabric `toml:"-"`
+	DRAM       DRAM           `toml:"-"`
 	// Sources says where each value came from, by key ("slurm.partition",
 	// "models.<alias>", "env.set.<NAME>"): the runners.yaml line and
 	// field, or the TOML file. Empty for a TOML profile that extends none.

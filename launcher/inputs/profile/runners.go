@@ -100,6 +100,8 @@ type RunnersOptions struct {
 	// mounts the record's agentic volumes (runners.Cluster.AgenticMounts),
 	// where the client paths the binder writes point.
 	AgenticMultiNode bool
+	// SingleNode: the point is single-node (Profile.SingleNode).
+	SingleNode bool
 }
 
 // LoadRunners reads the runners.yaml and derives the profile of the
@@ -159,7 +161,7 @@ func resolveRecord(inv *runners.Inventory, runner, cluster, label string) (*runn
 func FromRecord(res *runners.Resolved, o RunnersOptions) (*Profile, error) {
 	c, file := res.Cluster, res.Inventory.Path
 	id := c.ID
-	p := &Profile{Path: file, Sources: map[string]Source{}, Record: res,
+	p := &Profile{Path: file, Sources: map[string]Source{}, Record: res, SingleNode: o.SingleNode,
 		Models: map[string]string{}, Containers: map[string]string{}}
 	from := func(key, field, note string) {
 		full := "clusters." + id
@@ -386,6 +388,15 @@ func (p *Profile) ModelDir(src string) (string, bool) {
 		return dir, true
 	}
 	if p.Record != nil && strings.HasPrefix(src, "hf:") {
+		if p.SingleNode {
+			// A single-node point serves the Hub id unless the record
+			// stages single-node checkpoints (single_node_model_path,
+			// drivers/srt/models.py, stored id 71170218454).
+			if dir := p.Record.Cluster.SingleNodeModel(src); !strings.HasPrefix(dir, "hf:") {
+				return dir, true
+			}
+			return "", false
+		}
 		if cp, ok := p.Record.Cluster.Checkpoint(src); ok {
 			return cp.Path, true
 		}

@@ -294,3 +294,37 @@ func TestAgenticMounts(t *testing.T) {
 		})
 	}
 }
+
+// TestSingleNodeModelDir: a single-node point's hf:<model> is the staged
+// checkpoint only where the record's single-node-models is "staged"; a
+// multi-node point's always where one is staged.
+func TestSingleNodeModelDir(t *testing.T) {
+	const rec = "labels:\n  cluster:c: [r_00]\nclusters:\n  c:\n    gpus-per-node: 8\n    arch: x86_64\n    models:\n      entries:\n        M: {root: models, dir: M-v2}\n    scheduler: slurm\n    slurm:\n      partition: p\n      exclusive: true\n" +
+		"      volumes:\n        models: {path: /srv/models}\n      srt-slurm:\n        network-interface: eth0\n"
+	for _, tc := range []struct {
+		name, extra string
+		single      bool
+		model, want string // want "" : not resolved (the Hub id is served)
+	}{
+		{"multi-node: the staged checkpoint", "", false, "hf:org/M", "/srv/models/M-v2"},
+		{"single-node with hub (the default): the Hub", "", true, "hf:org/M", ""},
+		{"single-node with hub named", "        single-node-models: hub\n", true, "hf:org/M", ""},
+		{"single-node with staged", "        single-node-models: staged\n", true, "hf:org/M", "/srv/models/M-v2"},
+		{"single-node with staged but none for this model", "        single-node-models: staged\n", true, "hf:org/Other", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "runners.yaml")
+			if err := os.WriteFile(file, []byte(rec+tc.extra), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			p, err := LoadRunners(context.Background(), RunnersOptions{Runners: file, Runner: "r_00", DefaultRunsDir: "/runs", SingleNode: tc.single})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := p.ModelDir(tc.model)
+			if got != tc.want || ok != (tc.want != "") {
+				t.Errorf("ModelDir(%s) = %q, %v; want %q", tc.model, got, ok, tc.want)
+			}
+		})
+	}
+}

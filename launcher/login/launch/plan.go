@@ -79,6 +79,9 @@ type PlanOptions struct {
 	// AgenticMultiNode: the point is a multi-node AgentX one, whose job
 	// also mounts the record's agentic volumes (AgentX client caches).
 	AgenticMultiNode bool
+	// SingleNode: a single-node point (the record's single-node-models
+	// says whether hf:<model> is its staged checkpoint).
+	SingleNode bool
 	// RunnerLabel is the master entry's runner label (matrix points): it
 	// picks the record when Runner is "". MasterDir is the master config
 	// whose directory holds the default runners.yaml when Master is ""
@@ -108,7 +111,7 @@ func Plan(ctx context.Context, o PlanOptions) (*plan.Plan, *profile.Profile, err
 // Source is where the options' profile comes from.
 func (o PlanOptions) Source() ProfileSource {
 	return ProfileSource{Profile: o.Profile, Runners: o.Runners, Runner: o.Runner, Label: o.RunnerLabel, Workspace: o.Workspace, Master: cmp.Or(o.Master, o.MasterDir),
-		Image: o.Image, Framework: o.Framework, ModelPrefix: o.ModelPrefix, AgenticMultiNode: o.AgenticMultiNode}
+		Image: o.Image, Framework: o.Framework, ModelPrefix: o.ModelPrefix, AgenticMultiNode: o.AgenticMultiNode, SingleNode: o.SingleNode}
 }
 
 // LoadProfile reads --profile, refusing an empty one (a config error).

@@ -37,6 +37,8 @@ type ProfileSource struct {
 	// AgenticMultiNode: a multi-node AgentX point (the record's agentic
 	// mounts join the job's).
 	AgenticMultiNode bool
+	// SingleNode: a single-node point.
+	SingleNode bool
 }
 
 // RunnersFile is the runners.yaml the source names or finds: --runners
@@ -74,7 +76,7 @@ func LoadProfileFrom(ctx context.Context, s ProfileSource) (*profile.Profile, er
 
 func loadProfileFrom(ctx context.Context, s ProfileSource) (*profile.Profile, error) {
 	ro := profile.RunnersOptions{Runners: s.RunnersFile(), Runner: s.Runner, Label: s.Label, Image: s.Image, Framework: s.Framework, ModelPrefix: s.ModelPrefix,
-		AgenticMultiNode: s.AgenticMultiNode}
+		AgenticMultiNode: s.AgenticMultiNode, SingleNode: s.SingleNode}
 	if s.Workspace != "" {
 		ws, err := profile.Canonical(s.Workspace)
 		if err != nil {

@@ -117,6 +117,7 @@ func (p Runners) Resolve(ctx context.Context, r *Request) (Resolution, error) {
 		o.Profile, o.Runner = p.Profile, r.Runner
 		o.Framework, o.ModelPrefix = r.Framework, r.ModelPrefix
 		o.AgenticMultiNode = r.Agentic && r.Multinode
+		o.SingleNode = !r.Multinode
 		o.Recipe = ref
 	}}, nil
 }
