@@ -2,10 +2,13 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/slurmbench/slurmbench/enroot"
+	"github.com/slurmbench/slurmbench/internal/duration"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher/job/srtctlbench"
 	"github.com/slurmbench/slurmbench/launcher/job/stagemodel"
@@ -57,6 +60,36 @@ files with the same sizes; afterwards DEST must match, or the step fails.`,
 			o.Host, _ = os.Hostname()
 			_, err := stagemodel.Run(c.Context, o)
 			return err
+		},
+	}
+}
+
+func importNodeCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "import-node",
+		Usage:     "import the image into this node's own squash cache once, locked and validated (a step of the plan where the cache is node-local)",
+		UsageText: "slurmbench import-node [--enroot PROG] [--lock-timeout D] SQUASH IMAGE",
+		Description: `Makes SQUASH, a file in a node-local directory (created when missing), a
+valid squash of IMAGE: reused when its sidecar matches or it validates,
+else imported with enroot under a lock in that directory, validated and
+renamed into place. The plan runs it on every node of the job before
+anything starts there (runners.yaml squash import: all-nodes, or a
+node-local squash cache).`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "enroot", Value: enroot.DefaultEnroot, Usage: "enroot program"},
+			&cli.GenericFlag{Name: "lock-timeout", Usage: "how long to wait for another import of the image on this node", Value: duration.New(enroot.DefaultLockTimeout, duration.Wait)},
+		},
+		Action: func(c *cli.Context) error {
+			args := c.Args().Slice()
+			if len(args) != 2 {
+				return exitcode.Errorf(exitcode.Config, "import-node: want SQUASH IMAGE, got %d arguments", len(args))
+			}
+			n := enroot.NodeImport{SquashDir: filepath.Dir(args[0]), Squash: args[0], Enroot: c.String("enroot"),
+				LockTimeout: durationOf(c, "lock-timeout"), Version: version, Log: c.App.Writer}
+			if _, err := n.Run(c.Context, args[1]); err != nil {
+				return exitcode.With(exitcode.Image, err)
+			}
+			return nil
 		},
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slurmbench/slurmbench/enroot/enroottest"
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 )
 
@@ -21,6 +22,10 @@ func TestSrtctlCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	dest := filepath.Join(t.TempDir(), "local", "model")
+	// A node-local cache directory that does not exist yet.
+	node := filepath.Join(t.TempDir(), "raid", "squash")
+	standin := enroottest.StandinPath(t)
+	t.Setenv("ENROOT_STANDIN_LOG", filepath.Join(t.TempDir(), "enroot.log"))
 	for _, tc := range []struct {
 		name string
 		env  string
@@ -33,6 +38,11 @@ func TestSrtctlCommands(t *testing.T) {
 		{name: "stage one argument", args: []string{"stage-model", src}, code: exitcode.Config, want: "want SOURCE DEST"},
 		{name: "stage bad fan-out", env: "0", args: []string{"stage-model", src, dest}, code: exitcode.Config, want: "STAGE_PARALLEL"},
 		{name: "stage", env: "2", args: []string{"stage-model", src, dest}, want: "manifest verified"},
+		{name: "import-node one argument", args: []string{"import-node", "/x/a.sqsh"}, code: exitcode.Config, want: "want SQUASH IMAGE"},
+		{name: "import-node into another file than the image's", args: []string{"import-node", "--enroot", standin, filepath.Join(node, "other.sqsh"), "nvcr.io#nvidia/x:1"},
+			code: exitcode.Image, want: "the plan starts containers from"},
+		{name: "import-node", args: []string{"import-node", "--enroot", standin, filepath.Join(node, "nvcr.io_nvidia_x_1.sqsh"), "nvcr.io#nvidia/x:1"},
+			want: "imported " + filepath.Join(node, "nvcr.io_nvidia_x_1.sqsh")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.env != "" {

@@ -34,6 +34,7 @@ func commands() []*cli.Command {
 		dynamoInstallCommand(),
 		srtctlBenchCommand(),
 		stageModelCommand(),
+		importNodeCommand(),
 		versionCommand(),
 		completionCommand(),
 	}
