@@ -54,6 +54,9 @@ const (
 	// PrepareFailed: a step that runs before the workers (the model
 	// pre-download) failed or outlasted its limit.
 	PrepareFailed Class = "prepare_failed"
+	// ImageImportFailed: importing the image into a node's own squash
+	// cache, before anything started there, failed or outlasted its limit.
+	ImageImportFailed Class = "image_import_failed"
 	// PowerTelemetry: required power telemetry could not start or is not
 	// publishable (docs/power.md).
 	PowerTelemetry Class = "power_telemetry"
@@ -84,6 +87,7 @@ var hints = map[Class]string{
 	DiedAfterHealthy:    "a process died after the health gate passed: read its log tail (a crash under load, or killed by the OOM killer)",
 	BenchmarkInvalid:    "the benchmark result cannot be used (failed requests or missing metrics): read the benchmark log, then the engine logs",
 	PrepareFailed:       "the model pre-download before the workers failed: read logs/model_download.log (HF_TOKEN for a gated model, network or proxy access from the node, HF_HOME's mount in profile [container] mounts)",
+	ImageImportFailed:   "importing the image into a node's own squash cache failed: read logs/import_image_<node>.log (enroot on the node, registry access and credentials from the node, space in the node-local paths.squash_dir)",
 	PowerTelemetry:      "the DCGM exporters did not report every GPU or stalled: read logs/telemetry_*.out and power/manifest.json reason_codes, or set telemetry.required: false",
 	Unknown:             "no known error pattern: read the first error line and the log tail",
 }

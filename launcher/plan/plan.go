@@ -117,6 +117,9 @@ type Image struct {
 	Ref       string `json:"ref,omitempty"` // as the recipe/profile named it, alias resolved
 	EnrootURI string `json:"enroot_uri,omitempty"`
 	Squash    string `json:"squash"` // absolute .sqsh path the job uses
+	// PerNode: Squash is on each node's own disk, and the job imports it
+	// on every node (its RoleImage steps) before anything starts there.
+	PerNode bool `json:"per_node,omitempty"`
 }
 
 // Model is where the weights come from.
@@ -151,6 +154,9 @@ type Role string
 
 const (
 	RoleInfra Role = "infra"
+	// RoleImage runs to its exit before anything else: the image imported
+	// into each node's own squash cache (Image.PerNode).
+	RoleImage Role = "image"
 	// RolePrepare runs to its exit after infra and before any worker
 	// starts (srtctl's pre-worker steps: the model pre-download).
 	RolePrepare   Role = "prepare"

@@ -484,6 +484,7 @@ func (b *builder) topology() error {
 	b.addMooncake(infra)
 	b.addModelDownload(workers[0])
 	b.addStageModel(workers)
+	b.addImageImports()
 	if err := b.addWorkers(eps); err != nil {
 		return err
 	}

@@ -26,12 +26,23 @@ func (p *Profile) ComputeArch() string {
 	return GoArch()
 }
 
+// ImportOnNodes is container.import_on's value for a squash cache on each
+// node's own disk: the job imports the image on every node of its
+// allocation before anything starts there (a runners.yaml record's import:
+// all-nodes, or a node-local cache; runners.SquashPolicy.NeedsJob).
+const ImportOnNodes = "nodes"
+
+// ImportOnNodes reports that the job imports images on its nodes, so
+// nothing is imported before it is submitted.
+func (p *Profile) ImportOnNodes() bool { return p.Container.ImportOn == ImportOnNodes }
+
 // ImportOnCompute reports where images are imported: as container.import_on
 // says, else on a compute node when its architecture differs from this
-// machine's (an image is unpacked for the architecture it runs on).
+// machine's (an image is unpacked for the architecture it runs on). The
+// job's own nodes (ImportOnNodes) are compute nodes too.
 func (p *Profile) ImportOnCompute() bool {
 	switch p.Container.ImportOn {
-	case "compute":
+	case "compute", ImportOnNodes:
 		return true
 	case "login":
 		return false

@@ -132,8 +132,10 @@ type Container struct {
 	// --src-tls-verify=false), as enroot's ENROOT_ALLOW_HTTP does for its.
 	InsecureRegistries []string `toml:"insecure_registries"`
 	// ImportOn is where images are imported: "login" (here), "compute" (a
-	// one-node Slurm job) or "" (compute when slurm.compute_arch differs
-	// from this machine's architecture).
+	// one-node Slurm job), "nodes" (every node of the benchmark job, into
+	// a paths.squash_dir on each node's own disk: ImportOnNodes) or ""
+	// (compute when slurm.compute_arch differs from this machine's
+	// architecture).
 	ImportOn string `toml:"import_on"`
 }
 
@@ -357,8 +359,12 @@ func (p *Profile) validate() error {
 	}
 	switch p.Container.ImportOn {
 	case "", "login", "compute":
+	case ImportOnNodes:
+		if p.Container.Runtime == RuntimeOCI || p.Container.Runtime == RuntimeNone {
+			errs = append(errs, fmt.Errorf("container.import_on: %q imports squash files with enroot on each node; container.runtime %q has none", ImportOnNodes, p.Container.Runtime))
+		}
 	default:
-		errs = append(errs, fmt.Errorf("container.import_on: %q is not login or compute", p.Container.ImportOn))
+		errs = append(errs, fmt.Errorf("container.import_on: %q is not login, compute or nodes", p.Container.ImportOn))
 	}
 	for _, n := range p.Env.Passthrough {
 		if !validEnvName(n) {

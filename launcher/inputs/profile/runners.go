@@ -253,11 +253,16 @@ func FromRecord(res *runners.Resolved, o RunnersOptions) (*Profile, error) {
 		if pol.Dir != sq.Dir {
 			from("paths.squash_dir", "slurm.squash.framework-dirs."+o.Framework, "the framework's (or model prefix's) location")
 		}
-		switch pol.Import {
-		case runners.ImportCompute, runners.ImportAllNodes:
+		switch {
+		case pol.NeedsJob() && pol.Import != runners.ImportPreStaged && pol.Import != runners.ImportUnchecked:
+			// Only the job's own nodes can fill a node-local cache, and
+			// all-nodes asks each node for its own copy.
+			p.Container.ImportOn = ImportOnNodes
+			from("container.import_on", "slurm.squash.import", string(pol.Import)+", "+string(pol.Visibility)+": on every node of the job")
+		case pol.Import == runners.ImportCompute:
 			p.Container.ImportOn = "compute"
 			from("container.import_on", "slurm.squash.import", string(pol.Import))
-		case runners.ImportSubmitHost:
+		case pol.Import == runners.ImportSubmitHost:
 			p.Container.ImportOn = "login"
 			from("container.import_on", "slurm.squash.import", string(pol.Import))
 		}

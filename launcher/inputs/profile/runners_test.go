@@ -328,3 +328,52 @@ func TestSingleNodeModelDir(t *testing.T) {
 		})
 	}
 }
+
+// TestSquashImportOn: where the record's squash policy has the image
+// imported — every node of the job for all-nodes or a node-local cache, a
+// compute node, the login node, or nowhere for a staged file.
+func TestSquashImportOn(t *testing.T) {
+	const rec = "labels:\n  cluster:c: [r_00]\nclusters:\n  c:\n    gpus-per-node: 8\n    arch: x86_64\n    scheduler: slurm\n    slurm:\n      partition: p\n      exclusive: true\n" +
+		"      volumes: {}\n      squash:\n        dir: /raid/squash\n"
+	for _, tc := range []struct {
+		name, squash string
+		want         string
+		image        string // containers.a: "" the reference itself
+	}{
+		{"all-nodes on shared storage", "        import: all-nodes\n", ImportOnNodes, ""},
+		{"all-nodes on node-local storage", "        import: all-nodes\n        visibility: node-local\n", ImportOnNodes, ""},
+		{"compute into a node-local cache", "        import: compute\n        visibility: node-local\n", ImportOnNodes, ""},
+		{"compute into a shared cache", "        import: compute\n", "compute", ""},
+		{"submit-host", "        import: submit-host\n", "login", ""},
+		{"pre-staged node-local: nothing imported", "        import: pre-staged\n        visibility: node-local\n", "", "/raid/squash/nvcr.io_nvidia_x_1.sqsh"},
+		{"a framework's all-nodes location", "        import: submit-host\n        framework-dirs:\n          sglang: {import: all-nodes}\n", ImportOnNodes, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "runners.yaml")
+			src := rec + tc.squash + "      srt-slurm:\n        network-interface: eth0\n        container-aliases: [a]\n"
+			if err := os.WriteFile(file, []byte(src), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			p, err := LoadRunners(context.Background(), RunnersOptions{Runners: file, Runner: "r_00", DefaultRunsDir: "/runs",
+				Image: "nvcr.io/nvidia/x:1", Framework: "sglang"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Container.ImportOn != tc.want || p.ImportOnNodes() != (tc.want == ImportOnNodes) {
+				t.Errorf("import_on %q, want %q", p.Container.ImportOn, tc.want)
+			}
+			want := tc.image
+			if want == "" {
+				want = "nvcr.io/nvidia/x:1"
+			}
+			if p.Containers["a"] != want {
+				t.Errorf("containers.a %q, want %q", p.Containers["a"], want)
+			}
+		})
+	}
+	// An OCI runtime has no enroot to import squash files on the nodes.
+	p := &Profile{Container: Container{ImportOn: ImportOnNodes, Runtime: RuntimeOCI}}
+	if err := p.validate(); err == nil || !strings.Contains(err.Error(), "container.import_on") {
+		t.Errorf("nodes with the oci runtime: %v", err)
+	}
+}

@@ -330,6 +330,10 @@ func (d *driver) runPhasesTimed(ctx context.Context, phase *rundir.Phase, health
 // starts workers and routers, in that order.
 func (d *driver) startServers(ctx context.Context, phase *rundir.Phase) error {
 	byRole := d.byRole
+	// A node-local image first: nothing starts on a node before its copy.
+	if err := d.runImageImports(ctx, phase); err != nil {
+		return err
+	}
 	// Infra first, each checked ready before anything depends on it.
 	*phase = rundir.PhaseInfra
 	if infra := byRole(plan.RoleInfra); len(infra) > 0 {

@@ -37,6 +37,33 @@ func (d *driver) runPrepare(ctx context.Context, phase *rundir.Phase) error {
 	}
 	*phase = rundir.PhasePrepare
 	d.setPhase(rundir.PhasePrepare)
+	return d.runToExit(ctx, steps, diagnose.PrepareFailed, exitcode.Engine, "before any worker started")
+}
+
+// runImageImports runs the plan's image steps (Image.PerNode: the image
+// imported into each node's own squash cache) before anything else starts,
+// all at once, each to its exit; one that fails ends the run, an image
+// failure (exit 3), naming its node and log.
+func (d *driver) runImageImports(ctx context.Context, phase *rundir.Phase) error {
+	var steps []plan.Process
+	for _, p := range d.byRole(plan.RoleImage) {
+		if d.keep[p.Name] {
+			d.logf("%s: already run for the held servers", p.Name)
+			continue
+		}
+		steps = append(steps, p)
+	}
+	if len(steps) == 0 {
+		return nil
+	}
+	*phase = rundir.PhasePrepare
+	d.setPhase(rundir.PhasePrepare)
+	return d.runToExit(ctx, steps, diagnose.ImageImportFailed, exitcode.Image, "before anything started on the nodes")
+}
+
+// runToExit starts steps together and waits for each to exit 0, within
+// PrepareTimeout; a failing one ends the run with class and code.
+func (d *driver) runToExit(ctx context.Context, steps []plan.Process, class diagnose.Class, code exitcode.Code, when string) error {
 	pending := map[string]bool{}
 	for _, p := range steps {
 		if err := d.startStep(ctx, p); err != nil {
@@ -55,7 +82,7 @@ func (d *driver) runPrepare(ctx context.Context, phase *rundir.Phase) error {
 			}
 			delete(pending, s.proc.Name)
 			if s.code != 0 {
-				return d.died(s, diagnose.PrepareFailed, exitcode.Engine, "before any worker started")
+				return d.died(s, class, code, when)
 			}
 			d.logf("%s finished", s.proc.Name)
 		case <-limit.C:
@@ -66,8 +93,8 @@ func (d *driver) runPrepare(ctx context.Context, phase *rundir.Phase) error {
 			slices.Sort(names)
 			s := d.stepOf(names[0])
 			d.stopSteps(func(x *step) bool { return pending[x.proc.Name] })
-			return &failure{class: diagnose.PrepareFailed, step: s, code: exitcode.Engine,
-				msg: fmt.Sprintf("%s %s on %s (of %v) did not finish within %s; stopped before any worker started", s.proc.Role, s.proc.Name, s.host, names, d.opts.PrepareTimeout)}
+			return &failure{class: class, step: s, code: code,
+				msg: fmt.Sprintf("%s %s on %s (of %v) did not finish within %s; stopped %s", s.proc.Role, s.proc.Name, s.host, names, d.opts.PrepareTimeout, when)}
 		case <-ctx.Done():
 			return ctx.Err()
 		}

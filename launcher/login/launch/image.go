@@ -24,6 +24,13 @@ func ImportImage(ctx context.Context, prof *profile.Profile, client *slurm.Clien
 	if pl.Image.Ref == "" || pl.Runtime == profile.RuntimeNone {
 		return nil
 	}
+	if prof.ImportOnNodes() {
+		// The squash cache is on each node's own disk: the job imports the
+		// image on every node (the plan's image steps) before it starts
+		// anything there.
+		fmt.Fprintf(log, "image %s: imported by the job on each of its nodes into %s\n", pl.Image.Ref, pl.Image.Squash)
+		return nil
+	}
 	ref, err := enroot.ParseRef(pl.Image.Ref)
 	if err != nil {
 		return err

@@ -84,6 +84,9 @@ func ImagesImport(ctx context.Context, o ImportOptions) error {
 	if err != nil {
 		return err
 	}
+	if p != nil && p.ImportOnNodes() && o.SquashDir == "" {
+		return exitcode.Errorf(exitcode.Config, "profile %s: images are imported on each node by the job (container.import_on = %q, a node-local squash cache): there is no shared cache to fill here (give --squash-dir to import into one)", p.Path, profile.ImportOnNodes)
+	}
 	refs, err := importRefs(o.Images, p)
 	if err != nil {
 		return err

@@ -35,7 +35,12 @@ func (r *run) dirs() {
 		r.skip("squash-dir", "container.runtime is none")
 		return
 	}
-	r.writable("squash-dir", "paths.squash_dir", r.p.Paths.SquashDir)
+	if r.p.ImportOnNodes() {
+		// On each node's own disk: the job creates and fills it there.
+		r.pass("squash-dir", "paths.squash_dir %s is on each node; the job imports the image there", r.p.Paths.SquashDir)
+	} else {
+		r.writable("squash-dir", "paths.squash_dir", r.p.Paths.SquashDir)
+	}
 }
 
 func (r *run) writable(name, key, dir string) {

@@ -171,7 +171,7 @@ func (r *runState) prepare(ctx context.Context) error {
 			return exitcode.With(exitcode.Image, err)
 		}
 	}
-	if _, err := os.Stat(pl.Image.Squash); pl.Runtime != profile.RuntimeNone && err != nil {
+	if _, err := os.Stat(pl.Image.Squash); pl.Runtime != profile.RuntimeNone && !pl.Image.PerNode && err != nil {
 		return exitcode.Errorf(exitcode.Image, "image squash file: %v", err)
 	}
 	return nil
