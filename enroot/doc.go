@@ -9,6 +9,8 @@
 //     squash file name the InferenceX runners already use for their caches.
 //   - import.go: a locked, validated, atomic `enroot import` into a shared
 //     squash directory; a reader never sees a half-written file.
+//   - node.go: the same on one node, into its own squash directory, as a
+//     job step on every node where the cache is node-local.
 //   - argv.go: `enroot start` argv and pyxis srun flags, always as argv slices,
 //     with environment values kept out of argv.
 //   - digest.go: `enroot digest`, so an import of a tag goes by the digest
