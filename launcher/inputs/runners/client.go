@@ -138,3 +138,21 @@ func (c *Cluster) mountedAt() map[string]Mount {
 	}
 	return out
 }
+
+// JobMounts are the volumes a job on c mounts, whose host directories
+// InferenceX's launcher creates before it submits (config.py@eacb6075
+// create_volume_mounts, lane_mounts): volume-mounts for every job, then a
+// multi-node AgentX job's agentic mounts, which it opens to every user
+// (WorldWritable), as several runner users share those caches.
+func (c *Cluster) JobMounts(agenticMultiNode bool) []Mount {
+	var out []Mount
+	if srt := c.Slurm.SrtSlurm; srt != nil {
+		for _, v := range sortedKeys(srt.VolumeMounts) {
+			out = append(out, Mount{Volume: v, Host: c.Slurm.Volumes[v].Path, Container: srt.VolumeMounts[v], From: "slurm.srt-slurm.volume-mounts." + v})
+		}
+	}
+	if agenticMultiNode {
+		out = append(out, c.AgenticMounts()...)
+	}
+	return out
+}

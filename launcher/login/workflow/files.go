@@ -2,12 +2,14 @@ package workflow
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/slurmbench/slurmbench/launcher/inputs/runners"
 	"github.com/slurmbench/slurmbench/launcher/plan"
 	"github.com/slurmbench/slurmbench/slurm"
 )
@@ -124,4 +126,26 @@ func (l *setupLog) Seal(dir string) error {
 		data = append(data[:len(data):len(data)], fmt.Sprintf("\n[slurmbench: %d more bytes of setup output not kept]\n", l.dropped)...)
 	}
 	return writeFile(filepath.Join(dir, SetupLogFile), data)
+}
+
+// createMountHosts creates the host directories of the volumes the job
+// mounts (runners.Cluster.JobMounts), as InferenceX's launcher does before
+// it submits, so the container runtime finds them; those shared by every
+// runner user are opened to all (best effort, as theirs). A node-local
+// volume exists only on the nodes and is left to them.
+func createMountHosts(c *runners.Cluster, agenticMultiNode bool) error {
+	var errs []error
+	for _, m := range c.JobMounts(agenticMultiNode) {
+		if c.Slurm.Volumes[m.Volume].Visibility == runners.NodeLocal || m.Host == "" {
+			continue
+		}
+		if err := os.MkdirAll(m.Host, 0o755); err != nil {
+			errs = append(errs, fmt.Errorf("creating the host side of %s (%s): %w", m.From, m.Host, err))
+			continue
+		}
+		if m.WorldWritable {
+			_ = os.Chmod(m.Host, 0o777) // best effort: another user may own it
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/launcher/inputs/runners"
 	"github.com/slurmbench/slurmbench/launcher/login/launch"
 	"github.com/slurmbench/slurmbench/launcher/plan"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
@@ -123,3 +125,46 @@ func TestSubmissionAndSetupLog(t *testing.T) {
 		})
 	}
 }
+
+// TestCreateMountHosts: the host sides of the volumes a job mounts are
+// created before it is submitted, the AgentX caches only for a multi-node
+// AgentX job and open to every user; a node-local volume is left alone.
+func TestCreateMountHosts(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		agentic bool
+		want    map[string]os.FileMode // volume → mode; absent: not created
+	}{
+		{"fixed-sequence job", false, map[string]os.FileMode{"hf": 0o755}},
+		{"multi-node AgentX job", true, map[string]os.FileMode{"hf": 0o755, "aiperf": 0o777}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			vol := func(name string) string { return filepath.Join(root, name, "cache") }
+			c := &runners.Cluster{ID: "c", Slurm: runners.Slurm{
+				Volumes: map[string]runners.Volume{"hf": {Path: vol("hf")}, "aiperf": {Path: vol("aiperf")},
+					"local": {Path: vol("local"), Visibility: runners.NodeLocal}},
+				SrtSlurm: &runners.SrtSlurm{VolumeMounts: map[string]string{"hf": "/hf_hub_cache", "local": "/scratch"},
+					AgenticVolumeMounts: map[string]string{"aiperf": "/aiperf_mmap_cache"}}}}
+			old := syscallUmask(0o022)
+			defer syscallUmask(old)
+			if err := createMountHosts(c, tc.agentic); err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range []string{"hf", "aiperf", "local"} {
+				st, err := os.Stat(vol(name))
+				want, ok := tc.want[name]
+				switch {
+				case !ok && err == nil:
+					t.Errorf("%s created", name)
+				case ok && err != nil:
+					t.Errorf("%s: %v", name, err)
+				case ok && st.Mode().Perm() != want:
+					t.Errorf("%s: mode %v, want %v", name, st.Mode().Perm(), want)
+				}
+			}
+		})
+	}
+}
+
+func syscallUmask(m int) int { return syscall.Umask(m) }

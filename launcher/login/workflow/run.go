@@ -133,6 +133,11 @@ func Run(ctx context.Context, o RunOptions) (err error) {
 			pl = p
 			res = fromRecord(res, prof)
 			planned(o, rec, req, res, p)
+			if prof != nil && prof.Record != nil && prof.Record.Cluster != nil {
+				if err := createMountHosts(prof.Record.Cluster, req.Agentic && req.Multinode); err != nil {
+					fmt.Fprintf(o.Stderr, "slurmbench: warning: %v\n", err)
+				}
+			}
 		},
 		Submitted: func(id slurm.JobID) {
 			s := id.String()
