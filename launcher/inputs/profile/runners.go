@@ -187,6 +187,12 @@ func FromRecord(res *runners.Resolved, o RunnersOptions) (*Profile, error) {
 	}
 	p.Slurm.Exclusive = s.Exclusive
 	from("slurm.exclusive", "slurm.exclusive", "")
+	if srt := s.SrtSlurm; srt != nil && o.SingleNode {
+		// A single-node job asks whole nodes as single-node-exclusive says
+		// (default true), not slurm.exclusive (config.py@eacb6075 render).
+		p.Slurm.Exclusive = srt.SingleNodeExclusive
+		from("slurm.exclusive", "slurm.srt-slurm.single-node-exclusive", "a single-node point's")
+	}
 	p.Slurm.GPUsPerNode = c.GPUsPerNode
 	from("slurm.gpus_per_node", "gpus-per-node", "")
 	p.Slurm.ComputeArch = string(c.Arch)
@@ -227,9 +233,15 @@ func FromRecord(res *runners.Resolved, o RunnersOptions) (*Profile, error) {
 	if srt == nil {
 		srt = &runners.SrtSlurm{}
 	}
-	if srt.DefaultTimeLimit != "" {
+	switch {
+	case srt.DefaultTimeLimit != "":
 		p.Slurm.TimeLimit = srt.DefaultTimeLimit
 		from("slurm.time_limit", "slurm.srt-slurm.default-time-limit", "")
+	case o.SingleNode && srt.SingleNodeTimeLimit > 0:
+		// lanes.py srt_time_limit: a fixed default-time-limit wins, else a
+		// single-node job's single-node-time-limit (minutes).
+		p.Slurm.TimeLimit = strconv.Itoa(srt.SingleNodeTimeLimit)
+		from("slurm.time_limit", "slurm.srt-slurm.single-node-time-limit", "minutes, a single-node point's")
 	}
 
 	switch {

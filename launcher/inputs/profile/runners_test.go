@@ -377,3 +377,38 @@ func TestSquashImportOn(t *testing.T) {
 		t.Errorf("nodes with the oci runtime: %v", err)
 	}
 }
+
+// TestSingleNodeJobFacts: a single-node point's job takes the record's
+// single-node-exclusive (default true) and, without a default-time-limit,
+// its single-node-time-limit; a multi-node point's takes slurm.exclusive
+// and default-time-limit only.
+func TestSingleNodeJobFacts(t *testing.T) {
+	const rec = "labels:\n  cluster:c: [r_00]\nclusters:\n  c:\n    gpus-per-node: 8\n    arch: x86_64\n    scheduler: slurm\n    slurm:\n      partition: p\n      exclusive: false\n" +
+		"      volumes: {}\n      srt-slurm:\n        network-interface: eth0\n"
+	for _, tc := range []struct {
+		name, extra string
+		single      bool
+		exclusive   bool
+		limit       string
+	}{
+		{"multi-node", "        single-node-time-limit: 500\n", false, false, ""},
+		{"single-node defaults", "", true, true, ""},
+		{"single-node limit and no exclusivity", "        single-node-time-limit: 500\n        single-node-exclusive: false\n", true, false, "500"},
+		{"default-time-limit wins", "        single-node-time-limit: 500\n        default-time-limit: \"2:00:00\"\n", true, true, "2:00:00"},
+		{"multi-node default-time-limit", "        default-time-limit: \"2:00:00\"\n", false, false, "2:00:00"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "runners.yaml")
+			if err := os.WriteFile(file, []byte(rec+tc.extra), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			p, err := LoadRunners(context.Background(), RunnersOptions{Runners: file, Runner: "r_00", DefaultRunsDir: "/runs", SingleNode: tc.single})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Slurm.Exclusive != tc.exclusive || p.Slurm.TimeLimit != tc.limit {
+				t.Errorf("exclusive %v, time limit %q; want %v, %q", p.Slurm.Exclusive, p.Slurm.TimeLimit, tc.exclusive, tc.limit)
+			}
+		})
+	}
+}
