@@ -123,6 +123,31 @@ func (p *engineProc) healthUntilExit(url string) (sawHealthy bool) {
 	}
 }
 
+// waitHealthy polls /health until it answers 200: the engine prints its
+// address when it listens, before it has "loaded" (requests before that
+// get 503, as from a real engine).
+func (p *engineProc) waitHealthy(t *testing.T, url string) {
+	t.Helper()
+	client := &http.Client{Timeout: 200 * time.Millisecond}
+	deadline := time.Now().Add(hangGuard)
+	for {
+		if resp, err := client.Get(url + "/health"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("mock-engine exited before it was healthy: %v\n%s", p.err, p.stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("mock-engine not healthy after %s:\n%s", hangGuard, p.stderr.String())
+		}
+	}
+}
+
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return lines[len(lines)-1]
@@ -196,6 +221,7 @@ func TestMockEngineHangAndSIGTERM(t *testing.T) {
 func TestMockEngineExitAfterRequests(t *testing.T) {
 	p, url := startEngine(t, nil, "--model", "dsr1", "--ttft", "5ms", "--itl", "1ms",
 		"--exit-after-requests", "1", "--fail-exit-code", "7", "--fail-log-line", "RuntimeError: NCCL communicator was aborted on rank 3.")
+	p.waitHealthy(t, url)
 	resp, err := http.Post(url+"/v1/completions", "application/json",
 		strings.NewReader(`{"model":"dsr1","prompt":[1,2,3],"max_tokens":5,"ignore_eos":true,"stream":true,"stream_options":{"include_usage":true}}`))
 	if err != nil {
