@@ -351,7 +351,6 @@ func TestInvalidValuesNameField(t *testing.T) {
 // run are refused with ErrUnsupported and the field, never ignored.
 func TestUnsupportedNamesField(t *testing.T) {
 	cases := []struct{ name, old, new, field string }{
-		{"trtllm_serve", "benchmark:\n", "frontend:\n  type: trtllm_serve\nbenchmark:\n", "frontend.type"},
 		{"otel", "benchmark:\n", "observability:\n  enabled: false\n  enable_otel: true\nbenchmark:\n", "observability.enable_otel"},
 		{"tachometer", "benchmark:\n", "observability:\n  tachometer:\n    enabled: true\nbenchmark:\n", "observability.tachometer.enabled"},
 		{"het jobs", "  decode_workers: 1\n", "  decode_workers: 1\n  het_jobs: true\n", "resources.het_jobs"},

@@ -254,9 +254,9 @@ func (r *Recipe) checkSupportedV2() error {
 		field string
 		args  []string
 	}{{"backend.prefill_extra_args", r.Backend.PrefillExtraArgs}, {"backend.decode_extra_args", r.Backend.DecodeExtraArgs}, {"backend.aggregated_extra_args", r.Backend.AggregatedExtraArgs}} {
-		if len(x.args) > 0 {
+		if len(x.args) > 0 && r.Frontend.Type != "trtllm_serve" {
 			// srtctl appends them to trtllm-serve only; dynamo.trtllm, the
-			// worker slurmbench runs, takes another CLI.
+			// worker of every other frontend, takes another CLI.
 			return r.unsupported(x.field, "raw trtllm-serve worker arguments (frontend trtllm_serve)")
 		}
 	}

@@ -204,6 +204,7 @@ func (r *Recipe) validate() error {
 	}
 	r.validateTelemetry(add)
 	r.validateV2(add, func(err error) { errs = append(errs, err) })
+	r.validateTRTLLMServe(add)
 	r.validateSrtctlTypes(add)
 	if len(errs) > 0 {
 		return errors.Join(errs...)
@@ -218,8 +219,6 @@ func (r *Recipe) validate() error {
 // slurmbench does not run yet, one field at a time, named.
 func (r *Recipe) checkSupported() error {
 	switch {
-	case r.Frontend.Type == "trtllm_serve":
-		return r.unsupported("frontend.type", "frontend type \"trtllm_serve\"")
 	case r.Resources.HetJobs != nil && *r.Resources.HetJobs:
 		return r.unsupported("resources.het_jobs", "heterogeneous jobs")
 	case r.Dynamo.CargoPatches != nil:
@@ -234,7 +233,7 @@ func (r *Recipe) checkSupported() error {
 		return r.unsupported("benchmark.aiperf_server_metrics", "aiperf server metrics")
 	case r.Backend.PublishEvents != nil && *r.Backend.PublishEvents:
 		return r.unsupported("backend.publish_events_and_metrics", "TRT-LLM event publishing")
-	case r.Backend.Type == "trtllm" && r.Frontend.Type != "" && r.Frontend.Type != "dynamo":
+	case r.Backend.Type == "trtllm" && r.Frontend.Type != "" && r.Frontend.Type != "dynamo" && r.Frontend.Type != "trtllm_serve":
 		return r.unsupported("frontend.type", "TRT-LLM behind a non-Dynamo frontend")
 	}
 	if err := r.checkV2Supported(); err != nil {
