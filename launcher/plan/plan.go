@@ -250,7 +250,7 @@ type Probe struct {
 
 // Health is the gate between "processes started" and "benchmark".
 type Health struct {
-	Kind            string `json:"kind"` // dynamo, sglang-router, models
+	Kind            string `json:"kind"` // dynamo, sglang-router, models, http-ok
 	Node            int    `json:"node"`
 	Port            int    `json:"port"`
 	Path            string `json:"path"`

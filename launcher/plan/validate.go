@@ -101,15 +101,16 @@ func (p *Plan) Validate() error {
 			}
 		}
 	}
-	// A worker waits only for earlier workers that have an HTTP probe, so
-	// the driver's start order exists and every wait can end.
+	// A worker (or a frontend: trtllm-serve's disaggregated orchestrator)
+	// waits only for earlier workers that have an HTTP probe, so the
+	// driver's start order exists and every wait can end.
 	seen := map[string]Process{}
 	for _, proc := range p.Processes {
 		for _, a := range proc.After {
 			q, ok := seen[a]
 			switch {
-			case !IsWorker(proc.Role):
-				add("process %q: only workers wait for others (after %q)", proc.Name, a)
+			case !IsWorker(proc.Role) && proc.Role != RoleFrontend:
+				add("process %q: only workers and frontends wait for others (after %q)", proc.Name, a)
 			case !ok || !IsWorker(q.Role):
 				add("process %q: waits for %q, which is no earlier worker", proc.Name, a)
 			case q.Ready == nil || q.Ready.Path == "":

@@ -247,6 +247,9 @@ func (b *builder) logicalEndpoints() []logicalEndpoint {
 // aggregated leaders when the recipe sets DYN_KVBM_METRICS_PORT; in order,
 // each once.
 func (b *builder) metricsURLs() []string {
+	if b.frontendType() == "trtllm_serve" {
+		return b.trtllmServeMetricsURLs()
+	}
 	var urls []string
 	seen := map[string]bool{}
 	add := func(node, port string) {

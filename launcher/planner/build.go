@@ -290,7 +290,7 @@ func (b *builder) image() error {
 func (b *builder) dynamo() {
 	d := b.r.Dynamo
 	install := d.Install == nil || *d.Install
-	if b.r.Backend.Type == "mock" || b.frontendType() != "dynamo" && b.r.Backend.Type != "trtllm" {
+	if b.r.Backend.Type == "mock" || b.frontendType() != "dynamo" && b.r.Backend.Type != "trtllm" || b.frontendType() == "trtllm_serve" {
 		install = false
 	}
 	out := plan.Dynamo{Install: install, Hash: d.Hash, Wheel: d.Wheel, Version: d.Version, RequestPlane: d.RequestPlane, EventPlane: d.EventPlane}

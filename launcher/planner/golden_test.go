@@ -30,6 +30,9 @@ var goldenCases = []struct {
 	{"sglang-direct", "b200.toml", "sglang-direct.yaml"},     // schema 2's router-free frontend.type: sglang
 	{"vllm-router-pd", "b200.toml", "vllm-router-pd.yaml"},   // vLLM Router, P/D, decode DP16 pools on two nodes
 	{"vllm-router-agg", "b200.toml", "vllm-router-agg.yaml"}, // vLLM Router over one DEP2 worker, DP expansion
+	// frontend.type trtllm_serve: the aggregated worker is the endpoint; the disaggregated orchestrator.
+	{"trtllm-serve-agg", "b200.toml", "trtllm-serve-agg.yaml"},
+	{"trtllm-serve-disagg", "b200.toml", "trtllm-serve-disagg.yaml"},
 }
 
 // TestGolden pins the JSON plan and the human view of each case. The

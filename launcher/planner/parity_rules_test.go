@@ -933,7 +933,7 @@ func TestValidateAfter(t *testing.T) {
 	for name, edit := range map[string]func(p *plan.Plan){
 		"later":      func(p *plan.Plan) { setAfter(p, "prefill_w0", []string{"decode_w0"}) },
 		"unprobed":   func(p *plan.Plan) { setReady(p, "prefill_w0", nil) },
-		"non-worker": func(p *plan.Plan) { setAfter(p, "frontend_0", []string{"prefill_w0"}) },
+		"non-worker": func(p *plan.Plan) { setAfter(p, "benchmark", []string{"prefill_w0"}) },
 	} {
 		p := buildText(t, "gb300.toml", text)
 		edit(p)

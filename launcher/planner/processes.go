@@ -432,6 +432,8 @@ func (b *builder) health() {
 		h.Kind, h.Path = "models", "/v1/models"
 	case pl.Frontend == engine.FrontendVLLMRouter && pl.Backend != "mock":
 		b.vllmRouterHealth(&h)
+	case pl.Frontend == "trtllm_serve":
+		h.Kind, h.Path = trtllmServeHealth()
 	case pl.Frontend == "vllm" && pl.Backend != "mock":
 		h.Kind, h.Path = "models", "/v1/models"
 		for _, proc := range pl.Processes {

@@ -46,7 +46,7 @@ func (b *builder) sequentialStart() error {
 			var names []string
 			for _, i := range prev {
 				p := &b.plan.Processes[i]
-				port := p.Ports["system"]
+				port := b.workerReadyPort(p)
 				if port == 0 {
 					return b.fail(field, "worker %s has no Dynamo system port to wait on", p.Name)
 				}

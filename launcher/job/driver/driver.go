@@ -373,6 +373,9 @@ func (d *driver) startServers(ctx context.Context, phase *rundir.Phase) error {
 	*phase = rundir.PhaseFrontend
 	d.setPhase(rundir.PhaseFrontend)
 	for _, p := range byRole(plan.RoleNginx, plan.RoleFrontend) {
+		if err := d.waitWorkersServe(ctx, p); err != nil { // after.go
+			return err
+		}
 		if err := d.startStep(ctx, p); err != nil {
 			return err
 		}

@@ -40,7 +40,7 @@ const (
 )
 
 // Kinds lists every Kind.
-var Kinds = []Kind{Dynamo, SGLangRouter, Models}
+var Kinds = []Kind{Dynamo, SGLangRouter, Models, HTTPOK}
 
 // ParseKind accepts the names in Kinds.
 func ParseKind(s string) (Kind, error) {
@@ -49,7 +49,7 @@ func ParseKind(s string) (Kind, error) {
 			return k, nil
 		}
 	}
-	return "", fmt.Errorf("unknown health check kind %q (want dynamo, sglang-router or models)", s)
+	return "", fmt.Errorf("unknown health check kind %q (want dynamo, sglang-router, models or http-ok)", s)
 }
 
 // Expect is how many workers of each role must be serving.
@@ -78,6 +78,9 @@ type Seen struct {
 func (s Seen) Ready(e Expect) bool {
 	if s.Kind == Models {
 		return s.Status == http.StatusOK && s.Models > 0
+	}
+	if s.Kind == HTTPOK {
+		return s.Status == http.StatusOK
 	}
 	return s.Status == http.StatusOK && s.Prefill >= e.Prefill && s.Decode >= e.Decode
 }
@@ -111,6 +114,9 @@ func Probe(ctx context.Context, c *http.Client, baseURL string, kind Kind) (Seen
 			return s, err
 		}
 		return s, parseRouter(body, &s)
+	case HTTPOK:
+		err := probeHTTPOK(ctx, c, base, &s)
+		return s, err
 	case Models:
 		if _, err := get(ctx, c, base+"/health", &s); err != nil {
 			return s, err

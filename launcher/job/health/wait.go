@@ -61,7 +61,7 @@ type DeadlineError struct {
 func (e *DeadlineError) Error() string {
 	msg := fmt.Sprintf("%s: frontend not ready after %d polls in %s (want %s",
 		ErrDeadline, e.Attempts, e.Elapsed.Round(time.Second), e.Expect)
-	if e.Last.Kind != Models {
+	if e.Last.Kind.countsWorkers() {
 		msg += fmt.Sprintf(", last saw %d prefill + %d decode", e.Last.Prefill, e.Last.Decode)
 	}
 	msg += ")"
@@ -114,7 +114,7 @@ func Wait(ctx context.Context, o WaitOptions) (Seen, error) {
 		if stop != nil {
 			return last, stop
 		}
-		if err == nil && s.Kind == Models && s.Ready(o.Expect) {
+		if err == nil && !s.Kind.countsWorkers() && s.Ready(o.Expect) {
 			s.Prefill, s.Decode = o.Expect.Prefill, o.Expect.Decode
 		}
 		last, lastErr = s, err

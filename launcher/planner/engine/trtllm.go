@@ -38,10 +38,15 @@ func (e *trtllmEngine) Complete(w *Worker, proc *plan.Process) error {
 	// engine; KVBM's leader ports derive from it).
 	w.KVEvents = PortKVEventsBase + e.nodeProcs
 	e.nodeProcs += len(w.Nodes)
-	if err := e.checkParallelism(w, b.EngineConfig(w.Role)); err != nil {
+	cfg := b.EngineConfig(w.Role)
+	if err := e.checkParallelism(w, cfg); err != nil {
 		return err
 	}
-	conf, err := trtllmConfigYAML(b.EngineConfig(w.Role))
+	serve := b.FrontendType() == "trtllm_serve"
+	if serve {
+		serveConfigDefaults(cfg)
+	}
+	conf, err := trtllmConfigYAML(cfg)
 	if err != nil {
 		return b.Fail("backend.trtllm_config."+w.Mode(), "%v", err)
 	}
@@ -58,6 +63,9 @@ func (e *trtllmEngine) Complete(w *Worker, proc *plan.Process) error {
 	if numactl {
 		// Grace-Blackwell: allocate from both sockets' memory.
 		argv = append(argv, "numactl", "-m", "0,1")
+	}
+	if serve {
+		return e.completeServe(w, proc, cfg, append(argv, "trtllm-llmapi-launch"), "/logs/"+name)
 	}
 	argv = append(argv, "trtllm-llmapi-launch", "python3", "-m", "dynamo.trtllm",
 		"--model-path", b.WorkerModelArg(), "--served-model-name", b.Plan().Model.ServedName)
@@ -80,11 +88,21 @@ func (e *trtllmEngine) Complete(w *Worker, proc *plan.Process) error {
 			delete(proc.Env, "DYN_REQUEST_PLANE")
 		}
 	}
-	// The expert-load-balancer's shared memory must be unique per worker
-	// on a node: srtctl draws a uuid4, this is stable per run and process.
-	sum := sha256.Sum256([]byte(b.Plan().RunID + "/" + proc.Name))
-	proc.Env["TRTLLM_EPLB_SHM_NAME"] = "moe_shared_" + hex.EncodeToString(sum[:16])
+	e.mpiLaunch(w, proc)
+	delete(proc.Ports, "http") // dynamo.trtllm serves through the Dynamo runtime
+	return nil
+}
 
+// mpiLaunch is srtctl's TRT-LLM srun (TRTLLMProtocol.get_srun_config): one
+// step over the endpoint's nodes, a PMIx task per GPU, oversubscribed,
+// no CPU binding; and the expert-load-balancer's shared memory name,
+// unique per worker on a node: srtctl draws a uuid4, this is a digest of
+// the plan's and the process's names, so another run of the recipe starts
+// the same worker (plan.SameServing: a held deployment keeps it).
+func (e *trtllmEngine) mpiLaunch(w *Worker, proc *plan.Process) {
+	b := e.b
+	sum := sha256.Sum256([]byte(b.Plan().Name + "/" + proc.Name))
+	proc.Env["TRTLLM_EPLB_SHM_NAME"] = "moe_shared_" + hex.EncodeToString(sum[:16])
 	local := w.EndpointGPUs
 	if local > b.GPUsPerNode() {
 		local = b.GPUsPerNode()
@@ -92,8 +110,6 @@ func (e *trtllmEngine) Complete(w *Worker, proc *plan.Process) error {
 	proc.Srun.NTasks = len(w.Nodes) * local
 	proc.Srun.MPI = "pmix"
 	proc.Srun.Extra = append([]string{"--oversubscribe", "--cpu-bind=verbose,none"}, proc.Srun.Extra...)
-	delete(proc.Ports, "http") // dynamo.trtllm serves through the Dynamo runtime
-	return nil
 }
 
 // trtllmConfigYAML writes a role's trtllm_config as the engine's YAML file,

@@ -39,6 +39,9 @@ func (b *builder) addFrontends(head int) error {
 	if ft == "vllm" {
 		return nil // the aggregated worker's vllm serve is the server
 	}
+	if ft == "trtllm_serve" {
+		return b.addTRTLLMServe(head) // trtllm_serve.go
+	}
 	nodes, port, err := b.frontendNodes(head)
 	if err != nil {
 		return err

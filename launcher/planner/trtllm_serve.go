@@ -1,0 +1,48 @@
+package planner
+
+import (
+	"strconv"
+
+	"github.com/slurmbench/slurmbench/launcher/plan"
+)
+
+// What frontend.type: trtllm_serve changes outside its engine
+// (engine/trtllm_serve.go) and its frontend (infra/trtllm_serve.go), after
+// srt-slurm src/srtctl/frontends/trtllm_serve.py@3c0b8d46: no NATS, etcd
+// or Dynamo install (its workers are not Dynamo processes), the health
+// gate, where a TRT-LLM worker counts as started, and the worker metrics
+// a custom benchmark is told about.
+
+// trtllmServeHealth is the gate's probe: the public endpoint (the
+// aggregated worker or the orchestrator) is ready when GET /health
+// answers 200, body unread (TRTLLMServeFrontend.probe_ready: the body may
+// be empty, and every worker was gated before the orchestrator started).
+// (The job's health package names the kind: health.HTTPOK.)
+func trtllmServeHealth() (kind, path string) { return "http-ok", "/health" }
+
+// workerReadyPort is the port a TRT-LLM worker answers GET /health on
+// once it serves, which backend.sequential_node_start waits for
+// (worker_ready_port): a trtllm-serve worker's own HTTP port, else the
+// Dynamo system port.
+func (b *builder) workerReadyPort(p *plan.Process) int {
+	if b.frontendType() == "trtllm_serve" {
+		return p.Ports["http"]
+	}
+	return p.Ports["system"]
+}
+
+// trtllmServeMetricsURLs is AIPERF_SERVER_METRICS_URLS for a custom
+// benchmark (worker_metrics_port and metrics_path): every prefill and
+// decode leader's /prometheus/metrics on its HTTP port, where trtllm-serve
+// serves Prometheus text (its /metrics is JSON iteration statistics); an
+// aggregated worker is left out, as srtctl leaves it.
+func (b *builder) trtllmServeMetricsURLs() []string {
+	var urls []string
+	for _, e := range b.logicalEndpoints() {
+		if e.role == plan.RoleAgg {
+			continue
+		}
+		urls = append(urls, "http://"+placeholderIP(e.node)+":"+strconv.Itoa(e.port)+"/prometheus/metrics")
+	}
+	return urls
+}
