@@ -96,8 +96,8 @@ func (e *trtllmEngine) completeServe(w *Worker, proc *plan.Process, cfg map[stri
 	}
 	e.mpiLaunch(w, proc)
 	// The leader serves OpenAI's API (and /health, /prometheus/metrics) on
-	// its port; no Dynamo system port is bound.
-	delete(proc.Ports, "system")
-	proc.Ports["http"] = port
+	// its port and binds nothing else of srtctl's layout: no Dynamo system
+	// port, no SGLang bootstrap port.
+	proc.Ports = map[string]int{"http": port}
 	return nil
 }
