@@ -49,7 +49,7 @@ func (w *workerCtx) gpuSlice(gpn int) []int {
 // addWorkers turns endpoints into processes: one per node (srtctl's
 // Process), or one per endpoint for an MPI launch.
 func (b *builder) addWorkers(eps []endpoint) error {
-	for _, check := range []func() error{b.checkInfra, b.checkSetupScript, b.prepareDynamo, b.checkKVEvents, b.checkBackendFields} {
+	for _, check := range []func() error{b.checkInfra, b.checkSetupScript, b.prepareDynamo, b.checkKVEvents, b.checkBackendFields, b.checkTRTLLMServe} {
 		if err := check(); err != nil {
 			return err
 		}

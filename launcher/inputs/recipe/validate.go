@@ -204,7 +204,6 @@ func (r *Recipe) validate() error {
 	}
 	r.validateTelemetry(add)
 	r.validateV2(add, func(err error) { errs = append(errs, err) })
-	r.validateTRTLLMServe(add)
 	r.validateSrtctlTypes(add)
 	if len(errs) > 0 {
 		return errors.Join(errs...)

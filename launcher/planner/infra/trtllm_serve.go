@@ -29,6 +29,10 @@ const trtllmServeOrchestrator = "frontend_0"
 // the prefill leaders as context_servers and the decode leaders as
 // generation_servers, by address and HTTP port, and binds 0.0.0.0 at the
 // public port.
+//
+// The planner has held the recipe to srtctl's load-time rules
+// (planner.checkTRTLLMServe); the count of aggregated workers is checked
+// again here, on the processes laid out.
 func (b *builder) addTRTLLMServe(head int) error {
 	pl, r := b.Plan(), b.Recipe()
 	node, err := b.PlacedNode(r.Frontend.OrchestratorPlacement, "frontend.orchestrator_placement")
@@ -51,7 +55,7 @@ func (b *builder) addTRTLLMServe(head int) error {
 	}
 	if pl.Mode != "disaggregated" {
 		if len(agg) != 1 {
-			return b.Fail("frontend.type", "trtllm_serve aggregate mode requires exactly one aggregated worker (got %d)", len(agg))
+			return b.Fail("resources.agg_workers", "trtllm_serve aggregate mode requires exactly one aggregated worker, whose trtllm-serve is the public endpoint (got %d)", len(agg))
 		}
 		if leader := pl.Processes[agg[0]].Nodes[0]; leader != node {
 			// srtctl sends the health check and the clients to the
