@@ -109,7 +109,7 @@ func TestTRTLLMServeWorkers(t *testing.T) {
 			proc: "prefill_w0",
 			argv: "numactl -m 0,1 trtllm-llmapi-launch trtllm-serve /model --host 0.0.0.0 --port 6100 --tensor_parallel_size 2 --moe_expert_parallel_size 2 --config /logs/trtllm_config_prefill.yaml",
 			port: 6100, nodes: []int{0}, ntasks: 2,
-			env:  map[string]string{"TLLM_LOG_LEVEL": "INFO", "RECIPE_ENV": "x", "HEAD_NODE_IP": "{ip:0}"},
+			env: map[string]string{"TLLM_LOG_LEVEL": "INFO", "RECIPE_ENV": "x", "HEAD_NODE_IP": "{ip:0}"},
 		},
 		{
 			name: "disagg decode with numa_memory_bind false",
