@@ -124,6 +124,9 @@ func (p *Plan) WriteHuman(w io.Writer) error {
 			ew.printf("    srun  ntasks %d %s\n", proc.Srun.NTasks, strings.TrimSpace(strings.Join(append(append(mpiFlag(proc.Srun.MPI), proc.Srun.Extra...), exportFlag(proc.Srun.Export)...), " ")))
 		}
 		ew.printf("    log   %s\n", proc.Log)
+		if len(proc.After) > 0 {
+			ew.printf("    after %s serve (GET of each one's readiness probe answers 200)\n", strings.Join(proc.After, ", "))
+		}
 		if proc.Role == RoleService {
 			ew.printf("    start %s, %s\n", proc.Start, describeService(proc))
 		}
