@@ -573,7 +573,7 @@ func (n *v2Normalizer) frontend() error {
 
 		case "dynamo", "vllm", "":
 		case "vllm-router": // kept as written; the planner runs it (planner/infra/vllm_router.go)
-		case "trtllm_serve": // v1's spelling too (launcher/inputs/recipe/trtllm_serve.go)
+		case "trtllm_serve": // v1's spelling too; rules and plan: launcher/planner/trtllm_serve.go
 		default:
 			return &Error{Kind: Unsupported, Err: yamltree.Error{File: n.path, Line: k.Line, Field: "frontend.type", Msg: fmt.Sprintf("frontend type %q is %s (dynamo, sglang-router and vllm run)", t.Value, NotSupported)}}
 
