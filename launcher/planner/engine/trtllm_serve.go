@@ -38,8 +38,10 @@ func serveConfigDefaults(cfg map[string]recipe.Value) {
 }
 
 // dynamoWorkerEnv are the variables srtctl's worker stage sets only for a
-// frontend whose workers are Dynamo processes
-// (cli/mixins/worker_stage.py _worker_environment_defaults: discovery,
+// frontend whose workers are Dynamo processes, on the per-node and the MPI
+// launch alike (src/srtctl/cli/mixins/worker_stage.py of the 2.x era, a
+// stored version whose commit the index does not name; 033b6209, before
+// it, set them for every worker: _worker_environment_defaults: discovery,
 // DYN_SYSTEM_PORT, DYN_REQUEST_PLANE, DYN_SKIP_SGLANG_LOG_FORMATTING,
 // DYN_LOG, DYN_EVENT_PLANE); a trtllm-serve worker gets HEAD_NODE_IP alone
 // of those defaults.
