@@ -325,3 +325,60 @@ func TestTRTLLMServeRefused(t *testing.T) {
 		})
 	}
 }
+
+// serveDisaggV2 is a schema-2 disaggregated trtllm_serve recipe (ctx_router,
+// gen_router and server_config_extra are schema-2 keys); FRONTEND adds to
+// its frontend block.
+const serveDisaggV2 = `schema: 2
+name: serve-pd-v2
+model: {path: qwen3.5-fp4, container: dynamo-sglang}
+resources: {gpu_type: gb300, gpus_per_node: 4}
+frontend:
+  type: trtllm_serve
+  enable_multiple_frontends: false
+FRONTEND
+engine: trtllm
+roles:
+  prefill: {nodes: 1, workers: 1, gpus: 4, args: {tensor_parallel_size: 4}}
+  decode: {nodes: 1, workers: 1, gpus: 4, args: {tensor_parallel_size: 4}}
+benchmark: {type: sa-bench, isl: 1024, osl: 1024, concurrencies: [8]}
+`
+
+// TestTRTLLMServeSerOptions: frontend.ctx_router and gen_router become the
+// server lists' "router", server_config_extra updates the top level in
+// place or appends (trtllm_serve.py@3c0b8d46 _build_ser); an empty mapping
+// adds nothing, and anything but a mapping is refused naming the key.
+func TestTRTLLMServeSerOptions(t *testing.T) {
+	const lists = "context_servers:\n  num_instances: 1\n  urls:\n  - {ip:0}:6100\nCTX" +
+		"generation_servers:\n  num_instances: 1\n  urls:\n  - {ip:1}:6100\nGEN"
+	cases := []struct {
+		name, frontend, ser, field string
+	}{
+		{"none", "", strings.NewReplacer("CTX", "", "GEN", "").Replace(lists) + "hostname: 0.0.0.0\nport: 8000\n", ""},
+		{"routers", "  ctx_router: {type: kv_cache_aware, use_kv_events: true}\n  gen_router: {type: load_balancing, args: [a, 'yes']}\n",
+			strings.NewReplacer("CTX", "  router:\n    type: kv_cache_aware\n    use_kv_events: true\n",
+				"GEN", "  router:\n    type: load_balancing\n    args:\n    - a\n    - \"yes\"\n").Replace(lists) + "hostname: 0.0.0.0\nport: 8000\n", ""},
+		{"empty router", "  ctx_router: {}\n  gen_router: null\n", strings.NewReplacer("CTX", "", "GEN", "").Replace(lists) + "hostname: 0.0.0.0\nport: 8000\n", ""},
+		{"server_config_extra", "  server_config_extra: {port: 8001, max_retries: 3, perf_metrics_max_requests: 1000.5}\n",
+			strings.NewReplacer("CTX", "", "GEN", "").Replace(lists) + "hostname: 0.0.0.0\nport: 8001\nmax_retries: 3\nperf_metrics_max_requests: 1000.5\n", ""},
+		{"router not a mapping", "  ctx_router: [round_robin]\n", "", "frontend.ctx_router"},
+		{"extra not a mapping", "  server_config_extra: 3\n", "", "frontend.server_config_extra"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			text := strings.Replace(serveDisaggV2, "FRONTEND\n", tc.frontend, 1)
+			if tc.field != "" {
+				_, err := buildTextErr(t, "gb300.toml", text)
+				if err == nil || !strings.Contains(err.Error(), tc.field) || !strings.Contains(err.Error(), "recipe.yaml:") {
+					t.Errorf("err %v, want refused naming %s at its line", err, tc.field)
+				}
+				return
+			}
+			pl := buildText(t, "gb300.toml", text)
+			o := procNamed(t, pl, "frontend_0")
+			if got := o.Files[filepath.Join(pl.Layout.Logs, "ser.yaml")]; got != tc.ser {
+				t.Errorf("ser.yaml:\n%s\nwant:\n%s", got, tc.ser)
+			}
+		})
+	}
+}

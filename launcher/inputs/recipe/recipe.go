@@ -184,6 +184,9 @@ type Frontend struct {
 	NginxAffinityHeader     string           `yaml:"nginx_session_affinity_header"`
 	Args                    map[string]Value `yaml:"args"`
 	Env                     EnvMap           `yaml:"env"`
+	CtxRouter               *Raw             `yaml:"ctx_router" schema:"2"` // trtllm_serve's ser.yaml: context_servers.router
+	GenRouter               *Raw             `yaml:"gen_router" schema:"2"` // generation_servers.router
+	ServerConfigExtra       *Raw             `yaml:"server_config_extra" schema:"2"`
 	OrchestratorPlacement   string           `yaml:"orchestrator_placement"`
 	DedicatedNode           bool             `yaml:"dedicated_node"`
 	NginxKeepaliveTimeout   string           `yaml:"nginx_keepalive_timeout"`

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"strconv"
 
 	"go.yaml.in/yaml/v3"
@@ -102,4 +103,42 @@ func (e *trtllmEngine) completeServe(w *Worker, proc *plan.Process, cfg map[stri
 	// port, no SGLang bootstrap port.
 	proc.Ports = map[string]int{"http": port}
 	return nil
+}
+
+// PyYAMLCopy is a deep copy of a recipe's YAML value as PyYAML's dump
+// would write it back: block style, floats in PyYAML's form, strings a
+// YAML 1.1 reader would take for something else quoted. The recipe's own
+// nodes are left as they are.
+func PyYAMLCopy(n *yaml.Node) *yaml.Node {
+	if n == nil {
+		return nil
+	}
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	c := *n
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, k := range n.Content {
+		c.Content[i] = PyYAMLCopy(k)
+	}
+	c.HeadComment, c.LineComment, c.FootComment, c.Anchor = "", "", "", ""
+	blockStyle(&c)
+	return &c
+}
+
+// EncodePyYAML writes doc as srtctl's yaml.safe_dump lays a file out:
+// two-space indent, a mapping's list items at the key's indent; keys in
+// the order doc holds them.
+func EncodePyYAML(doc *yaml.Node) (string, error) {
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	enc.CompactSeqIndent()
+	if err := enc.Encode(doc); err != nil {
+		return "", err
+	}
+	if err := enc.Close(); err != nil {
+		return "", err
+	}
+	return buf.String(), nil
 }

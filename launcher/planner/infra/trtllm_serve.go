@@ -1,12 +1,16 @@
 package infra
 
 import (
-	"fmt"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe"
 	"github.com/slurmbench/slurmbench/launcher/plan"
+	"github.com/slurmbench/slurmbench/launcher/planner/engine"
 )
 
 // trtllmServeOrchestrator is the disaggregated orchestrator's step: srtctl
@@ -82,8 +86,10 @@ func (b *builder) addTRTLLMServe(head int) error {
 		}
 		return out
 	}
-	ctx, gen := urls(prefill), urls(decode)
-	conf := serYAML(ctx, gen, portPublicFrontend)
+	conf, err := b.serYAML(urls(prefill), urls(decode), portPublicFrontend)
+	if err != nil {
+		return err
+	}
 
 	env := r.Frontend.Env.Strings()
 	for k, v := range b.Profile().Env.Set {
@@ -103,20 +109,88 @@ func (b *builder) addTRTLLMServe(head int) error {
 	return nil
 }
 
-// serYAML is ser.yaml as srtctl writes it (yaml.safe_dump, keys in
-// insertion order): the server lists with their counts, then the
-// orchestrator's own address. The addresses hold {ip:N} placeholders the
-// driver fills in; "a.b.c.d:port" is a plain scalar to PyYAML, as written.
-func serYAML(ctx, gen []string, port int) string {
-	var s strings.Builder
-	list := func(key string, urls []string) {
-		fmt.Fprintf(&s, "%s:\n  num_instances: %d\n  urls:\n", key, len(urls))
+// serYAML is ser.yaml as srtctl writes it (_build_ser, then
+// yaml.safe_dump with keys in insertion order): each server list with its
+// count, and frontend.ctx_router / gen_router as its "router"; then the
+// orchestrator's own address; then frontend.server_config_extra over the
+// top level (Python's dict.update: a key already there keeps its place).
+// The addresses hold {ip:N} placeholders the driver fills in; written
+// plain, as PyYAML writes "a.b.c.d:port".
+func (b *builder) serYAML(ctx, gen []string, port int) (string, error) {
+	fe := b.Recipe().Frontend
+	servers := func(urls []string, router *recipe.Raw, field string) (*yaml.Node, error) {
+		list := &yaml.Node{Kind: yaml.SequenceNode}
 		for _, u := range urls {
-			fmt.Fprintf(&s, "  - %s\n", u)
+			list.Content = append(list.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: u})
+		}
+		m := serMap("num_instances", serInt(len(urls)), "urls", list)
+		if router != nil && router.Node != nil && router.Node.Tag != "!!null" {
+			r, err := b.serMapping(router, field)
+			if err != nil {
+				return nil, err
+			}
+			if len(r.Content) > 0 { // srtctl skips an empty mapping (falsy)
+				m.Content = append(m.Content, serStr("router"), r)
+			}
+		}
+		return m, nil
+	}
+	c, err := servers(ctx, fe.CtxRouter, "frontend.ctx_router")
+	if err != nil {
+		return "", err
+	}
+	g, err := servers(gen, fe.GenRouter, "frontend.gen_router")
+	if err != nil {
+		return "", err
+	}
+	doc := serMap("context_servers", c, "generation_servers", g, "hostname", serStr("0.0.0.0"), "port", serInt(port))
+	if x := fe.ServerConfigExtra; x != nil && x.Node != nil && x.Node.Tag != "!!null" {
+		extra, err := b.serMapping(x, "frontend.server_config_extra")
+		if err != nil {
+			return "", err
+		}
+	keys:
+		for i := 0; i+1 < len(extra.Content); i += 2 {
+			for j := 0; j+1 < len(doc.Content); j += 2 {
+				if doc.Content[j].Value == extra.Content[i].Value {
+					doc.Content[j+1] = extra.Content[i+1]
+					continue keys
+				}
+			}
+			doc.Content = append(doc.Content, extra.Content[i], extra.Content[i+1])
 		}
 	}
-	list("context_servers", ctx)
-	list("generation_servers", gen)
-	fmt.Fprintf(&s, "hostname: 0.0.0.0\nport: %d\n", port)
-	return s.String()
+	text, err := engine.EncodePyYAML(doc)
+	if err != nil {
+		return "", b.Fail("frontend.type", "writing ser.yaml: %v", err)
+	}
+	// yaml.v3 quotes a string that opens with '{'; the driver's
+	// substitution leaves a.b.c.d:port, which PyYAML writes plain.
+	return serPlaceholder.ReplaceAllString(text, "$1"), nil
+}
+
+// serPlaceholder is a quoted worker address of ser.yaml.
+var serPlaceholder = regexp.MustCompile(`'(\{ip:[0-9]+\}:[0-9]+)'`)
+
+// serMapping is a recipe mapping (srtctl's dict(...) of it) as written back.
+func (b *builder) serMapping(r *recipe.Raw, field string) (*yaml.Node, error) {
+	n := engine.PyYAMLCopy(r.Node)
+	if n.Kind != yaml.MappingNode {
+		return nil, b.Fail(field, "a mapping, as srtctl's dict(...) of it needs, not %s", strings.TrimPrefix(n.Tag, "!!"))
+	}
+	return n, nil
+}
+
+func serStr(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
+func serInt(n int) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(n)}
+}
+
+// serMap is a mapping of key, value pairs in order.
+func serMap(kv ...any) *yaml.Node {
+	m := &yaml.Node{Kind: yaml.MappingNode}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m.Content = append(m.Content, serStr(kv[i].(string)), kv[i+1].(*yaml.Node))
+	}
+	return m
 }

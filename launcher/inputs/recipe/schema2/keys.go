@@ -52,10 +52,6 @@ const (
 	whyPerRole   = "one image and one set of srun options per job"
 )
 
-// whySer: srt-slurm src/srtctl/frontends/trtllm_serve.py@3c0b8d46
-// (_build_ser) merges these into ser.yaml.
-const whySer = "a router or server option of trtllm-serve's disaggregated orchestrator (slurmbench writes ser.yaml's worker lists, hostname and port)"
-
 // Keys is every key of the schema (SchemaRevision) with what slurmbench
 // does with it; TestSchemaKeysPlannedOrRefused walks the schema and holds
 // the table to it, and docs/recipes.md lists the refusals.
@@ -91,11 +87,11 @@ var Keys = []Key{
 	{Path: "roles.*.restart", Plan: Refused, Why: "restarting a worker that exits (a worker exit fails the run)"},
 	{Path: "frontend"},
 	{Path: "frontend.container_image", Plan: Refused, Why: "a separate frontend container image (the frontend runs in the job's image or nginx's)"},
-	{Path: "frontend.ctx_router", Plan: Refused, Why: whySer},
-	{Path: "frontend.gen_router", Plan: Refused, Why: whySer},
+	{Path: "frontend.ctx_router"}, // trtllm_serve's ser.yaml (launcher/planner/infra/trtllm_serve.go)
+	{Path: "frontend.gen_router"},
 	{Path: "frontend.worker_selection", Plan: Refused, Why: whyRouter},
 	{Path: "frontend.epp_config", Plan: Refused, Why: "llm-d's endpoint picker (EPP) configuration"},
-	{Path: "frontend.server_config_extra", Plan: Refused, Why: whySer},
+	{Path: "frontend.server_config_extra"},
 	{Path: "frontend.numa_bind", Plan: Refused, Why: "NUMA binding of the frontend process"},
 	{Path: "benchmark"},
 	{Path: "benchmark.agentperf_client_dir", Plan: Refused, Why: "the agentperf benchmark client (slurmbench runs sa-bench, custom, manual and its native client)"},
