@@ -46,7 +46,7 @@ const (
 	whyNsys      = "this nsys profiling option (slurmbench's profiling takes type, start/stop steps per role, delay/duration and extra_nsys_args)"
 	whyCPUPower  = "CPU power sampling inside the job (slurmbench's power telemetry reads the DCGM exporter)"
 	whyExporter  = "choosing the DCGM exporter's binary, kind, GPU labels or metric names (slurmbench reads dcgm-exporter's standard metrics from its container)"
-	whyRouter    = "this frontend option (slurmbench runs the dynamo, sglang-router and vllm frontends with their args and env)"
+	whyRouter    = "this frontend option (slurmbench runs the dynamo, sglang, sglang-router, vllm, vllm-router and trtllm_serve frontends with their args and env)"
 	whyFatal     = "recipe-defined fatal log patterns (slurmbench's health gate classifies failures with its own rules, launcher/diagnose)"
 	whyMocker    = "this option of Dynamo's mocker engine (slurmbench runs the mocker with its defaults)"
 	whyPerRole   = "one image and one set of srun options per job"

@@ -575,7 +575,7 @@ func (n *v2Normalizer) frontend() error {
 		case "vllm-router": // kept as written; the planner runs it (planner/infra/vllm_router.go)
 		case "trtllm_serve": // v1's spelling too; rules and plan: launcher/planner/trtllm_serve.go
 		default:
-			return &Error{Kind: Unsupported, Err: yamltree.Error{File: n.path, Line: k.Line, Field: "frontend.type", Msg: fmt.Sprintf("frontend type %q is %s (dynamo, sglang-router and vllm run)", t.Value, NotSupported)}}
+			return &Error{Kind: Unsupported, Err: yamltree.Error{File: n.path, Line: k.Line, Field: "frontend.type", Msg: fmt.Sprintf("frontend type %q is %s (dynamo, sglang, sglang-router, vllm, vllm-router and trtllm_serve run)", t.Value, NotSupported)}}
 
 		}
 	}
