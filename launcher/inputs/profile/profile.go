@@ -465,14 +465,17 @@ func ParseOwner(s string) (uid, gid int, err error) {
 // ContainerRef resolves a container name from a recipe: a [containers]
 // alias, else the name itself as an image reference or squash file. A name
 // that is not an alias but looks like one — one word, with no registry,
-// path, tag or digest — is refused: as an image it would silently mean
-// docker.io/library/NAME:latest, which is never what a recipe written for
-// an alias wanted.
+// path, tag or digest — is refused for an operator's own profile: as an
+// image it would silently mean docker.io/library/NAME:latest, which is
+// never what a recipe written for an alias wanted. A profile derived from
+// a runners.yaml record takes it as InferenceX's jobs do: srtctl leaves a
+// name that is no alias of srtslurm.yaml as it is and pyxis pulls it
+// (recordAliases), so `nginx_container: nginx` runs Docker Hub's nginx.
 func (p *Profile) ContainerRef(name string) (string, error) {
 	if v, ok := p.Containers[name]; ok {
 		return v, nil
 	}
-	if name != "" && !strings.ContainsAny(name, "/:@") && !strings.HasSuffix(name, ".sqsh") {
+	if p.Record == nil && name != "" && !strings.ContainsAny(name, "/:@") && !strings.HasSuffix(name, ".sqsh") {
 		return "", fmt.Errorf("%q is not a [containers] alias of %s (aliases: %s); add it there, or write a full image reference (e.g. docker.io/library/%s:TAG)",
 			name, p.Path, orNone(SortedKeys(p.Containers)), name)
 	}

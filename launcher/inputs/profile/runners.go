@@ -285,16 +285,7 @@ func FromRecord(res *runners.Resolved, o RunnersOptions) (*Profile, error) {
 		p.Models[key] = strings.TrimSuffix(s.Volumes[e.Root].Path, "/") + "/" + e.Dir
 		from("models."+key, "models.entries."+key, "volume "+e.Root)
 	}
-	if o.Image != "" {
-		for _, a := range srt.ContainerAliases {
-			p.Containers[a] = p.StagedImage(o.Image, o.Framework, o.ModelPrefix)
-			from("containers."+a, "slurm.srt-slurm.container-aliases", "the point's image (IMAGE)")
-		}
-	}
-	for _, a := range srt.NginxAliases {
-		p.Containers[a] = p.stagedHelper(NginxImage, runners.HelperNginx)
-		from("containers."+a, "slurm.srt-slurm.nginx-aliases", "InferenceX's staged "+NginxImage)
-	}
+	p.recordAliases(o, srt, from)
 
 	for _, vol := range sortedKeys(srt.VolumeMounts) {
 		p.Container.Mounts = append(p.Container.Mounts, s.Volumes[vol].Path+":"+srt.VolumeMounts[vol])

@@ -277,7 +277,7 @@ func PointPlanOptions(o Options, mp master.MatrixPoint) launch.PlanOptions {
 		RunEval: strconv.FormatBool(mp.RunEval), JobName: o.JobName, Workspace: o.workspace(),
 	}
 	if mp.RunEval {
-		po.EvalConc = strconv.Itoa(mp.EvalConc)
+		po.EvalConc = EvalConc(mp)
 	}
 	if mp.EvalOnly {
 		// An eval job of today's matrix: the workflow's EVAL_ONLY=true
@@ -297,4 +297,30 @@ func planPoint(ctx context.Context, o Options, mp master.MatrixPoint) (*plan.Pla
 		return nil, fmt.Errorf("%s (line %d): %w", mp.Name(), mp.Line, err)
 	}
 	return pl, nil
+}
+
+// EvalConc is the EVAL_CONC an eval job of mp runs with: the row's
+// eval-conc, else what InferenceX's workflow falls back to when the row
+// has none (the generator writes eval-conc only on multi-node rows:
+// generate.py mark_eval_entries; a vendor suite's extra GSM8K job of a
+// single-node row has none). The multi-node template then takes the
+// highest of CONC_LIST (benchmark-multinode-tmpl.yml@00609a17 "Resolve the
+// workflow's documented automatic eval-concurrency selection"), as
+// srtctl's _run_post_eval does without EVAL_CONC; a single-node point
+// evaluates at its own concurrency (single_node.py@03571351
+// runtime_arguments passes no EVAL_CONC, the point's CONC is its one
+// concurrency). Both are the largest of the point's concurrencies, so 0,
+// which no workflow input carries, never reaches EVAL_CONC.
+func EvalConc(mp master.MatrixPoint) string {
+	if mp.EvalConc > 0 {
+		return strconv.Itoa(mp.EvalConc)
+	}
+	top := 0
+	for _, c := range mp.Conc {
+		top = max(top, c)
+	}
+	if top <= 0 {
+		return ""
+	}
+	return strconv.Itoa(top)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/slurmbench/slurmbench/internal/readlimit"
 	"github.com/slurmbench/slurmbench/launcher/inputs/master"
 	"github.com/slurmbench/slurmbench/launcher/inputs/master/fingerprint"
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/fragment"
 	"github.com/slurmbench/slurmbench/launcher/login/launch"
 	"github.com/slurmbench/slurmbench/launcher/plan"
 )
@@ -61,6 +62,10 @@ const (
 	ReasonNotComposed = "not composed"
 	ReasonCompose     = "composition refused"
 	ReasonNoPlan      = "composed, no plan"
+	// ReasonNoBlock is a point whose lane's shared block (or the telemetry
+	// block of a power row) is not in the tree: missing input, like a
+	// recipe not in the tree, not a refusal of the recipe.
+	ReasonNoBlock = "shared block not in this tree"
 )
 
 // PointError is why a point cannot be planned, with its reason class.
@@ -152,7 +157,12 @@ func planToday(ctx context.Context, o Options, root string, mp master.MatrixPoin
 	}
 	c, err := o.Compose(ctx, ComposeInput{Point: mp, Root: root, Recipe: abs, Selector: selector})
 	if err != nil {
-		return nil, "", "", fmt.Errorf("%s (line %d): %w", mp.Name(), mp.Line, err)
+		reason := ReasonCompose
+		var missing *fragment.MissingBlockError
+		if errors.As(err, &missing) {
+			reason = ReasonNoBlock
+		}
+		return nil, "", "", &PointError{Reason: reason, Err: fmt.Errorf("%s (line %d): %w", mp.Name(), mp.Line, err)}
 	}
 	// The planner fingerprints benchmark rows only (plan.py@07db303e
 	// build_plan; RECIPES.md: "every benchmark row"): an eval-only row has

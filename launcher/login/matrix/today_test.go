@@ -16,6 +16,8 @@ import (
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/internal/shareddata"
+	"github.com/slurmbench/slurmbench/launcher/inputs/master"
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/fragment"
 	"github.com/slurmbench/slurmbench/launcher/login/launch"
 )
 
@@ -430,4 +432,70 @@ func TestTodaySamplePlan(t *testing.T) {
 		t.Fatalf("plan lacks %q", totals)
 	}
 	t.Logf("%s", out.String()[i:])
+}
+
+// TestComposeErrorReasons: a composer error is counted by what it is: a
+// lane's shared block (or the telemetry block) missing from the tree is
+// missing input, anything else a refusal of the composition.
+func TestComposeErrorReasons(t *testing.T) {
+	missing := &fragment.MissingBlockError{Root: "/tree", Block: fragment.AgenticSingle, What: "the agentic single-node lane's shared block", Err: os.ErrNotExist}
+	for _, c := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"a missing shared block", missing, ReasonNoBlock},
+		{"a missing block, wrapped", fmt.Errorf("binding: %w", missing), ReasonNoBlock},
+		{"a bound key", errors.New("x.yaml:3: model.path: the launcher binds this key"), ReasonCompose},
+		{"some other file missing", fmt.Errorf("reading x: %w", os.ErrNotExist), ReasonCompose},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := builtTree(t, true)
+			o := todayOptions(root)
+			o.Compose = func(context.Context, ComposeInput) (*Composed, error) { return nil, c.err }
+			m, err := Build(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := m.Points[0]
+			if got := ReasonOf(p.Err); got != c.want || !strings.Contains(p.Err.Error(), c.err.Error()) {
+				t.Errorf("reason %q (%v), want %q", got, p.Err, c.want)
+			}
+			var out bytes.Buffer
+			if err := PrintPlan(&out, m); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(out.String(), ": "+c.want) {
+				t.Errorf("the summary does not count %q:\n%s", c.want, out.String())
+			}
+		})
+	}
+}
+
+// TestEvalConc: EVAL_CONC is the row's eval-conc, else the largest of the
+// point's concurrencies (the workflow's fallback, and a single-node
+// point's own concurrency); never "0".
+func TestEvalConc(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		mp   master.MatrixPoint
+		want string
+	}{
+		{"multi-node row with eval-conc", master.MatrixPoint{Multinode: true, Conc: []int{16, 32, 64}, EvalConc: 32}, "32"},
+		{"multi-node row without", master.MatrixPoint{Multinode: true, Conc: []int{64, 8, 256, 16}}, "256"},
+		{"single-node agentic eval job", master.MatrixPoint{Conc: []int{12}}, "12"},
+		{"no concurrency at all", master.MatrixPoint{}, ""},
+	} {
+		if got := EvalConc(c.mp); got != c.want {
+			t.Errorf("%s: EvalConc = %q, want %q", c.name, got, c.want)
+		}
+		mp := c.mp
+		mp.RunEval, mp.EvalOnly = true, true
+		if po := PointPlanOptions(Options{}, mp); po.EvalConc != c.want {
+			t.Errorf("%s: plan options EVAL_CONC %q, want %q", c.name, po.EvalConc, c.want)
+		}
+		if _, err := launch.ParseEvalConcs(c.want); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
 }

@@ -3,7 +3,9 @@ package fragment
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,16 +24,40 @@ func LoadBlocks(ctx context.Context, root string, lane Lane, power bool, port in
 	b := Blocks{SharedFile: filepath.Join(root, lane.SharedBlock())}
 	var err error
 	if b.Shared, err = LoadBlock(ctx, b.SharedFile); err != nil {
-		return b, fmt.Errorf("the %s lane's shared block: %w", lane, err)
+		return b, blockError(root, lane.SharedBlock(), fmt.Sprintf("the %s lane's shared block", lane), err)
 	}
 	if !power {
 		return b, nil
 	}
 	b.TelemetryFile, b.PowerPort = filepath.Join(root, TelemetryBlock), port
 	if b.Telemetry, err = LoadBlock(ctx, b.TelemetryFile); err != nil {
-		return b, fmt.Errorf("the telemetry block: %w", err)
+		return b, blockError(root, TelemetryBlock, "the telemetry block", err)
 	}
 	return b, nil
+}
+
+// MissingBlockError is a shared (or telemetry) block that is not in the
+// tree: missing input, not a refusal of the fragment that needs it. A tree
+// that lacks the block composes none of its lane's points (workload.py
+// compose_recipe reads the block before the fragment).
+type MissingBlockError struct {
+	Root  string // InferenceX's tree
+	Block string // the block, relative to Root (configs/srt-recipes/…)
+	What  string // "the agentic multi-node lane's shared block"
+	Err   error
+}
+
+func (e *MissingBlockError) Error() string {
+	return fmt.Sprintf("%s: %s is not in this tree (%s)", e.What, e.Block, e.Root)
+}
+
+func (e *MissingBlockError) Unwrap() error { return e.Err }
+
+func blockError(root, block, what string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return &MissingBlockError{Root: root, Block: block, What: what, Err: err}
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 // LaneOf is the lane a recipe's place in InferenceX's tree says
