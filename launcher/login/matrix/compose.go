@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -49,9 +50,10 @@ func Composer(o Options) ComposeFunc {
 		lane := fragment.Lane{Agentic: mp.Scenario == master.AgenticCoding, MultiNode: mp.Multinode}
 		point := generate.BinderPoint(mp)
 		power := mp.Power && lane.MultiNode
+		var blocks fragment.Blocks
 		bind := func(c fragment.Cluster, port int, onCluster bool) (*recipe.Bound, error) {
-			blocks, err := fragment.LoadBlocks(ctx, in.Root, lane, power, port)
-			if err != nil {
+			var err error
+			if blocks, err = fragment.LoadBlocks(ctx, in.Root, lane, power, port); err != nil {
 				return nil, err
 			}
 			return recipe.LoadBound(ctx, in.Recipe, recipe.Options{Variant: in.Selector,
@@ -63,6 +65,7 @@ func Composer(o Options) ComposeFunc {
 		}
 		c := &Composed{Recipe: free.Doc}
 		if mp.Cluster == "" {
+			c.PlanErr = fmt.Errorf("runner label %s schedules on more than one cluster: composed and fingerprinted, planned on none", mp.Runner)
 			return c, nil
 		}
 		cluster := fragment.Cluster{ID: mp.Cluster, GPUsPerNode: mp.GPUsPerNode, Fabric: fragment.Fabric{Unread: true}}
@@ -93,7 +96,8 @@ func Composer(o Options) ComposeFunc {
 			return nil, err
 		}
 		if o.Profile == "" && clusters == nil {
-			return c, nil // no profile to plan with
+			c.PlanErr = errors.New("no profile to plan with: give --profile, or a runners.yaml (--runners, or beside the master config)")
+			return c, nil
 		}
 		po := PointPlanOptions(o, mp)
 		po.Recipe, po.ConfigFile = c.File, ""
@@ -102,12 +106,10 @@ func Composer(o Options) ComposeFunc {
 		}
 		if c.Plan, _, err = launch.Plan(ctx, po); err != nil {
 			// Composed all the same: its fingerprint groups it, and a run
-			// refuses it as composed but not planned; the why goes to
-			// stderr.
-			if o.Stderr != nil {
-				fmt.Fprintf(o.Stderr, "warning: %s (line %d): composed, not planned: %s: %v\n", mp.Name(), mp.Line, c.File, err)
-			}
+			// refuses it as composed but not planned, saying why in the
+			// files the user wrote.
 			c.Plan = nil
+			c.PlanErr = locatePlanError(ctx, in, blocks, bound, c.File, err)
 		}
 		return c, nil
 	}

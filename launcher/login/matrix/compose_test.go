@@ -3,6 +3,7 @@ package matrix
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,8 +71,36 @@ func TestComposerSample(t *testing.T) {
 	if reasons[ReasonNoRecipe] != 589 || reasons[ReasonNoBlock] != 391 || reasons[""]+reasons[ReasonNoPlan] != 614 || reasons[ReasonCompose] != 310 || planned == 0 {
 		t.Errorf("reasons %v (%d planned), want 589 %q, 391 %q, 614 composed (planned, or %q), 310 %q", reasons, planned, ReasonNoRecipe, ReasonNoBlock, ReasonNoPlan, ReasonCompose)
 	}
-	if !strings.Contains(o.Stderr.(*bytes.Buffer).String(), "composed, not planned") {
-		t.Error("no warning says why a composed point was not planned")
+	// Every composed point without a plan says why on the point, not on
+	// stderr; where the planner refused the bound recipe, the why names the
+	// fragment file and line, the bound file only after it.
+	located := 0
+	for _, p := range m.Points {
+		if p.Err != nil || p.Plan != nil {
+			continue
+		}
+		if p.NoPlan == nil {
+			t.Fatalf("%s: composed, no plan, and no word why", p.Name())
+		}
+		msg := p.NoPlan.Error()
+		// The rows of the round: nginx_container: nginx and
+		// eval-only rows without eval-conc now plan.
+		if strings.Contains(msg, "nginx_container") || strings.Contains(msg, "EVAL_CONC") {
+			t.Errorf("%s: %v", p.Name(), msg)
+		}
+		var pe *PlanError
+		if errors.As(p.NoPlan, &pe) && pe.Place.File != "" {
+			located++
+			if !strings.HasPrefix(msg, pe.Place.File+":") || strings.HasPrefix(pe.Place.File, os.TempDir()) || !strings.Contains(msg, p.BoundRecipe) {
+				t.Errorf("%s: %q does not lead with the fragment %s and end with the bound file %s", p.Name(), msg, pe.Place.File, p.BoundRecipe)
+			}
+		}
+	}
+	if located == 0 {
+		t.Error("no planner refusal was traced back to a fragment")
+	}
+	if o.Stderr.(*bytes.Buffer).Len() != 0 {
+		t.Errorf("stderr: %s", o.Stderr.(*bytes.Buffer))
 	}
 	want := map[string]int{"model.path": 205, "TOTAL_CPU_DRAM_GB": 63, "fabric": 25, "telemetry.enabled": 13, "power-exporter-port": 4}
 	for c, n := range want {

@@ -89,6 +89,10 @@ type Point struct {
 	Fingerprint string
 	// BoundRecipe is the bound recipe file a composed today's point runs.
 	BoundRecipe string
+	// NoPlan is why a composed today's point has no plan (Err nil, Plan
+	// nil): the planner's refusal of its bound recipe (a *PlanError), or
+	// that it was composed on no one cluster.
+	NoPlan error
 	// profileSHA256 is the profile file's, read once by Build (the plan
 	// records only the profile's path).
 	profileSHA256 string
@@ -136,6 +140,9 @@ type Matrix struct {
 	// Skipped are the parts of an older-layout master config that expand
 	// to no point (master.SkippedEntries), listed by --plan.
 	Skipped []master.Skipped
+	// Root is the InferenceX tree a today's master resolves recipes under:
+	// --plan names files relative to it.
+	Root string
 }
 
 // SavedGPUHours is what sharing allocations saves: every point after the
@@ -200,7 +207,7 @@ func Build(ctx context.Context, o Options) (*Matrix, error) {
 		}
 		return nil, exitcode.Errorf(exitcode.Config, "--master %s: no %s matches the selection (%d points in all)", o.Master, what, len(all))
 	}
-	m := &Matrix{Est: o.Estimates.withDefaults()}
+	m := &Matrix{Est: o.Estimates.withDefaults(), Root: eo.Root}
 	if o.Startup > 0 {
 		// --startup gives setup as one figure.
 		m.Est.Import, m.Est.Stage, m.Est.Dynamo, m.StartupGiven = o.Startup, 0, 0, true
@@ -222,7 +229,7 @@ func Build(ctx context.Context, o Options) (*Matrix, error) {
 	for _, mp := range sel {
 		pt := &Point{MatrixPoint: mp, profileSHA256: profSHA}
 		if today {
-			pt.Plan, pt.Fingerprint, pt.BoundRecipe, pt.Err = planToday(ctx, o, eo.Root, mp, rc)
+			planToday(ctx, o, eo.Root, pt, rc)
 		} else {
 			pt.Plan, pt.Err = planPoint(ctx, o, mp)
 		}

@@ -133,9 +133,14 @@ func (m *Matrix) JSON() PlanJSON {
 			}
 			if p.Err != nil {
 				pj.Error = p.Err.Error()
+			} else if p.Plan == nil && p.NoPlan != nil {
+				pj.Error = p.NoPlan.Error()
 			}
 			if p.Row != nil {
 				pj.Kind, pj.SrtRecipe, pj.Fingerprint, pj.Reason, pj.Cluster, pj.Row = kindOf(p), p.SrtRecipe, p.Fingerprint, ReasonOf(p.Err), p.Cluster, p.Row
+				if p.Plan == nil && p.Err == nil {
+					pj.Reason = ReasonNoPlan
+				}
 				if p.Plan == nil {
 					pj.GPUs = p.AllocGPUs()
 					pj.Nodes = p.NodeCount
@@ -221,11 +226,7 @@ func printToday(w io.Writer, m *Matrix) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, p := range m.Points {
-		if p.Err != nil {
-			fmt.Fprintf(w, "not planned [%s]: %v\n", ReasonOf(p.Err), p.Err)
-		}
-	}
+	printRefusals(w, m)
 	fmt.Fprintln(w)
 	printGroups(w, m)
 	var ks []string

@@ -49,6 +49,9 @@ type Composed struct {
 	// File is the bound recipe as written for the cluster (as `generate`
 	// writes it): what `up` and `run` plan the point from when it runs.
 	File string
+	// PlanErr is why Plan is nil (a *PlanError when the planner refused
+	// the bound recipe).
+	PlanErr error
 }
 
 // ComposeFunc composes, binds and plans one point.
@@ -130,11 +133,25 @@ func expandOptions(ctx context.Context, o Options) (master.ExpandOptions, error)
 	return eo, nil
 }
 
-// planToday plans one point of today's layout; fp is its recipe
-// fingerprint and file its bound recipe when it composed.
-func planToday(ctx context.Context, o Options, root string, mp master.MatrixPoint, rc *recipeCache) (*plan.Plan, string, string, error) {
+// planToday plans one point of today's layout into pt: its plan, its
+// recipe fingerprint and bound recipe when it composed, why a composed
+// point has no plan (NoPlan), or why it was refused (Err).
+func planToday(ctx context.Context, o Options, root string, pt *Point, rc *recipeCache) {
+	var c *Composed
+	c, pt.Fingerprint, pt.Err = composeToday(ctx, o, root, pt.MatrixPoint, rc)
+	if c != nil {
+		pt.Plan, pt.BoundRecipe, pt.NoPlan = c.Plan, c.File, c.PlanErr
+		if pt.Plan == nil && pt.NoPlan == nil {
+			pt.NoPlan = errors.New("composed; the composer planned it on no cluster")
+		}
+	}
+}
+
+// composeToday composes one point of today's layout; fp is its recipe
+// fingerprint.
+func composeToday(ctx context.Context, o Options, root string, mp master.MatrixPoint, rc *recipeCache) (*Composed, string, error) {
 	if mp.Refusal != "" {
-		return nil, "", "", refuse(ReasonRefused, mp, "%s", mp.Refusal)
+		return nil, "", refuse(ReasonRefused, mp, "%s", mp.Refusal)
 	}
 	ref := mp.SrtRecipe
 	if mp.EvalOnly && mp.EvalSrtRecipe != "" {
@@ -144,16 +161,16 @@ func planToday(ctx context.Context, o Options, root string, mp master.MatrixPoin
 	abs := filepath.Join(root, filepath.FromSlash(file))
 	doc, err := rc.read(ctx, abs)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, "", "", refuse(ReasonNoRecipe, mp, "recipe %s is not in this tree (%s)", file, root)
+		return nil, "", refuse(ReasonNoRecipe, mp, "recipe %s is not in this tree (%s)", file, root)
 	}
 	if err != nil {
-		return nil, "", "", refuse(ReasonNoRecipe, mp, "reading recipe %s: %v", file, err)
+		return nil, "", refuse(ReasonNoRecipe, mp, "reading recipe %s: %v", file, err)
 	}
 	if err := checkVariant(doc, selector); err != nil {
-		return nil, "", "", refuse(ReasonNoVariant, mp, "%s: %v", ref, err)
+		return nil, "", refuse(ReasonNoVariant, mp, "%s: %v", ref, err)
 	}
 	if o.Compose == nil {
-		return nil, "", "", refuse(ReasonNotComposed, mp, "recipe %s found; composing and binding fragments is not available to this matrix", ref)
+		return nil, "", refuse(ReasonNotComposed, mp, "recipe %s found; composing and binding fragments is not available to this matrix", ref)
 	}
 	c, err := o.Compose(ctx, ComposeInput{Point: mp, Root: root, Recipe: abs, Selector: selector})
 	if err != nil {
@@ -162,7 +179,7 @@ func planToday(ctx context.Context, o Options, root string, mp master.MatrixPoin
 		if errors.As(err, &missing) {
 			reason = ReasonNoBlock
 		}
-		return nil, "", "", &PointError{Reason: reason, Err: fmt.Errorf("%s (line %d): %w", mp.Name(), mp.Line, err)}
+		return nil, "", &PointError{Reason: reason, Err: fmt.Errorf("%s (line %d): %w", mp.Name(), mp.Line, err)}
 	}
 	// The planner fingerprints benchmark rows only (plan.py@07db303e
 	// build_plan; RECIPES.md: "every benchmark row"): an eval-only row has
@@ -170,10 +187,10 @@ func planToday(ctx context.Context, o Options, root string, mp master.MatrixPoin
 	fp := ""
 	if !mp.EvalOnly {
 		if fp, err = fingerprint.Recipe(mp.Row, c.Recipe); err != nil {
-			return nil, "", "", fmt.Errorf("%s (line %d): fingerprint: %w", mp.Name(), mp.Line, err)
+			return nil, "", fmt.Errorf("%s (line %d): fingerprint: %w", mp.Name(), mp.Line, err)
 		}
 	}
-	return c.Plan, fp, c.File, nil
+	return c, fp, nil
 }
 
 // checkVariant is validation.py's _check_srt_recipe for a read recipe: a
