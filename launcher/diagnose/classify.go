@@ -57,6 +57,9 @@ const (
 	// ImageImportFailed: importing the image into a node's own squash
 	// cache, before anything started there, failed or outlasted its limit.
 	ImageImportFailed Class = "image_import_failed"
+	// HostSetupFailed: a node's host_setup commands, run on its bare host
+	// before anything else of the job, failed or outlasted their limit.
+	HostSetupFailed Class = "host_setup_failed"
 	// PowerTelemetry: required power telemetry could not start or is not
 	// publishable (docs/power.md).
 	PowerTelemetry Class = "power_telemetry"
@@ -88,6 +91,7 @@ var hints = map[Class]string{
 	BenchmarkInvalid:    "the benchmark result cannot be used (failed requests or missing metrics): read the benchmark log, then the engine logs",
 	PrepareFailed:       "the model pre-download before the workers failed: read logs/model_download.log (HF_TOKEN for a gated model, network or proxy access from the node, HF_HOME's mount in profile [container] mounts)",
 	ImageImportFailed:   "importing the image into a node's own squash cache failed: read logs/import_image_<node>.log (enroot on the node, registry access and credentials from the node, space in the node-local paths.squash_dir)",
+	HostSetupFailed:     "a node's host_setup commands failed or timed out on its bare host: read logs/host_setup_<node>.log (commands run as the job's user: anything privileged needs passwordless sudo -n; a prompt hangs until timeout_seconds)",
 	PowerTelemetry:      "the DCGM exporters did not report every GPU or stalled: read logs/telemetry_*.out and power/manifest.json reason_codes, or set telemetry.required: false",
 	Unknown:             "no known error pattern: read the first error line and the log tail",
 }

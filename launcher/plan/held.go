@@ -15,7 +15,7 @@ import (
 // belong to one run.
 func IsServer(r Role) bool {
 	switch r {
-	case RoleImage, RoleInfra, RolePrepare, RolePrefill, RoleDecode, RoleAgg, RoleFrontend, RoleNginx:
+	case RoleHostSetup, RoleImage, RoleInfra, RolePrepare, RolePrefill, RoleDecode, RoleAgg, RoleFrontend, RoleNginx:
 		return true
 	}
 	return false

@@ -66,6 +66,9 @@ type Plan struct {
 	Telemetry *Telemetry `json:"telemetry,omitempty"`
 	// Profiling is the recipe's profiling block as planned (profiling.go).
 	Profiling *Profiling `json:"profiling,omitempty"`
+	// HostSetup is set when steps run on the nodes' bare hosts before
+	// anything else, and after everything stops (hostsetup.go).
+	HostSetup *HostSetup `json:"host_setup,omitempty"`
 	// Serve is set by `slurmbench up`: the driver starts the topology,
 	// passes the health gate and then holds it, running the plans that
 	// `run --in` queues, until `slurmbench down` or the time limit. It runs

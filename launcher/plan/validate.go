@@ -125,6 +125,7 @@ func (p *Plan) Validate() error {
 		}
 	}
 	p.validateServices(add)
+	p.validateHostSetup(add)
 	if p.Benchmark.Type == "" && !p.Eval.Enabled {
 		add("nothing to run: no benchmark points and no eval")
 	}

@@ -182,6 +182,9 @@ func (b *builder) build() (*plan.Plan, error) {
 	if err := b.telemetry(); err != nil {
 		return nil, err
 	}
+	if err := b.hostSetup(); err != nil {
+		return nil, err
+	}
 	b.health()
 	pl.EnvPassthrough = append([]string(nil), p.Env.Passthrough...)
 	sort.Strings(pl.EnvPassthrough)

@@ -18,6 +18,7 @@ type Phase string
 
 const (
 	PhaseStarting  Phase = "starting"
+	PhaseHostSetup Phase = "host_setup" // commands on the nodes' bare hosts, before anything else
 	PhaseInfra     Phase = "infra"
 	PhasePrepare   Phase = "prepare" // steps that run to their end before the workers
 	PhaseWorkers   Phase = "workers"

@@ -51,6 +51,9 @@ type Profile struct {
 	SingleNode bool           `toml:"-"`
 	Fabric     runners.Fabric `toml:"-"`
 	DRAM       DRAM           `toml:"-"`
+	// HostSetup is the cluster's default host_setup (the record's
+	// srt-slurm.host-setup), nil without one.
+	HostSetup *HostSetup `toml:"-"`
 	// Sources says where each value came from, by key ("slurm.partition",
 	// "models.<alias>", "env.set.<NAME>"): the runners.yaml line and
 	// field, or the TOML file. Empty for a TOML profile that extends none.

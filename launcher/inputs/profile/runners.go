@@ -328,6 +328,10 @@ func FromRecord(res *runners.Resolved, o RunnersOptions) (*Profile, error) {
 		from("telemetry.port", "slurm.srt-slurm.power-telemetry.dcgm-port", "")
 	}
 
+	if srt.HostSetup != nil {
+		p.HostSetup = hostSetupOf(srt.HostSetup)
+		from("host_setup", "slurm.srt-slurm.host-setup", "srtslurm.yaml's default_host_setup: bash <workspace>/"+srt.HostSetup.Script)
+	}
 	p.Fabric = srt.Fabric
 	if len(p.Fabric.Rendered()) > 0 {
 		from("fabric", "slurm.srt-slurm.fabric", "")

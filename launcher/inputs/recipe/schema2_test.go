@@ -341,7 +341,7 @@ func TestSchema2BadInput(t *testing.T) {
 		{"host_setup nodes", v2Base + v2RolesText + "host_setup: {nodes: some}\n", []string{"host_setup.nodes: \"some\" is not all or workers"}, nil},
 		{"cpu power exporter port", v2Base + v2RolesText + "telemetry: {cpu_power_exporter: {port: 70000}}\n", []string{"telemetry.cpu_power_exporter.port: 70000"}, nil},
 		{"extra_args is not run yet", v2Base + "engine: trtllm\nroles:\n  agg: {nodes: 1, workers: 1, extra_args: [\"--tool_parser\", \"glm47\"]}\n", []string{"r.yaml:17: roles.agg.extra_args: raw trtllm-serve"}, &UnsupportedError{}},
-		{"host_setup is not run yet", v2Base + v2RolesText + "host_setup: {commands: [\"sudo -n nvidia-smi -lgc 1980\"]}\n", []string{"host_setup.commands"}, &UnsupportedError{}},
+		{"host_setup timeout", v2Base + v2RolesText + "host_setup: {commands: [\"sudo -n nvidia-smi -lgc 1980\"], timeout_seconds: 0}\n", []string{"host_setup.timeout_seconds: must be positive"}, nil},
 		{"tachometer on is not run yet", v2Base + v2RolesText + "observability: {tachometer: {enabled: true}}\n", []string{"observability.tachometer.enabled"}, &UnsupportedError{}},
 		{"frontend placement value", v2Base + v2RolesText + "frontend: {placement: {node: last_decode}}\n", []string{"frontend.placement.node: \"last_decode\" is not one of"}, nil},
 		{"nginx keepalive not an nginx time", v2Base + v2RolesText + "frontend: {nginx_keepalive_timeout: \"10s; evil\"}\n", []string{"frontend.nginx_keepalive_timeout: \"10s; evil\" is not an nginx time"}, nil},

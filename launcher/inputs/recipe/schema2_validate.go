@@ -260,15 +260,6 @@ func (r *Recipe) checkSupportedV2() error {
 			return r.unsupported(x.field, "raw trtllm-serve worker arguments (frontend trtllm_serve)")
 		}
 	}
-	if h := r.HostSetup; h != nil && len(h.Commands)+len(h.Teardown) > 0 {
-		// Nothing plans these yet; running the workers without them would
-		// ignore part of the recipe.
-		field := "host_setup.commands"
-		if len(h.Commands) == 0 {
-			field = "host_setup.teardown"
-		}
-		return r.unsupported(field, "running commands on each node's bare host (host_setup)")
-	}
 	if o := r.Observability; o != nil && o.Tachometer != nil && o.Tachometer.Enabled != nil && *o.Tachometer.Enabled {
 		return r.unsupported("observability.tachometer.enabled", "Tachometer metric collection")
 	}

@@ -114,6 +114,9 @@ type driver struct {
 	// heldRun is how a held deployment serves the run being driven
 	// (written into its outcome).
 	heldRun *rundir.HeldRun
+	// teardown is the plan whose host_setup teardown runs when the job
+	// ends (nil: none armed).
+	teardown *plan.Plan
 }
 
 // Run drives the plan to its end and returns the outcome; the outcome is
@@ -330,6 +333,10 @@ func (d *driver) runPhasesTimed(ctx context.Context, phase *rundir.Phase, health
 // starts workers and routers, in that order.
 func (d *driver) startServers(ctx context.Context, phase *rundir.Phase) error {
 	byRole := d.byRole
+	// srtctl's stage 0: the bare hosts, before anything else.
+	if err := d.runHostSetup(ctx, phase); err != nil {
+		return err
+	}
 	// A node-local image first: nothing starts on a node before its copy.
 	if err := d.runImageImports(ctx, phase); err != nil {
 		return err
@@ -485,6 +492,9 @@ func (d *driver) startStep(ctx context.Context, p plan.Process) error {
 			// An exporter is never critical: its exit invalidates the
 			// power package, not the run.
 			d.telemetryExited(s)
+		case p.Role == plan.RoleHostTeardown:
+			// The teardown waits on done; the job is ending.
+			d.logf("%s on %s exited with code %d", p.Name, s.host, s.code)
 		case p.Role == plan.RoleService && !p.Critical:
 			// srtctl: a dead non-critical sidecar costs its own log, not
 			// the run (its readiness wait watches done itself).
@@ -711,6 +721,9 @@ func (d *driver) stopSteps(which func(*step) bool) {
 func (d *driver) finish(phase rundir.Phase, f *failure) Result {
 	d.setPhase(rundir.PhaseStopping)
 	d.stopAll()
+	// After every step stopped, so the GPUs are idle before the hosts
+	// are reverted.
+	d.runHostTeardown()
 	return d.conclude(phase, f)
 }
 

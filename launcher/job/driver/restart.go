@@ -37,7 +37,7 @@ func (d *driver) keptAcross(cur, next *plan.Plan) map[string]bool {
 		byName[p.Name] = p
 	}
 	for _, p := range next.Processes {
-		if p.Role != plan.RoleInfra && p.Role != plan.RolePrepare {
+		if p.Role != plan.RoleInfra && p.Role != plan.RolePrepare && p.Role != plan.RoleHostSetup {
 			continue
 		}
 		old, ok := byName[p.Name]
