@@ -423,13 +423,19 @@ func (p *Profile) SourceOf(key string) (Source, bool) {
 	return s, ok
 }
 
+// maxSourceKeyWidth bounds the key column SourceLines aligns: a longer
+// key (an image reference as an alias) is written whole and not aligned.
+const maxSourceKeyWidth = 40
+
 // SourceLines are "key  <- source" for every value with a recorded
 // origin, sorted by key: what render and doctor show.
 func (p *Profile) SourceLines() []string {
 	keys := sortedKeys(p.Sources)
 	width := 0
 	for _, k := range keys {
-		width = max(width, len(k))
+		if len(k) <= maxSourceKeyWidth {
+			width = max(width, len(k))
+		}
 	}
 	out := make([]string, len(keys))
 	for i, k := range keys {
