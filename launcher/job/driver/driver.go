@@ -198,12 +198,12 @@ func (d *driver) run(ctx context.Context) Result {
 	d.initStatus()
 	d.logf("job %s on %v (%v); plan %s, %d processes", d.alloc.JobID, d.alloc.Hosts, d.alloc.IPs, pl.Name, len(pl.Processes))
 	if err := os.MkdirAll(pl.Layout.Steps, 0o755); err != nil {
-		return d.finish(rundir.PhaseStarting, &failure{class: diagnose.Unknown, msg: err.Error(), code: exitcode.Internal})
+		return d.finish(ctx, rundir.PhaseStarting, &failure{class: diagnose.Unknown, msg: err.Error(), code: exitcode.Internal})
 	}
 
 	phase := rundir.PhaseInfra
 	err := d.runPhases(ctx, &phase, nil)
-	return d.finish(phase, d.failureOf(ctx, err))
+	return d.finish(ctx, phase, d.failureOf(ctx, err))
 }
 
 // failureOf turns how the phases ended into the run's failure (nil:
@@ -718,12 +718,12 @@ func (d *driver) stopSteps(which func(*step) bool) {
 	}
 }
 
-func (d *driver) finish(phase rundir.Phase, f *failure) Result {
+func (d *driver) finish(ctx context.Context, phase rundir.Phase, f *failure) Result {
 	d.setPhase(rundir.PhaseStopping)
 	d.stopAll()
 	// After every step stopped, so the GPUs are idle before the hosts
 	// are reverted.
-	d.runHostTeardown()
+	d.runHostTeardown(ctx)
 	return d.conclude(phase, f)
 }
 

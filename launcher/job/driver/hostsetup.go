@@ -148,9 +148,10 @@ func (d *driver) armTeardown(pl *plan.Plan) {
 // too (do_sweep.py@01aebde8 _run_host_teardown, after registry.cleanup):
 // state such as locked GPU clocks outlives the allocation. It never
 // changes the outcome: a failure is logged, naming the nodes that may be
-// left modified. It runs under its own deadline (timeout_seconds), not the
-// job's context, which is cancelled by then when the job is.
-func (d *driver) runHostTeardown() {
+// left modified. It runs under its own deadline (timeout_seconds), not
+// ctx's cancellation: the job's context is cancelled by then when the job
+// is, and the hosts still need reverting.
+func (d *driver) runHostTeardown(ctx context.Context) {
 	pl := d.teardown
 	if pl == nil || pl.HostSetup == nil {
 		return
@@ -161,7 +162,7 @@ func (d *driver) runHostTeardown() {
 	}
 	d.teardown = nil
 	limit := time.Duration(pl.HostSetup.TimeoutSeconds) * time.Second
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
 	defer cancel()
 	d.logf("host_setup teardown: %d node(s), at most %s", len(steps), limit)
 	var started []*step

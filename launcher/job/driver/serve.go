@@ -50,7 +50,7 @@ func (d *driver) serve(ctx context.Context) Result {
 	d.initStatus()
 	d.logf("held deployment: job %s on %v; plan %s, %d nodes", d.alloc.JobID, d.alloc.Hosts, d.plan.Name, len(d.alloc.Hosts))
 	if err := os.MkdirAll(d.plan.Layout.Steps, 0o755); err != nil {
-		return d.finish(rundir.PhaseStarting, &failure{class: diagnose.Unknown, msg: err.Error(), code: exitcode.Internal})
+		return d.finish(ctx, rundir.PhaseStarting, &failure{class: diagnose.Unknown, msg: err.Error(), code: exitcode.Internal})
 	}
 	phase := rundir.PhaseInfra
 	err := d.startServers(ctx, &phase)
@@ -63,7 +63,7 @@ func (d *driver) serve(ctx context.Context) Result {
 		err = d.startServices(ctx, plan.StartAfterFrontend)
 	}
 	if f := d.failureOf(ctx, err); f != nil {
-		return d.finish(phase, f)
+		return d.finish(ctx, phase, f)
 	}
 	h.serving, h.since, h.last = d.plan, time.Now().UTC(), d.plan
 	d.announce(h, "")
@@ -74,7 +74,7 @@ func (d *driver) serve(ctx context.Context) Result {
 		case <-ctx.Done():
 			msg := "held deployment ended: " + context.Cause(ctx).Error()
 			d.cancelQueue(h, msg+" (cancelled, or its time limit) before this run started")
-			return d.finish(rundir.PhaseServing, &failure{class: diagnose.Cancelled, code: exitcode.Interrupted, msg: msg})
+			return d.finish(ctx, rundir.PhaseServing, &failure{class: diagnose.Cancelled, code: exitcode.Interrupted, msg: msg})
 		case s := <-d.exited:
 			if h.serving == nil {
 				continue // a late exit of a topology already stopped
@@ -90,7 +90,7 @@ func (d *driver) serve(ctx context.Context) Result {
 			if rundir.DownRequested(h.plan.RunDir) {
 				d.logf("slurmbench down: stopping the held deployment")
 				d.cancelQueue(h, "the held deployment was taken down (slurmbench down) before this run started")
-				return d.finish(rundir.PhaseServing, nil)
+				return d.finish(ctx, rundir.PhaseServing, nil)
 			}
 			if path := d.nextRequest(h); path != "" {
 				d.runQueued(ctx, h, path)
@@ -99,7 +99,7 @@ func (d *driver) serve(ctx context.Context) Result {
 					// so the runner (matrix) continues in a new one.
 					msg := "held deployment ended: " + h.unclean.Error()
 					d.cancelQueue(h, msg+" before this run started")
-					return d.finish(rundir.PhaseServing, &failure{class: diagnose.Unknown, code: exitcode.Engine, msg: msg})
+					return d.finish(ctx, rundir.PhaseServing, &failure{class: diagnose.Unknown, code: exitcode.Engine, msg: msg})
 				}
 				d.announce(h, "")
 			}

@@ -67,7 +67,7 @@ func TestPlanErrorNamesTheFragment(t *testing.T) {
 		got := locatePlanError(context.Background(), in, blocks, bound, boundFile, c.err)
 		want := c.want
 		if want == "" {
-			if got != c.err {
+			if got != c.err { //nolint:errorlint // the very error, not one wrapping it
 				t.Errorf("%s: %v, want the error unchanged", c.name, got)
 			}
 			continue
