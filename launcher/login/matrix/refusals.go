@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/fragment"
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/yamltree"
 )
 
 // refusal is one unplanned point of today's layout as --plan lists it:
@@ -46,6 +47,13 @@ func refusalOf(p *Point, root string) (refusal, bool) {
 	switch {
 	case errors.As(err, &bk) && len(bk.Keys) > 0:
 		r.cause = "the fragment sets keys the launcher binds from the matrix point: " + keyList(bk.Keys)
+		// The first key on the point's line; all of them in the summary.
+		k := bk.Keys[0]
+		r.text = relative(fmt.Sprintf("%s:%d: %s: the launcher binds this key from the matrix point (= %s here); remove it from the fragment",
+			bk.File, k.Line, k.Field, yamltree.Clip(k.Value)), root)
+		if n := len(bk.Keys) - 1; n > 0 {
+			r.text += fmt.Sprintf(" (and %d more such keys)", n)
+		}
 	case errors.As(err, &dl) && len(dl.Keys) > 0:
 		r.cause = "host DRAM sizes written out where the launcher takes '@dram.<name>' values: " + keyList(dl.Keys)
 	case r.reason == ReasonNoRecipe || r.reason == ReasonNotComposed:

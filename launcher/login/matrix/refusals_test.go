@@ -96,23 +96,32 @@ func TestPrintRefusals(t *testing.T) {
 		pt("b", 20, "benchmarks/multi_node/srt-slurm-recipes/b/agentx/w.yaml", nil, nil),
 		pt("c", 30, "benchmarks/single_node/srt-slurm-recipes/c/gone.yaml", nil, nil),
 		{MatrixPoint: master.MatrixPoint{Key: "d", Line: 40, Row: map[string]any{}}, Plan: &plan.Plan{}},
+		pt("e", 50, "benchmarks/single_node/srt-slurm-recipes/e/agentic.yaml", nil, nil),
 	}}
 	// As refuse() writes them: the point's name and master line first.
 	b, c := m.Points[2], m.Points[3]
 	b.Err = &PointError{Reason: ReasonNoBlock, Err: fmt.Errorf("%s (line 20): %w", b.Name(), missing)}
 	c.Err = &PointError{Reason: ReasonNoRecipe, Err: fmt.Errorf("%s (line 30): recipe benchmarks/single_node/srt-slurm-recipes/c/gone.yaml is not in this tree (%s)", c.Name(), root)}
+	e := m.Points[5]
+	bound := &fragment.BoundKeyError{File: root + "/benchmarks/single_node/srt-slurm-recipes/e/agentic.yaml", Keys: []fragment.Located{
+		{Field: "base.model.path", Line: 5, Value: "hf:org/m"}, {Field: "override_a.benchmark.env.TOTAL_CPU_DRAM_GB", Line: 40, Value: "599"}}}
+	e.Err = &PointError{Reason: ReasonCompose, Err: fmt.Errorf("%s (line 50): %w", e.Name(), bound)}
 	var out bytes.Buffer
 	printRefusals(&out, m)
 	want := strings.NewReplacer("a (line 10)", m.Points[0].Name()+" (line 10)", "a (line 12)", m.Points[1].Name()+" (line 12)",
-		"b (line 20)", m.Points[2].Name()+" (line 20)", "c (line 30)", m.Points[3].Name()+" (line 30)").Replace(`not planned [composed, no plan]: a (line 10): benchmarks/multi_node/srt-slurm-recipes/a/v.yaml:4: base.frontend.type (variant override_x): not supported [bound recipe a-override_x.yaml:11]
+		"b (line 20)", m.Points[2].Name()+" (line 20)", "c (line 30)", m.Points[3].Name()+" (line 30)", "e (line 50)", m.Points[5].Name()+" (line 50)").Replace(`not planned [composed, no plan]: a (line 10): benchmarks/multi_node/srt-slurm-recipes/a/v.yaml:4: base.frontend.type (variant override_x): not supported [bound recipe a-override_x.yaml:11]
 not planned [composed, no plan]: a (line 12): benchmarks/multi_node/srt-slurm-recipes/a/v.yaml:4: base.frontend.type (variant override_y): not supported [bound recipe a-override_y.yaml:11]
 not planned [shared block not in this tree]: b (line 20): the agentic multi-node lane's shared block: configs/srt-recipes/agentic-multi.yaml is not in this tree
 not planned [recipe not in this tree]: c (line 30): recipe benchmarks/single_node/srt-slurm-recipes/c/gone.yaml is not in this tree
+not planned [composition refused]: e (line 50): benchmarks/single_node/srt-slurm-recipes/e/agentic.yaml:5: base.model.path: the launcher binds this key from the matrix point (= "hf:org/m" here); remove it from the fragment (and 1 more such keys)
 
-not planned by reason: 4 of 5 points (points, then each cause and the recipe files it names)
+not planned by reason: 5 of 6 points (points, then each cause and the recipe files it names)
       2  composed, no plan
              2  frontend.type: not supported
                     2  benchmarks/multi_node/srt-slurm-recipes/a/v.yaml
+      1  composition refused
+             1  the fragment sets keys the launcher binds from the matrix point: model.path, benchmark.env.TOTAL_CPU_DRAM_GB
+                    1  benchmarks/single_node/srt-slurm-recipes/e/agentic.yaml
       1  recipe not in this tree
              1  benchmarks/single_node/srt-slurm-recipes/c/gone.yaml
       1  shared block not in this tree
