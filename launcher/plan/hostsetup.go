@@ -58,3 +58,25 @@ func (p *Plan) validateHostSetup(add func(string, ...any)) {
 		}
 	}
 }
+
+// writeHostSetup says when the host steps run, on which nodes, within
+// what, and where they came from.
+func (p *Plan) writeHostSetup(ew *errWriter) {
+	hs := p.HostSetup
+	if hs == nil {
+		return
+	}
+	nodes := func(r Role) []int {
+		var out []int
+		for _, proc := range p.HostSteps(r) {
+			out = append(out, proc.Nodes...)
+		}
+		return out
+	}
+	failure := "a node that fails or times out fails the run"
+	if hs.IgnoreFailure {
+		failure = "a node that fails or times out is logged (ignore_failure)"
+	}
+	ew.printf("\nHost setup (%s): on the bare hosts of nodes %v (%s) before anything else, at most %ds per node; %s; teardown on nodes %v after every step stopped, never changing the outcome\n",
+		hs.Source, nodes(RoleHostSetup), hs.Nodes, hs.TimeoutSeconds, failure, nodes(RoleHostTeardown))
+}

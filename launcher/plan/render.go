@@ -51,6 +51,7 @@ func (p *Plan) WriteHuman(w io.Writer) error {
 	p.writeNodeMap(ew)
 	p.writePorts(ew)
 
+	p.writeHostSetup(ew)
 	ew.printf("\nHealth gate: %s GET :%d%s on node %d, expect %d prefill + %d decode, %d × %ds\n",
 		p.Health.Kind, p.Health.Port, p.Health.Path, p.Health.Node, p.Health.Prefill, p.Health.Decode, p.Health.MaxAttempts, p.Health.IntervalSeconds)
 	for _, w := range p.Health.Workers {

@@ -114,6 +114,14 @@ func TestHostSetupPlan(t *testing.T) {
 			if first != nil && !reflect.DeepEqual(first.Env, tc.env) {
 				t.Errorf("env %v, want %v", first.Env, tc.env)
 			}
+			var human strings.Builder
+			if err := pl.WriteHuman(&human); err != nil {
+				t.Fatal(err)
+			}
+			if said := strings.Contains(human.String(), "\nHost setup ("); said != (tc.setting != nil) ||
+				tc.setting != nil && !strings.Contains(human.String(), fmt.Sprintf("at most %ds per node", tc.setting.TimeoutSeconds)) {
+				t.Errorf("the rendered plan says of host_setup:\n%s", human.String())
+			}
 		})
 	}
 }
