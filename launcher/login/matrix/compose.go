@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/slurmbench/slurmbench/internal/atomicfile"
@@ -34,10 +35,10 @@ func Composer(o Options) ComposeFunc {
 	var dir string
 	var dirErr, runnersErr error
 	var clusters generate.Clusters
+	var inv *runners.Inventory
 	return func(ctx context.Context, in ComposeInput) (*Composed, error) {
 		loadRunners.Do(func() {
 			if file := (launch.ProfileSource{Runners: o.Runners, Master: o.Master}).RunnersFile(); file != "" {
-				var inv *runners.Inventory
 				if inv, runnersErr = runners.Load(ctx, file, runners.Options{}); runnersErr == nil {
 					clusters = generate.RunnersClusters{Inventory: inv}
 				}
@@ -65,7 +66,7 @@ func Composer(o Options) ComposeFunc {
 		}
 		c := &Composed{Recipe: free.Doc}
 		if mp.Cluster == "" {
-			c.PlanErr = fmt.Errorf("runner label %s schedules on more than one cluster: composed and fingerprinted, planned on none", mp.Runner)
+			c.PlanErr = spansClusters(inv, mp.Runner)
 			return c, nil
 		}
 		cluster := fragment.Cluster{ID: mp.Cluster, GPUsPerNode: mp.GPUsPerNode, Fabric: fragment.Fabric{Unread: true}}
@@ -135,4 +136,21 @@ func writeBound(dir string, mp master.MatrixPoint, b *recipe.Bound) (string, err
 	}
 	file := filepath.Join(dir, name)
 	return file, atomicfile.WriteFile(file, data, atomicfile.Options{Overwrite: true})
+}
+
+// spansClusters is why a point on runner label is planned on no cluster:
+// the label schedules on several (or runners.yaml does not say which),
+// and which one runs the job is the runner that picks it up (RUNNER_NAME).
+func spansClusters(inv *runners.Inventory, label string) error {
+	const why = "composed and fingerprinted; the runner that takes the job (RUNNER_NAME) picks the cluster, so it is planned on none here"
+	if inv != nil {
+		ids, err := inv.LabelClusters(label)
+		switch {
+		case err != nil:
+			return fmt.Errorf("runner label %s is no label of %s: composed and fingerprinted, planned on no cluster", label, inv.Path)
+		case len(ids) > 1:
+			return fmt.Errorf("runner label %s schedules on %d clusters (%s): %s", label, len(ids), strings.Join(ids, ", "), why)
+		}
+	}
+	return fmt.Errorf("runner label %s names no one cluster: %s", label, why)
 }

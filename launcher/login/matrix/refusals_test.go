@@ -17,6 +17,7 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/fragment"
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/schema2"
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/yamltree"
+	"github.com/slurmbench/slurmbench/launcher/inputs/runners"
 	"github.com/slurmbench/slurmbench/launcher/plan"
 )
 
@@ -130,5 +131,31 @@ not planned by reason: 5 of 6 points (points, then each cause and the recipe fil
 `)
 	if out.String() != want {
 		t.Errorf("got:\n%s\nwant:\n%s", out.String(), want)
+	}
+}
+
+// TestSpansClusters: a point composed on no one cluster says why: the
+// clusters its label spans, or that the label is none of runners.yaml's.
+func TestSpansClusters(t *testing.T) {
+	file, err := filepath.Abs(filepath.Join("..", "..", "inputs", "runners", "testdata", "fixture.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := runners.Load(context.Background(), file, runners.Options{Home: "/h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		inv   *runners.Inventory
+		label string
+		want  string
+	}{
+		{inv, "gpu-a", "runner label gpu-a schedules on 2 clusters (alpha, beta): composed and fingerprinted; the runner that takes the job (RUNNER_NAME) picks the cluster"},
+		{inv, "gb300-nv", "runner label gb300-nv is no label of " + file + ": composed and fingerprinted, planned on no cluster"},
+		{nil, "gpu-a", "runner label gpu-a names no one cluster"},
+	} {
+		if got := spansClusters(c.inv, c.label).Error(); !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s: %q, want %q…", c.label, got, c.want)
+		}
 	}
 }
