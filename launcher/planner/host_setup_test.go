@@ -1,10 +1,7 @@
 package planner
 
 import (
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -13,6 +10,7 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/inputs/profile"
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe"
 	"github.com/slurmbench/slurmbench/launcher/plan"
+	"github.com/slurmbench/slurmbench/launcher/planner/hostsetup"
 )
 
 // TestHostSetupPlan: host_setup is planned as srtctl runs it: one bare-host
@@ -101,7 +99,7 @@ func TestHostSetupPlan(t *testing.T) {
 				}
 				prev = argv
 				got = append(got, line)
-				if script, ok := proc.Files[filepath.Join(pl.RunDir, "host_setup.sh")]; strings.Contains(argv, "RUN/") && (!ok || script != hostCommandsScript) {
+				if script, ok := proc.Files[filepath.Join(pl.RunDir, "host_setup.sh")]; strings.Contains(argv, "RUN/") && (!ok || script != hostsetup.CommandsScript) {
 					t.Errorf("%s: the commands script is not among its files: %v", proc.Name, proc.Files)
 				}
 			}
@@ -123,47 +121,6 @@ func TestHostSetupPlan(t *testing.T) {
 				t.Errorf("the rendered plan says of host_setup:\n%s", human.String())
 			}
 		})
-	}
-}
-
-// TestHostCommandsScript: the script runs its arguments as srtctl's
-// `bash -c "c1 && c2"` runs the list: in one shell (a cd or a variable
-// carries over), in order, ending at the first failure with its status.
-func TestHostCommandsScript(t *testing.T) {
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skip("no bash")
-	}
-	dir := t.TempDir()
-	script := filepath.Join(dir, "host_setup.sh")
-	if err := os.WriteFile(script, []byte(hostCommandsScript), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		commands []string
-		code     int
-		out      string
-	}{
-		{[]string{"cd " + dir, "X=1", `echo "$PWD $X" > out`}, 0, dir + " 1\n"},
-		{[]string{"echo a > out", "(exit 3)", "echo b >> out"}, 3, "a\n"},
-		{[]string{"false || echo or > out", "echo 'quoted; not split' >> out"}, 0, "or\nquoted; not split\n"},
-		{nil, 0, ""},
-	} {
-		_ = os.Remove(filepath.Join(dir, "out"))
-		cmd := exec.Command(bash, append([]string{script}, c.commands...)...)
-		cmd.Dir = dir
-		err := cmd.Run()
-		code := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		out, _ := os.ReadFile(filepath.Join(dir, "out"))
-		if code != c.code || string(out) != c.out {
-			t.Errorf("%q: exit %d, out %q; want %d, %q", c.commands, code, out, c.code, c.out)
-		}
 	}
 }
 
