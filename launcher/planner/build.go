@@ -12,6 +12,7 @@ import (
 	"github.com/slurmbench/slurmbench/enroot/oci"
 	"github.com/slurmbench/slurmbench/launcher/plan"
 	"github.com/slurmbench/slurmbench/launcher/planner/engine"
+	"github.com/slurmbench/slurmbench/launcher/planner/hostsetup"
 	"github.com/slurmbench/slurmbench/launcher/planner/infra"
 
 	"github.com/slurmbench/slurmbench/launcher/inputs/profile"
@@ -182,7 +183,7 @@ func (b *builder) build() (*plan.Plan, error) {
 	if err := b.telemetry(); err != nil {
 		return nil, err
 	}
-	if err := b.hostSetup(); err != nil {
+	if err := hostsetup.Add(pl, r.HostSetup, p, b.workspace(), b.headNode, b.infraNode); err != nil {
 		return nil, err
 	}
 	b.health()

@@ -157,3 +157,32 @@ func Nodes(which string, head, infra int, workers []int) []int {
 	}
 	return out
 }
+
+// Add plans host_setup into pl, whose worker processes are placed: the
+// recipe's block rec, else profile p's default; head and infra are the
+// builder's node indices, workspace the InferenceX checkout. Each host step
+// gets its log under pl's logs, one task on its node.
+func Add(pl *plan.Plan, rec *recipe.HostSetup, p *profile.Profile, workspace string, head, infra int) error {
+	var workers []int
+	for _, proc := range pl.Processes {
+		if plan.IsWorker(proc.Role) {
+			workers = append(workers, proc.Nodes...)
+		}
+	}
+	src := p.Path
+	if s, ok := p.SourceOf("host_setup"); ok {
+		src = s.String()
+	}
+	procs, hs, err := Plan(Input{Recipe: rec, Default: p.HostSetup, DefaultSource: src, Workspace: workspace, ProfilePath: p.Path,
+		RunDir: pl.RunDir, Env: p.Env.Set, Head: head, Infra: infra, Workers: workers,
+		LogPath: func(name string) string { return filepath.Join(pl.Layout.Logs, name+".log") }})
+	if err != nil || hs == nil {
+		return err
+	}
+	for _, proc := range procs {
+		proc.Srun.NTasks = 1
+		pl.Processes = append(pl.Processes, proc)
+	}
+	pl.HostSetup = hs
+	return nil
+}
