@@ -74,7 +74,11 @@ type PlanOptions struct {
 	// (--runners; --runner, RUNNER_NAME). Framework and ModelPrefix are
 	// the point's (FRAMEWORK, MODEL_PREFIX), for the record's squash
 	// locations.
-	Runners, Runner        string
+	Runners, Runner string
+	// Cluster is a runners.yaml cluster id: its record, when Runner is ""
+	// (a matrix point on a label that schedules on several clusters is
+	// planned on each).
+	Cluster                string
 	Framework, ModelPrefix string
 	// AgenticMultiNode: the point is a multi-node AgentX one, whose job
 	// also mounts the record's agentic volumes (AgentX client caches).
@@ -110,7 +114,7 @@ func Plan(ctx context.Context, o PlanOptions) (*plan.Plan, *profile.Profile, err
 
 // Source is where the options' profile comes from.
 func (o PlanOptions) Source() ProfileSource {
-	return ProfileSource{Profile: o.Profile, Runners: o.Runners, Runner: o.Runner, Label: o.RunnerLabel, Workspace: o.Workspace, Master: cmp.Or(o.Master, o.MasterDir),
+	return ProfileSource{Profile: o.Profile, Runners: o.Runners, Runner: o.Runner, Cluster: o.Cluster, Label: o.RunnerLabel, Workspace: o.Workspace, Master: cmp.Or(o.Master, o.MasterDir),
 		Image: o.Image, Framework: o.Framework, ModelPrefix: o.ModelPrefix, AgenticMultiNode: o.AgenticMultiNode, SingleNode: o.SingleNode}
 }
 

@@ -23,6 +23,8 @@ type ProfileSource struct {
 	// Master (in its configs/).
 	Runners string
 	Runner  string // --runner (RUNNER_NAME)
+	// Cluster is a cluster id of the runners.yaml, when Runner is "".
+	Cluster string
 	// Label is a master entry's runner label (matrix): the record of the
 	// one cluster it schedules on, when Runner is "".
 	Label string
@@ -75,7 +77,7 @@ func LoadProfileFrom(ctx context.Context, s ProfileSource) (*profile.Profile, er
 }
 
 func loadProfileFrom(ctx context.Context, s ProfileSource) (*profile.Profile, error) {
-	ro := profile.RunnersOptions{Runners: s.RunnersFile(), Runner: s.Runner, Label: s.Label, Image: s.Image, Framework: s.Framework, ModelPrefix: s.ModelPrefix,
+	ro := profile.RunnersOptions{Runners: s.RunnersFile(), Runner: s.Runner, Cluster: s.Cluster, Label: s.Label, Image: s.Image, Framework: s.Framework, ModelPrefix: s.ModelPrefix,
 		AgenticMultiNode: s.AgenticMultiNode, SingleNode: s.SingleNode}
 	if s.Workspace != "" {
 		ws, err := profile.Canonical(s.Workspace)

@@ -16,13 +16,15 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/inputs/runners"
 	"github.com/slurmbench/slurmbench/launcher/login/generate"
 	"github.com/slurmbench/slurmbench/launcher/login/launch"
+	"github.com/slurmbench/slurmbench/launcher/plan"
 )
 
 // Composer is Options.Compose over the recipe reader's fragment stages
 // (docs/recipes.md): the point's fragment composed with its shared blocks,
 // its variant selected and the point bound without a cluster (what the
-// fingerprint hashes); then, for the one cluster its runner label
-// schedules on, bound with that cluster's facts (its staged checkpoint and
+// fingerprint hashes); then, for each cluster its runner label
+// schedules on (a label on several is planned on each, the first's plan
+// kept, the first refusal named with its cluster), bound with that cluster's facts (its staged checkpoint and
 // squash file in place of hf:<model> and the image, where it names them),
 // written as generate writes it (under <stage-dir>/bound-recipes/, else a temporary
 // directory) and planned with the point's profile (--profile, else the
@@ -64,53 +66,87 @@ func Composer(o Options) ComposeFunc {
 		if err != nil {
 			return nil, err
 		}
-		c := &Composed{Recipe: free.Doc}
-		if mp.Cluster == "" {
-			c.PlanErr = spansClusters(inv, mp.Runner)
-			return c, nil
+		// onCluster binds the point for one cluster, writes the bound
+		// recipe and plans it: the file, the plan or why not (planErr), or
+		// an error that refuses the composition.
+		onCluster := func(id string) (file string, pl *plan.Plan, planErr, err error) {
+			mp := mp
+			mp.Cluster = id
+			cluster := fragment.Cluster{ID: mp.Cluster, GPUsPerNode: mp.GPUsPerNode, Fabric: fragment.Fabric{Unread: true}}
+			if clusters != nil {
+				if cluster, err = clusters.Cluster(ctx, mp.Cluster); err != nil {
+					return "", nil, nil, err
+				}
+			}
+			if power && cluster.PowerExporterPort <= 0 {
+				return "", nil, nil, fmt.Errorf("cluster %s sets no srt-slurm.power-exporter-port for the power row's DCGM exporter", cluster.ID)
+			}
+			bound, err := bind(cluster, cluster.PowerExporterPort, true)
+			if err != nil {
+				return "", nil, nil, err
+			}
+			once.Do(func() {
+				if o.StageDir != "" {
+					dir = filepath.Join(o.StageDir, "bound-recipes")
+					dirErr = os.MkdirAll(dir, 0o755)
+				} else {
+					dir, dirErr = os.MkdirTemp("", "slurmbench-bound-")
+				}
+			})
+			if dirErr != nil {
+				return "", nil, nil, dirErr
+			}
+			if file, err = writeBound(dir, mp, bound); err != nil {
+				return "", nil, nil, err
+			}
+			if o.Profile == "" && clusters == nil {
+				return file, nil, errors.New("no profile to plan with: give --profile, or a runners.yaml (--runners, or beside the master config)"), nil
+			}
+			po := PointPlanOptions(o, mp)
+			po.Recipe, po.ConfigFile = file, ""
+			if in.Point.Cluster == "" {
+				po.Cluster = id
+			}
+			if lane.Agentic {
+				po.ISL, po.OSL = nil, nil
+			}
+			if pl, _, err = launch.Plan(ctx, po); err != nil {
+				// Composed all the same: its fingerprint groups it, and a run
+				// refuses it as composed but not planned, saying why in the
+				// files the user wrote.
+				return file, nil, locatePlanError(ctx, in, blocks, bound, file, err), nil
+			}
+			return file, pl, nil, nil
 		}
-		cluster := fragment.Cluster{ID: mp.Cluster, GPUsPerNode: mp.GPUsPerNode, Fabric: fragment.Fabric{Unread: true}}
-		if clusters != nil {
-			if cluster, err = clusters.Cluster(ctx, mp.Cluster); err != nil {
+		c := &Composed{Recipe: free.Doc}
+		ids := []string{mp.Cluster}
+		if mp.Cluster == "" {
+			// A label on several clusters runs wherever a runner of it
+			// picks the job up (RUNNER_NAME): planned on each, so a
+			// cluster the point cannot run on is named here, not there.
+			if ids, err = labelClusters(inv, mp.Runner); err != nil {
+				c.PlanErr = err
+				return c, nil
+			}
+		}
+		for _, id := range ids {
+			file, pl, planErr, err := onCluster(id)
+			if err != nil {
+				if len(ids) > 1 {
+					err = fmt.Errorf("on cluster %s (runner label %s): %w", id, mp.Runner, err)
+				}
 				return nil, err
 			}
-		}
-		if power && cluster.PowerExporterPort <= 0 {
-			return nil, fmt.Errorf("cluster %s sets no srt-slurm.power-exporter-port for the power row's DCGM exporter", cluster.ID)
-		}
-		bound, err := bind(cluster, cluster.PowerExporterPort, true)
-		if err != nil {
-			return nil, err
-		}
-		once.Do(func() {
-			if o.StageDir != "" {
-				dir = filepath.Join(o.StageDir, "bound-recipes")
-				dirErr = os.MkdirAll(dir, 0o755)
-			} else {
-				dir, dirErr = os.MkdirTemp("", "slurmbench-bound-")
+			if c.File == "" {
+				c.File, c.Plan = file, pl // the first cluster's is the one the matrix runs
 			}
-		})
-		if dirErr != nil {
-			return nil, dirErr
-		}
-		if c.File, err = writeBound(dir, mp, bound); err != nil {
-			return nil, err
-		}
-		if o.Profile == "" && clusters == nil {
-			c.PlanErr = errors.New("no profile to plan with: give --profile, or a runners.yaml (--runners, or beside the master config)")
-			return c, nil
-		}
-		po := PointPlanOptions(o, mp)
-		po.Recipe, po.ConfigFile = c.File, ""
-		if lane.Agentic {
-			po.ISL, po.OSL = nil, nil
-		}
-		if c.Plan, _, err = launch.Plan(ctx, po); err != nil {
-			// Composed all the same: its fingerprint groups it, and a run
-			// refuses it as composed but not planned, saying why in the
-			// files the user wrote.
-			c.Plan = nil
-			c.PlanErr = locatePlanError(ctx, in, blocks, bound, c.File, err)
+			if planErr != nil {
+				if len(ids) > 1 {
+					planErr = fmt.Errorf("on cluster %s (runner label %s schedules on %s): %w", id, mp.Runner, strings.Join(ids, ", "), planErr)
+				}
+				c.Plan, c.PlanErr = nil, planErr
+				break
+			}
 		}
 		return c, nil
 	}
@@ -138,19 +174,16 @@ func writeBound(dir string, mp master.MatrixPoint, b *recipe.Bound) (string, err
 	return file, atomicfile.WriteFile(file, data, atomicfile.Options{Overwrite: true})
 }
 
-// spansClusters is why a point on runner label is planned on no cluster:
-// the label schedules on several (or runners.yaml does not say which),
-// and which one runs the job is the runner that picks it up (RUNNER_NAME).
-func spansClusters(inv *runners.Inventory, label string) error {
-	const why = "composed and fingerprinted; the runner that takes the job (RUNNER_NAME) picks the cluster, so it is planned on none here"
-	if inv != nil {
-		ids, err := inv.LabelClusters(label)
-		switch {
-		case err != nil:
-			return fmt.Errorf("runner label %s is no label of %s: composed and fingerprinted, planned on no cluster", label, inv.Path)
-		case len(ids) > 1:
-			return fmt.Errorf("runner label %s schedules on %d clusters (%s): %s", label, len(ids), strings.Join(ids, ", "), why)
-		}
+// labelClusters are the clusters a point on runner label schedules on:
+// one, or several (its runner picks one up, RUNNER_NAME); none is why it
+// is planned on no cluster.
+func labelClusters(inv *runners.Inventory, label string) ([]string, error) {
+	if inv == nil {
+		return nil, fmt.Errorf("runner label %s names no one cluster without a runners.yaml: composed and fingerprinted, planned on none", label)
 	}
-	return fmt.Errorf("runner label %s names no one cluster: %s", label, why)
+	ids, err := inv.LabelClusters(label)
+	if err != nil || len(ids) == 0 {
+		return nil, fmt.Errorf("runner label %s is no label of %s: composed and fingerprinted, planned on no cluster", label, inv.Path)
+	}
+	return ids, nil
 }

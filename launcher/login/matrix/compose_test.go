@@ -13,12 +13,10 @@ import (
 )
 
 // TestComposerSample composes every point of the sample's NVIDIA master
-// config with the recipe reader's fragment stages. A point on a label that
-// spans clusters composes with no cluster (fingerprinted, no bound file);
-// one on a single cluster is bound for it, written, and planned with the
-// cluster's runners.yaml record where the record can plan it (most of the
-// sample's name no runs directory or workspace without GITHUB_WORKSPACE:
-// composed, not planned, a warning saying why). The refusals are the
+// config with the recipe reader's fragment stages. A point is bound for
+// each cluster its runner label schedules on, written, and planned with
+// that cluster's runners.yaml record; a label runners.yaml lacks composes
+// with no cluster (fingerprinted, no bound file). The refusals are the
 // reader's, by class.
 func TestComposerSample(t *testing.T) {
 	root := shareddata.Path(t, "data", "inferencex-v3", "inferencex-e2e")
@@ -70,6 +68,21 @@ func TestComposerSample(t *testing.T) {
 	// the reader's refusals.
 	if reasons[ReasonNoRecipe] != 589 || reasons[ReasonNoBlock] != 391 || reasons[""]+reasons[ReasonNoPlan] != 614 || reasons[ReasonCompose] != 310 || planned == 0 {
 		t.Errorf("reasons %v (%d planned), want 589 %q, 391 %q, 614 composed (planned, or %q), 310 %q", reasons, planned, ReasonNoRecipe, ReasonNoBlock, ReasonNoPlan, ReasonCompose)
+	}
+	// Of the 614 composed, every one plans but the 24 whose runner label
+	// (gb300-nv) is no label of the sample's runners.yaml: a label on two
+	// clusters (h200: h200-cw, h200-dgxc) is planned on each.
+	noLabel := 0
+	for _, p := range m.Points {
+		if p.Err == nil && p.NoPlan != nil {
+			if !strings.Contains(p.NoPlan.Error(), "runner label gb300-nv is no label of") {
+				t.Errorf("%s: composed, not planned: %v", p.Name(), p.NoPlan)
+			}
+			noLabel++
+		}
+	}
+	if planned != 590 || noLabel != 24 {
+		t.Errorf("%d planned, %d on no label; want 590 and 24", planned, noLabel)
 	}
 	// Every composed point without a plan says why on the point, not on
 	// stderr; where the planner refused the bound recipe, the why names the

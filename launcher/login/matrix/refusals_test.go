@@ -134,9 +134,10 @@ not planned by reason: 5 of 6 points (points, then each cause and the recipe fil
 	}
 }
 
-// TestSpansClusters: a point composed on no one cluster says why: the
-// clusters its label spans, or that the label is none of runners.yaml's.
-func TestSpansClusters(t *testing.T) {
+// TestLabelClusters: a point is planned on each cluster its runner label
+// schedules on; a label that is none of runners.yaml's, or no runners.yaml,
+// is why it is planned on none.
+func TestLabelClusters(t *testing.T) {
 	file, err := filepath.Abs(filepath.Join("..", "..", "inputs", "runners", "testdata", "fixture.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -146,16 +147,24 @@ func TestSpansClusters(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		inv   *runners.Inventory
-		label string
-		want  string
+		inv     *runners.Inventory
+		label   string
+		want    string
+		wantErr string
 	}{
-		{inv, "gpu-a", "runner label gpu-a schedules on 2 clusters (alpha, beta): composed and fingerprinted; the runner that takes the job (RUNNER_NAME) picks the cluster"},
-		{inv, "gb300-nv", "runner label gb300-nv is no label of " + file + ": composed and fingerprinted, planned on no cluster"},
-		{nil, "gpu-a", "runner label gpu-a names no one cluster"},
+		{inv: inv, label: "gpu-a", want: "alpha beta"},
+		{inv: inv, label: "gb300-nv", wantErr: "runner label gb300-nv is no label of " + file + ": composed and fingerprinted, planned on no cluster"},
+		{inv: nil, label: "gpu-a", wantErr: "runner label gpu-a names no one cluster"},
 	} {
-		if got := spansClusters(c.inv, c.label).Error(); !strings.HasPrefix(got, c.want) {
-			t.Errorf("%s: %q, want %q…", c.label, got, c.want)
+		ids, err := labelClusters(c.inv, c.label)
+		if c.wantErr != "" {
+			if err == nil || !strings.HasPrefix(err.Error(), c.wantErr) {
+				t.Errorf("%s: %v, want %q…", c.label, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil || strings.Join(ids, " ") != c.want {
+			t.Errorf("%s: %v, %v; want %s", c.label, ids, err, c.want)
 		}
 	}
 }

@@ -43,8 +43,9 @@ type Composed struct {
 	// decoded map), as the fingerprint hashes it: hf:<model> unresolved,
 	// '@fabric' references as written (fingerprint.Recipe).
 	Recipe any
-	// Plan is the point's plan on the chosen cluster (nil: composed but
-	// not planned, which a run refuses).
+	// Plan is the point's plan on the chosen cluster, the first of its
+	// runner label's when the label schedules on several and it plans on
+	// each (nil: composed but not planned, which a run refuses).
 	Plan *plan.Plan
 	// File is the bound recipe as written for the cluster (as `generate`
 	// writes it): what `up` and `run` plan the point from when it runs.
