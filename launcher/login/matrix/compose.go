@@ -69,7 +69,7 @@ func Composer(o Options) ComposeFunc {
 		// onCluster binds the point for one cluster, writes the bound
 		// recipe and plans it: the file, the plan or why not (planErr), or
 		// an error that refuses the composition.
-		onCluster := func(id string) (file string, pl *plan.Plan, planErr, err error) {
+		onCluster := func(id string, several bool) (file string, pl *plan.Plan, planErr, err error) {
 			mp := mp
 			mp.Cluster = id
 			cluster := fragment.Cluster{ID: mp.Cluster, GPUsPerNode: mp.GPUsPerNode, Fabric: fragment.Fabric{Unread: true}}
@@ -96,7 +96,14 @@ func Composer(o Options) ComposeFunc {
 			if dirErr != nil {
 				return "", nil, nil, dirErr
 			}
-			if file, err = writeBound(dir, mp, bound); err != nil {
+			into := dir
+			if several { // one bound file per cluster: their staged paths differ
+				into = filepath.Join(dir, id)
+				if err := os.MkdirAll(into, 0o755); err != nil {
+					return "", nil, nil, fmt.Errorf("creating %s: %w", into, err)
+				}
+			}
+			if file, err = writeBound(into, mp, bound); err != nil {
 				return "", nil, nil, err
 			}
 			if o.Profile == "" && clusters == nil {
@@ -130,7 +137,7 @@ func Composer(o Options) ComposeFunc {
 			}
 		}
 		for _, id := range ids {
-			file, pl, planErr, err := onCluster(id)
+			file, pl, planErr, err := onCluster(id, len(ids) > 1)
 			if err != nil {
 				if len(ids) > 1 {
 					err = fmt.Errorf("on cluster %s (runner label %s): %w", id, mp.Runner, err)

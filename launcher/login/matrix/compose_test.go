@@ -81,6 +81,23 @@ func TestComposerSample(t *testing.T) {
 			noLabel++
 		}
 	}
+	// A point planned on several clusters has a bound file per cluster.
+	perCluster := 0
+	for _, p := range m.Points {
+		if p.Runner == "h200" && p.BoundRecipe != "" {
+			if filepath.Base(filepath.Dir(p.BoundRecipe)) != "h200-cw" {
+				t.Errorf("%s: bound file %s, want it under h200-cw/", p.Name(), p.BoundRecipe)
+			}
+			other := filepath.Join(filepath.Dir(filepath.Dir(p.BoundRecipe)), "h200-dgxc", filepath.Base(p.BoundRecipe))
+			if _, err := os.Stat(other); err != nil {
+				t.Errorf("%s: no bound file for h200-dgxc: %v", p.Name(), err)
+			}
+			perCluster++
+		}
+	}
+	if perCluster != 29 {
+		t.Errorf("%d points of label h200 bound per cluster, want 29", perCluster)
+	}
 	if planned != 590 || noLabel != 24 {
 		t.Errorf("%d planned, %d on no label; want 590 and 24", planned, noLabel)
 	}
