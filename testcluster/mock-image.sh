@@ -3,7 +3,9 @@
 # it to the test cluster's registry. Prints REGISTRY/REPOSITORY:TAG@DIGEST.
 #
 # The image is one uncompressed layer holding BINARY (the static slurmbench,
-# whose mock engine the demo recipe serves) as /usr/local/bin/slurmbench and
+# whose mock engine the demo recipe serves) as /usr/local/bin/slurmbench,
+# scripts named trtllm-serve, trtllm-llmapi-launch, vllm and vllm-router
+# that run its stand-ins for those tools (`slurmbench mock-tool`), and
 # the rootfs's static busybox as /bin/sh (enroot starts every container
 # through /bin/sh; the OCI path runs the step's command directly). Nothing in it depends on the time or the machine: the
 # layer tar has sorted names, mtime 0, uid/gid 0 and fixed modes, and the
@@ -56,6 +58,13 @@ fi
 printf 'root:x:0:0:root:/root:/bin/sh\n' >"$WORK/root/etc/passwd"
 printf 'root:x:0:\n' >"$WORK/root/etc/group"
 chmod 0755 "$WORK/root/usr/local/bin/slurmbench"
+# The serving tools a trtllm_serve or vllm-router recipe starts, under
+# their real names: each calls the mock engine's stand-in for it
+# (mockengine/standin), which takes the real tool's flags and refuses others.
+for tool in trtllm-serve trtllm-llmapi-launch vllm vllm-router; do
+	printf '#!/bin/sh\nexec /usr/local/bin/slurmbench mock-tool %s "$@"\n' "$tool" >"$WORK/root/usr/local/bin/$tool"
+	chmod 0755 "$WORK/root/usr/local/bin/$tool"
+done
 chmod 1777 "$WORK/root/tmp"
 tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner --format=gnu \
 	--mode='u+rw,go+r,go-w' -C "$WORK/root" -cf "$WORK/layer.tar" .

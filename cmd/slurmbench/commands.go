@@ -24,6 +24,7 @@ func commands() []*cli.Command {
 		imagesCommand(),
 		mockEngineCommand(),
 		mockDCGMCommand(),
+		mockToolCommand(),
 		mockAnswerKeyCommand(),
 		resultsCommand(),
 		reportCommand(),
