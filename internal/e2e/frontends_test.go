@@ -146,7 +146,9 @@ backend:
 			}
 			_ = os.Chmod(key, 0o644)
 			rec := strings.NewReplacer("@NAME@", name, "@KEYDIR@", keyDir).Replace(frontendRecipeHead) + tc.body + frontendRecipeTail
-			r := realContainerRun(t, c, img.Ref, runOpts{name: name, recipe: rec,
+			// Whole nodes, as GPU clusters give srtctl's jobs: a TRT-LLM
+			// worker's step runs one MPI task per GPU.
+			r := realContainerRun(t, c, img.Ref, runOpts{name: name, recipe: rec, slurm: []string{"exclusive = true"},
 				env: []string{"RUN_EVAL=true", "EVAL_CONC=4", "EVAL_LIMIT=40", "RESULT_FILENAME=" + name}})
 			r.start()
 			if code := r.wait(10 * time.Minute); code != 0 {

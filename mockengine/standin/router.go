@@ -26,15 +26,15 @@ type pdRouter struct {
 	log             io.Writer
 	prefill, decode []string // base URLs, http://host:port
 	bootstrap       []string // a prefill's bootstrap port, "" when none (reported by /workers)
-	model           string   // /workers' model_id
+	model           string   // /workers' model_id: the first decode worker's /v1/models
 	workersAPI      bool     // serve GET /workers (vllm-router)
 
 	rrP, rrD atomic.Uint64
 	// prefilled counts prefills answered 200; the first is logged per
 	// router, so a run's log shows the prefill servers took part.
 	prefilled atomic.Int64
-	client   *http.Client
-	proxy    *httputil.ReverseProxy
+	client    *http.Client
+	proxy     *httputil.ReverseProxy
 }
 
 // maxBody bounds a request body the router reads.
@@ -61,6 +61,9 @@ func (r *pdRouter) run(ctx context.Context, addr string, timeoutSecs int) error 
 			}
 			return fmt.Errorf("%s: worker %s did not become healthy within %ds: %w", r.name, u, timeoutSecs, err)
 		}
+	}
+	if r.workersAPI {
+		r.model = r.workerModel(ctx)
 	}
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
 	if err != nil {
@@ -106,6 +109,29 @@ func (r *pdRouter) waitHealthy(ctx context.Context, base string) error {
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// workerModel is the model the first decode worker lists ("" when it
+// lists none), which /workers reports as every worker's model_id.
+func (r *pdRouter) workerModel(ctx context.Context) string {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.decode[0]+"/v1/models", nil)
+	if err != nil {
+		return ""
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	var m struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&m) != nil || len(m.Data) == 0 {
+		return ""
+	}
+	return m.Data[0].ID
 }
 
 type targetKey struct{}

@@ -99,7 +99,7 @@ func vllmRouter(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	r := &pdRouter{name: "vllm-router", log: o.Log, workersAPI: true, model: o.Getenv("SLURMBENCH_MOCK_MODEL")}
+	r := &pdRouter{name: "vllm-router", log: o.Log, workersAPI: true}
 	_, pd := got["--vllm-pd-disaggregation"]
 	switch {
 	case pd:
