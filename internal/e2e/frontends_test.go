@@ -47,7 +47,7 @@ benchmark:
 // own servers, end to end in the real container runtime: the plan's argv
 // (trtllm-llmapi-launch trtllm-serve …, trtllm-serve disaggregated
 // --config /logs/ser.yaml, vllm serve …, vllm-router --vllm-pd-disaggregation
-// …) runs unchanged against the mock image's stand-ins, which refuse any
+// …, and --worker-urls for aggregated workers) runs unchanged against the mock image's stand-ins, which refuse any
 // flag they do not know. Each goes through its health gate, benchmarks c2
 // and c4 through the public port, runs gsm8k against the key, and stages
 // both results; the router's log shows a prefill worker answered its prefills.
@@ -124,6 +124,21 @@ backend:
     decode:
       tensor-parallel-size: 4
       max-num-seqs: 64
+`},
+		{name: "vllm-router-agg", frontend: "vllm-router", health: "sglang-router",
+			router: `vllm-router \(stand-in\): serving on`, body: `resources:
+  gpu_type: mock
+  gpus_per_node: 4
+  agg_nodes: 2
+  agg_workers: 2
+frontend:
+  type: vllm-router
+  enable_multiple_frontends: false
+backend:
+  type: vllm
+  vllm_config:
+    aggregated:
+      tensor-parallel-size: 4
 `},
 	}
 	for _, tc := range cases {
