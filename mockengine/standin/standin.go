@@ -94,7 +94,7 @@ func asUsage(err error, target **usageError) bool {
 }
 
 // flagSpec is how many values a flag takes: 0 (a switch), 1, or -1 (every
-// following argument up to the next flag, at least one).
+// following argument up to the next flag, none or more).
 type flagSpec map[string]int
 
 // parseFlags reads args against spec: --name value, --name=value, and
@@ -132,13 +132,10 @@ func parseFlags(args []string, spec flagSpec, positional func(string) error) (ma
 			}
 			i++
 			got[name] = append(got[name], args[i])
-		default: // every value up to the next flag
+		default: // every value up to the next flag, maybe none
 			start := i + 1
-			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") {
+			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
 				i++
-			}
-			if i+1 == start {
-				return nil, usagef("option %s requires at least one argument", name)
 			}
 			got[name] = append(got[name], args[start:i+1]...)
 		}

@@ -42,9 +42,13 @@ func TestRefusesWhatTheRealToolRefuses(t *testing.T) {
 		{"vllm", []string{"serve", "/model", "--tensor_parallel_size", "4"}, "no such option: --tensor_parallel_size"},
 		{"vllm", []string{"serve", "/model", "--kv-transfer-config", "nixl"}, "--kv-transfer-config: not a JSON object"},
 		{"vllm-router", []string{"--prefill", "http://a:1", "--decode", "http://b:1", "--host", "0.0.0.0", "--port", "1"}, "need --vllm-pd-disaggregation"},
-		{"vllm-router", []string{"--vllm-pd-disaggregation", "--prefill", "http://a:1", "x", "--decode", "http://b:1", "--host", "h", "--port", "1"}, `bootstrap port "x"`},
+		{"vllm-router", []string{"--vllm-pd-disaggregation", "--prefill", "--decode", "http://b:1"}, "Invalid url --decode"},
+		{"vllm-router", []string{"--vllm-pd-disaggregation", "--prefill"}, "--prefill requires a URL"},
+		{"vllm-router", []string{"--worker-urls", "http://a:1", "--policy", "fastest"}, "invalid value 'fastest' for '--policy'"},
+		{"vllm-router", []string{"--worker-urls", "http://a:1", "--port", "70000"}, "invalid value '70000' for '--port'"},
+		{"vllm-router", []string{"--vllm-pd-disaggregation", "--vllm-discovery-address", "0.0.0.0:30001"}, "routes only to the workers on its command line"},
 		{"vllm-router", []string{"--vllm-pd-disaggregation", "--decode", "http://b:1", "--host", "h", "--port", "1"}, "needs --prefill and --decode"},
-		{"vllm-router", []string{"--worker-urls", "--host", "h", "--port", "1"}, "--worker-urls requires at least one argument"},
+		{"vllm-router", []string{"--worker-urls", "--host", "h", "--port", "1"}, "no workers"},
 		{"vllm-router", []string{"--worker-urls", "http://a:1", "--host", "h", "--port", "1", "--pd-disaggregation"}, "no such option: --pd-disaggregation"},
 		{"sglang", nil, "unknown tool"},
 	}
@@ -135,7 +139,7 @@ func TestVLLMRouterWorkersAndRouting(t *testing.T) {
 		bootstrap                []int
 	}{
 		{[]string{"--vllm-pd-disaggregation", "--prefill", p, "5400", "--decode", d1, "--decode", d2}, 1, 2, 0, []int{5400}},
-		{[]string{"--vllm-pd-disaggregation", "--prefill", p, "--decode", d1}, 1, 1, 0, nil},
+		{[]string{"--vllm-pd-disaggregation", "--prefill", p, "none", "--decode", d1, "--prometheus-host", "127.0.0.1", "--disable-retries"}, 1, 1, 0, nil},
 		{[]string{"--worker-urls", d1, d2, "--policy", "round_robin"}, 0, 0, 2, nil},
 	}
 	for _, tc := range cases {
