@@ -14,6 +14,7 @@ package standin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -85,13 +86,7 @@ func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
 
-func asUsage(err error, target **usageError) bool {
-	u, ok := err.(*usageError)
-	if ok {
-		*target = u
-	}
-	return ok
-}
+func asUsage(err error, target **usageError) bool { return errors.As(err, target) }
 
 // flagSpec is how many values a flag takes: 0 (a switch), 1, or -1 (every
 // following argument up to the next flag, none or more).
