@@ -62,8 +62,10 @@ func TestServingFrontends(t *testing.T) {
 		health     string // plan.Health.Kind
 		router     string // the public process's log must match ("" = the agg worker serves)
 		prefill    bool   // the router's log must show a prefill answered
+		v2         bool   // a schema-2 recipe
+		servedAs   string // the aggregated trtllm-serve's model name ("" = not checked)
 	}{
-		{name: "trtllm-serve-agg", frontend: "trtllm_serve", health: "http-ok", body: `resources:
+		{name: "trtllm-serve-agg", frontend: "trtllm_serve", health: "http-ok", servedAs: "model", body: `resources:
   gpu_type: mock
   gpus_per_node: 4
   agg_nodes: 1
@@ -125,6 +127,36 @@ backend:
       tensor-parallel-size: 4
       max-num-seqs: 64
 `},
+		// Schema 2 in the shape of InferenceX's trtllm_serve recipes
+		// (single_node/srt-slurm-recipes/dsr1/trtllm/h200-fp8/8k1k.yaml):
+		// engine.served_model_name, nested engine arguments, role env.
+		{name: "trtllm-serve-agg-v2", frontend: "trtllm_serve", health: "http-ok", v2: true, servedAs: "mock/DeepSeek-R1-0528", body: `resources:
+  gpu_type: mock
+  gpus_per_node: 4
+frontend:
+  type: trtllm_serve
+  enable_multiple_frontends: false
+engine:
+  type: trtllm
+  served_model_name: mock/DeepSeek-R1-0528
+roles:
+  agg:
+    nodes: 1
+    workers: 1
+    gpus: 4
+    args:
+      cuda_graph_config:
+        enable_padding: true
+        max_batch_size: 16
+      kv_cache_config:
+        dtype: fp8
+        free_gpu_memory_fraction: 0.75
+      tensor_parallel_size: 4
+      moe_expert_parallel_size: 4
+      pipeline_parallel_size: 1
+    env:
+      PYTHONNOUSERSITE: '1'
+`},
 		{name: "vllm-router-agg", frontend: "vllm-router", health: "sglang-router",
 			router: `vllm-router \(stand-in\): serving on`, body: `resources:
   gpu_type: mock
@@ -161,6 +193,9 @@ backend:
 			}
 			_ = os.Chmod(key, 0o644)
 			rec := strings.NewReplacer("@NAME@", name, "@KEYDIR@", keyDir).Replace(frontendRecipeHead) + tc.body + frontendRecipeTail
+			if tc.v2 {
+				rec = "schema: 2\n" + rec
+			}
 			// Whole nodes, as GPU clusters give srtctl's jobs: a TRT-LLM
 			// worker's step runs one MPI task per GPU.
 			r := realContainerRun(t, c, img.Ref, runOpts{name: name, recipe: rec, slurm: []string{"exclusive = true"},
@@ -179,16 +214,17 @@ backend:
 			if got := stagedResults(t, r.stage); len(got) != 2 {
 				t.Errorf("staged %v, want the c2 and c4 results\n%s", got, out)
 			}
-			checkServingPlan(t, r.runDir(), tc.frontend, tc.health, tc.router, tc.prefill)
+			checkServingPlan(t, r.runDir(), tc.frontend, tc.health, tc.router, tc.servedAs, tc.prefill)
 			r.removeOnPass()
 		})
 	}
 }
 
 // checkServingPlan reads the run's plan and logs: the frontend and gate
-// planned, the public process's log showing it served, and, for P/D, a
+// planned, the public process's log showing it served (an aggregated
+// trtllm-serve under the model name servedAs), and, for P/D, a
 // prefill worker that answered the router's prefills.
-func checkServingPlan(t *testing.T, dir, frontend, health, router string, prefill bool) {
+func checkServingPlan(t *testing.T, dir, frontend, health, router, servedAs string, prefill bool) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "plan.json"))
 	if err != nil {
@@ -213,8 +249,11 @@ func checkServingPlan(t *testing.T, dir, frontend, health, router string, prefil
 			// Only the prefill worker answers the router's prefill.
 			sawPrefill = sawPrefill || strings.Contains(string(lb), "(stand-in): first prefill answered by http://")
 		case p.Role == plan.RoleAgg && p.Rank == 0 && router == "":
-			if !regexp.MustCompile(`mode=standalone .*listen=\S*:8000 `).Match(lb) {
-				t.Errorf("%s does not show trtllm-serve on the public port:\n%s", p.Log, lb)
+			// trtllm-serve names the model after /model's directory unless
+			// --served_model_name names it.
+			want := `mode=standalone model=` + regexp.QuoteMeta(servedAs) + ` listen=\S*:8000 `
+			if !regexp.MustCompile(want).Match(lb) {
+				t.Errorf("%s does not match /%s/ (trtllm-serve on the public port):\n%s", p.Log, want, lb)
 			}
 		}
 	}
