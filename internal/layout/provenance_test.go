@@ -73,11 +73,25 @@ func foreignHeaders(path string, r io.Reader) []string {
 	return out
 }
 
+// gitIn is git run on the repository at root, whatever git's variables
+// the test inherits: under `git rebase --exec` GIT_DIR names the
+// repository being rebased, and `git init` in a temporary root would then
+// re-initialize that one (turning it bare) and `git add -A` fill its index.
+func gitIn(root string, args ...string) *exec.Cmd {
+	cmd := exec.Command("git", append([]string{"-C", root}, args...)...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GIT_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	return cmd
+}
+
 // trackedFiles is `git ls-files` in root, or every file under it (dot
 // directories left out) where git cannot say.
 func trackedFiles(t *testing.T, root string) []string {
 	t.Helper()
-	if out, err := exec.Command("git", "-C", root, "ls-files", "-z").Output(); err == nil {
+	if out, err := gitIn(root, "ls-files", "-z").Output(); err == nil {
 		var files []string
 		for _, f := range strings.Split(string(out), "\x00") {
 			if f != "" {
@@ -171,11 +185,11 @@ func TestForeignHeadersPlanted(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if git, err := exec.LookPath("git"); err == nil {
+	if _, err := exec.LookPath("git"); err == nil {
 		// Through git ls-files, as the real scan: the planted files are
 		// tracked.
 		for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}} {
-			if out, err := exec.Command(git, append([]string{"-C", root}, args...)...).CombinedOutput(); err != nil {
+			if out, err := gitIn(root, args...).CombinedOutput(); err != nil {
 				t.Fatalf("git %v: %v\n%s", args, err, out)
 			}
 		}
