@@ -263,6 +263,7 @@ func buildPlan(ctx context.Context, o PlanOptions) (*plan.Plan, *profile.Profile
 	if err != nil {
 		return nil, nil, err
 	}
+	importLocks(pl, prof, o.Framework, o.ModelPrefix)
 	pl.Benchmark.Goodput = goodput
 	if jobName != "" {
 		pl.Slurm.JobName = jobName
