@@ -79,7 +79,7 @@ func TestRecordAliases(t *testing.T) {
 		{
 			name:   "a job without power on the same cluster has no exporter alias",
 			squash: squash, image: "lmsysorg/sglang:v0.5",
-			srt: "        nginx-aliases: [nginx-sqsh, nginx-b]\n        power-telemetry: {dcgm-port: 19401, cpu-source: acpi}\n",
+			srt:  "        nginx-aliases: [nginx-sqsh, nginx-b]\n        power-telemetry: {dcgm-port: 19401, cpu-source: acpi}\n",
 			want: map[string]string{"nginx-sqsh": "/sq/nginx+1.27.4.sqsh", "nginx-b": "/sq/nginx+1.27.4.sqsh"},
 		},
 		{
