@@ -611,6 +611,10 @@ func wfCleanup(t *testing.T, c *cluster) {
 	env := []string{"RUNNER_NAME=" + runner}
 	if c.cliBin == "" {
 		env = append(env, "SLURM_REST_URL="+c.Cluster.RestURL, "SLURM_USER="+c.Cluster.User)
+	} else {
+		// The runner's own account, whose jobs `scancel --user=$USER`
+		// cancels (the test's jobs run as the cluster's user).
+		env = append(env, "USER="+c.Cluster.User)
 	}
 	r := c.prepare(t, runOpts{command: "cleanup", stage: "-", env: env})
 	r.recipe, r.profile = "", ""
