@@ -31,7 +31,7 @@ type NodeImport struct {
 	// LockFile is the lock the node's import takes ("" : <Squash>.lock),
 	// for a squash policy whose locks live in a directory of their own.
 	LockFile string
-	Version     string
+	Version  string
 	// Log gets one line per node: host, action, path, size, time; and
 	// enroot's own output.
 	Log io.Writer
