@@ -45,6 +45,11 @@ type Options struct {
 	// LockTimeout bounds the wait for another import of the same image
 	// (default DefaultLockTimeout).
 	LockTimeout time.Duration
+	// LockFile, when set, names the lock file of an import of ref (nil:
+	// <squash>.lock beside it). A runners.yaml squash policy with
+	// lock-file: locks-dir keeps its locks in <dir>/.locks/ instead
+	// (lock_path, infx/launch/backends/slurm/squash.py@bede049f).
+	LockFile func(ref Ref) string
 	// Enroot is the enroot program (default DefaultEnroot, via PATH).
 	Enroot string
 	// Arch, when set, is passed as enroot import --arch (e.g. aarch64).
@@ -155,8 +160,16 @@ func (im *Importer) SquashPath(ref Ref) string {
 	return filepath.Join(im.opts.SquashDir, ref.SquashName())
 }
 
-// LockPath returns the lock file guarding the import of ref.
-func (im *Importer) LockPath(ref Ref) string { return im.SquashPath(ref) + ".lock" }
+// LockPath returns the lock file guarding the import of ref: Options.LockFile's,
+// else beside the squash.
+func (im *Importer) LockPath(ref Ref) string {
+	if im.opts.LockFile != nil {
+		if p := im.opts.LockFile(ref); p != "" {
+			return p
+		}
+	}
+	return im.SquashPath(ref) + ".lock"
+}
 
 // Import makes sure a valid squash of ref exists and returns its path.
 //
@@ -189,6 +202,13 @@ func (im *Importer) Import(ctx context.Context, ref Ref) (res Result, err error)
 	}
 
 	lockPath := im.LockPath(ref)
+	if filepath.Dir(lockPath) != filepath.Dir(res.Path) {
+		// A locks directory of its own (lock-file: locks-dir) may not be
+		// there yet, as InferenceX's import creates it when missing.
+		if err := os.MkdirAll(filepath.Dir(lockPath), 0o755); err != nil {
+			return res, fmt.Errorf("creating the lock directory: %w", err)
+		}
+	}
 	waitStart := time.Now()
 	lock, err := acquireLock(ctx, lockPath, im.opts.LockTimeout, func() {
 		im.opts.Logf("waiting up to %s for another import of %s (lock %s)", im.opts.LockTimeout, ref, lockPath)

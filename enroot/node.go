@@ -28,7 +28,10 @@ type NodeImport struct {
 	Squash      string
 	Enroot      string
 	LockTimeout time.Duration
-	Version     string
+	// LockFile is the lock the node's import takes ("" : <Squash>.lock),
+	// for a squash policy whose locks live in a directory of their own.
+	LockFile string
+	Version  string
 	// Log gets one line per node: host, action, path, size, time; and
 	// enroot's own output.
 	Log io.Writer
@@ -64,8 +67,15 @@ func (n NodeImport) Run(ctx context.Context, image string) (Result, error) {
 	if log == nil {
 		log = io.Discard
 	}
-	im, err := NewImporter(Options{SquashDir: n.SquashDir, Enroot: n.Enroot, LockTimeout: n.LockTimeout, Version: n.Version,
-		Runner: n.Runner, Output: log, Logf: func(format string, args ...any) { fmt.Fprintf(log, host+": "+format+"\n", args...) }})
+	opts := Options{SquashDir: n.SquashDir, Enroot: n.Enroot, LockTimeout: n.LockTimeout, Version: n.Version,
+		Runner: n.Runner, Output: log, Logf: func(format string, args ...any) { fmt.Fprintf(log, host+": "+format+"\n", args...) }}
+	if n.LockFile != "" {
+		if !filepath.IsAbs(n.LockFile) {
+			return Result{}, fmt.Errorf("lock file %q is not absolute", n.LockFile)
+		}
+		opts.LockFile = func(Ref) string { return n.LockFile }
+	}
+	im, err := NewImporter(opts)
 	if err != nil {
 		return Result{}, err
 	}

@@ -3,6 +3,7 @@ package enroot
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -135,3 +136,69 @@ func TestNodeImport(t *testing.T) {
 func writeFileForTest(path, text string) error { return os.WriteFile(path, []byte(text), 0o644) }
 
 func mkdirForTest(dir string) error { return os.MkdirAll(dir, 0o755) }
+
+// TestNodeImportLockFile: a node import takes the lock file it is given
+// (a squash policy's locks directory, created when missing) instead of
+// the one beside the squash: held elsewhere, it makes the import wait and
+// give up after LockTimeout naming that file, while the default lock is
+// free; free, the import runs and leaves the lock there. A relative lock
+// file is refused.
+func TestNodeImportLockFile(t *testing.T) {
+	const image = "nvcr.io#nvidia/sglang:0.5.1"
+	ref, err := ParseRef(image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name        string
+		lockFile    func(dir string) string
+		hold        bool
+		wantErr     string
+		wantImports int
+	}{
+		{name: "held elsewhere: the import waits and gives up", hold: true, wantErr: "300ms",
+			lockFile: func(dir string) string { return filepath.Join(dir, ".locks", "nvcr.io_nvidia_sglang_0.5.1.lock") }},
+		{name: "free: imported, the lock in its new directory", wantImports: 1,
+			lockFile: func(dir string) string { return filepath.Join(dir, ".locks", "nvcr.io_nvidia_sglang_0.5.1.lock") }},
+		{name: "relative", wantErr: "is not absolute",
+			lockFile: func(string) string { return filepath.Join(".locks", "x.lock") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "squash")
+			lock := tc.lockFile(dir)
+			if tc.hold {
+				if err := mkdirForTest(filepath.Dir(lock)); err != nil {
+					t.Fatal(err)
+				}
+				holdLock(t, lock)
+			}
+			log := filepath.Join(t.TempDir(), "enroot.log")
+			n := NodeImport{SquashDir: dir, Squash: filepath.Join(dir, ref.SquashName()), Enroot: enroottest.StandinPath(t),
+				LockTimeout: 300 * time.Millisecond, LockFile: lock, Host: "node0", Log: &bytes.Buffer{},
+				Runner: envRunner{env: []string{"ENROOT_STANDIN_LOG=" + log}}}
+			_, err := n.Run(context.Background(), image)
+			switch {
+			case tc.wantErr != "":
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err %v, want %q", err, tc.wantErr)
+				}
+				if tc.hold && (!errors.Is(err, ErrLockTimeout) || !strings.Contains(err.Error(), lock)) {
+					t.Errorf("err %v: want the lock timeout naming %s", err, lock)
+				}
+			case err != nil:
+				t.Fatal(err)
+			default:
+				if _, err := os.Stat(lock); err != nil {
+					t.Errorf("the lock file: %v", err)
+				}
+				if _, err := os.Stat(n.Squash + ".lock"); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("a lock beside the squash too: %v", err)
+				}
+			}
+			calls, _ := enroottest.ReadCalls(log)
+			if got := enroottest.Count(calls, "import"); got != tc.wantImports {
+				t.Errorf("enroot import ran %d times, want %d", got, tc.wantImports)
+			}
+		})
+	}
+}

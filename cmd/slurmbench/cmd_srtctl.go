@@ -68,7 +68,7 @@ func importNodeCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "import-node",
 		Usage:     "import the image into this node's own squash cache once, locked and validated (a step of the plan where the cache is node-local)",
-		UsageText: "slurmbench import-node [--enroot PROG] [--lock-timeout D] SQUASH IMAGE",
+		UsageText: "slurmbench import-node [--enroot PROG] [--lock-timeout D] [--lock-file PATH] SQUASH IMAGE",
 		Description: `Makes SQUASH, a file in a node-local directory (created when missing), a
 valid squash of IMAGE: reused when its sidecar matches or it validates,
 else imported with enroot under a lock in that directory, validated and
@@ -78,6 +78,7 @@ node-local squash cache).`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "enroot", Value: enroot.DefaultEnroot, Usage: "enroot program"},
 			&cli.GenericFlag{Name: "lock-timeout", Usage: "how long to wait for another import of the image on this node", Value: duration.New(enroot.DefaultLockTimeout, duration.Wait)},
+			&cli.StringFlag{Name: "lock-file", Usage: "the lock the import takes (absolute; default SQUASH.lock), e.g. a squash policy's locks directory"},
 		},
 		Action: func(c *cli.Context) error {
 			args := c.Args().Slice()
@@ -85,7 +86,7 @@ node-local squash cache).`,
 				return exitcode.Errorf(exitcode.Config, "import-node: want SQUASH IMAGE, got %d arguments", len(args))
 			}
 			n := enroot.NodeImport{SquashDir: filepath.Dir(args[0]), Squash: args[0], Enroot: c.String("enroot"),
-				LockTimeout: durationOf(c, "lock-timeout"), Version: version, Log: c.App.Writer}
+				LockTimeout: durationOf(c, "lock-timeout"), LockFile: c.String("lock-file"), Version: version, Log: c.App.Writer}
 			if _, err := n.Run(c.Context, args[1]); err != nil {
 				return exitcode.With(exitcode.Image, err)
 			}

@@ -43,6 +43,11 @@ func TestSrtctlCommands(t *testing.T) {
 			code: exitcode.Image, want: "the plan starts containers from"},
 		{name: "import-node", args: []string{"import-node", "--enroot", standin, filepath.Join(node, "nvcr.io_nvidia_x_1.sqsh"), "nvcr.io#nvidia/x:1"},
 			want: "imported " + filepath.Join(node, "nvcr.io_nvidia_x_1.sqsh")},
+		{name: "import-node under a relative lock file", args: []string{"import-node", "--enroot", standin, "--lock-file", "x.lock", filepath.Join(node, "nvcr.io_nvidia_y_1.sqsh"), "nvcr.io#nvidia/y:1"},
+			code: exitcode.Image, want: "is not absolute"},
+		{name: "import-node under a locks-dir lock", args: []string{"import-node", "--enroot", standin, "--lock-timeout", "10m", "--lock-file", filepath.Join(node, ".locks", "nvcr.io_nvidia_y_1.lock"),
+			filepath.Join(node, "nvcr.io_nvidia_y_1.sqsh"), "nvcr.io#nvidia/y:1"},
+			want: "imported " + filepath.Join(node, "nvcr.io_nvidia_y_1.sqsh")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.env != "" {
@@ -53,6 +58,9 @@ func TestSrtctlCommands(t *testing.T) {
 				t.Errorf("exit %d, output %q %q; want %d and %q", code, out, errOut, tc.code, tc.want)
 			}
 		})
+	}
+	if _, err := os.Stat(filepath.Join(node, ".locks", "nvcr.io_nvidia_y_1.lock")); err != nil {
+		t.Errorf("import-node --lock-file: %v", err)
 	}
 	if b, err := os.ReadFile(filepath.Join(dest, "w", "a.bin")); err != nil || string(b) != "abc" {
 		t.Errorf("staged copy: %q %v", b, err)

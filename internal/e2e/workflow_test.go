@@ -251,12 +251,21 @@ func (c *cluster) wfRun(t *testing.T, row wfRow, mutate func(r *run)) (*run, str
 	p := wfPoint(t, ws, row)
 	r := c.prepare(t, runOpts{name: workflow.JobNamePrefix + runner, recipe: "", stage: "-"})
 	// The operator's TOML extends the runner's runners.yaml record with
-	// what the record lacks (slurmrestd, the token, the test's runs
-	// directory and image and model aliases); the partition and the GPUs
-	// per node are the record's.
+	// what the record lacks (the test's runs directory and image and model
+	// aliases; over REST, slurmrestd and the token); the partition and the
+	// GPUs per node are the record's.
 	r.editProfile("cluster = \"e2e\"\n", "extends = { runners = \""+filepath.Join(ws, "configs", "runners.yaml")+"\" }\n")
 	r.editProfile("partition = \""+c.Cluster.Partition+"\"\n", "")
 	r.editProfile("gpus_per_node = 4\n", "")
+	if c.cliBin != "" {
+		// Over Slurm's commands the TOML names no transport at all: the
+		// record's (a runners.yaml record has no REST URL: sbatch, as
+		// InferenceX's launcher submits), its commands on the runner's
+		// PATH (baseEnv), as on the workflow's runner.
+		for _, line := range append(cliProfile(c.cliBin), "rest_url = \""+unreachableREST+"\"") {
+			r.editProfile(line+"\n", "")
+		}
+	}
 	env := wfEnv(t, r.dir, ws, runner, p)
 	rf := envValue(env, "RESULT_FILENAME")
 	r.opts.env = append(append(env, "SLURMBENCH_PROFILE="+r.profile), row.env...)
@@ -325,6 +334,9 @@ func assertWorkflowFiles(t *testing.T, r *run, ws, rf, config string, concs []in
 	if ev["cluster"] != "testcluster" || !strings.Contains(r.stderr.String(), "cluster testcluster, partition "+r.c.Cluster.Partition) {
 		t.Errorf("job_event cluster %v; the run's profile sources:\n%s", ev["cluster"], r.output())
 	}
+	if r.c.cliBin != "" && !strings.Contains(r.stderr.String(), "(no REST URL in the record: the Slurm commands)") {
+		t.Errorf("the run's transport is not the record's Slurm commands:\n%s", r.output())
+	}
 	assertSubmission(t, r, ws)
 	return ev
 }
@@ -374,9 +386,13 @@ var (
 // row, and a single-node row, each staged as the workflow's later steps
 // expect; a row with a bad environment is refused naming the variables
 // and an interrupted one still leaves job_event.json; the cleanup step
-// cancels the runner's jobs under both names and never fails.
+// cancels the runner's jobs under both names and never fails. The rows
+// reach Slurm as the workflow's runner does: the record's transport,
+// Slurm's own commands (InferenceX's launcher submits with sbatch); the
+// cleanup step runs over both transports.
 func TestWorkflowRows(t *testing.T) {
-	c := setup(t)
+	rest := setup(t)
+	c := rest.over(t, "cli")
 	t.Run("power row", func(t *testing.T) {
 		// InferenceX's tree: the row's recipe is a fragment, composed with
 		// the lane's shared block (a custom benchmark,
@@ -486,30 +502,38 @@ func TestWorkflowRows(t *testing.T) {
 			t.Error("a power stamp on a row without power")
 		}
 	})
-	t.Run("single-node row", func(t *testing.T) {
-		row := wfRow{name: "single", key: "mock-single", recipes: aggRecipes}
-		r, ws, rf := c.wfRun(t, row, nil)
-		r.start()
-		if code := r.wait(8 * time.Minute); code != 0 {
-			t.Fatalf("exit %d\n%s", code, r.output())
-		}
-		point, err := resultname.PointFilename(rf, "sa-bench_isl_64_osl_16", "4", "4", "", "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range []string{rf + ".json", point, "LOGS"} {
-			if !fileExists(filepath.Join(ws, f)) {
-				t.Errorf("%s not staged (have %v)", f, stagedResults(t, ws))
+	// The single-node row also runs over slurmrestd: an operator's TOML
+	// that extends the record with a REST URL reaches Slurm that way.
+	for _, transport := range transports {
+		tc := rest.over(t, transport)
+		t.Run("single-node row/"+transport, func(t *testing.T) {
+			row := wfRow{name: "single", key: "mock-single", recipes: aggRecipes}
+			r, ws, rf := tc.wfRun(t, row, nil)
+			r.start()
+			if code := r.wait(8 * time.Minute); code != 0 {
+				t.Fatalf("exit %d\n%s", code, r.output())
 			}
-		}
-		ev := readJobEvent(t, ws)
-		if ev["outcome"] != "success" || ev["launch_path"] != "srt-single" || ev["multinode"] != false || ev["conc"] != 4.0 {
-			t.Errorf("job_event %v", ev)
-		}
-		if b, _ := os.ReadFile(filepath.Join(r.dir, "github-env")); len(b) != 0 {
-			t.Errorf("GITHUB_ENV %q for a single-node row without power", b)
-		}
-	})
+			point, err := resultname.PointFilename(rf, "sa-bench_isl_64_osl_16", "4", "4", "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range []string{rf + ".json", point, "LOGS"} {
+				if !fileExists(filepath.Join(ws, f)) {
+					t.Errorf("%s not staged (have %v)", f, stagedResults(t, ws))
+				}
+			}
+			ev := readJobEvent(t, ws)
+			if ev["outcome"] != "success" || ev["launch_path"] != "srt-single" || ev["multinode"] != false || ev["conc"] != 4.0 {
+				t.Errorf("job_event %v", ev)
+			}
+			if b, _ := os.ReadFile(filepath.Join(r.dir, "github-env")); len(b) != 0 {
+				t.Errorf("GITHUB_ENV %q for a single-node row without power", b)
+			}
+			if cli := strings.Contains(r.stderr.String(), "(no REST URL in the record: the Slurm commands)"); cli != (tc.cliBin != "") {
+				t.Errorf("over %s, the run reached Slurm through the commands: %v\n%s", transport, cli, r.output())
+			}
+		})
+	}
 	t.Run("bad environment", func(t *testing.T) {
 		row := wfRow{name: "bad", key: "mock-power", recipes: powerRecipes, env: []string{"CONC_LIST=4 4", "IMAGE="}}
 		r, ws, _ := c.wfRun(t, row, nil)
@@ -551,54 +575,73 @@ func TestWorkflowRows(t *testing.T) {
 		}
 		r.assertNoLiveJobs(time.Now().Add(time.Minute))
 	})
-	t.Run("cleanup", func(t *testing.T) {
-		runner := uniqueName("e2e-wf-cleanup")
-		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-		defer cancel()
-		dir := filepath.Join(c.Root, "cleanup", runner)
-		if err := os.MkdirAll(dir, 0o777); err != nil {
+	for _, transport := range transports {
+		t.Run("cleanup/"+transport, func(t *testing.T) { wfCleanup(t, rest.over(t, transport)) })
+	}
+}
+
+// wfCleanup: the cleanup step cancels the runner's jobs under both names
+// (not another job whose name only starts with the runner's), reaching
+// Slurm over c's transport: slurmrestd from SLURM_REST_URL, or the
+// commands on PATH; with neither it warns and passes.
+func wfCleanup(t *testing.T, c *cluster) {
+	runner := uniqueName("e2e-wf-cleanup")
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	dir := filepath.Join(c.Root, "cleanup", runner)
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Chmod(dir, 0o777)
+	var ids []slurm.JobID
+	for _, name := range []string{runner, workflow.JobNamePrefix + runner, runner + "-other"} {
+		res, err := c.api.Submit(ctx, slurm.JobSpec{Name: name, Script: "#!/bin/sh\nsleep 600\n", Nodes: "1",
+			Partition: c.Cluster.Partition, TimeLimit: 10 * time.Minute, Environment: clustertest.JobEnv(),
+			WorkDir: dir, StdOut: filepath.Join(dir, name+".out")})
+		if err != nil {
 			t.Fatal(err)
 		}
-		_ = os.Chmod(dir, 0o777)
-		var ids []slurm.JobID
-		for _, name := range []string{runner, workflow.JobNamePrefix + runner, runner + "-other"} {
-			res, err := c.api.Submit(ctx, slurm.JobSpec{Name: name, Script: "#!/bin/sh\nsleep 600\n", Nodes: "1",
-				Partition: c.Cluster.Partition, TimeLimit: 10 * time.Minute, Environment: clustertest.JobEnv(),
-				WorkDir: dir, StdOut: filepath.Join(dir, name+".out")})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ids = append(ids, res.JobID)
-		}
-		t.Cleanup(func() {
-			for _, id := range ids {
-				_ = c.api.CancelJob(context.Background(), id)
-			}
-		})
-		r := c.prepare(t, runOpts{command: "cleanup", stage: "-", env: []string{"RUNNER_NAME=" + runner,
-			"SLURM_REST_URL=" + c.Cluster.RestURL, "SLURM_USER=" + c.Cluster.User}})
-		r.recipe, r.profile = "", ""
-		r.start()
-		if code := r.wait(2 * time.Minute); code != 0 {
-			t.Fatalf("cleanup exit %d\n%s", code, r.output())
-		}
-		for i, id := range ids {
-			j, err := c.api.GetJob(ctx, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if live := !j.Terminal(); live != (i == 2) {
-				t.Errorf("job %d %s: %s after cleanup", id, j.Name, j.State)
-			}
-		}
-		// No Slurm to reach: a warning, and the always() step passes.
-		none := c.prepare(t, runOpts{command: "cleanup", stage: "-", env: []string{"RUNNER_NAME=" + runner}})
-		none.recipe, none.profile = "", ""
-		none.start()
-		if code := none.wait(time.Minute); code != 0 || !strings.Contains(none.stderr.String(), "warning") {
-			t.Errorf("cleanup without Slurm: exit %d\n%s", code, none.output())
+		ids = append(ids, res.JobID)
+	}
+	t.Cleanup(func() {
+		for _, id := range ids {
+			_ = c.api.CancelJob(context.Background(), id)
 		}
 	})
+	env := []string{"RUNNER_NAME=" + runner}
+	if c.cliBin == "" {
+		env = append(env, "SLURM_REST_URL="+c.Cluster.RestURL, "SLURM_USER="+c.Cluster.User)
+	} else {
+		// The runner's own account, whose jobs `scancel --user=$USER`
+		// cancels (the test's jobs run as the cluster's user).
+		env = append(env, "USER="+c.Cluster.User)
+	}
+	r := c.prepare(t, runOpts{command: "cleanup", stage: "-", env: env})
+	r.recipe, r.profile = "", ""
+	r.start()
+	if code := r.wait(2 * time.Minute); code != 0 {
+		t.Fatalf("cleanup exit %d\n%s", code, r.output())
+	}
+	for i, id := range ids {
+		j, err := c.api.GetJob(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if live := !j.Terminal(); live != (i == 2) {
+			t.Errorf("job %d %s: %s after cleanup", id, j.Name, j.State)
+		}
+	}
+	if c.cliBin != "" {
+		return
+	}
+	// No Slurm to reach (no URL, no sbatch on PATH): a warning, and the
+	// always() step passes.
+	none := c.prepare(t, runOpts{command: "cleanup", stage: "-", env: []string{"RUNNER_NAME=" + runner}})
+	none.recipe, none.profile = "", ""
+	none.start()
+	if code := none.wait(time.Minute); code != 0 || !strings.Contains(none.stderr.String(), "warning") {
+		t.Errorf("cleanup without Slurm: exit %d\n%s", code, none.output())
+	}
 }
 
 // workspaceOnNodes makes the workspace the nodes' /infmax-workspace for

@@ -123,6 +123,12 @@ type Image struct {
 	// PerNode: Squash is on each node's own disk, and the job imports it
 	// on every node (its RoleImage steps) before anything starts there.
 	PerNode bool `json:"per_node,omitempty"`
+	// LockTimeoutSeconds and LockFile are how an import of the image waits
+	// for another one: the cluster record's squash lock-timeout-s and, for
+	// lock-file: locks-dir, the lock file ("" : beside Squash). Zero: the
+	// importers' own default.
+	LockTimeoutSeconds int    `json:"lock_timeout_seconds,omitempty"`
+	LockFile           string `json:"lock_file,omitempty"`
 }
 
 // Model is where the weights come from.

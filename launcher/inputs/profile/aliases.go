@@ -25,10 +25,11 @@ const DCGMExporterAlias = "dcgm-exporter"
 //     registry#path, pyxis_spelling) → the staged main image;
 //   - every srt-slurm.nginx-aliases name → the staged nginx:1.27.4 (the
 //     helper policy helper-dirs.nginx), only when the record names some;
-//   - "dcgm-exporter" → the staged exporter image (helper-dirs.dcgm-exporter)
-//     on a cluster with power telemetry, where every job that is not
-//     eval-only collects DCGM power (power.py@03eaa88a resolve_power; an
-//     eval-only job runs no telemetry, so the alias is idle there).
+//
+// The "dcgm-exporter" alias is not the cluster's but the job's: InferenceX
+// stages the exporter and names it only for a job that collects DCGM power
+// (write_lane_config: `if power.dcgm`), which AddDCGMExporter adds once the
+// job's recipe is known.
 //
 // No other name is an alias there: "nginx", which recipes of the sample
 // write as frontend.nginx_container, is not one on any cluster of
@@ -58,14 +59,47 @@ func (p *Profile) recordAliases(o RunnersOptions, srt *runners.SrtSlurm, from fu
 			from("containers."+a, "slurm.srt-slurm.nginx-aliases", "InferenceX's staged "+NginxImage)
 		}
 	}
-	switch {
-	case srt.PowerTelemetry != nil:
-		p.Containers[DCGMExporterAlias] = p.stagedHelper(DCGMExporterImage, runners.HelperDCGMExporter)
-		from("containers."+DCGMExporterAlias, "slurm.srt-slurm.power-telemetry", "InferenceX's staged "+DCGMExporterImage)
-	case srt.PowerExporterPort > 0:
-		p.Containers[DCGMExporterAlias] = p.stagedHelper(DCGMExporterImage, runners.HelperDCGMExporter)
-		from("containers."+DCGMExporterAlias, "slurm.srt-slurm.power-exporter-port", "InferenceX's staged "+DCGMExporterImage)
+}
+
+// AddDCGMExporter names the staged DCGM exporter image (the record's
+// helper-dirs.dcgm-exporter policy) "dcgm-exporter" in a record-derived
+// profile, for a job that collects DCGM power. InferenceX's launcher
+// stages the exporter and writes that alias into srtslurm.yaml's
+// containers only for such a job (config.py@eacb6075 write_lane_config,
+// `if power.dcgm`): a point of a `power: true` row on a lane that allows it
+// (drivers/srt/power.py, the version whose decide_power reads the point's
+// power field), whose bound recipe is the one that carries the telemetry
+// block; the recipe-driven rule before it was the same test on the recipe
+// (power.py@bede049f recipe_enables_dcgm_power: telemetry enabled with a
+// dcgm_exporter). Any other job of the cluster has no such alias, so
+// nothing checks, stages or imports an exporter image for it. A profile
+// without a record, or one whose TOML names the alias itself, is left as
+// it is. It reports whether it added the alias.
+func (p *Profile) AddDCGMExporter() bool {
+	if p.Record == nil || p.Record.Cluster == nil {
+		return false
 	}
+	if _, ok := p.Containers[DCGMExporterAlias]; ok {
+		return false
+	}
+	if p.Containers == nil {
+		p.Containers = map[string]string{}
+	}
+	if p.Sources == nil {
+		p.Sources = map[string]Source{}
+	}
+	c := p.Record.Cluster
+	field := "slurm.squash.helper-dirs.dcgm-exporter"
+	if _, ok := c.Lines["clusters."+c.ID+"."+field]; !ok {
+		field = "slurm.squash"
+		if c.Slurm.Squash == nil {
+			field = "slurm"
+		}
+	}
+	p.Containers[DCGMExporterAlias] = p.stagedHelper(DCGMExporterImage, runners.HelperDCGMExporter)
+	p.Sources["containers."+DCGMExporterAlias] = Source{File: p.Record.Inventory.Path, Line: c.LineOf(field), Field: "clusters." + c.ID + "." + field,
+		Note: "InferenceX's staged " + DCGMExporterImage + ", for this job: it collects DCGM power"}
+	return true
 }
 
 // PyxisSpelling is image with its registry before '#' (pyxis's

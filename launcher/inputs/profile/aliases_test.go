@@ -35,7 +35,8 @@ clusters:
 
 // TestRecordAliases: the [containers] a record-derived profile carries are
 // exactly the names InferenceX's launcher writes into srtslurm.yaml's
-// containers (config.py@eacb6075 render), each to the staged image.
+// containers (config.py@eacb6075 render), each to the staged image; the
+// DCGM exporter's only for a job that collects power (AddDCGMExporter).
 func TestRecordAliases(t *testing.T) {
 	const image = "nvcr.io/nvidia/ai-dynamo/sglang-runtime:0.9.0"
 	const squash = `      squash:
@@ -47,6 +48,7 @@ func TestRecordAliases(t *testing.T) {
 `
 	for _, c := range []struct {
 		name, squash, srt, image string
+		power                    bool // the job collects DCGM power
 		want                     map[string]string
 	}{
 		{
@@ -66,13 +68,31 @@ func TestRecordAliases(t *testing.T) {
 			want: map[string]string{"dynamo-sglang": image, "nvcr.io#nvidia/ai-dynamo/sglang-runtime:0.9.0": image},
 		},
 		{
-			name:   "power telemetry adds the DCGM exporter alias by its helper policy",
-			squash: squash, image: "lmsysorg/sglang:v0.5",
+			name:   "a power job on a power-telemetry cluster names the DCGM exporter by its helper policy",
+			squash: squash, image: "lmsysorg/sglang:v0.5", power: true,
 			srt: "        nginx-aliases: [nginx-sqsh, nginx-b]\n        power-telemetry: {dcgm-port: 19401, cpu-source: acpi}\n",
 			want: map[string]string{
 				"nginx-sqsh": "/sq/nginx+1.27.4.sqsh", "nginx-b": "/sq/nginx+1.27.4.sqsh",
 				"dcgm-exporter": "/helpers/nvcr.io_nvidia_k8s_dcgm-exporter_4.6.0-4.8.3-distroless.sqsh",
 			},
+		},
+		{
+			name:   "a job without power on the same cluster has no exporter alias",
+			squash: squash, image: "lmsysorg/sglang:v0.5",
+			srt:  "        nginx-aliases: [nginx-sqsh, nginx-b]\n        power-telemetry: {dcgm-port: 19401, cpu-source: acpi}\n",
+			want: map[string]string{"nginx-sqsh": "/sq/nginx+1.27.4.sqsh", "nginx-b": "/sq/nginx+1.27.4.sqsh"},
+		},
+		{
+			name:   "a job without power on a power-exporter-port cluster has none either",
+			squash: squash,
+			srt:    "        power-exporter-port: 9555\n",
+			want:   map[string]string{},
+		},
+		{
+			name:   "a power job on a power-exporter-port cluster whose squash cache imports: the reference",
+			squash: "      squash: {dir: /sq, import: compute}\n", power: true,
+			srt:  "        power-exporter-port: 9555\n",
+			want: map[string]string{"dcgm-exporter": "nvcr.io/nvidia/k8s/dcgm-exporter:4.6.0-4.8.3-distroless"},
 		},
 		{
 			name:   "a pre-staged main image names the squash file",
@@ -96,6 +116,9 @@ func TestRecordAliases(t *testing.T) {
 			p, err := LoadRunners(context.Background(), RunnersOptions{Runners: file, Runner: "c1_00", Home: "/h", Image: c.image, Framework: "dynamo-sglang"})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if c.power && !p.AddDCGMExporter() {
+				t.Error("AddDCGMExporter added nothing")
 			}
 			if !mapsEqual(p.Containers, c.want) {
 				t.Errorf("containers:\n got %v\nwant %v", p.Containers, c.want)

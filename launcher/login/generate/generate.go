@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -87,13 +88,54 @@ type Record struct {
 	Matrix    json.RawMessage `json:"matrix"`
 }
 
-// Manifest is manifest.json.
+// Manifest is manifest.json: InferenceX's one key, recipes. Missing is
+// not written there: it is what kept points out (MissingInputsError).
 type Manifest struct {
-	Recipes []Record `json:"recipes"`
+	Recipes []Record  `json:"recipes"`
+	Missing []Missing `json:"-"`
+}
+
+// Missing is one input of InferenceX's tree that points need and the tree
+// given lacks — a recipe file, or a lane's shared (or the telemetry)
+// block — and the points it kept out.
+type Missing struct {
+	Input  string   // relative to the tree (configs/srt-recipes/agentic-multi.yaml)
+	What   string   // "recipe", or the block's role (fragment.MissingBlockError.What)
+	Points int      // how many points need it
+	Keys   []string // their config keys, in the generator's order
+}
+
+// MissingInputsError is generate's error when inputs of some points are
+// not in the tree: every other point was written, with the manifest;
+// this names what is missing and how many points of which keys it kept
+// out. InferenceX's generator fails on the same tree (its master
+// validation refuses a row whose recipe does not exist, validation.py
+// _check_srt_recipe, and composing a point reads its lane's block,
+// generate.py@02d0272d generate_recipes), so the command still ends
+// non-zero: the output is partial.
+type MissingInputsError struct {
+	Root    string
+	Written int
+	Missing []Missing
+}
+
+func (e *MissingInputsError) Error() string {
+	n := 0
+	for _, m := range e.Missing {
+		n += m.Points
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d points not generated (the other %d are): their inputs are not in %s:", n, e.Written, e.Root)
+	for _, m := range e.Missing {
+		fmt.Fprintf(&b, "\n  %s (%s): %d points of %s", m.Input, m.What, m.Points, strings.Join(m.Keys, ", "))
+	}
+	return b.String()
 }
 
 // Run binds every point and writes the recipes and the manifest into
-// o.Out. Nothing is written unless every point binds.
+// o.Out. A point whose recipe or lane block is not in the tree is left
+// out and named (MissingInputsError, after everything else is written);
+// any other failure writes nothing.
 func Run(ctx context.Context, o Options) (*Manifest, error) {
 	if err := emptyDir(o.Out); err != nil {
 		return nil, err
@@ -104,8 +146,23 @@ func Run(ctx context.Context, o Options) (*Manifest, error) {
 	}
 	files := map[string][]byte{}
 	var m Manifest
+	missing := map[string]int{} // input → index in m.Missing
 	for _, p := range points {
 		rec, data, err := bindOne(ctx, o, p)
+		if input, what, ok := missingInput(err); ok {
+			i, seen := missing[input]
+			if !seen {
+				i = len(m.Missing)
+				missing[input] = i
+				m.Missing = append(m.Missing, Missing{Input: input, What: what})
+			}
+			mi := &m.Missing[i]
+			mi.Points++
+			if len(mi.Keys) == 0 || mi.Keys[len(mi.Keys)-1] != p.Key {
+				mi.Keys = append(mi.Keys, p.Key)
+			}
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s (runner %s, %s): %w", p.Key, p.Runner, p.Recipe, err)
 		}
@@ -138,7 +195,35 @@ func Run(ctx context.Context, o Options) (*Manifest, error) {
 	if o.Stdout != nil {
 		fmt.Fprintf(o.Stdout, "%d bound recipes and manifest.json in %s\n", len(m.Recipes), o.Out)
 	}
+	if len(m.Missing) > 0 {
+		return &m, &MissingInputsError{Root: o.Root, Written: len(m.Recipes), Missing: m.Missing}
+	}
 	return &m, nil
+}
+
+// missingInput says whether a point's err is its input missing from the
+// tree: the recipe file it names, or its lane's block
+// (fragment.MissingBlockError).
+func missingInput(err error) (input, what string, ok bool) {
+	if err == nil {
+		return "", "", false
+	}
+	var mb *fragment.MissingBlockError
+	if errors.As(err, &mb) {
+		return mb.Block, mb.What, true
+	}
+	var nr *noRecipeError
+	if errors.As(err, &nr) {
+		return nr.file, "recipe", true
+	}
+	return "", "", false
+}
+
+// noRecipeError is a point whose recipe file is not in the tree.
+type noRecipeError struct{ file, root string }
+
+func (e *noRecipeError) Error() string {
+	return fmt.Sprintf("recipe %s is not in this tree (%s)", e.file, e.root)
 }
 
 // bindOne composes and binds one point and checks the bound recipe reads
@@ -146,6 +231,9 @@ func Run(ctx context.Context, o Options) (*Manifest, error) {
 func bindOne(ctx context.Context, o Options, p Point) (Record, []byte, error) {
 	file, selector, _ := strings.Cut(p.Recipe, ":")
 	path := filepath.Join(o.Root, file)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return Record{}, nil, &noRecipeError{file: file, root: o.Root}
+	}
 	placed := p.Cluster != ""
 	cluster := fragment.Cluster{ID: p.Cluster, GPUsPerNode: p.GPUsPerNode, Fabric: fragment.Fabric{Unread: true}}
 	if placed && o.Clusters != nil {

@@ -3,8 +3,11 @@ package generate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -196,4 +199,79 @@ func fmtAny(v any) string {
 	}
 	b, _ := json.Marshal(v)
 	return strings.Trim(string(b), `"`)
+}
+
+// TestRunMissingInputs: points whose recipe or lane block is not in the
+// tree are left out and named (each input once, with its points and
+// keys); every other point is written with the manifest (InferenceX's
+// one key), and the run still fails (the output is partial). A point the
+// binder refuses writes nothing, as before.
+func TestRunMissingInputs(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "configs/srt-recipes/fixed-sequence-multi.yaml", "benchmark:\n  type: custom\n  command: bash run.sh\n")
+	const fixed = "benchmarks/multi_node/srt-slurm-recipes/mock/mock/h100-fp8/1k1k/disagg-variants.yaml"
+	const agentic = "benchmarks/multi_node/srt-slurm-recipes/mock/mock/h100-fp8/agentx/disagg-variants.yaml"
+	const absent = "benchmarks/multi_node/srt-slurm-recipes/mock/mock/h100-fp8/8k1k/absent.yaml"
+	write(t, root, fixed, mockFragment)
+	write(t, root, agentic, mockFragment)
+	clusters := fakeClusters{"testcluster": {ID: "testcluster", GPUsPerNode: 4,
+		Fabric: fragment.Fabric{Values: map[string]string{"ucx-net-devices": "mlx5_0:1"}}}}
+	point := func(key, recipe string, agentic bool, conc int) Point {
+		p := Point{Key: key, Runner: "h100-one", Cluster: "testcluster", GPUsPerNode: 4, Recipe: recipe + ":override_small",
+			Matrix: json.RawMessage(`{"key":"` + key + `","conc":[` + strconv.Itoa(conc) + `]}`), Lane: fragment.Lane{MultiNode: true, Agentic: agentic},
+			Binder: fragment.Point{Model: "mock/Model", Image: "registry#mock:1", Precision: "fp8", Conc: []int{conc}}}
+		if !agentic {
+			p.Binder.ISL, p.Binder.OSL = 1024, 1024
+		}
+		return p
+	}
+	pts := fakePoints{
+		point("fixed", fixed, false, 4), point("agentx-a", agentic, true, 4), point("agentx-a", agentic, true, 8),
+		point("agentx-b", agentic, true, 4), point("fixed", fixed, false, 16), point("gone", absent, false, 4),
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	m, err := Run(context.Background(), Options{Root: root, Out: out, Clusters: clusters, Points: pts})
+	var mi *MissingInputsError
+	if !errors.As(err, &mi) {
+		t.Fatalf("err %v, want the missing inputs", err)
+	}
+	want := []Missing{
+		{Input: "configs/srt-recipes/agentic-multi.yaml", What: "the agentic multi-node lane's shared block", Points: 3, Keys: []string{"agentx-a", "agentx-b"}},
+		{Input: absent, What: "recipe", Points: 1, Keys: []string{"gone"}},
+	}
+	if !reflect.DeepEqual(mi.Missing, want) || mi.Written != 2 {
+		t.Errorf("missing %+v (written %d), want %+v and 2 written", mi.Missing, mi.Written, want)
+	}
+	for _, s := range []string{"4 points not generated (the other 2 are)", "agentic-multi.yaml", "3 points of agentx-a, agentx-b", absent} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error %q lacks %q", err, s)
+		}
+	}
+	if m == nil || len(m.Recipes) != 2 {
+		t.Fatalf("manifest %+v, want the 2 fixed-sequence points", m)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var onDisk map[string]json.RawMessage
+	if err := json.Unmarshal(data, &onDisk); err != nil || len(onDisk) != 1 || onDisk["recipes"] == nil {
+		t.Errorf("manifest.json %s: want InferenceX's one key, recipes", data)
+	}
+	entries, _ := os.ReadDir(out)
+	if len(entries) != 3 {
+		t.Errorf("%d files in the output, want 2 recipes and manifest.json", len(entries))
+	}
+
+	// A refused point (a fragment setting a bound key) writes nothing.
+	write(t, root, "benchmarks/multi_node/srt-slurm-recipes/mock/mock/h100-fp8/1k1k/bad.yaml", strings.Replace(mockFragment, "  name: mock\n", "  name: mock\n  model: {path: /x}\n", 1))
+	out2 := filepath.Join(t.TempDir(), "out")
+	_, err = Run(context.Background(), Options{Root: root, Out: out2, Clusters: clusters,
+		Points: fakePoints{point("agentx-a", agentic, true, 4), point("bad", "benchmarks/multi_node/srt-slurm-recipes/mock/mock/h100-fp8/1k1k/bad.yaml", false, 4)}})
+	if err == nil || errors.As(err, &mi) || !strings.Contains(err.Error(), "bad") {
+		t.Errorf("a refused point: %v", err)
+	}
+	if _, statErr := os.Stat(out2); !errors.Is(statErr, os.ErrNotExist) {
+		t.Errorf("a refused point left output: %v", statErr)
+	}
 }

@@ -40,6 +40,7 @@ func ImportImage(ctx context.Context, prof *profile.Profile, client *slurm.Clien
 	if prof.ImportOnCompute() && client == nil {
 		opts.Runner = noImportJob{}
 	}
+	importLockOptions(&opts, pl.Image)
 	var imp imageImporter
 	if pl.Runtime == profile.RuntimeOCI {
 		// The bundle the plan names (plan.Image.Squash) is the importer's

@@ -185,6 +185,10 @@ func buildPlan(ctx context.Context, o PlanOptions) (*plan.Plan, *profile.Profile
 	for _, w := range rec.Warnings {
 		fmt.Fprintln(o.Warn, "warning:", w)
 	}
+	if CollectsDCGMPower(rec) {
+		// The exporter alias is this job's, not its cluster's.
+		prof.AddDCGMExporter()
+	}
 	// A CI runner's name (GitHub's default ones have spaces) is made a
 	// valid job name rather than failing every run.
 	jobName := recipe.SanitizeName(o.JobName)
@@ -259,11 +263,21 @@ func buildPlan(ctx context.Context, o PlanOptions) (*plan.Plan, *profile.Profile
 	if err != nil {
 		return nil, nil, err
 	}
+	importLocks(pl, prof, o.Framework, o.ModelPrefix)
 	pl.Benchmark.Goodput = goodput
 	if jobName != "" {
 		pl.Slurm.JobName = jobName
 	}
 	return pl, prof, nil
+}
+
+// CollectsDCGMPower says whether a job of rec collects DCGM power, the
+// test InferenceX's launcher stages the exporter on: the recipe's
+// telemetry is enabled with a dcgm_exporter (power.py@bede049f
+// recipe_enables_dcgm_power; today the binder composes that block into a
+// `power: true` point's recipe only, RECIPES.md § Recipe fragments).
+func CollectsDCGMPower(rec *recipe.Recipe) bool {
+	return rec != nil && rec.Telemetry != nil && rec.Telemetry.Enabled && rec.Telemetry.DCGMExporter != nil
 }
 
 // ParseEvalConcs reads EVAL_CONC: concurrencies separated by spaces (the

@@ -82,6 +82,39 @@ func (r *Request) Recipe() string {
 	return r.SrtRecipe
 }
 
+// EvalConcurrency is the concurrency the eval runs at (one value or a
+// space-separated list): EVAL_CONC when the environment sets it; else what
+// InferenceX's eval of the point falls back to. A single-node point
+// evaluates at its own concurrency, CONC: the single-node post_eval passes
+// it (benchmarks/single_node/srt_eval.sh@f2c7776d, `--concurrency
+// "$CONC"`; before it, srt_eval.sh@fe28a8b8 ran benchmark_lib.sh's
+// run_eval, whose lm-eval takes `${EVAL_CONCURRENT_REQUESTS:-${CONC}}`,
+// and set no EVAL_CONCURRENT_REQUESTS), never the native default of 64. A
+// multi-node job evaluates at the highest of CONC_LIST, which the
+// multi-node template exports as EVAL_CONC when the row has none
+// (benchmark-multinode-tmpl.yml@00609a17, "Resolve the workflow's
+// documented automatic eval-concurrency selection"). "" when neither is
+// known (the planner's default then).
+func (r *Request) EvalConcurrency() string {
+	if r.EvalConc != "" {
+		return r.EvalConc
+	}
+	if !r.Multinode {
+		if r.Conc > 0 {
+			return strconv.Itoa(r.Conc)
+		}
+		return ""
+	}
+	top := 0
+	for _, c := range r.ConcList {
+		top = max(top, c)
+	}
+	if top == 0 {
+		return ""
+	}
+	return strconv.Itoa(top)
+}
+
 // JobName is the Slurm job's name: "inferencex-<runner>", because other
 // repositories share the physical runner names and cancel jobs by the
 // bare name (infx.launch.backends.slurm's srtctl_job_name).

@@ -229,3 +229,30 @@ func TestMirrorPath(t *testing.T) {
 		}
 	}
 }
+
+// TestEvalConcurrency: EVAL_CONC as given; without it a single-node point
+// evaluates at its CONC and a multi-node job at the highest of CONC_LIST,
+// as InferenceX's single-node eval script and multi-node template do.
+func TestEvalConcurrency(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  Env
+		want string
+	}{
+		{"multi-node EVAL_CONC", multinodeEnv(), "512"},
+		{"multi-node EVAL_CONC list", with(multinodeEnv(), "EVAL_CONC", "16 4"), "16 4"},
+		{"multi-node without EVAL_CONC: max CONC_LIST", with(multinodeEnv(), "EVAL_CONC", "<unset>", "CONC_LIST", "64 512 4"), "512"},
+		{"multi-node with neither", with(multinodeEnv(), "EVAL_CONC", "", "CONC_LIST", "<unset>"), ""},
+		{"single-node without EVAL_CONC: CONC", with(singleNodeEnv(), "EVAL_CONC", "<unset>", "CONC", "32"), "32"},
+		{"single-node EVAL_CONC empty: CONC", with(singleNodeEnv(), "EVAL_CONC", "", "CONC", "8"), "8"},
+		{"single-node EVAL_CONC given", with(singleNodeEnv(), "EVAL_CONC", "16"), "16"},
+	} {
+		r, err := ParseRequest(tc.env)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := r.EvalConcurrency(); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -195,7 +195,7 @@ func launchOptions(o RunOptions, req *Request, res Resolution) (launch.RunOption
 	}
 	po := launch.PlanOptions{
 		Conc: joinInts(req.ConcList), EnvConc: req.Env.get("CONC"), Image: req.Image, Workspace: req.Workspace,
-		RunEval: strconv.FormatBool(req.RunEval), EvalOnly: strconv.FormatBool(req.EvalOnly), EvalConc: req.EvalConc,
+		RunEval: strconv.FormatBool(req.RunEval), EvalOnly: strconv.FormatBool(req.EvalOnly), EvalConc: req.EvalConcurrency(),
 		EvalClient: "native", JobName: req.JobName(), RunID: launch.AutoRunID, Overrides: overrides, Warn: o.Stderr,
 	}
 	if !req.Multinode {

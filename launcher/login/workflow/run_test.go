@@ -222,8 +222,10 @@ func TestRun(t *testing.T) {
 			},
 		},
 		{
-			name:     "a single-node point is staged under RESULT_FILENAME.json",
-			env:      func(ws string) Env { return with(singleNodeEnv(), "GITHUB_WORKSPACE", ws, "RUN_EVAL", "true") },
+			name: "a single-node point is staged under RESULT_FILENAME.json, its eval at its CONC",
+			env: func(ws string) Env {
+				return with(singleNodeEnv(), "GITHUB_WORKSPACE", ws, "RUN_EVAL", "true", "EVAL_CONC", "<unset>")
+			},
 			resolver: resolved("h200-dgxc", ""),
 			launch: &fakeLaunch{plan: &plan.Plan{}, res: &runner.Result{JobID: 7},
 				stage: func(ws string) {
@@ -234,8 +236,8 @@ func TestRun(t *testing.T) {
 				if err != nil || string(b) != `{"x":1}` {
 					t.Errorf("single-node result: %q, %v", b, err)
 				}
-				if ev["launch_path"] != "srt-single" || ghEnv != "" || f.got.Plan.Conc != "4" {
-					t.Errorf("launch path %v, GITHUB_ENV %q, conc %q", ev["launch_path"], ghEnv, f.got.Plan.Conc)
+				if ev["launch_path"] != "srt-single" || ghEnv != "" || f.got.Plan.Conc != "4" || f.got.Plan.EvalConc != "4" {
+					t.Errorf("launch path %v, GITHUB_ENV %q, conc %q, eval conc %q", ev["launch_path"], ghEnv, f.got.Plan.Conc, f.got.Plan.EvalConc)
 				}
 				if len(f.got.Plan.Overrides) != 2 || !strings.Contains(f.got.Plan.Overrides[0].String(), "single_node/srt_eval.sh") {
 					t.Errorf("single-node eval %v", f.got.Plan.Overrides[0])
