@@ -282,6 +282,10 @@ func PointPlanOptions(o Options, mp master.MatrixPoint) launch.PlanOptions {
 		Framework: mp.Framework, ModelPrefix: mp.ModelPrefix, ConfigFile: cf, RecipesRoot: o.RecipesRoot, Point: -1,
 		Image: mp.Image, ISL: &isl, OSL: &osl, Conc: strings.Join(concs, "x"),
 		RunEval: strconv.FormatBool(mp.RunEval), JobName: o.JobName, Workspace: o.workspace(),
+		// As the workflow's launch step derives them (workflow.Resolve):
+		// a single-node point takes the record's single-node facts, a
+		// multi-node AgentX one its agentic mounts.
+		SingleNode: !mp.Multinode, AgenticMultiNode: mp.Multinode && mp.Scenario == master.AgenticCoding,
 	}
 	if mp.RunEval {
 		po.EvalConc = EvalConc(mp)

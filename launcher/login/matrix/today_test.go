@@ -499,3 +499,24 @@ func TestEvalConc(t *testing.T) {
 		}
 	}
 }
+
+// TestPointPlanOptionsLane: a matrix point's plan takes the record's
+// single-node facts and agentic mounts exactly where the workflow's
+// launch step does (workflow.Resolve).
+func TestPointPlanOptionsLane(t *testing.T) {
+	for _, c := range []struct {
+		name                string
+		mp                  master.MatrixPoint
+		single, agenticMult bool
+	}{
+		{"single-node fixed", master.MatrixPoint{Scenario: master.FixedSeqLen}, true, false},
+		{"single-node agentic", master.MatrixPoint{Scenario: master.AgenticCoding}, true, false},
+		{"multi-node fixed", master.MatrixPoint{Multinode: true, Scenario: master.FixedSeqLen}, false, false},
+		{"multi-node agentic", master.MatrixPoint{Multinode: true, Scenario: master.AgenticCoding}, false, true},
+	} {
+		po := PointPlanOptions(Options{}, c.mp)
+		if po.SingleNode != c.single || po.AgenticMultiNode != c.agenticMult {
+			t.Errorf("%s: SingleNode %v, AgenticMultiNode %v; want %v, %v", c.name, po.SingleNode, po.AgenticMultiNode, c.single, c.agenticMult)
+		}
+	}
+}
