@@ -41,6 +41,7 @@ var rules = []struct {
 	{"launcher/inputs/recipe/variants", []string{"launcher/inputs/recipe"}, "the recipe's node transforms edit YAML nodes; the recipe model is their reader's"},
 	{"launcher/inputs/recipe/yamldoc", []string{"launcher/inputs/recipe"}, "the recipe's node transforms edit YAML nodes; the recipe model is their reader's"},
 	{"launcher/inputs/recipe/fragment", []string{"launcher/inputs/recipe"}, "the recipe's node transforms edit YAML nodes; the recipe model is their reader's"},
+	{"launcher/inputs/recipe/telemetry", []string{"launcher/inputs/recipe"}, "the telemetry block is read and checked on its own; the recipe hands it what of the rest its checks read"},
 	{"", []string{"cmd"}, "cmd only parses flags: nothing imports it"},
 }
 

@@ -7,7 +7,7 @@ package plan
 
 import (
 	"github.com/slurmbench/slurmbench/launcher/inputs/profile"
-	"github.com/slurmbench/slurmbench/launcher/inputs/recipe"
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/telemetry"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
 	"github.com/slurmbench/slurmbench/results"
 )
@@ -95,7 +95,7 @@ type Source struct {
 	Overrides []string `json:"overrides,omitempty"`
 	// Telemetry is the telemetry block the recipe enables, as requested;
 	// Plan.Telemetry says what the run collects.
-	Telemetry *recipe.TelemetrySettings `json:"telemetry_requested,omitempty"`
+	Telemetry *telemetry.Settings `json:"telemetry_requested,omitempty"`
 }
 
 // GPUCount splits the allocation's GPUs by role; Total is what per-GPU

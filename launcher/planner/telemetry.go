@@ -10,7 +10,7 @@ import (
 	"github.com/slurmbench/slurmbench/internal/shellwords"
 	"github.com/slurmbench/slurmbench/launcher/plan"
 
-	"github.com/slurmbench/slurmbench/launcher/inputs/recipe"
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/telemetry"
 )
 
 // defaultExporterCommand is srtctl's DCGM exporter command; {port} is the
@@ -34,8 +34,8 @@ func (b *builder) telemetry() error {
 	if !on && p.Telemetry.Enabled && pl.Benchmark.Type == "sa-bench" {
 		// The profile's default is a recipe block with srtctl's defaults.
 		image, port := p.Telemetry.ExporterImage, p.Telemetry.Port
-		set, on = (&recipe.Telemetry{Enabled: true, Required: p.Telemetry.Required,
-			DCGMExporter: &recipe.TelemetryExporter{ContainerImage: &image, Port: &port}}).Settings()
+		set, on = (&telemetry.Config{Enabled: true, Required: p.Telemetry.Required,
+			DCGMExporter: &telemetry.Exporter{ContainerImage: &image, Port: &port}}).Settings()
 	}
 	custom := pl.Benchmark.Type == "custom"
 	if !on || pl.Benchmark.Type != "sa-bench" && !custom {

@@ -197,10 +197,3 @@ type HostSetup struct {
 type Tachometer struct {
 	Enabled *bool `yaml:"enabled"`
 }
-
-// CPUPowerExporter is telemetry.cpu_power_exporter (CpuPowerExporterConfig):
-// its presence turns head-node scraping of a per-node CPU power exporter on.
-type CPUPowerExporter struct {
-	Port   *int   `yaml:"port"`   // default 9405
-	Source string `yaml:"source"` // auto (default), acpi, dcgm
-}

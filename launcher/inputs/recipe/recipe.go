@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/schema2"
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/telemetry"
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/yamldoc"
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/yamltree"
 )
@@ -44,7 +45,7 @@ type Recipe struct {
 	SetupScript      string            `yaml:"setup_script"`
 	Identity         *Identity         `yaml:"identity"`
 	Profiling        *Profiling        `yaml:"profiling"`
-	Telemetry        *Telemetry        `yaml:"telemetry"`
+	Telemetry        *telemetry.Config `yaml:"telemetry"`
 	Observability    *Observability    `yaml:"observability"`
 	// EnableConfigDump and Output are parsed and never read by srtctl either
 	// (dead fields of its schema); accepted so corpus recipes load.
@@ -338,7 +339,9 @@ func blockName(goType string) string {
 		"recipe.v2Doc": "top level", "recipe.v2Roles": "roles", "recipe.v2Role": "a role", "recipe.v2Engine": "engine",
 		"recipe.Service": "a service", "recipe.ServicePlacement": "placement", "recipe.ServiceReadiness": "readiness",
 		"recipe.PostEval": "post_eval", "recipe.HostSetup": "host_setup", "recipe.Observability": "observability",
-		"recipe.Placement": "placement", "recipe.DynamoSource": "dynamo.source", "recipe.Telemetry": "telemetry",
+		"recipe.Placement": "placement", "recipe.DynamoSource": "dynamo.source", "telemetry.Config": "telemetry",
+		// The block's inner types print as they did when package recipe held them.
+		"telemetry.Exporter": "recipe.TelemetryExporter", "telemetry.CPUPowerExporter": "recipe.CPUPowerExporter",
 	}
 	if n, ok := names[goType]; ok {
 		return n
@@ -357,7 +360,7 @@ func goTypeName(t string) string {
 	case "float64", "*float64":
 		return "a number"
 	}
-	if strings.HasPrefix(t, "map[") || strings.HasPrefix(t, "recipe.") {
+	if strings.HasPrefix(t, "map[") || strings.HasPrefix(t, "recipe.") || strings.HasPrefix(t, "telemetry.") {
 		return "a mapping"
 	}
 	if strings.HasPrefix(t, "[]") {

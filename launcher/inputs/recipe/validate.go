@@ -10,6 +10,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/launcher/inputs/profile"
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/schema2"
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/telemetry"
 )
 
 // Backend types slurmbench runs. "mock" is slurmbench's own mock engine.
@@ -202,7 +203,9 @@ func (r *Recipe) validate() error {
 			add("container_mounts", "%q: %q: %v", h, c, err)
 		}
 	}
-	r.validateTelemetry(add)
+	r.Telemetry.Validate(telemetry.Recipe{SchemaVersion: r.SchemaVersion, BenchmarkType: r.Benchmark.Type,
+		ClientPlacement: r.Benchmark.ClientPlacement, DedicatedInfraNode: r.Infra.EtcdNATSDedicatedNode,
+		Concurrencies: r.Benchmark.Concurrencies.Values}, add)
 	r.validateV2(add, func(err error) { errs = append(errs, err) })
 	r.validateSrtctlTypes(add)
 	if len(errs) > 0 {

@@ -1,4 +1,9 @@
-package recipe
+// Package telemetry is a recipe's telemetry block, srtctl's
+// TelemetryConfig: its fields as the recipe writes them, their values with
+// srtctl's defaults applied (Settings), and the block's checks. Package
+// recipe decodes the block into Config and runs Validate with what of the
+// rest of the recipe the checks read.
+package telemetry
 
 import (
 	"math"
@@ -6,20 +11,20 @@ import (
 	"strings"
 )
 
-// Telemetry is srtctl's `telemetry` block (its TelemetryConfig): DCGM power
+// Config is srtctl's `telemetry` block (its TelemetryConfig): DCGM power
 // samples over the benchmark's measurement windows. Provider is the corpus's
 // newer spelling (`provider: dcgm-power`), which srtctl c88ef731 refuses as
 // an unknown field; it is read so the refusal can name it.
-type Telemetry struct {
-	Enabled                     bool               `yaml:"enabled"`
-	Provider                    string             `yaml:"provider"`
-	DCGMExporter                *TelemetryExporter `yaml:"dcgm_exporter"`
-	DefaultFrequency            *float64           `yaml:"default_frequency"`
-	StorageSubdir               *string            `yaml:"storage_subdir"`
-	Required                    bool               `yaml:"required"`
-	StartupTimeoutSeconds       *float64           `yaml:"startup_timeout_seconds"`
-	RequestTimeoutSeconds       *float64           `yaml:"request_timeout_seconds"`
-	CollectorJoinTimeoutSeconds *float64           `yaml:"collector_join_timeout_seconds"`
+type Config struct {
+	Enabled                     bool      `yaml:"enabled"`
+	Provider                    string    `yaml:"provider"`
+	DCGMExporter                *Exporter `yaml:"dcgm_exporter"`
+	DefaultFrequency            *float64  `yaml:"default_frequency"`
+	StorageSubdir               *string   `yaml:"storage_subdir"`
+	Required                    bool      `yaml:"required"`
+	StartupTimeoutSeconds       *float64  `yaml:"startup_timeout_seconds"`
+	RequestTimeoutSeconds       *float64  `yaml:"request_timeout_seconds"`
+	CollectorJoinTimeoutSeconds *float64  `yaml:"collector_join_timeout_seconds"`
 	// Schema 2 (srtctl 2.x's TelemetryConfig): CollectIntervalMS replaces
 	// default_frequency (a period in seconds); the reader fills
 	// DefaultFrequency = CollectIntervalMS/1000, which Settings reads.
@@ -28,11 +33,18 @@ type Telemetry struct {
 	ClockSyncCheck    *bool             `yaml:"clock_sync_check" schema:"2"`
 }
 
-// TelemetryExporter is the DCGM exporter each worker node runs.
-type TelemetryExporter struct {
+// Exporter is the DCGM exporter each worker node runs.
+type Exporter struct {
 	ContainerImage *string `yaml:"container_image"`
 	Port           *int    `yaml:"port"`
 	Command        *string `yaml:"command"`
+}
+
+// CPUPowerExporter is telemetry.cpu_power_exporter (CpuPowerExporterConfig):
+// its presence turns head-node scraping of a per-node CPU power exporter on.
+type CPUPowerExporter struct {
+	Port   *int   `yaml:"port"`   // default 9405
+	Source string `yaml:"source"` // auto (default), acpi, dcgm
 }
 
 // srtctl's TelemetryConfig defaults and its power validator's limits.
@@ -41,8 +53,8 @@ const (
 	telemetryCycleGraceSeconds   = 1.0
 )
 
-// TelemetrySettings are the block's values with srtctl's defaults applied.
-type TelemetrySettings struct {
+// Settings are the block's values with srtctl's defaults applied.
+type Settings struct {
 	Provider              string  `json:"provider"`
 	Required              bool    `json:"required"`
 	ExporterImage         string  `json:"exporter_image"`
@@ -66,11 +78,11 @@ const (
 )
 
 // Settings resolves the block; ok is false when telemetry is not enabled.
-func (t *Telemetry) Settings() (s TelemetrySettings, ok bool) {
+func (t *Config) Settings() (s Settings, ok bool) {
 	if t == nil || !t.Enabled {
 		return s, false
 	}
-	s = TelemetrySettings{Provider: "dcgm-power", Required: t.Required, FrequencySeconds: 1.0, StorageSubdir: "power",
+	s = Settings{Provider: "dcgm-power", Required: t.Required, FrequencySeconds: 1.0, StorageSubdir: "power",
 		StartupTimeoutSeconds: 30.0, RequestTimeoutSeconds: 2.0}
 	if t.Provider != "" {
 		s.Provider = t.Provider
@@ -107,11 +119,21 @@ func (t *Telemetry) Settings() (s TelemetrySettings, ok bool) {
 	return s, true
 }
 
-// validateTelemetry checks the block field by field as srtctl's schema and
-// its _validate_dcgm_power do: types and non-finite numbers always (its
-// marshmallow fields refuse nan and inf), the rest when enabled.
-func (r *Recipe) validateTelemetry(add func(field, format string, args ...any)) {
-	t := r.Telemetry
+// Recipe is what of the rest of the recipe the block's checks read.
+type Recipe struct {
+	SchemaVersion   int
+	BenchmarkType   string // benchmark.type
+	ClientPlacement string // benchmark.client_placement
+	// DedicatedInfraNode is infra.etcd_nats_dedicated_node.
+	DedicatedInfraNode bool
+	Concurrencies      []int // benchmark.concurrencies, as written
+}
+
+// Validate checks the block field by field as srtctl's schema and its
+// _validate_dcgm_power do: types and non-finite numbers always (its
+// marshmallow fields refuse nan and inf), the rest when enabled. add
+// reports one malformed field; a nil t has nothing to check.
+func (t *Config) Validate(r Recipe, add func(field, format string, args ...any)) {
 	if t == nil {
 		return
 	}
@@ -203,7 +225,7 @@ func (r *Recipe) validateTelemetry(add func(field, format string, args ...any)) 
 		// NTP-synchronised (TelemetryConfig.clock_sync_check). InferenceX's
 		// v2.2.1 tree enables telemetry on such recipes, including beside a
 		// dedicated infra node, which srt-slurm's later schema.py refuses.
-		switch typ := r.Benchmark.Type; typ {
+		switch typ := r.BenchmarkType; typ {
 		case "sa-bench":
 		case "custom", "manual":
 			return
@@ -212,18 +234,18 @@ func (r *Recipe) validateTelemetry(add func(field, format string, args ...any)) 
 			return
 		}
 	} else {
-		if typ := r.Benchmark.Type; typ != "sa-bench" {
+		if typ := r.BenchmarkType; typ != "sa-bench" {
 			add("telemetry.enabled", "requires benchmark.type: sa-bench, not %q", typ)
 		}
-		if p := r.Benchmark.ClientPlacement; p != "" && p != "head" {
+		if p := r.ClientPlacement; p != "" && p != "head" {
 			add("telemetry.enabled", "requires benchmark.client_placement: head (samples and windows share the head node's clock), not %q", p)
 		}
-		if r.Infra.EtcdNATSDedicatedNode {
+		if r.DedicatedInfraNode {
 			add("telemetry.enabled", "requires infra.etcd_nats_dedicated_node: false (a dedicated infra node moves the head off the benchmark's clock)")
 		}
 	}
 	seen := map[int]bool{}
-	concs := r.Benchmark.Concurrencies.Values
+	concs := r.Concurrencies
 	for _, c := range concs {
 		if seen[c] || c <= 0 {
 			concs = nil
