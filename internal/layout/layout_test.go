@@ -36,6 +36,7 @@ var rules = []struct {
 	{"launcher/planner", []string{"launcher/login", "launcher/job", "launcher/clients", "cmd"}, "planning is pure: recipe + profile -> plan"},
 	{"launcher/planner/engine", []string{"launcher/planner", "launcher/login", "launcher/job", "launcher/clients", "cmd"}, "an engine sees the builder only through engine.Builder"},
 	{"launcher/planner/infra", []string{"launcher/planner", "launcher/login", "launcher/job", "launcher/clients", "cmd"}, "the job's services see the builder only through infra.Builder"},
+	{"launcher/planner/benchargs", []string{"launcher/planner", "launcher/login", "launcher/job", "launcher/clients", "cmd"}, "the benchmark's arguments are the recipe's: the builder places the step and hands them what it placed"},
 	{"launcher/clients", []string{"launcher/login", "launcher/job", "launcher/planner", "cmd"}, "the benchmark clients run anywhere (bench --url, the job)"},
 	{"launcher/inputs/recipe/schema2", []string{"launcher/inputs/recipe"}, "the recipe's node transforms edit YAML nodes; the recipe model is their reader's"},
 	{"launcher/inputs/recipe/variants", []string{"launcher/inputs/recipe"}, "the recipe's node transforms edit YAML nodes; the recipe model is their reader's"},

@@ -4,20 +4,16 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"os"
-	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/slurmbench/slurmbench/internal/shellwords"
 	"github.com/slurmbench/slurmbench/launcher/plan"
+	"github.com/slurmbench/slurmbench/launcher/planner/benchargs"
 
 	"github.com/slurmbench/slurmbench/launcher/inputs/profile"
 )
-
-// interpreters run their first operand as the script.
-var interpreters = map[string]bool{"bash": true, "sh": true, "python": true, "python3": true}
 
 // customBenchmark plans benchmark.type custom: srtctl's
 // CustomBenchmarkRunner, with the command as argv instead of bash -lc.
@@ -46,7 +42,7 @@ func (b *builder) customBenchmark(bm plan.Benchmark) error {
 			b.p.Path, plan.WorkspaceMount, r.Benchmark.Command)
 	}
 	mounts := b.mounts()
-	c.Script, c.ScriptNote = scriptOf(argv, mounts, ws)
+	c.Script, c.ScriptNote = benchargs.Script(argv, mounts, ws)
 	env := b.benchmarkEnv(true)
 	b.profilingBenchmarkEnv(env, "custom")
 	// It runs in the engine container like the workers (and installs its
@@ -56,20 +52,20 @@ func (b *builder) customBenchmark(bm plan.Benchmark) error {
 		env[k] = v
 	}
 	var fromFlag bool
-	c.Concurrencies, fromFlag = customConcurrencies(env, b.in.Concurrencies, b.in.EnvConc)
+	c.Concurrencies, fromFlag = benchargs.CustomConcurrencies(env, b.in.Concurrencies, b.in.EnvConc)
 	if fromFlag {
 		// --conc given as a flag reaches the workload as CONC_LIST.
 		env["CONC_LIST"] = strings.Join(strings.Split(plan.JoinInts(c.Concurrencies), ","), " ")
 	}
 	c.ResultDir = filepath.Join(pl.Layout.Results, "custom")
 	if d := env["RESULT_DIR"]; d != "" {
-		if host, ok := hostPath(d, mounts); ok {
+		if host, ok := benchargs.HostPath(d, mounts); ok {
 			c.ResultDir = host
 		}
 	}
 	c.OutputDir = ws
 	if d := env["AGENTIC_OUTPUT_DIR"]; d != "" {
-		c.OutputDir, _ = hostPath(d, mounts)
+		c.OutputDir, _ = benchargs.HostPath(d, mounts)
 	}
 	bm.Custom = c
 	bm.ResultDir = c.ResultDir
@@ -91,55 +87,6 @@ func (b *builder) customBenchmark(bm plan.Benchmark) error {
 	}
 	b.add(proc)
 	return nil
-}
-
-// scriptOf names the script argv runs and, when it lies outside the
-// workspace and every mount, why it may be missing.
-func scriptOf(argv, mounts []string, ws string) (string, string) {
-	script := argv[0]
-	if interpreters[path.Base(argv[0])] {
-		script = ""
-		for _, a := range argv[1:] {
-			if !strings.HasPrefix(a, "-") {
-				script = a
-				break
-			}
-		}
-		if script == "" {
-			return "", ""
-		}
-	}
-	if !strings.Contains(script, "/") {
-		return script, "" // a program on the container's PATH
-	}
-	if !path.IsAbs(script) {
-		return script, "relative path: resolved against the container's working directory, which slurmbench does not set"
-	}
-	if host, ok := hostPath(script, mounts); ok {
-		if strings.HasPrefix(script, plan.WorkspaceMount+"/") && ws != "" {
-			if _, err := os.Stat(host); err != nil {
-				return script, "not in the workspace " + ws + " (" + err.Error() + ")"
-			}
-		}
-		return script, ""
-	}
-	return script, "outside the workspace (" + plan.WorkspaceMount + ") and every mount: it must exist in the image"
-}
-
-// hostPath maps a container path to the host path of the mount holding it.
-func hostPath(p string, mounts []string) (string, bool) {
-	best, host := "", ""
-	for _, m := range mounts {
-		parts := strings.Split(m, ":")
-		if len(parts) < 2 {
-			continue
-		}
-		h, c := parts[0], parts[1]
-		if (p == c || strings.HasPrefix(p, strings.TrimSuffix(c, "/")+"/")) && len(c) > len(best) {
-			best, host = c, filepath.Join(h, strings.TrimPrefix(p, c))
-		}
-	}
-	return host, best != ""
 }
 
 // benchmarkNode is where the client runs: benchmark.client_placement, as
@@ -304,34 +251,4 @@ func (b *builder) tokenizerClient(bm *plan.Benchmark) error {
 	}
 	bm.Client = profile.BenchSABench
 	return nil
-}
-
-// customConcurrencies are the concurrencies a custom workload is asked
-// for, as agentic_srt.sh and srt_fixed_sequence.sh read them,
-// ${CONC_LIST:-$CONC}: the step's own environment (benchmark.env, the
-// recipe's) first, then --conc / CONC_LIST, then the step's CONC, then the
-// submitting environment's CONC. fromFlag reports that --conc gave them (so
-// the step's environment must carry them). nil when none is readable: not
-// a list of positive numbers, slurmbench does not guess.
-func customConcurrencies(env map[string]string, flag []int, envConc string) (concs []int, fromFlag bool) {
-	parse := func(list string) []int {
-		var out []int
-		for _, f := range strings.Fields(list) {
-			n, err := strconv.Atoi(f)
-			if err != nil || n < 1 {
-				return nil
-			}
-			out = append(out, n)
-		}
-		return out
-	}
-	switch {
-	case env["CONC_LIST"] != "":
-		return parse(env["CONC_LIST"]), false
-	case len(flag) > 0:
-		return append([]int(nil), flag...), true
-	case env["CONC"] != "":
-		return parse(env["CONC"]), false
-	}
-	return parse(envConc), false
 }

@@ -2,44 +2,21 @@ package planner
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/slurmbench/slurmbench/launcher/plan"
-
-	"go.yaml.in/yaml/v3"
-
-	"github.com/slurmbench/slurmbench/internal/pyfloat"
 	"github.com/slurmbench/slurmbench/launcher/inputs/profile"
-	"github.com/slurmbench/slurmbench/launcher/inputs/recipe"
+	"github.com/slurmbench/slurmbench/launcher/plan"
+	"github.com/slurmbench/slurmbench/launcher/planner/benchargs"
 )
 
-// srtctlBenchOutput is where each type writes under /logs and what it
-// leaves there (srtctl's result_dir / BASE_DIR, which srtctl-bench keeps).
-var srtctlBenchOutput = map[string]struct {
-	dir     string
-	results []string
-}{
-	"mmlu":            {"accuracy", []string{"mmlu_*.json"}},
-	"gpqa":            {"accuracy", []string{"gpqa_*.json"}},
-	"longbenchv2":     {"accuracy", []string{"longbench_v2_*.json", "*.html"}},
-	"gsm8k":           {"accuracy", []string{"gsm8k_*.json", "*.html"}},
-	"lm-eval":         {"eval_results", []string{"meta_env.json", "results*.json", "sample*.jsonl"}},
-	"router":          {"router-bench", []string{"*"}},
-	"trace-replay":    {"artifacts", []string{"*"}},
-	"mooncake-router": {"artifacts", []string{"*"}},
-	"sglang-bench":    {"", nil},
-}
-
 // srtctlBenchmark plans one of srtctl's other benchmark types: the
-// positional arguments its runner's build_command hands the type's script
-// (srtctl's benchmarks/<type>.py @c88ef731), given to `slurmbench
-// srtctl-bench TYPE` (launcher/job/srtctlbench), which runs the same tool
-// with them. gsm8k has a type per engine, as srtctl has a script per
-// engine.
+// client on its node, run as `slurmbench srtctl-bench TYPE` with the
+// arguments package benchargs renders from the recipe.
 func (b *builder) srtctlBenchmark(bm plan.Benchmark) error {
 	r, pl := b.r, b.plan
 	rb := r.Benchmark
@@ -48,101 +25,27 @@ func (b *builder) srtctlBenchmark(bm plan.Benchmark) error {
 		return err
 	}
 	host, port := b.benchFrontend(node)
-	endpoint := "http://" + host + ":" + port
-	orInt := func(p *int, def int) string {
-		if p == nil || *p == 0 {
-			return strconv.Itoa(def)
-		}
-		return strconv.Itoa(*p)
-	}
-	optFloat := func(p *float64) string {
-		if p == nil {
-			return ""
-		}
-		return pyfloat.Repr(*p)
-	}
 	tokenizer := "/model"
 	if strings.HasPrefix(pl.Model.Source, "hf:") {
 		tokenizer = pl.Model.Path
 	}
-	model := cmp.Or(pl.Model.ServedName, r.Model.Path)
-	typ := bm.Type
-	var args []string
-	switch bm.Type {
-	case "mmlu":
-		args = []string{endpoint, orInt(rb.NumExamples, 200), orInt(rb.MaxTokens, 2048), orInt(rb.Repeat, 8), orInt(rb.NumThreads, 512)}
-	case "gpqa":
-		args = []string{endpoint, orInt(rb.NumExamples, 198), orInt(rb.MaxTokens, 32768), orInt(rb.Repeat, 8), orInt(rb.NumThreads, 128)}
-	case "longbenchv2":
-		examples := ""
-		if rb.NumExamples != nil && *rb.NumExamples != 0 {
-			examples = strconv.Itoa(*rb.NumExamples)
-		}
-		args = []string{endpoint, orInt(rb.MaxContextLength, 128000), orInt(rb.NumThreads, 16), orInt(rb.MaxTokens, 16384), examples, strings.Join(rb.Categories, ",")}
-	case "gsm8k":
-		shots := "5"
-		if rb.NumShots != nil {
-			shots = strconv.Itoa(*rb.NumShots)
-		}
-		if b.backendType() == "vllm" {
-			temp := "0.0"
-			if rb.Temperature != nil {
-				temp = pyfloat.Repr(*rb.Temperature)
-			}
-			typ = "gsm8k-vllm"
-			args = []string{"http://" + host, port, pl.Model.ServedName, orInt(rb.NumExamples, 1319), orInt(rb.MaxTokens, 256), shots, temp, orInt(rb.Repeat, 1)}
-		} else {
-			topK := ""
-			if rb.TopK != nil {
-				topK = strconv.Itoa(*rb.TopK)
-			}
-			typ = "gsm8k-sglang"
-			args = []string{endpoint, orInt(rb.NumExamples, 1319), orInt(rb.MaxTokens, 16384), orInt(rb.NumThreads, 512), shots, optFloat(rb.Temperature), optFloat(rb.TopP), topK}
-		}
-	case "lm-eval":
-		// The container path of the InferenceX checkout, never the host's.
-		if b.workspace() == "" {
-			return fmt.Errorf("profile %s: paths.workspace (or --workspace / GITHUB_WORKSPACE): required for benchmark.type lm-eval (srtctl's script runs InferenceX's benchmarks/benchmark_lib.sh)", b.p.Path)
-		}
-		args = []string{endpoint, plan.WorkspaceMount}
-	case "router":
-		ratios := "0.1 0.3 0.5 0.7 0.9"
-		if rb.PrefixRatios != nil {
-			ratios, err = prefixRatios(rb.PrefixRatios)
-			if err != nil {
-				return b.fail("benchmark.prefix_ratios", "%v", err)
-			}
-		}
-		args = []string{endpoint, orInt(rb.ISL, 14000), orInt(rb.OSL, 200), orInt(rb.NumRequests, 200), orInt(rb.Concurrency, 20), ratios}
-	case "sglang-bench":
-		// str() of an absent isl/osl is "None" in srtctl; refuse instead
-		// of handing the script a word it cannot use.
-		if rb.ISL == nil || rb.OSL == nil || !rb.Concurrencies.Set {
-			return b.fail("benchmark.isl", "benchmark.type sglang-bench needs isl, osl and concurrencies")
-		}
-		args = []string{endpoint, strconv.Itoa(*rb.ISL), strconv.Itoa(*rb.OSL), concList(rb.Concurrencies, "x"), cmp.Or(rb.ReqRate.Text(), "inf")}
-	case "trace-replay":
-		concs := ""
-		if rb.Concurrencies.Set {
-			concs = concList(rb.Concurrencies, ",")
-		}
-		args = []string{endpoint, model, rb.TraceFile, concs, orInt(rb.TTFTThresholdMS, 2000), orInt(rb.ITLThresholdMS, 25), tokenizer}
-	case "mooncake-router":
-		args = []string{endpoint, model, cmp.Or(rb.MooncakeWorkload, "conversation"), orInt(rb.TTFTThresholdMS, 2000), orInt(rb.ITLThresholdMS, 25), tokenizer}
-	default:
-		return b.fail("benchmark.type", "%q has no srtctl runner", bm.Type)
+	if bm.Type == "lm-eval" && b.workspace() == "" {
+		// srtctl's script runs from the InferenceX checkout's container path.
+		return fmt.Errorf("profile %s: paths.workspace (or --workspace / GITHUB_WORKSPACE): required for benchmark.type lm-eval (srtctl's script runs InferenceX's benchmarks/benchmark_lib.sh)", b.p.Path)
 	}
-	if bm.Type == "trace-replay" || bm.Type == "mooncake-router" {
-		extra, err := aiperfArgs(rb.AIPerfArgs)
-		if err != nil {
-			return b.fail("benchmark.aiperf_args", "%v", err)
-		}
-		args = append(args, extra...)
+	typ, args, err := benchargs.Srtctl(bm.Type, rb, benchargs.Target{Host: host, Port: port, ServedName: pl.Model.ServedName,
+		Model: cmp.Or(pl.Model.ServedName, r.Model.Path), Tokenizer: tokenizer, Backend: b.backendType()})
+	var fe *benchargs.FieldError
+	if errors.As(err, &fe) {
+		return b.fail(fe.Field, "%s", fe.Msg)
 	}
-	out := srtctlBenchOutput[bm.Type]
-	s := &plan.SrtctlBenchmark{Type: typ, Args: args, Argv: append([]string{pl.Binary, "srtctl-bench", typ}, args...), Results: out.results}
-	if out.dir != "" {
-		s.ResultDir = filepath.Join(pl.Layout.Logs, out.dir)
+	if err != nil {
+		return err
+	}
+	dir, results := benchargs.SrtctlOutput(bm.Type)
+	s := &plan.SrtctlBenchmark{Type: typ, Args: args, Argv: append([]string{pl.Binary, "srtctl-bench", typ}, args...), Results: results}
+	if dir != "" {
+		s.ResultDir = filepath.Join(pl.Layout.Logs, dir)
 	}
 	env := b.benchmarkEnv(false)
 	for k, v := range b.p.Env.Set {
@@ -179,77 +82,6 @@ func (b *builder) benchFrontend(node int) (string, string) {
 		return "localhost", strconv.Itoa(port)
 	}
 	return placeholderIP(fn), strconv.Itoa(port)
-}
-
-// concList is benchmark.concurrencies as srtctl passes it to a script: a
-// string as written, a list joined with sep.
-func concList(c recipe.Concurrencies, sep string) string {
-	if c.Scalar != "" {
-		return c.Scalar
-	}
-	parts := make([]string, len(c.Values))
-	for i, v := range c.Values {
-		parts[i] = strconv.Itoa(v)
-	}
-	return strings.Join(parts, sep)
-}
-
-// prefixRatios is router's benchmark.prefix_ratios: a string as written,
-// a list of numbers joined with spaces (srtctl's RouterRunner).
-func prefixRatios(raw *recipe.Raw) (string, error) {
-	n := raw.Node
-	switch n.Kind {
-	case yaml.ScalarNode:
-		return n.Value, nil
-	case yaml.SequenceNode:
-		parts := make([]string, 0, len(n.Content))
-		for _, item := range n.Content {
-			f, err := strconv.ParseFloat(item.Value, 64)
-			if err != nil || item.Kind != yaml.ScalarNode {
-				return "", fmt.Errorf("%q is not a number", item.Value)
-			}
-			parts = append(parts, pyfloat.Repr(f))
-		}
-		return strings.Join(parts, " "), nil
-	}
-	return "", fmt.Errorf("want a list of numbers or a space-separated string")
-}
-
-// aiperfArgs renders benchmark.aiperf_args as srtctl's append_aiperf_args
-// does, in the recipe's order: true → --key, false → nothing, anything
-// else → --key value.
-func aiperfArgs(raw *recipe.Raw) ([]string, error) {
-	if raw == nil || raw.Node == nil || raw.Node.Tag == "!!null" {
-		return nil, nil
-	}
-	n := raw.Node
-	if n.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("want a mapping of aiperf flag → value")
-	}
-	var out []string
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i].Value, n.Content[i+1]
-		if v.Kind != yaml.ScalarNode {
-			return nil, fmt.Errorf("%s: want a scalar value", k)
-		}
-		switch v.Tag {
-		case "!!bool":
-			if b, err := strconv.ParseBool(strings.ToLower(v.Value)); err == nil && b {
-				out = append(out, "--"+k)
-			}
-		case "!!float":
-			f, err := strconv.ParseFloat(v.Value, 64)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %q is not a number", k, v.Value)
-			}
-			out = append(out, "--"+k, pyfloat.Repr(f))
-		case "!!null":
-			out = append(out, "--"+k, "None")
-		default:
-			out = append(out, "--"+k, v.Value)
-		}
-	}
-	return out, nil
 }
 
 // dedupeRecipeConcurrencies drops a concurrency the recipe lists again.

@@ -136,7 +136,7 @@ func (b *builder) customTelemetry(t *plan.Telemetry, subdir string) error {
 	if bench == nil {
 		return nil
 	}
-	// The workload's own concurrencies, derived once (customConcurrencies);
+	// The workload's own concurrencies, derived once (benchargs.CustomConcurrencies);
 	// else the recipe's benchmark.concurrencies, as srtctl's windows go.
 	concs := b.r.Benchmark.Concurrencies.Values
 	if c := b.plan.Benchmark.Custom; c != nil && len(c.Concurrencies) > 0 {

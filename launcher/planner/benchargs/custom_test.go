@@ -1,4 +1,4 @@
-package planner
+package benchargs
 
 import (
 	"reflect"
@@ -30,7 +30,7 @@ func TestCustomConcurrencies(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, fromFlag := customConcurrencies(tc.env, tc.flag, tc.envConc)
+			got, fromFlag := CustomConcurrencies(tc.env, tc.flag, tc.envConc)
 			if !reflect.DeepEqual(got, tc.want) || fromFlag != tc.fromFlag {
 				t.Errorf("got %v (from --conc %v), want %v (%v)", got, fromFlag, tc.want, tc.fromFlag)
 			}
