@@ -111,16 +111,16 @@ func (b *builder) benchmarkEnv(custom bool) map[string]string {
 		"SRT_FRONTEND_PORT":    strconv.Itoa(port),
 	}
 	if custom {
-		eps := b.logicalEndpoints()
+		eps := b.workers().LogicalEndpoints()
 		for _, mode := range []struct {
 			role   plan.Role
 			prefix string
 		}{{plan.RolePrefill, "PREFILL"}, {plan.RoleDecode, "DECODE"}, {plan.RoleAgg, "AGG"}} {
 			var ips, hostports []string
 			for _, e := range eps {
-				if e.role == mode.role {
-					ips = append(ips, placeholderIP(e.node))
-					hostports = append(hostports, placeholderIP(e.node)+":"+strconv.Itoa(e.port))
+				if e.Role == mode.role {
+					ips = append(ips, placeholderIP(e.Node))
+					hostports = append(hostports, placeholderIP(e.Node)+":"+strconv.Itoa(e.Port))
 				}
 			}
 			if len(ips) > 0 {
@@ -133,7 +133,7 @@ func (b *builder) benchmarkEnv(custom bool) map[string]string {
 		env[k] = v
 	}
 	if custom {
-		if urls := b.metricsURLs(); len(urls) > 0 {
+		if urls := b.workers().MetricsURLs(); len(urls) > 0 {
 			env["AIPERF_SERVER_METRICS_URLS"] = strings.Join(urls, ",")
 		}
 	}
@@ -158,69 +158,14 @@ func (b *builder) frontendEndpoint() (int, int) {
 	return node, port
 }
 
-type logicalEndpoint struct {
-	role       plan.Role
-	node, port int
-}
-
-// logicalEndpoints are the worker leaders in launch order with the port
-// their metrics are served on: Dynamo's system port, the public port of a
-// direct vLLM serve, else the worker's HTTP port (srtctl's
-// _logical_worker_endpoints; followers are not endpoints).
-func (b *builder) logicalEndpoints() []logicalEndpoint {
-	var out []logicalEndpoint
-	for _, p := range b.plan.Processes {
-		if p.Rank != 0 || (p.Role != plan.RolePrefill && p.Role != plan.RoleDecode && p.Role != plan.RoleAgg) {
-			continue
-		}
-		var port int
-		switch b.frontendType() {
-		case "dynamo":
-			port = p.Ports["system"]
-		case "vllm":
-			port = portPublicFrontend
-		default:
-			port = p.Ports["http"]
-		}
-		if port > 0 {
-			out = append(out, logicalEndpoint{p.Role, p.Nodes[0], port})
-		}
-	}
-	return out
-}
-
-// metricsURLs is AIPERF_SERVER_METRICS_URLS for a custom command: every
-// logical worker's /metrics, plus the KVBM metrics port of prefill and
-// aggregated leaders when the recipe sets DYN_KVBM_METRICS_PORT; in order,
-// each once.
-func (b *builder) metricsURLs() []string {
-	if b.frontendType() == "trtllm_serve" {
-		return b.trtllmServeMetricsURLs()
-	}
-	var urls []string
-	seen := map[string]bool{}
-	add := func(node, port string) {
-		u := "http://" + node + ":" + port + "/metrics"
-		if !seen[u] {
-			seen[u] = true
-			urls = append(urls, u)
-		}
-	}
-	for _, e := range b.logicalEndpoints() {
-		add(placeholderIP(e.node), strconv.Itoa(e.port))
-	}
+// workers are the plan's engine processes so far, as package benchargs
+// addresses their metrics.
+func (b *builder) workers() benchargs.Workers {
 	kvbm := b.r.Backend.PrefillEnv.Strings()["DYN_KVBM_METRICS_PORT"]
 	if kvbm == "" {
 		kvbm = b.r.Backend.AggregatedEnv.Strings()["DYN_KVBM_METRICS_PORT"]
 	}
-	if kvbm != "" {
-		for _, p := range b.plan.Processes {
-			if p.Rank == 0 && (p.Role == plan.RolePrefill || p.Role == plan.RoleAgg) {
-				add(placeholderIP(p.Nodes[0]), kvbm)
-			}
-		}
-	}
-	return urls
+	return benchargs.Workers{Processes: b.plan.Processes, Frontend: b.frontendType(), KVBMPort: kvbm}
 }
 
 // tokenizerClient carries the recipe's tokenizer to the plan and picks the

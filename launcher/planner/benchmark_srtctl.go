@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/slurmbench/slurmbench/launcher/inputs/profile"
 	"github.com/slurmbench/slurmbench/launcher/plan"
 	"github.com/slurmbench/slurmbench/launcher/planner/benchargs"
 )
@@ -54,7 +53,7 @@ func (b *builder) srtctlBenchmark(bm plan.Benchmark) error {
 	if bm.Type == "trace-replay" || bm.Type == "mooncake-router" {
 		// srtctl's AIPerf runners: every engine process's metrics, and the
 		// aiperf package to install.
-		if urls := b.aiperfProcessMetricsURLs(); len(urls) > 0 {
+		if urls := b.workers().AIPerfMetricsURLs(); len(urls) > 0 {
 			env["AIPERF_SERVER_METRICS_URLS"] = strings.Join(urls, ",")
 		}
 		if rb.AIPerfPackage != "" {
@@ -103,47 +102,4 @@ func (b *builder) dedupeRecipeConcurrencies(concs []int) []int {
 		out = append(out, c)
 	}
 	return out
-}
-
-// aiperfProcessMetricsURLs is AIPERF_SERVER_METRICS_URLS for srtctl's
-// AIPerf runners (_get_aiperf_server_metrics_env without the logical-worker
-// view): a direct vLLM serve's public port on each agg leader; else every
-// engine process's Dynamo system port, followers included; plus the KVBM
-// metrics port of prefill and agg leaders; each once, sorted.
-func (b *builder) aiperfProcessMetricsURLs() []string {
-	set := map[string]bool{}
-	workers := func(f func(p plan.Process)) {
-		for _, p := range b.plan.Processes {
-			if p.Role == plan.RolePrefill || p.Role == plan.RoleDecode || p.Role == plan.RoleAgg {
-				f(p)
-			}
-		}
-	}
-	if b.frontendType() == "vllm" || b.sglangDirect() {
-		workers(func(p plan.Process) {
-			if p.Role == plan.RoleAgg && p.Rank == 0 {
-				set["http://"+placeholderIP(p.Nodes[0])+":"+strconv.Itoa(portPublicFrontend)+"/metrics"] = true
-			}
-		})
-		if len(set) > 0 {
-			return profile.SortedKeys(set)
-		}
-	}
-	workers(func(p plan.Process) {
-		if sys := p.Ports["system"]; sys > 0 {
-			set["http://"+placeholderIP(p.Nodes[0])+":"+strconv.Itoa(sys)+"/metrics"] = true
-		}
-	})
-	kvbm := b.r.Backend.PrefillEnv.Strings()["DYN_KVBM_METRICS_PORT"]
-	if kvbm == "" {
-		kvbm = b.r.Backend.AggregatedEnv.Strings()["DYN_KVBM_METRICS_PORT"]
-	}
-	if kvbm != "" {
-		workers(func(p plan.Process) {
-			if p.Rank == 0 && (p.Role == plan.RolePrefill || p.Role == plan.RoleAgg) {
-				set["http://"+placeholderIP(p.Nodes[0])+":"+kvbm+"/metrics"] = true
-			}
-		})
-	}
-	return profile.SortedKeys(set)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/slurmbench/slurmbench/launcher/plan"
+	"github.com/slurmbench/slurmbench/launcher/planner/benchargs"
 	"github.com/slurmbench/slurmbench/launcher/planner/engine"
 
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe"
@@ -31,7 +32,7 @@ func (b *builder) profiling() error {
 // /engine/start_profile or SGLang's /start_profile.
 func (b *builder) profileTriggers(typ string) []plan.ProfileTrigger {
 	start, stop := "/start_profile", "/stop_profile"
-	eps := b.logicalEndpoints()
+	eps := b.workers().LogicalEndpoints()
 	switch {
 	case b.backendType() == "mock":
 		// slurmbench's mock engine serves SGLang's profiling endpoints on
@@ -39,7 +40,7 @@ func (b *builder) profileTriggers(typ string) []plan.ProfileTrigger {
 		eps = nil
 		for _, p := range b.plan.Processes {
 			if p.Rank == 0 && (p.Role == plan.RolePrefill || p.Role == plan.RoleDecode || p.Role == plan.RoleAgg) && p.Ports["http"] > 0 {
-				eps = append(eps, logicalEndpoint{p.Role, p.Nodes[0], p.Ports["http"]})
+				eps = append(eps, benchargs.Endpoint{Role: p.Role, Node: p.Nodes[0], Port: p.Ports["http"]})
 			}
 		}
 	case b.frontendType() == "dynamo":
@@ -55,7 +56,7 @@ func (b *builder) profileTriggers(typ string) []plan.ProfileTrigger {
 	}
 	var out []plan.ProfileTrigger
 	for _, e := range eps {
-		mode := engine.ProfileMode(e.role)
+		mode := engine.ProfileMode(e.Role)
 		ph := engine.ProfilePhase(b.r.Profiling, mode)
 		if ph == nil || ph.StartStep == nil || ph.StopStep == nil || *ph.StopStep-*ph.StartStep <= 0 {
 			continue // lib/profiling.sh skips an empty step range
@@ -66,7 +67,7 @@ func (b *builder) profileTriggers(typ string) []plan.ProfileTrigger {
 			NumSteps   int      `json:"num_steps"`
 			Activities []string `json:"activities"`
 		}{"/logs/profiles/" + mode, *ph.StartStep, *ph.StopStep - *ph.StartStep, activities})
-		out = append(out, plan.ProfileTrigger{Role: e.role, URL: "http://" + placeholderIP(e.node) + ":" + strconv.Itoa(e.port),
+		out = append(out, plan.ProfileTrigger{Role: e.Role, URL: "http://" + placeholderIP(e.Node) + ":" + strconv.Itoa(e.Port),
 			StartPath: start, StopPath: stop, Body: string(body)})
 	}
 	return out
@@ -109,9 +110,9 @@ func (b *builder) profilingBenchmarkEnv(out map[string]string, benchType string)
 	}
 	ips := map[plan.Role][]string{}
 	eps := map[plan.Role][]string{}
-	for _, e := range b.logicalEndpoints() {
-		ips[e.role] = append(ips[e.role], placeholderIP(e.node))
-		eps[e.role] = append(eps[e.role], placeholderIP(e.node)+":"+strconv.Itoa(e.port))
+	for _, e := range b.workers().LogicalEndpoints() {
+		ips[e.Role] = append(ips[e.Role], placeholderIP(e.Node))
+		eps[e.Role] = append(eps[e.Role], placeholderIP(e.Node)+":"+strconv.Itoa(e.Port))
 	}
 	for _, r := range []struct {
 		role plan.Role

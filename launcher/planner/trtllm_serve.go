@@ -1,10 +1,6 @@
 package planner
 
-import (
-	"strconv"
-
-	"github.com/slurmbench/slurmbench/launcher/plan"
-)
+import "github.com/slurmbench/slurmbench/launcher/plan"
 
 // What frontend.type: trtllm_serve changes outside its engine
 // (engine/trtllm_serve.go) and its frontend (infra/trtllm_serve.go), after
@@ -56,20 +52,4 @@ func (b *builder) workerReadyPort(p *plan.Process) int {
 		return p.Ports["http"]
 	}
 	return p.Ports["system"]
-}
-
-// trtllmServeMetricsURLs is AIPERF_SERVER_METRICS_URLS for a custom
-// benchmark (worker_metrics_port and metrics_path): every prefill and
-// decode leader's /prometheus/metrics on its HTTP port, where trtllm-serve
-// serves Prometheus text (its /metrics is JSON iteration statistics); an
-// aggregated worker is left out, as srtctl leaves it.
-func (b *builder) trtllmServeMetricsURLs() []string {
-	var urls []string
-	for _, e := range b.logicalEndpoints() {
-		if e.role == plan.RoleAgg {
-			continue
-		}
-		urls = append(urls, "http://"+placeholderIP(e.node)+":"+strconv.Itoa(e.port)+"/prometheus/metrics")
-	}
-	return urls
 }

@@ -1,8 +1,9 @@
 // Package benchargs renders what a recipe's benchmark block hands the
 // benchmark client, apart from where the job places it: the positional
-// arguments and result files of srtctl's other benchmark types, and a
-// custom command's script, concurrencies and output paths on the host. The
-// planner places the step and calls it with what it placed.
+// arguments and result files of srtctl's other benchmark types, a custom
+// command's script, concurrencies and output paths on the host, and the
+// engines' metrics URLs the client's environment names. The planner places
+// the step and calls it with what it placed.
 package benchargs
 
 import (
