@@ -42,6 +42,7 @@ var rules = []struct {
 	{"launcher/inputs/recipe/variants", []string{"launcher/inputs/recipe"}, "the recipe's node transforms edit YAML nodes; the recipe model is their reader's"},
 	{"launcher/inputs/recipe/yamldoc", []string{"launcher/inputs/recipe"}, "the recipe's node transforms edit YAML nodes; the recipe model is their reader's"},
 	{"launcher/inputs/recipe/fragment", []string{"launcher/inputs/recipe"}, "the recipe's node transforms edit YAML nodes; the recipe model is their reader's"},
+	{"launcher/inputs/recipe/values", []string{"launcher/inputs/recipe"}, "the recipe's leaf values render YAML as srtctl does; the recipe model is their reader's"},
 	{"launcher/inputs/recipe/telemetry", []string{"launcher/inputs/recipe"}, "the telemetry block is read and checked on its own; the recipe hands it what of the rest its checks read"},
 	{"", []string{"cmd"}, "cmd only parses flags: nothing imports it"},
 }
@@ -55,6 +56,7 @@ var allowed = map[string][]string{
 	"launcher/inputs/recipe/variants": {"launcher/inputs/recipe/yamltree"},
 	"launcher/inputs/recipe/yamldoc":  {"launcher/inputs/recipe/yamltree"},
 	"launcher/inputs/recipe/fragment": {"launcher/inputs/recipe/yamltree", "launcher/inputs/recipe/yamldoc", "launcher/inputs/recipe/variants"},
+	"launcher/inputs/recipe/values":   {"launcher/inputs/recipe/yamltree"},
 }
 
 func under(path, prefix string) bool {

@@ -3,6 +3,7 @@ package recipe
 import (
 	"go.yaml.in/yaml/v3"
 
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/values"
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/yamldoc"
 )
 
@@ -25,4 +26,4 @@ func ReadForEdit(path string, data []byte, allowDuplicateKeys bool) (root *yaml.
 }
 
 // NewValue is node n as an engine-config or recipe value.
-func NewValue(n *yaml.Node) Value { return Value{n} }
+func NewValue(n *yaml.Node) Value { return values.New(n) }

@@ -2,6 +2,8 @@ package recipe
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"reflect"
@@ -265,4 +267,9 @@ func checkKeys(path string, n *yaml.Node, t reflect.Type, field string, schema i
 		}
 		return msg
 	}))
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }

@@ -125,7 +125,7 @@ func TestOverrideVariants(t *testing.T) {
 			}
 			lbm := r.Backend.SGLangConfig.Decode["load-balance-method"]
 			if r.Name != tc.name || *r.Resources.DecodeNodes != tc.decodeNodes || !reflect.DeepEqual(r.Benchmark.Concurrencies.Values, tc.concs) ||
-				(tc.lbm == "") != (lbm.node == nil) || tc.lbm != "" && lbm.String() != tc.lbm {
+				(tc.lbm == "") != (lbm.Node() == nil) || tc.lbm != "" && lbm.String() != tc.lbm {
 				t.Errorf("name %q decode_nodes %d concs %v lbm %v", r.Name, *r.Resources.DecodeNodes, r.Benchmark.Concurrencies.Values, lbm)
 			}
 			for f, o := range tc.origin {

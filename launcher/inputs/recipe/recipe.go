@@ -8,7 +8,8 @@
 // strict key checking), variants (an override file's config), schema2
 // (srt-slurm 2.x's layout normalized into the v1 one) and yamltree (the
 // node edits they share); this package decodes the result into Recipe and
-// validates it.
+// validates it. Its leaf values (Value, EnvMap, ...) are package values's,
+// its telemetry block package telemetry's.
 package recipe
 
 import (
@@ -360,7 +361,7 @@ func goTypeName(t string) string {
 	case "float64", "*float64":
 		return "a number"
 	}
-	if strings.HasPrefix(t, "map[") || strings.HasPrefix(t, "recipe.") || strings.HasPrefix(t, "telemetry.") {
+	if strings.HasPrefix(t, "map[") || strings.HasPrefix(t, "recipe.") || strings.HasPrefix(t, "telemetry.") || strings.HasPrefix(t, "values.") {
 		return "a mapping"
 	}
 	if strings.HasPrefix(t, "[]") {

@@ -204,14 +204,12 @@ func (r *Recipe) validateService(i int, s Service, report func(error)) {
 			}
 		}
 	}
-	for _, k := range s.Env.keys() {
+	for _, k := range SortedKeys(s.Env) {
 		if !profile.ValidEnvName(k) {
 			fail("env", "%q is not a valid environment variable name", k)
 		}
 	}
 }
-
-func (e EnvMap) keys() []string { return SortedKeys(e) }
 
 // checkSupportedV2 refuses valid schema-2 features slurmbench does not run.
 func (r *Recipe) checkSupportedV2() error {

@@ -122,15 +122,15 @@ func (r *Recipe) validate() error {
 	}
 
 	b := r.Benchmark
-	if b.Concurrencies.err != "" {
-		add("benchmark.concurrencies", "%s", b.Concurrencies.err)
+	if b.Concurrencies.Err() != "" {
+		add("benchmark.concurrencies", "%s", b.Concurrencies.Err())
 	}
 	// A concurrency listed twice runs once (as srtctl does; the planner
 	// warns), so only the distinct values are held to the rule here.
 	if err := CheckConcurrencies(distinct(b.Concurrencies.Values)); err != nil {
 		add("benchmark.concurrencies", "%v", err)
 	}
-	if b.Concurrencies.Set && b.Concurrencies.err == "" && len(b.Concurrencies.Values) == 0 {
+	if b.Concurrencies.Set && b.Concurrencies.Err() == "" && len(b.Concurrencies.Values) == 0 {
 		add("benchmark.concurrencies", "empty list")
 	}
 	positive("benchmark.isl", b.ISL)
