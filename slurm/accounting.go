@@ -6,49 +6,51 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/slurmbench/slurmbench/slurm/wire"
 )
 
 // wireDBJob is slurmdbd's job record (GET /slurmdb/<v>/job/{id}).
 type wireDBJob struct {
-	JobID     JobID    `json:"job_id"`
-	Name      string   `json:"name"`
-	User      string   `json:"user"`
-	Account   string   `json:"account"`
-	Partition string   `json:"partition"`
-	Comment   flexText `json:"comment"` // {"administrator","job","system"}
-	Nodes     string   `json:"nodes"`
-	Cluster   string   `json:"cluster"`
+	JobID     JobID         `json:"job_id"`
+	Name      string        `json:"name"`
+	User      string        `json:"user"`
+	Account   string        `json:"account"`
+	Partition string        `json:"partition"`
+	Comment   wire.FlexText `json:"comment"` // {"administrator","job","system"}
+	Nodes     string        `json:"nodes"`
+	Cluster   string        `json:"cluster"`
 	// allocation_nodes is a bare number in v0.0.40-42.
-	AllocationNodes noVal `json:"allocation_nodes"`
+	AllocationNodes wire.NoVal `json:"allocation_nodes"`
 	State           struct {
-		Current stringList `json:"current"`
-		Reason  string     `json:"reason"`
+		Current wire.StringList `json:"current"`
+		Reason  string          `json:"reason"`
 	} `json:"state"`
 	ExitCode wireExit `json:"exit_code"`
 	Time     struct {
-		Submission noVal `json:"submission"`
-		Start      noVal `json:"start"`
-		End        noVal `json:"end"`
-		Limit      noVal `json:"limit"` // minutes
+		Submission wire.NoVal `json:"submission"`
+		Start      wire.NoVal `json:"start"`
+		End        wire.NoVal `json:"end"`
+		Limit      wire.NoVal `json:"limit"` // minutes
 	} `json:"time"`
 	WorkingDirectory string `json:"working_directory"`
 	StdOut           string `json:"stdout"`
 	StdErr           string `json:"stderr"`
 	Het              struct {
-		JobID     noVal `json:"job_id"`
-		JobOffset noVal `json:"job_offset"`
+		JobID     wire.NoVal `json:"job_id"`
+		JobOffset wire.NoVal `json:"job_offset"`
 	} `json:"het"`
 }
 
 func (w wireDBJob) job() Job {
 	return Job{
 		ID: w.JobID, Name: w.Name, User: w.User, Account: w.Account, Partition: w.Partition,
-		Comment: string(w.Comment), Nodes: w.Nodes, NodeCount: int(w.AllocationNodes.value(0)),
+		Comment: string(w.Comment), Nodes: w.Nodes, NodeCount: int(w.AllocationNodes.Value(0)),
 		State: ParseState(w.State.Current...), Reason: w.State.Reason, Exit: w.ExitCode.ExitStatus,
-		SubmitTime: w.Time.Submission.unixTime(), StartTime: w.Time.Start.unixTime(), EndTime: w.Time.End.unixTime(),
-		TimeLimit: time.Duration(w.Time.Limit.value(0)) * time.Minute,
+		SubmitTime: w.Time.Submission.UnixTime(), StartTime: w.Time.Start.UnixTime(), EndTime: w.Time.End.UnixTime(),
+		TimeLimit: time.Duration(w.Time.Limit.Value(0)) * time.Minute,
 		WorkDir:   w.WorkingDirectory, StdOut: w.StdOut, StdErr: w.StdErr,
-		HetJobID: JobID(w.Het.JobID.value(0)), HetJobOffset: int(w.Het.JobOffset.value(0)),
+		HetJobID: JobID(w.Het.JobID.Value(0)), HetJobOffset: int(w.Het.JobOffset.Value(0)),
 		Source: SourceAccounting,
 	}
 }

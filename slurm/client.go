@@ -17,6 +17,8 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/slurmbench/slurmbench/slurm/token"
+
+	"github.com/slurmbench/slurmbench/slurm/wire"
 )
 
 // Defaults for Config fields left zero.
@@ -260,9 +262,9 @@ type envelope struct {
 		} `json:"plugin"`
 		Slurm struct {
 			Version struct {
-				Major flexText `json:"major"`
-				Minor flexText `json:"minor"`
-				Micro flexText `json:"micro"`
+				Major wire.FlexText `json:"major"`
+				Minor wire.FlexText `json:"minor"`
+				Micro wire.FlexText `json:"micro"`
 			} `json:"version"`
 			Release string `json:"release"`
 			Cluster string `json:"cluster"`

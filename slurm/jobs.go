@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/slurmbench/slurmbench/slurm/wire"
 )
 
 // Source says where a Job record came from.
@@ -79,43 +81,43 @@ func (j Job) Outcome() string {
 
 // wireJob is slurmctld's job_info entry; only the fields used are listed.
 type wireJob struct {
-	JobID                   JobID      `json:"job_id"`
-	Name                    string     `json:"name"`
-	UserName                string     `json:"user_name"`
-	Account                 string     `json:"account"`
-	Partition               string     `json:"partition"`
-	Comment                 flexText   `json:"comment"`
-	Nodes                   string     `json:"nodes"`
-	NodeCount               noVal      `json:"node_count"`
-	BatchHost               string     `json:"batch_host"`
-	JobState                stringList `json:"job_state"`
-	State                   stringList `json:"state"` // jobs/state/ calls it this
-	StateReason             string     `json:"state_reason"`
-	ExitCode                wireExit   `json:"exit_code"`
-	SubmitTime              noVal      `json:"submit_time"`
-	StartTime               noVal      `json:"start_time"`
-	EndTime                 noVal      `json:"end_time"`
-	TimeLimit               noVal      `json:"time_limit"` // minutes
-	TRESPerNode             string     `json:"tres_per_node"`
-	GRESDetail              stringList `json:"gres_detail"`
-	CurrentWorkingDirectory string     `json:"current_working_directory"`
-	StandardOutput          string     `json:"standard_output"`
-	StandardError           string     `json:"standard_error"`
-	HetJobID                noVal      `json:"het_job_id"`
-	HetJobOffset            noVal      `json:"het_job_offset"`
-	Cluster                 string     `json:"cluster"`
+	JobID                   JobID           `json:"job_id"`
+	Name                    string          `json:"name"`
+	UserName                string          `json:"user_name"`
+	Account                 string          `json:"account"`
+	Partition               string          `json:"partition"`
+	Comment                 wire.FlexText   `json:"comment"`
+	Nodes                   string          `json:"nodes"`
+	NodeCount               wire.NoVal      `json:"node_count"`
+	BatchHost               string          `json:"batch_host"`
+	JobState                wire.StringList `json:"job_state"`
+	State                   wire.StringList `json:"state"` // jobs/state/ calls it this
+	StateReason             string          `json:"state_reason"`
+	ExitCode                wireExit        `json:"exit_code"`
+	SubmitTime              wire.NoVal      `json:"submit_time"`
+	StartTime               wire.NoVal      `json:"start_time"`
+	EndTime                 wire.NoVal      `json:"end_time"`
+	TimeLimit               wire.NoVal      `json:"time_limit"` // minutes
+	TRESPerNode             string          `json:"tres_per_node"`
+	GRESDetail              wire.StringList `json:"gres_detail"`
+	CurrentWorkingDirectory string          `json:"current_working_directory"`
+	StandardOutput          string          `json:"standard_output"`
+	StandardError           string          `json:"standard_error"`
+	HetJobID                wire.NoVal      `json:"het_job_id"`
+	HetJobOffset            wire.NoVal      `json:"het_job_offset"`
+	Cluster                 string          `json:"cluster"`
 }
 
 func (w wireJob) job() Job {
 	j := Job{
 		ID: w.JobID, Name: w.Name, User: w.UserName, Account: w.Account, Partition: w.Partition,
-		Comment: string(w.Comment), Nodes: w.Nodes, NodeCount: int(w.NodeCount.value(0)), BatchHost: w.BatchHost,
+		Comment: string(w.Comment), Nodes: w.Nodes, NodeCount: int(w.NodeCount.Value(0)), BatchHost: w.BatchHost,
 		State: ParseState(cmpList(w.JobState, w.State)...), Reason: w.StateReason, Exit: w.ExitCode.ExitStatus,
-		SubmitTime: w.SubmitTime.unixTime(), StartTime: w.StartTime.unixTime(), EndTime: w.EndTime.unixTime(),
-		TimeLimit:   time.Duration(w.TimeLimit.value(0)) * time.Minute,
+		SubmitTime: w.SubmitTime.UnixTime(), StartTime: w.StartTime.UnixTime(), EndTime: w.EndTime.UnixTime(),
+		TimeLimit:   time.Duration(w.TimeLimit.Value(0)) * time.Minute,
 		TRESPerNode: w.TRESPerNode, GRESDetail: w.GRESDetail,
 		WorkDir: w.CurrentWorkingDirectory, StdOut: w.StandardOutput, StdErr: w.StandardError,
-		HetJobID: JobID(w.HetJobID.value(0)), HetJobOffset: int(w.HetJobOffset.value(0)),
+		HetJobID: JobID(w.HetJobID.Value(0)), HetJobOffset: int(w.HetJobOffset.Value(0)),
 		Source: SourceController,
 	}
 	return j
@@ -175,7 +177,7 @@ func (c *Client) checkRecord(asked, got, hetLeader JobID, cluster string) error 
 func (c *Client) checkRecords(id JobID, ws []wireJob) error {
 	found := len(ws) == 0 // an empty list is "not found", decided by pickJob
 	for _, w := range ws {
-		if err := c.checkRecord(id, w.JobID, JobID(w.HetJobID.value(0)), w.Cluster); err != nil {
+		if err := c.checkRecord(id, w.JobID, JobID(w.HetJobID.Value(0)), w.Cluster); err != nil {
 			return err
 		}
 		found = found || w.JobID == id

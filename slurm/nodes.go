@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/slurmbench/slurmbench/slurm/wire"
 )
 
 // Node is a compute node.
@@ -71,28 +73,28 @@ func gresCount(gres, name string) int {
 }
 
 type wireNode struct {
-	Name        string     `json:"name"`
-	Hostname    string     `json:"hostname"`
-	Address     string     `json:"address"`
-	State       stringList `json:"state"`
-	Reason      string     `json:"reason"`
-	Partitions  stringList `json:"partitions"`
-	Features    stringList `json:"features"`
-	CPUs        noVal      `json:"cpus"`
-	AllocCPUs   noVal      `json:"alloc_cpus"`
-	RealMemory  noVal      `json:"real_memory"`
-	AllocMemory noVal      `json:"alloc_memory"`
-	GRES        string     `json:"gres"`
-	GRESUsed    string     `json:"gres_used"`
-	Version     string     `json:"version"`
+	Name        string          `json:"name"`
+	Hostname    string          `json:"hostname"`
+	Address     string          `json:"address"`
+	State       wire.StringList `json:"state"`
+	Reason      string          `json:"reason"`
+	Partitions  wire.StringList `json:"partitions"`
+	Features    wire.StringList `json:"features"`
+	CPUs        wire.NoVal      `json:"cpus"`
+	AllocCPUs   wire.NoVal      `json:"alloc_cpus"`
+	RealMemory  wire.NoVal      `json:"real_memory"`
+	AllocMemory wire.NoVal      `json:"alloc_memory"`
+	GRES        string          `json:"gres"`
+	GRESUsed    string          `json:"gres_used"`
+	Version     string          `json:"version"`
 }
 
 func (w wireNode) node() Node {
 	return Node{
 		Name: w.Name, Hostname: w.Hostname, Address: w.Address, State: w.State, Reason: w.Reason,
 		Partitions: w.Partitions, Features: w.Features,
-		CPUs: int(w.CPUs.value(0)), AllocCPUs: int(w.AllocCPUs.value(0)),
-		RealMemory: w.RealMemory.value(0), AllocMemory: w.AllocMemory.value(0),
+		CPUs: int(w.CPUs.Value(0)), AllocCPUs: int(w.AllocCPUs.Value(0)),
+		RealMemory: w.RealMemory.Value(0), AllocMemory: w.AllocMemory.Value(0),
 		GRES: w.GRES, GRESUsed: w.GRESUsed, Version: w.Version,
 	}
 }
@@ -132,20 +134,20 @@ type Partition struct {
 type wirePartition struct {
 	Name  string `json:"name"`
 	Nodes struct {
-		Configured string `json:"configured"`
-		Total      noVal  `json:"total"`
+		Configured string     `json:"configured"`
+		Total      wire.NoVal `json:"total"`
 	} `json:"nodes"`
 	CPUs struct {
-		Total noVal `json:"total"`
+		Total wire.NoVal `json:"total"`
 	} `json:"cpus"`
 	Partition struct {
-		State stringList `json:"state"`
+		State wire.StringList `json:"state"`
 	} `json:"partition"`
 	Maximums struct {
-		Time noVal `json:"time"` // minutes
+		Time wire.NoVal `json:"time"` // minutes
 	} `json:"maximums"`
 	Defaults struct {
-		Time noVal `json:"time"`
+		Time wire.NoVal `json:"time"`
 	} `json:"defaults"`
 	Accounts struct {
 		Allowed string `json:"allowed"`
@@ -164,10 +166,10 @@ func (c *Client) ListPartitions(ctx context.Context) ([]Partition, error) {
 	out := make([]Partition, 0, len(w.Partitions))
 	for _, p := range w.Partitions {
 		out = append(out, Partition{
-			Name: p.Name, Nodes: p.Nodes.Configured, TotalNodes: int(p.Nodes.Total.value(0)),
-			TotalCPUs: int(p.CPUs.Total.value(0)), State: p.Partition.State,
-			MaxTime:       time.Duration(p.Maximums.Time.value(0)) * time.Minute,
-			DefaultTime:   time.Duration(p.Defaults.Time.value(0)) * time.Minute,
+			Name: p.Name, Nodes: p.Nodes.Configured, TotalNodes: int(p.Nodes.Total.Value(0)),
+			TotalCPUs: int(p.CPUs.Total.Value(0)), State: p.Partition.State,
+			MaxTime:       time.Duration(p.Maximums.Time.Value(0)) * time.Minute,
+			DefaultTime:   time.Duration(p.Defaults.Time.Value(0)) * time.Minute,
 			AllowAccounts: p.Accounts.Allowed, DenyAccounts: p.Accounts.Deny,
 		})
 	}

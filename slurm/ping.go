@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/slurmbench/slurmbench/slurm/wire"
 )
 
 // Controller is one slurmctld as ping reports it.
@@ -24,17 +26,17 @@ type PingResult struct {
 
 type wirePing struct {
 	Pings []struct {
-		Hostname string `json:"hostname"`
-		Pinged   string `json:"pinged"`
-		Mode     string `json:"mode"`
-		Latency  noVal  `json:"latency"` // microseconds
+		Hostname string     `json:"hostname"`
+		Pinged   string     `json:"pinged"`
+		Mode     string     `json:"mode"`
+		Latency  wire.NoVal `json:"latency"` // microseconds
 	} `json:"pings"`
 }
 
 func (w wirePing) controllers() []Controller {
 	out := make([]Controller, 0, len(w.Pings))
 	for _, p := range w.Pings {
-		out = append(out, Controller{Hostname: p.Hostname, Pinged: p.Pinged, Mode: p.Mode, Latency: time.Duration(p.Latency.value(0)) * time.Microsecond})
+		out = append(out, Controller{Hostname: p.Hostname, Pinged: p.Pinged, Mode: p.Mode, Latency: time.Duration(p.Latency.Value(0)) * time.Microsecond})
 	}
 	return out
 }

@@ -110,7 +110,7 @@ func decodeSample(t *testing.T, c *Client, e indexEntry, body []byte) decoded {
 		d.nodes = append(d.nodes, n.node())
 	}
 	for _, p := range wp.Partitions {
-		d.partitions = append(d.partitions, Partition{Name: p.Name, TotalNodes: int(p.Nodes.Total.value(0)), TotalCPUs: int(p.CPUs.Total.value(0)), State: p.Partition.State, MaxTime: time.Duration(p.Maximums.Time.value(0)) * time.Minute})
+		d.partitions = append(d.partitions, Partition{Name: p.Name, TotalNodes: int(p.Nodes.Total.Value(0)), TotalCPUs: int(p.CPUs.Total.Value(0)), State: p.Partition.State, MaxTime: time.Duration(p.Maximums.Time.Value(0)) * time.Minute})
 	}
 	return d
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/slurmbench/slurmbench/slurm/wire"
 )
 
 // BaseState is a job's base state: the first element of job_state.
@@ -101,7 +103,7 @@ func (s State) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON accepts the array or the string form.
 func (s *State) UnmarshalJSON(b []byte) error {
-	var l stringList
+	var l wire.StringList
 	if err := l.UnmarshalJSON(b); err != nil {
 		return fmt.Errorf("job state: %w", err)
 	}
@@ -133,11 +135,11 @@ func (w *wireExit) UnmarshalJSON(b []byte) error {
 	}
 	if b[0] == '{' {
 		var raw struct {
-			Status     stringList `json:"status"`
-			ReturnCode *noVal     `json:"return_code"`
+			Status     wire.StringList `json:"status"`
+			ReturnCode *wire.NoVal     `json:"return_code"`
 			Signal     struct {
-				ID   noVal  `json:"id"`
-				Name string `json:"name"`
+				ID   wire.NoVal `json:"id"`
+				Name string     `json:"name"`
 			} `json:"signal"`
 			// A {"set","number"} object in this place is the old NoVal form.
 			Set *bool `json:"set"`
@@ -146,26 +148,26 @@ func (w *wireExit) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("exit code: %w", err)
 		}
 		if raw.Set != nil {
-			var n noVal
+			var n wire.NoVal
 			if err := n.UnmarshalJSON(b); err != nil {
 				return fmt.Errorf("exit code: %w", err)
 			}
-			w.ExitStatus = fromWaitStatus(n.value(0))
+			w.ExitStatus = fromWaitStatus(n.Value(0))
 			return nil
 		}
 		if raw.ReturnCode != nil {
-			w.Code = int(raw.ReturnCode.value(0))
+			w.Code = int(raw.ReturnCode.Value(0))
 		}
-		w.Signal = int(raw.Signal.ID.value(0))
+		w.Signal = int(raw.Signal.ID.Value(0))
 		w.SignalName = raw.Signal.Name
 		w.Status = raw.Status
 		return nil
 	}
-	var n noVal
+	var n wire.NoVal
 	if err := n.UnmarshalJSON(b); err != nil {
 		return fmt.Errorf("exit code: %w", err)
 	}
-	w.ExitStatus = fromWaitStatus(n.value(0))
+	w.ExitStatus = fromWaitStatus(n.Value(0))
 	return nil
 }
 

@@ -1,4 +1,9 @@
-package slurm
+// Package wire decodes slurmrestd's JSON encodings that differ between
+// its versions: optional numbers (NoVal: an object since v0.0.40, a bare
+// number or a numeric string before), lists sent as arrays or as one
+// joined string (StringList), and text some versions wrap in an object
+// (FlexText). Package slurm's wire structs are built of them.
+package wire
 
 import (
 	"bytes"
@@ -10,18 +15,18 @@ import (
 	"time"
 )
 
-// noVal is Slurm's optional number. Since v0.0.40 it is sent as
+// NoVal is Slurm's optional number. Since v0.0.40 it is sent as
 // {"set":bool,"infinite":bool,"number":N}; older versions and some fields
 // still send a bare number, and a few send numeric strings. All decode here.
-type noVal struct {
+type NoVal struct {
 	Set      bool
 	Infinite bool
 	Number   int64
 }
 
-func (n *noVal) UnmarshalJSON(b []byte) error {
+func (n *NoVal) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
-	*n = noVal{}
+	*n = NoVal{}
 	switch {
 	case len(b) == 0 || string(b) == "null":
 		return nil
@@ -75,17 +80,17 @@ func (n *noVal) UnmarshalJSON(b []byte) error {
 	}
 }
 
-// value returns the number when set and finite, else def.
-func (n noVal) value(def int64) int64 {
+// Value returns the number when set and finite, else def.
+func (n NoVal) Value(def int64) int64 {
 	if !n.Set || n.Infinite {
 		return def
 	}
 	return n.Number
 }
 
-// unixTime maps an epoch-seconds noVal to a time; unset or 0 is the zero time.
-func (n noVal) unixTime() time.Time {
-	if v := n.value(0); v > 0 {
+// UnixTime maps an epoch-seconds NoVal to a time; unset or 0 is the zero time.
+func (n NoVal) UnixTime() time.Time {
+	if v := n.Value(0); v > 0 {
 		return time.Unix(v, 0)
 	}
 	return time.Time{}
@@ -102,38 +107,11 @@ func numberToInt(s string) (int64, error) {
 	return int64(f), nil
 }
 
-// JobID is a Slurm job id. On the wire it is a number (job info), a string
-// (jobs/state) or a noVal object (v0.0.42 cancel status); all decode.
-type JobID int64
-
-func (id JobID) String() string { return strconv.FormatInt(int64(id), 10) }
-
-// UnmarshalJSON accepts 12, "12" and {"set":true,"number":12}.
-func (id *JobID) UnmarshalJSON(b []byte) error {
-	var n noVal
-	if err := n.UnmarshalJSON(b); err != nil {
-		return fmt.Errorf("job id: %w", err)
-	}
-	*id = JobID(n.value(0))
-	return nil
-}
-
-// ParseJobID parses a job id as operators type it ("1234"). Array and
-// het-job suffixes ("1234_5", "1234+1") are refused: the launcher only
-// submits plain batch jobs.
-func ParseJobID(s string) (JobID, error) {
-	v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-	if err != nil || v <= 0 {
-		return 0, fmt.Errorf("%q is not a Slurm job id (a positive number)", s)
-	}
-	return JobID(v), nil
-}
-
-// stringList decodes a list of strings sent as an array, a single string
+// StringList decodes a list of strings sent as an array, a single string
 // (comma- or plus-separated, as v0.0.39 and squeue print states) or null.
-type stringList []string
+type StringList []string
 
-func (l *stringList) UnmarshalJSON(b []byte) error {
+func (l *StringList) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	*l = nil
 	switch {
@@ -164,12 +142,12 @@ func (l *stringList) UnmarshalJSON(b []byte) error {
 	}
 }
 
-// flexText is a string that some versions wrap in an object, e.g.
+// FlexText is a string that some versions wrap in an object, e.g.
 // slurmdb's comment {"administrator","job","system"}: the "job" part is
 // the user's comment.
-type flexText string
+type FlexText string
 
-func (t *flexText) UnmarshalJSON(b []byte) error {
+func (t *FlexText) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	*t = ""
 	switch {
@@ -183,16 +161,16 @@ func (t *flexText) UnmarshalJSON(b []byte) error {
 			return err
 		}
 		if obj.Job != nil {
-			*t = flexText(*obj.Job)
+			*t = FlexText(*obj.Job)
 		}
 		return nil
 	case b[0] == '"':
 		var s string
 		err := json.Unmarshal(b, &s)
-		*t = flexText(s)
+		*t = FlexText(s)
 		return err
 	default:
-		*t = flexText(b)
+		*t = FlexText(b)
 		return nil
 	}
 }
