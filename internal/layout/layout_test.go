@@ -44,6 +44,7 @@ var rules = []struct {
 	{"launcher/inputs/recipe/fragment", []string{"launcher/inputs/recipe"}, "the recipe's node transforms edit YAML nodes; the recipe model is their reader's"},
 	{"launcher/inputs/recipe/values", []string{"launcher/inputs/recipe"}, "the recipe's leaf values render YAML as srtctl does; the recipe model is their reader's"},
 	{"launcher/inputs/recipe/telemetry", []string{"launcher/inputs/recipe"}, "the telemetry block is read and checked on its own; the recipe hands it what of the rest its checks read"},
+	{"launcher/clients/sabench/numpy", []string{"launcher/clients/sabench"}, "NumPy's numerics are reproduced on their own; the client is their user"},
 	{"slurm/wire", []string{"slurm"}, "slurmrestd's encodings decode into plain values; the client and its records are slurm's"},
 	{"", []string{"cmd"}, "cmd only parses flags: nothing imports it"},
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/slurmbench/slurmbench/internal/budget"
 	"github.com/slurmbench/slurmbench/internal/pyjson"
 	"github.com/slurmbench/slurmbench/internal/readlimit"
+	"github.com/slurmbench/slurmbench/launcher/clients/sabench/numpy"
 	"github.com/slurmbench/slurmbench/results"
 )
 
@@ -281,7 +282,7 @@ func (r *runner) workers(n int) int {
 // workers take the requests in order (the semaphore of the Python tool
 // releases them in the same order); at a finite rate a dispatcher releases
 // them on the gamma schedule and each waits for a free slot.
-func (r *runner) measure(ctx context.Context, records []record, rng *legacyRand) {
+func (r *runner) measure(ctx context.Context, records []record, rng *numpy.RandomState) {
 	n := len(records)
 	var t tally
 	stop := r.reportProgress(PhaseBenchmark, n, &t)
@@ -325,7 +326,7 @@ dispatch:
 		if i > 0 {
 			// Gaps are drawn after each dispatch, as get_request does; the
 			// schedule is absolute so a late wake-up does not lower the rate.
-			due = due.Add(time.Duration(rng.gamma(r.cfg.Burstiness, theta) * float64(time.Second)))
+			due = due.Add(time.Duration(rng.Gamma(r.cfg.Burstiness, theta) * float64(time.Second)))
 			timer.Reset(time.Until(due))
 			select {
 			case <-timer.C:

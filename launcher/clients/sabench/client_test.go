@@ -258,7 +258,7 @@ func TestFiniteRequestRateFollowsGammaSchedule(t *testing.T) {
 	_, rng, _ := newDataset(cfg.datasetOptions())
 	gaps := 0.0
 	for range 11 {
-		gaps += rng.gamma(1, 1.0/40)
+		gaps += rng.Gamma(1, 1.0/40)
 	}
 	if res.Duration < gaps {
 		t.Errorf("duration %.3fs is shorter than the drawn gaps %.3fs", res.Duration, gaps)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/slurmbench/slurmbench/launcher/clients/sabench/numpy"
 )
 
 // DefaultVocabSize bounds the random prompt token ids. Without a tokenizer
@@ -42,21 +44,21 @@ func NewDataset(o DatasetOptions) (*Dataset, error) {
 
 // newDataset also returns the generator in the state the Python tool's
 // global one has after sampling, for the arrival intervals that follow.
-func newDataset(o DatasetOptions) (*Dataset, *legacyRand, error) {
+func newDataset(o DatasetOptions) (*Dataset, *numpy.RandomState, error) {
 	if o.VocabSize == 0 {
 		o.VocabSize = DefaultVocabSize
 	}
 	if err := o.check(); err != nil {
 		return nil, nil, err
 	}
-	r := newLegacyRand(o.Seed)
+	r := numpy.NewRandomState(o.Seed)
 	n := o.NumPrompts
 	draw := make([]int64, 3*n)
 	inputs, outputs, offsets := draw[:n], draw[n:2*n], draw[2*n:]
 	// sample_uniform: np.random.randint(int(L*ratio), L+1, size=n), inputs first.
-	r.randint(lowerLen(o.InputLen, o.RangeRatio), int64(o.InputLen)+1, inputs)
-	r.randint(lowerLen(o.OutputLen, o.RangeRatio), int64(o.OutputLen)+1, outputs)
-	r.randint(0, int64(o.VocabSize), offsets)
+	r.Randint(lowerLen(o.InputLen, o.RangeRatio), int64(o.InputLen)+1, inputs)
+	r.Randint(lowerLen(o.OutputLen, o.RangeRatio), int64(o.OutputLen)+1, outputs)
+	r.Randint(0, int64(o.VocabSize), offsets)
 	d := &Dataset{
 		InputLens:  make([]int, n),
 		OutputLens: make([]int, n),

@@ -1,4 +1,10 @@
-package sabench
+// Package numpy reproduces, bit for bit, the NumPy numerics
+// benchmark_serving.py depends on: the legacy global generator's draws
+// (RandomState on MT19937: seed, randint, gamma) and the float64 reductions
+// its calculate_metrics makes (np.mean, np.std, np.median, np.percentile).
+// The native client uses them so that, for one seed, it sends the lengths
+// the Python tool sends and reports the statistics it reports.
+package numpy
 
 import (
 	"math"
@@ -6,39 +12,39 @@ import (
 	"github.com/slurmbench/slurmbench/internal/mt19937"
 )
 
-// legacyRand reproduces the draws of numpy's legacy global generator
+// RandomState reproduces the draws of numpy's legacy global generator
 // (np.random.seed / np.random.randint / np.random.gamma, i.e. RandomState on
 // MT19937) that benchmark_serving.py makes after np.random.seed(args.seed).
 // Matching it draw for draw means the native client sends the same
 // input/output lengths and id offsets as the Python tool for the same seed.
-type legacyRand struct {
+type RandomState struct {
 	mt mt19937.MT
 
 	hasGauss bool
 	gauss    float64
 }
 
-// newLegacyRand seeds like np.random.seed(seed) for an integer seed
+// NewRandomState seeds like np.random.seed(seed) for an integer seed
 // (numpy's mt19937_seed, i.e. the reference init_genrand).
-func newLegacyRand(seed uint32) *legacyRand {
-	r := &legacyRand{}
+func NewRandomState(seed uint32) *RandomState {
+	r := &RandomState{}
 	r.mt.SeedUint32(seed)
 	return r
 }
 
-func (r *legacyRand) uint32() uint32 { return r.mt.Uint32() }
+func (r *RandomState) uint32() uint32 { return r.mt.Uint32() }
 
 // float64 is numpy's 53-bit double in [0, 1) from two 32-bit draws.
-func (r *legacyRand) float64() float64 {
+func (r *RandomState) float64() float64 {
 	a := r.uint32() >> 5
 	b := r.uint32() >> 6
 	return (float64(a)*67108864.0 + float64(b)) / 9007199254740992.0
 }
 
-// randint fills out like np.random.randint(low, high, size=len(out)):
+// Randint fills out like np.random.randint(low, high, size=len(out)):
 // uniform on [low, high), by masked rejection sampling on 32-bit draws, as
 // RandomState does for ranges below 2^32. A single-value range draws nothing.
-func (r *legacyRand) randint(low, high int64, out []int64) {
+func (r *RandomState) Randint(low, high int64, out []int64) {
 	rng := uint64(high - 1 - low) //nolint:gosec // high > low: a non-negative range, as numpy computes it
 	switch {
 	case rng == 0:
@@ -66,7 +72,7 @@ func (r *legacyRand) randint(low, high int64, out []int64) {
 }
 
 // gaussian is numpy's legacy polar Box-Muller normal, which caches the second value.
-func (r *legacyRand) gaussian() float64 {
+func (r *RandomState) gaussian() float64 {
 	if r.hasGauss {
 		r.hasGauss = false
 		g := r.gauss
@@ -88,19 +94,19 @@ func (r *legacyRand) gaussian() float64 {
 	return f * x2
 }
 
-func (r *legacyRand) standardExponential() float64 {
+func (r *RandomState) standardExponential() float64 {
 	return -math.Log(1 - r.float64())
 }
 
-// gamma follows numpy's legacy_gamma(shape, scale): the exponential for
+// Gamma follows numpy's legacy_gamma(shape, scale): the exponential for
 // shape 1 (a Poisson arrival process), Marsaglia-Tsang above 1, and
 // Johnk-style rejection below 1. Go's math.Log/Pow may differ from libm in
 // the last bit, so the values match numpy to ~1e-15, not always bit for bit.
-func (r *legacyRand) gamma(shape, scale float64) float64 {
+func (r *RandomState) Gamma(shape, scale float64) float64 {
 	return scale * r.standardGamma(shape)
 }
 
-func (r *legacyRand) standardGamma(shape float64) float64 {
+func (r *RandomState) standardGamma(shape float64) float64 {
 	switch {
 	case shape == 1:
 		return r.standardExponential()
