@@ -13,14 +13,19 @@ import (
 // '@fabric.<name>' values. A nil list or pointer is a field the cluster
 // does not set. Names and kinds are configs/CONFIGS.md@01381e4e's.
 type Fabric struct {
-	UCXNetDevices    []string // ucx-net-devices
-	NCCLIBHCA        []string // nccl-ib-hca
-	IBDevices        []string // ib-devices (SGLang disaggregation-ib-device, IBDEVICES)
-	SocketIfname     []string // socket-ifname (NCCL and Gloo)
-	MooncakeDevices  []string // mooncake-devices
-	MooncakeGIDIndex *int     // mooncake-gid-index
-	MoriRDMATC       *int     // mori-rdma-tc
-	MoriIOTC         *int     // mori-io-tc
+	UCXNetDevices   []string // ucx-net-devices
+	NCCLIBHCA       []string // nccl-ib-hca
+	IBDevices       []string // ib-devices (SGLang disaggregation-ib-device, IBDEVICES)
+	SocketIfname    []string // socket-ifname (NCCL and Gloo)
+	MooncakeDevices []string // mooncake-devices
+	// RDMADevices is rdma-devices: not in configs/CONFIGS.md@01381e4e's
+	// list, but stored fragments of the same tree name it (the Kimi K3
+	// Mooncake stores' device_name); a record may set it so those resolve,
+	// and a record written for either spelling reads.
+	RDMADevices      []string
+	MooncakeGIDIndex *int // mooncake-gid-index
+	MoriRDMATC       *int // mori-rdma-tc
+	MoriIOTC         *int // mori-io-tc
 }
 
 // FabricRef is the prefix of a whole '@fabric.<name>' value.
@@ -38,6 +43,7 @@ var fabricFields = []fabricField{
 	{name: "ib-devices", list: func(f *Fabric) *[]string { return &f.IBDevices }},
 	{name: "socket-ifname", list: func(f *Fabric) *[]string { return &f.SocketIfname }},
 	{name: "mooncake-devices", list: func(f *Fabric) *[]string { return &f.MooncakeDevices }},
+	{name: "rdma-devices", list: func(f *Fabric) *[]string { return &f.RDMADevices }},
 	{name: "mooncake-gid-index", num: func(f *Fabric) **int { return &f.MooncakeGIDIndex }},
 	{name: "mori-rdma-tc", num: func(f *Fabric) **int { return &f.MoriRDMATC }},
 	{name: "mori-io-tc", num: func(f *Fabric) **int { return &f.MoriIOTC }},

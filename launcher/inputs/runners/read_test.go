@@ -105,7 +105,7 @@ func TestRefusals(t *testing.T) {
 		{"unknown slurm key", "      partitions: [p1, p2]\n", "      partitions: [p1, p2]\n      partiton: p3\n", "partiton", "clusters.beta.slurm.partiton", "unknown key"},
 		{"unknown srt-slurm key", "        job-tag: alpha\n", "        job-tag: alpha\n        rest-url: http://x\n", "rest-url", "clusters.alpha.slurm.srt-slurm.rest-url", "unknown key"},
 		{"unknown squash key", "        lock-timeout-s: 600\n", "        lock-timeout-s: 600\n        lock-timout-s: 60\n", "lock-timout-s", "clusters.alpha.slurm.squash.lock-timout-s", "unknown key"},
-		{"unknown fabric key", "          mooncake-gid-index: 3\n", "          mooncake-gid-index: 3\n          rdma-devices: [mlx5_0]\n", "rdma-devices", "clusters.alpha.slurm.srt-slurm.fabric.rdma-devices", "unknown key"},
+		{"unknown fabric key", "          mooncake-gid-index: 3\n", "          mooncake-gid-index: 3\n          rdma-device: [mlx5_0]\n", "rdma-device", "clusters.alpha.slurm.srt-slurm.fabric.rdma-device", "unknown key"},
 		{"unknown volume key", "{path: /scratch, visibility: node-local}", "{path: /scratch, visibility: node-local, size: 1T}", "local: {path", "clusters.alpha.slurm.volumes.local.size", "unknown key"},
 		{"unknown model entry key", "{root: shared-models, dir: b}", "{root: shared-models, dir: b, rev: main}", "Model-B:", "clusters.alpha.models.entries.Model-B.rev", "unknown key"},
 		{"unknown host-setup key", "          nodes: all\n", "          nodes: all\n          user: root\n", "user: root", "clusters.alpha.slurm.srt-slurm.host-setup.user", "unknown key"},

@@ -1,6 +1,7 @@
 package runners
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -200,7 +201,16 @@ func TestFabric(t *testing.T) {
 	if _, ok := f.Int("ib-devices"); ok {
 		t.Error("Int of a list field")
 	}
-	if len(FabricNames()) != 8 {
+	// CONFIGS.md@01381e4e's eight, and rdma-devices the stored Kimi K3
+	// fragments name.
+	if len(FabricNames()) != 9 || !slices.Contains(FabricNames(), "rdma-devices") {
 		t.Errorf("FabricNames: %v", FabricNames())
+	}
+	withRDMA, err := Parse(fixture, edit(t, "          mooncake-gid-index: 3\n", "          mooncake-gid-index: 3\n          rdma-devices: [mlx5_1, mlx5_2]\n"), Options{Home: "/h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := withRDMA.Clusters["alpha"].Slurm.SrtSlurm.Fabric.Resolve("@fabric.rdma-devices"); err != nil || got != "mlx5_1,mlx5_2" {
+		t.Errorf("rdma-devices: %q, %v; want mlx5_1,mlx5_2", got, err)
 	}
 }

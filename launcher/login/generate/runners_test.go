@@ -2,6 +2,7 @@ package generate
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,5 +65,19 @@ func TestClientEnvFromRecord(t *testing.T) {
 				t.Errorf("benchmark.env %q, want %q", g, tc.want)
 			}
 		})
+	}
+}
+
+// TestFabricNamesAgree: the '@fabric.<name>' names a recipe may use
+// without a cluster (fragment.FabricFields) are the fields a runners.yaml
+// record may set (runners.FabricNames): one list of names, so a recipe
+// cannot compose without a cluster and then fail on every record.
+func TestFabricNamesAgree(t *testing.T) {
+	a := slices.Clone(fragment.FabricFields)
+	b := runners.FabricNames()
+	slices.Sort(a)
+	slices.Sort(b)
+	if !slices.Equal(a, b) {
+		t.Errorf("fragment.FabricFields %v, runners.FabricNames %v: want the same names", a, b)
 	}
 }

@@ -53,6 +53,8 @@ func (b Budget) Value(name string) (int64, bool) {
 // mooncake-gid-index, mori-rdma-tc, mori-io-tc (configs/CONFIGS.md § runners,
 // the copy in the InferenceX sample), and rdma-devices, which the sample's
 // Kimi K3 Mooncake fragments name (kimik3/vllm/gb300-fp4/agentx/agg-variants.yaml).
+// They are the names runners.FabricNames reads from a record (a test holds
+// the two equal).
 var FabricFields = []string{"ucx-net-devices", "nccl-ib-hca", "ib-devices", "socket-ifname", "mooncake-devices",
 	"rdma-devices", "mooncake-gid-index", "mori-rdma-tc", "mori-io-tc"}
 
