@@ -13,9 +13,9 @@ import (
 // vllmServeFlags are the `vllm serve` options the stand-in knows: what
 // srtctl's direct-worker branch passes (launcher/planner/engine/vllm_router.go
 // routed: host, port, the data-parallel and multi-node placement,
-// --headless, --device-ids) and every engine argument the reference
-// recipes under ../shared (InferenceX's and srt-slurm's vLLM recipes, the
-// Dynamo-only dyn-* and router-* keys left out) set; a recipe's true
+// --headless, --device-ids) and every engine argument InferenceX's and
+// srt-slurm's vLLM recipes set (the reference corpora the tests read, the
+// Dynamo-only dyn-* and router-* keys left out); a recipe's true
 // boolean is a switch. vLLM's parser knows many more; the stand-in refuses
 // what it has not been taught, so a recipe needing another one is taught
 // here first.
