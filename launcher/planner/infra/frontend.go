@@ -174,12 +174,10 @@ func (b *builder) addRouter(i, node, port int) {
 		Env: env, Argv: argv, Ports: map[string]int{"http": port}, Log: b.LogPath(name), Critical: true})
 }
 
-// frontendArgs renders frontend.args by srtctl's rule for router flags,
-// which is not the engine-config rule: keys as written (no '_' → '-'), in
-// the recipe's order (Python's dict order), true → --key, false and null → omitted, anything else
-// → --key str(value).
-func (b *builder) frontendArgs() []string {
-	args := b.Recipe().Frontend.Args
+// argKeysInOrder are frontend.args' keys in the order the recipe wrote
+// them (Python's dict order, which srtctl's renderings follow), by line
+// and column, then name.
+func argKeysInOrder[V interface{ Pos() (int, int) }](args map[string]V) []string {
 	keys := make([]string, 0, len(args))
 	for k := range args {
 		keys = append(keys, k)
@@ -195,6 +193,16 @@ func (b *builder) frontendArgs() []string {
 		}
 		return keys[i] < keys[j]
 	})
+	return keys
+}
+
+// frontendArgs renders frontend.args by srtctl's rule for router flags,
+// which is not the engine-config rule: keys as written (no '_' → '-'), in
+// the recipe's order (Python's dict order), true → --key, false and null → omitted, anything else
+// → --key str(value).
+func (b *builder) frontendArgs() []string {
+	args := b.Recipe().Frontend.Args
+	keys := argKeysInOrder(args)
 	var out []string
 	for _, k := range keys {
 		v := args[k]

@@ -205,21 +205,7 @@ func VLLMRouterHealthWait(b Builder) (attempts, interval int) {
 // for each item, anything else → --key str(value).
 func (b *builder) routerArgs() []string {
 	args := b.Recipe().Frontend.Args
-	keys := make([]string, 0, len(args))
-	for k := range args {
-		keys = append(keys, k)
-	}
-	sort.SliceStable(keys, func(i, j int) bool {
-		li, ci := args[keys[i]].Pos()
-		lj, cj := args[keys[j]].Pos()
-		if li != lj {
-			return li < lj
-		}
-		if ci != cj {
-			return ci < cj
-		}
-		return keys[i] < keys[j]
-	})
+	keys := argKeysInOrder(args)
 	var out []string
 	for _, k := range keys {
 		v, flag := args[k], "--"+strings.ReplaceAll(k, "_", "-")
