@@ -567,28 +567,36 @@ func (d *driver) stepOf(name string) *step {
 	return d.steps[name]
 }
 
+// watchExits ends a wait at once when a step exits: the exit arrives on
+// abort. stop ends the watch and returns the step that exited (nil:
+// none), settled from then on; a caller whose wait passed all the same
+// puts it back on d.exited, so the next phase sees it.
+func (d *driver) watchExits(ctx context.Context) (abort <-chan error, stop func() *step) {
+	ch := make(chan error, 1)
+	ctx, cancel := context.WithCancel(ctx)
+	var dead *step
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case s := <-d.exited:
+			dead = s
+			ch <- fmt.Errorf("%s exited with code %d", s.proc.Name, s.code)
+		case <-ctx.Done():
+		}
+	}()
+	return ch, func() *step { cancel(); <-done; return dead }
+}
+
 // healthGate polls the frontend; any step exiting ends the wait at once.
 func (d *driver) healthGate(ctx context.Context) error {
 	h := d.plan.Health
 	base := d.endpoint(d.plan)
 	d.status.update(func(s *rundir.Status) { s.FrontendURL = base })
-	abort := make(chan error, 1)
-	var dead *step
-	gateCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	watcherDone := make(chan struct{})
-	go func() {
-		defer close(watcherDone)
-		select {
-		case s := <-d.exited:
-			dead = s
-			abort <- fmt.Errorf("%s exited with code %d", s.proc.Name, s.code)
-		case <-gateCtx.Done():
-		}
-	}()
+	abort, stopWatch := d.watchExits(ctx)
 	want := health.Expect{Prefill: h.Prefill, Decode: h.Decode}
 	last := time.Time{}
-	seen, err := health.Wait(gateCtx, health.WaitOptions{
+	seen, err := health.Wait(ctx, health.WaitOptions{
 		Client: d.opts.HTTPClient, BaseURL: base, Kind: health.Kind(h.Kind), Expect: want,
 		Interval: time.Duration(h.IntervalSeconds) * time.Second, MaxAttempts: h.MaxAttempts, Abort: abort,
 		OnPoll: func(attempt int, s health.Seen, err error) {
@@ -606,8 +614,7 @@ func (d *driver) healthGate(ctx context.Context) error {
 			}
 		},
 	})
-	cancel()
-	<-watcherDone // dead is settled from here on
+	dead := stopWatch()
 	if err == nil && dead != nil {
 		// The gate passed as a step exited: the exit is not lost, the next
 		// phase sees it.

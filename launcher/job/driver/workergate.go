@@ -31,22 +31,9 @@ func (d *driver) workerGate(ctx context.Context) error {
 		}
 		urls = append(urls, "http://"+net.JoinHostPort(d.alloc.IPs[w.Node], strconv.Itoa(w.Port))+w.Path)
 	}
-	abort := make(chan error, 1)
-	var dead *step
-	gateCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	watcherDone := make(chan struct{})
-	go func() {
-		defer close(watcherDone)
-		select {
-		case s := <-d.exited:
-			dead = s
-			abort <- fmt.Errorf("%s exited with code %d", s.proc.Name, s.code)
-		case <-gateCtx.Done():
-		}
-	}()
+	abort, stopWatch := d.watchExits(ctx)
 	last := time.Time{}
-	err := health.WaitEndpoints(gateCtx, health.EndpointsOptions{
+	err := health.WaitEndpoints(ctx, health.EndpointsOptions{
 		Client: d.opts.HTTPClient, URLs: urls, Abort: abort,
 		Interval: time.Duration(h.IntervalSeconds) * time.Second, MaxAttempts: h.MaxAttempts,
 		OnPass: func(attempt int, pending []string) {
@@ -56,8 +43,7 @@ func (d *driver) workerGate(ctx context.Context) error {
 			}
 		},
 	})
-	cancel()
-	<-watcherDone
+	dead := stopWatch()
 	if err == nil && dead != nil {
 		d.exited <- dead
 	}
