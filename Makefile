@@ -59,14 +59,19 @@ test: build vet fuzz
 # need the cluster to themselves are not marked parallel and run first.
 TEST_PARALLEL ?= 8
 
-# Recipe and profile loading under random input, for a bounded time each
-# (the seeds also run in every plain `go test`). Minimizing a new input is
-# capped too, so the budget is the fuzz time.
-FUZZTIME ?= 10s
+# Recipe and profile loading under random input, for a bounded number of
+# executions each (the seeds also run in every plain `go test`). The budgets
+# are counts, not durations: Go before 1.27 can fail a duration-bounded run
+# with a bare "context deadline exceeded" when the deadline lands while a
+# worker is mid-call (go.dev/issue/75804), and a count has no deadline to
+# race. Each count is about ten seconds on the 2-core CI machine.
+FUZZ_PARSE ?= 40000x
+FUZZ_MIGRATE ?= 40000x
+FUZZ_PROFILE ?= 6000x
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./launcher/inputs/recipe
-	$(GO) test -run '^$$' -fuzz '^FuzzMigrate$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./launcher/inputs/recipe/migrate
-	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./launcher/inputs/profile
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZ_PARSE) -fuzzminimizetime 500x ./launcher/inputs/recipe
+	$(GO) test -run '^$$' -fuzz '^FuzzMigrate$$' -fuzztime $(FUZZ_MIGRATE) -fuzzminimizetime 500x ./launcher/inputs/recipe/migrate
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZ_PROFILE) -fuzzminimizetime 500x ./launcher/inputs/profile
 
 cluster-up:
 	bash testcluster/up.sh
