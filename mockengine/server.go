@@ -354,7 +354,10 @@ func (s *Server) counted(next http.HandlerFunc) http.HandlerFunc {
 		if (f.ExitAfterRequests > 0 && seq > int64(f.ExitAfterRequests)) ||
 			(f.HangAfterRequests > 0 && seq > int64(f.HangAfterRequests)) {
 			s.block(r)
-			return
+			// Never answered: a crashed or hung engine resets the
+			// connection. Returning would send an empty 200 when the
+			// server stops before the connection is closed.
+			panic(http.ErrAbortHandler)
 		}
 		next(w, r)
 		done := s.completed.Add(1)
