@@ -404,6 +404,7 @@ func TestWorkflowRows(t *testing.T) {
 		}
 		recipes := maps.Clone(powerFragment)
 		recipes["benchmarks/multi_node/srt_fixed_sequence.sh"] = string(src)
+		maps.Copy(recipes, configsFiles)
 		row := wfRow{name: "power", key: "mock-power", recipes: recipes}
 		var runner string
 		r, ws, rf := c.wfRun(t, row, func(r *run) {
@@ -441,6 +442,10 @@ func TestWorkflowRows(t *testing.T) {
 		if b, _ := os.ReadFile(filepath.Join(r.dir, "github-env")); string(b) != "POWER_EXPECTED_CPU_SOURCE=acpi\n" {
 			t.Errorf("GITHUB_ENV %q", b)
 		}
+		// Every container sees /configs as InferenceX's jobs do: srt-slurm's
+		// configs/ with the recipe mirror's copied over it, staged beside
+		// the bound recipes and mounted before the record's mounts.
+		assertConfigsStaged(t, ws, filepath.Join(runDir, "plan.json"))
 		// What was planned is the bound recipe: the fragment's point bound
 		// (model, the row's concurrencies, the cluster's exporter port).
 		bound, err := os.ReadFile(filepath.Join(ws, workflow.BoundDir, "disagg-2p1d.bound.yaml"))
@@ -554,6 +559,33 @@ func TestWorkflowRows(t *testing.T) {
 			t.Errorf("submitted %+v for a refused row", jobs)
 		}
 	})
+	t.Run("missing setup script", func(t *testing.T) {
+		// A fragment whose setup_script is in neither configs/ of the tree:
+		// refused by name before anything is imported or submitted, as
+		// InferenceX's launcher refuses it (srtctl would only warn and start
+		// every worker without it).
+		recipes := maps.Clone(powerFragment)
+		maps.Copy(recipes, configsFiles)
+		frag := "benchmarks/multi_node/srt-slurm-recipes/mock/power/disagg-2p1d.yaml"
+		recipes[frag] += "setup_script: absent.sh\n"
+		row := wfRow{name: "nosetup", key: "mock-power", recipes: recipes}
+		r, ws, _ := c.wfRun(t, row, nil)
+		r.opts.env = append(r.opts.env, "POWER=true")
+		r.start()
+		if code := r.wait(time.Minute); code != 2 {
+			t.Fatalf("exit %d, want 2\n%s", code, r.output())
+		}
+		if !strings.Contains(r.stderr.String(), "setup_script: absent.sh is in neither "+filepath.Join(ws, ".slurmbench", "configs")) {
+			t.Errorf("refusal does not name setup_script and the staged directory:\n%s", r.output())
+		}
+		ev := readJobEvent(t, ws)
+		if e, _ := ev["error"].(map[string]any); ev["outcome"] != "failure" || e["exit_code"] != 2.0 || e["stage"] != "prepare" {
+			t.Errorf("job_event %v", ev)
+		}
+		if jobs := r.jobs(); len(jobs) != 0 {
+			t.Errorf("submitted %+v for a refused row", jobs)
+		}
+	})
 	t.Run("interrupted row", func(t *testing.T) {
 		// A slow first token keeps the point running until the signal.
 		slow := map[string]string{"benchmarks/multi_node/srt-slurm-recipes/mock/power/disagg-2p1d.yaml": mockRecipe{Name: "mock-sigint", ISL: 8192, OSL: 1024, TTFT: "30s"}.V2()}
@@ -577,6 +609,50 @@ func TestWorkflowRows(t *testing.T) {
 	})
 	for _, transport := range transports {
 		t.Run("cleanup/"+transport, func(t *testing.T) { wfCleanup(t, rest.over(t, transport)) })
+	}
+}
+
+// configsFiles are the setup scripts of the workflow's tree: srt-slurm's
+// own configs/ (the utils/srt-slurm submodule) and the recipe mirror's,
+// one name in both (the mirror's wins).
+var configsFiles = map[string]string{
+	"utils/srt-slurm/configs/rebuild-deepep.sh":                             "echo srt-slurm\n",
+	"utils/srt-slurm/configs/vllm-router.sh":                                "echo srt-slurm\n",
+	"benchmarks/multi_node/srt-slurm-recipes/configs/vllm-router.sh":        "echo mirror\n",
+	"benchmarks/multi_node/srt-slurm-recipes/configs/patches/kimik3-fix.sh": "echo mirror patch\n",
+}
+
+// assertConfigsStaged checks the staged /configs directory of a workflow
+// run in InferenceX's tree, and that every process of the plan mounts it.
+func assertConfigsStaged(t *testing.T, ws, planFile string) {
+	t.Helper()
+	dir := filepath.Join(ws, ".slurmbench", "configs")
+	for rel, body := range map[string]string{"rebuild-deepep.sh": "echo srt-slurm\n", "vllm-router.sh": "echo mirror\n", "patches/kimik3-fix.sh": "echo mirror patch\n"} {
+		if b, err := os.ReadFile(filepath.Join(dir, rel)); err != nil || string(b) != body {
+			t.Errorf("staged /configs/%s: %q, %v; want %q", rel, b, err, body)
+		}
+	}
+	b, err := os.ReadFile(planFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pl struct {
+		Processes []struct {
+			Name   string   `json:"name"`
+			Mounts []string `json:"mounts"`
+		} `json:"processes"`
+	}
+	if err := json.Unmarshal(b, &pl); err != nil {
+		t.Fatal(err)
+	}
+	mounted := 0
+	for _, p := range pl.Processes {
+		if slices.Contains(p.Mounts, dir+":/configs") {
+			mounted++
+		}
+	}
+	if len(pl.Processes) == 0 || mounted == 0 {
+		t.Errorf("no process of %s mounts %s at /configs", planFile, dir)
 	}
 }
 

@@ -537,6 +537,11 @@ func (b *builder) mounts() []string {
 		// sa-bench and lm-eval clients run from it.
 		m = append(m, ws+":"+plan.WorkspaceMount)
 	}
+	if p.Paths.Configs != "" {
+		// Before the profile's mounts: a volume may mount inside it
+		// (InferenceX's dynamo-wheels at /configs/dynamo-wheels).
+		m = append(m, p.Paths.Configs+":"+plan.ConfigsMount)
+	}
 	m = append(m, p.Container.Mounts...)
 	m = append(m, r.ExtraMount...)
 	for _, h := range profile.SortedKeys(r.ContainerMounts) {

@@ -65,6 +65,61 @@ func TestSetupScript(t *testing.T) {
 	}
 }
 
+// TestSetupScriptConfigs: with paths.configs the plan mounts it at
+// /configs before the profile's mounts and runs the setup script from
+// where it is, the directory or its patches/ (srtctl's fallback); one in
+// neither is refused naming setup_script (InferenceX's check_setup_script),
+// where srtctl would warn and start the workers without it.
+func TestSetupScriptConfigs(t *testing.T) {
+	td := testdataDir(t)
+	text := string(readTestdata(t, "recipes", "4p1d.yaml"))
+	configs := t.TempDir()
+	writeFile(t, filepath.Join(configs, "top.sh"), "true\n")
+	writeFile(t, filepath.Join(configs, "patches", "patched.sh"), "true\n")
+	writeFile(t, filepath.Join(configs, "both.sh"), "true\n")
+	writeFile(t, filepath.Join(configs, "patches", "both.sh"), "true\n")
+	if err := os.Mkdir(filepath.Join(configs, "dir.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "setup.yaml")
+	for _, tc := range []struct {
+		script, want, refused string
+	}{
+		{"top.sh", "bash /configs/top.sh", ""},
+		{"patched.sh", "bash /configs/patches/patched.sh", ""},
+		{"both.sh", "bash /configs/both.sh", ""},
+		{"missing.sh", "", "setup_script: missing.sh is in neither " + configs},
+		{"dir.sh", "", "setup_script: dir.sh is in neither"},
+	} {
+		writeFile(t, path, text+"setup_script: "+tc.script+"\n")
+		prof := loadProfile(t, filepath.Join(td, "profiles", "b200.toml"))
+		prof.Paths.Configs = configs
+		prof.Container.Mounts = append(prof.Container.Mounts, "/shared/wheels:/configs/dynamo-wheels")
+		pl, err := Build(inputs(prof, loadRecipe(t, path)))
+		if tc.refused != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.refused) {
+				t.Errorf("%s: err = %v, want %q", tc.script, err, tc.refused)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.script, err)
+		}
+		for _, proc := range pl.Processes {
+			if proc.Role != plan.RolePrefill {
+				continue
+			}
+			if strings.Join(proc.Setup[0], " ") != tc.want {
+				t.Errorf("%s: setup %q, want %q", tc.script, proc.Setup[0], tc.want)
+			}
+			at, nested := indexOf(proc.Mounts, configs+":/configs"), indexOf(proc.Mounts, "/shared/wheels:/configs/dynamo-wheels")
+			if at < 0 || nested < at {
+				t.Errorf("%s: mounts %q: want %s:/configs before the mount inside it", tc.script, proc.Mounts, configs)
+			}
+		}
+	}
+}
+
 func readTestdata(t *testing.T, elem ...string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(append([]string{testdataDir(t)}, elem...)...))

@@ -135,3 +135,17 @@ func checkPathText(p string) error {
 	}
 	return nil
 }
+
+// UseConfigs makes dir, which a launch staged, the directory containers see
+// at /configs (paths.configs), unless the TOML names its own; note says
+// what it holds, for the profile's sources.
+func (p *Profile) UseConfigs(dir, note string) {
+	if p.Paths.Configs != "" {
+		return
+	}
+	p.Paths.Configs = dir
+	if p.Sources == nil {
+		p.Sources = map[string]Source{}
+	}
+	p.Sources["paths.configs"] = Source{File: dir, Note: note}
+}

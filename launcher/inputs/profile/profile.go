@@ -113,6 +113,12 @@ type Paths struct {
 	Workspace   string `toml:"workspace"`    // InferenceX checkout (benchmark_serving.py etc.)
 	GSM8K       string `toml:"gsm8k"`        // directory with the GSM8K test/train files
 	WheelCache  string `toml:"wheel_cache"`  // Dynamo wheel cache on the shared filesystem
+	// Configs is the directory every container sees at /configs, as srtctl
+	// mounts its checkout's configs/ there: the scripts a recipe's
+	// setup_script names (run as /configs/<name>, else
+	// /configs/patches/<name>) and the files its preambles read. With it
+	// set, a setup_script in neither place is refused before submission.
+	Configs string `toml:"configs"`
 	// Owner is "UID:GID" to give each run directory to, when slurmbench runs
 	// as root but jobs run as another user (a test cluster); "" leaves it.
 	Owner string `toml:"owner"`
@@ -262,6 +268,7 @@ func (p *Profile) resolve(base string) error {
 		{"paths.workspace", &p.Paths.Workspace, true},
 		{"paths.gsm8k", &p.Paths.GSM8K, false}, // checked when an eval is planned
 		{"paths.wheel_cache", &p.Paths.WheelCache, false},
+		{"paths.configs", &p.Paths.Configs, true},
 		{"slurm.token_file", &p.Slurm.TokenFile, true},
 		{"slurm.ca_file", &p.Slurm.CAFile, true},
 		{"slurm.bin_dir", &p.Slurm.BinDir, false},

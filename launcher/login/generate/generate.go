@@ -216,6 +216,10 @@ func missingInput(err error) (input, what string, ok bool) {
 	if errors.As(err, &nr) {
 		return nr.file, "recipe", true
 	}
+	var ms *fragment.MissingSetupScriptError
+	if errors.As(err, &ms) {
+		return "setup_script " + ms.Script, "in none of " + strings.Join(fragment.ConfigsDirs, ", ") + " or their patches/", true
+	}
 	return "", "", false
 }
 
@@ -258,6 +262,9 @@ func bindOne(ctx context.Context, o Options, p Point) (Record, []byte, error) {
 	frag := &recipe.Fragment{Blocks: blocks, Input: fragment.Input{Lane: p.Lane, Point: p.Binder, Cluster: cluster}, KeepFabric: !placed}
 	b, err := recipe.LoadBound(ctx, path, recipe.Options{Variant: selector, Fragment: frag})
 	if err != nil {
+		return Record{}, nil, err
+	}
+	if err := fragment.CheckSetupScript(o.Root, b.Doc); err != nil {
 		return Record{}, nil, err
 	}
 	data, err := fragment.Marshal(b.Doc)

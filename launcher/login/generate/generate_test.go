@@ -275,3 +275,33 @@ func TestRunMissingInputs(t *testing.T) {
 		t.Errorf("a refused point left output: %v", statErr)
 	}
 }
+
+// TestRunSetupScript: a bound recipe's setup_script must be in the tree's
+// srt-slurm configs/ or the recipe mirror's, or their patches/
+// (InferenceX's check_setup_script); one in none is a missing input,
+// named with the directories, and the other points are still written.
+func TestRunSetupScript(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "configs/srt-recipes/fixed-sequence-multi.yaml", "benchmark:\n  type: custom\n  command: bash run.sh\n")
+	write(t, root, "utils/srt-slurm/configs/rebuild-deepep.sh", "true\n")
+	write(t, root, "benchmarks/multi_node/srt-slurm-recipes/configs/patches/fix.sh", "true\n")
+	clusters := fakeClusters{"testcluster": {ID: "testcluster", GPUsPerNode: 4,
+		Fabric: fragment.Fabric{Values: map[string]string{"ucx-net-devices": "mlx5_0:1"}}}}
+	var pts fakePoints
+	for _, script := range []string{"rebuild-deepep.sh", "fix.sh", "absent.sh"} {
+		rel := "benchmarks/multi_node/srt-slurm-recipes/mock/mock/h100-fp8/1k1k/" + strings.TrimSuffix(script, ".sh") + ".yaml"
+		write(t, root, rel, strings.Replace(mockFragment, "base:\n", "base:\n  setup_script: "+script+"\n", 1))
+		pts = append(pts, Point{Key: script, Runner: "h100-one", Cluster: "testcluster", GPUsPerNode: 4, Recipe: rel + ":override_small",
+			Matrix: json.RawMessage(`{"key":"` + script + `"}`), Lane: fragment.Lane{MultiNode: true},
+			Binder: fragment.Point{Model: "mock/Model", Image: "registry#mock:1", Precision: "fp8", ISL: 1024, OSL: 1024, Conc: []int{4}}})
+	}
+	m, err := Run(context.Background(), Options{Root: root, Out: filepath.Join(t.TempDir(), "out"), Clusters: clusters, Points: pts})
+	var mi *MissingInputsError
+	if !errors.As(err, &mi) {
+		t.Fatalf("err %v, want the missing setup script", err)
+	}
+	want := []Missing{{Input: "setup_script absent.sh", What: "in none of utils/srt-slurm/configs, benchmarks/multi_node/srt-slurm-recipes/configs or their patches/", Points: 1, Keys: []string{"absent.sh"}}}
+	if !reflect.DeepEqual(mi.Missing, want) || m == nil || len(m.Recipes) != 2 {
+		t.Errorf("missing %+v, written %v; want %+v and the other 2 written", mi.Missing, m, want)
+	}
+}

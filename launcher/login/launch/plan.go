@@ -91,6 +91,9 @@ type PlanOptions struct {
 	// whose directory holds the default runners.yaml when Master is ""
 	// (matrix points name their recipe, not a --key).
 	RunnerLabel, MasterDir string
+	// Configs is a directory the launch staged for /configs
+	// (profile.UseConfigs), ConfigsNote what it holds.
+	Configs, ConfigsNote string
 }
 
 // AutoRunID asks Plan for a fresh, unique run id.
@@ -134,6 +137,9 @@ func buildPlan(ctx context.Context, o PlanOptions) (*plan.Plan, *profile.Profile
 	prof, err := loadProfileFrom(ctx, o.Source())
 	if err != nil {
 		return nil, nil, err
+	}
+	if o.Configs != "" {
+		prof.UseConfigs(o.Configs, o.ConfigsNote)
 	}
 	in := planner.Inputs{Profile: prof, ResolveImage: ResolveImage}
 

@@ -95,7 +95,7 @@ func (p Runners) Resolve(ctx context.Context, r *Request) (Resolution, error) {
 	if selector != "" {
 		ref += ":" + selector
 	}
-	var cluster, skip, tags string
+	var cluster, skip, tags, configs string
 	if hasSharedBlocks(r.Workspace) {
 		dir := p.BoundDir
 		if dir == "" {
@@ -112,6 +112,12 @@ func (p Runners) Resolve(ctx context.Context, r *Request) (Resolution, error) {
 			return Resolution{}, err
 		}
 		ref, cluster, skip, tags = b.File, b.Cluster, b.NoPreflight, b.Tags
+		// Beside the bound recipes: what the job's containers see at
+		// /configs, as InferenceX's jobs see its staged checkout's.
+		configs = filepath.Join(filepath.Dir(dir), "configs")
+		if err := StageConfigs(ctx, r.Workspace, configs); err != nil {
+			return Resolution{}, err
+		}
 	}
 	return Resolution{Cluster: cluster, NoPreflight: skip, Tags: tags, Plan: func(o *launch.PlanOptions) {
 		o.Profile, o.Runner = p.Profile, r.Runner
@@ -119,5 +125,8 @@ func (p Runners) Resolve(ctx context.Context, r *Request) (Resolution, error) {
 		o.AgenticMultiNode = r.Agentic && r.Multinode
 		o.SingleNode = !r.Multinode
 		o.Recipe = ref
+		if configs != "" {
+			o.Configs, o.ConfigsNote = configs, ConfigsNote
+		}
 	}}, nil
 }

@@ -3,6 +3,7 @@ package infra
 import (
 	"cmp"
 	"fmt"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -76,16 +77,43 @@ func (b *builder) prepareDynamo() error {
 	return nil
 }
 
-// checkSetupScript refuses a setup_script that would leave /configs.
+// checkSetupScript refuses a setup_script that would leave /configs and,
+// when the profile names the directory mounted there (paths.configs), one
+// that is in neither it nor its patches/: srtctl only warns and starts the
+// workers without it, InferenceX's launcher refuses the recipe before
+// submitting (inferencex-e2e/infx/srt_slurm/workload.py@f57e21f1
+// check_setup_script).
 func (b *builder) checkSetupScript() error {
 	s := b.Recipe().SetupScript
 	if s == "" {
 		return nil
 	}
 	if path.IsAbs(s) || path.Clean(s) != s || strings.HasPrefix(s, "..") || strings.ContainsAny(s, "\x00\n") {
-		return b.Fail("setup_script", "%q is not a file name under /configs", s)
+		return b.Fail("setup_script", "%q is not a file name under %s", s, plan.ConfigsMount)
+	}
+	if dir := b.Profile().Paths.Configs; dir != "" && b.setupScript() == "" {
+		return b.Fail("setup_script", "%s is in neither %s nor %s (paths.configs, mounted at %s)", s, dir, filepath.Join(dir, "patches"), plan.ConfigsMount)
 	}
 	return nil
+}
+
+// setupScript is where the recipe's setup_script runs from: srtctl runs
+// /configs/<name>, else /configs/patches/<name>
+// (worker_stage._build_worker_preamble). With paths.configs the choice is
+// made here, from the directory; "" when it is in neither. Without it the
+// directory is the operator's own mount, unseen: /configs/<name>.
+func (b *builder) setupScript() string {
+	s := b.Recipe().SetupScript
+	dir := b.Profile().Paths.Configs
+	if dir == "" {
+		return path.Join(plan.ConfigsMount, s)
+	}
+	for _, sub := range []string{"", "patches"} {
+		if st, err := os.Stat(filepath.Join(dir, sub, s)); err == nil && st.Mode().IsRegular() {
+			return path.Join(plan.ConfigsMount, sub, s)
+		}
+	}
+	return ""
 }
 
 // setupSteps run in a worker's or Dynamo frontend's container before its
@@ -93,11 +121,11 @@ func (b *builder) checkSetupScript() error {
 // install (when this process runs Dynamo and the recipe asks for it).
 func (b *builder) setupSteps(dynamo bool) [][]string {
 	var steps [][]string
-	if s := b.Recipe().SetupScript; s != "" {
-		// srtctl runs /configs/<name> (falling back to /configs/patches/<name>,
-		// and only warning when neither exists); the profile mounts the
-		// scripts directory at /configs.
-		steps = append(steps, []string{"bash", path.Join("/configs", s)})
+	if b.Recipe().SetupScript != "" {
+		// srtctl only warns when the script is missing; a run without its
+		// setup is not the recipe's, so the step runs it by its path and
+		// fails the process when it is not there.
+		steps = append(steps, []string{"bash", cmp.Or(b.setupScript(), path.Join(plan.ConfigsMount, b.Recipe().SetupScript))})
 	}
 	if dynamo && b.Plan().Dynamo.Install {
 		argv, err := DynamoInstallArgv(b.Plan().Binary, b.Plan().Dynamo)
