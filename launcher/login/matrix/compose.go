@@ -14,6 +14,7 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe"
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/fragment"
 	"github.com/slurmbench/slurmbench/launcher/inputs/runners"
+	"github.com/slurmbench/slurmbench/launcher/login/configsdir"
 	"github.com/slurmbench/slurmbench/launcher/login/generate"
 	"github.com/slurmbench/slurmbench/launcher/login/launch"
 	"github.com/slurmbench/slurmbench/launcher/plan"
@@ -33,9 +34,9 @@ import (
 // runners.yaml record's (generate.RunnersClusters); without a runners.yaml
 // only its id and GPUs per node are known.
 func Composer(o Options) ComposeFunc {
-	var once, loadRunners sync.Once
-	var dir string
-	var dirErr, runnersErr error
+	var once, loadRunners, stageConfigs sync.Once
+	var dir, configs string
+	var dirErr, runnersErr, configsErr error
 	var clusters generate.Clusters
 	var inv *runners.Inventory
 	return func(ctx context.Context, in ComposeInput) (*Composed, error) {
@@ -48,6 +49,20 @@ func Composer(o Options) ComposeFunc {
 		})
 		if runnersErr != nil {
 			return nil, runnersErr
+		}
+		if ws := o.workspace(); !o.PlanOnly && ws != "" {
+			// A run: every container sees /configs as a workflow run's do
+			// (configsdir), staged once for the matrix from the tree, in
+			// the workspace its jobs mount (on the filesystem the nodes
+			// share). --plan stages nothing: InferenceX's planner does not
+			// look for setup scripts either.
+			stageConfigs.Do(func() {
+				configs = configsdir.Under(ws)
+				configsErr = configsdir.Stage(ctx, in.Root, configs)
+			})
+			if configsErr != nil {
+				return nil, configsErr
+			}
 		}
 		mp := in.Point
 		lane := fragment.Lane{Agentic: mp.Scenario == master.AgenticCoding, MultiNode: mp.Multinode}
@@ -111,6 +126,9 @@ func Composer(o Options) ComposeFunc {
 			}
 			po := PointPlanOptions(o, mp)
 			po.Recipe, po.ConfigFile = file, ""
+			if configs != "" {
+				po.Configs, po.ConfigsNote = configs, configsdir.Note
+			}
 			if in.Point.Cluster == "" {
 				po.Cluster = id
 			}
@@ -125,7 +143,7 @@ func Composer(o Options) ComposeFunc {
 			}
 			return file, pl, nil, nil
 		}
-		c := &Composed{Recipe: free.Doc}
+		c := &Composed{Recipe: free.Doc, Configs: configs}
 		ids := []string{mp.Cluster}
 		if mp.Cluster == "" {
 			// A label on several clusters runs wherever a runner of it

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,6 +24,7 @@ func TestComposerSample(t *testing.T) {
 	o := todayOptions(root)
 	o.Master = filepath.Join(root, "configs", "nvidia-master.yaml")
 	o.StageDir = t.TempDir()
+	o.PlanOnly = true // matrix --plan's figures; a run would stage /configs in the tree
 	o.Compose = Composer(o)
 	m, err := Build(context.Background(), o)
 	if err != nil {
@@ -160,4 +162,77 @@ func refusalClass(msg string) string {
 		return "fabric"
 	}
 	return msg
+}
+
+// TestComposerStagesConfigs: a matrix run (not --plan) of today's points
+// stages /configs once from the tree into the workspace and plans every
+// point with it, so a recipe's setup_script is looked for where its jobs
+// will run it: a script in neither configs/ leaves the point composed but
+// not planned, naming setup_script; once the mirror holds it, the workers
+// run it from /configs. --plan stages nothing (TestComposerSample).
+func TestComposerStagesConfigs(t *testing.T) {
+	sample := shareddata.Path(t, "data", "inferencex-v3", "inferencex-e2e")
+	root := filepath.Join(t.TempDir(), "inferencex-e2e")
+	if err := os.CopyFS(root, os.DirFS(sample)); err != nil {
+		t.Fatal(err)
+	}
+	build := func() *Matrix {
+		t.Helper()
+		o := todayOptions(root)
+		o.Selection.Keys = []string{"dsv41flash-fp4-b300-vllm-agentic-dspark"} // its fragment's setup_script: vllm-router.sh
+		o.Workspace, o.StageDir = root, t.TempDir()
+		o.Compose = Composer(o)
+		m, err := Build(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m.Points) == 0 {
+			t.Fatal("no points")
+		}
+		return m
+	}
+	staged := filepath.Join(root, ".slurmbench", "configs")
+	refused := 0
+	for _, p := range build().Points {
+		// Only its zip_override_dep2 group names the script.
+		if p.Plan == nil {
+			if p.NoPlan == nil || !strings.Contains(p.NoPlan.Error(), "setup_script: vllm-router.sh is in neither "+staged) {
+				t.Fatalf("%s: not planned (%v); want refused only for its setup_script", p.Name(), p.NoPlan)
+			}
+			refused++
+		}
+	}
+	if refused == 0 {
+		t.Fatal("no point refused for its missing setup_script")
+	}
+	script := filepath.Join(root, "benchmarks", "multi_node", "srt-slurm-recipes", "configs", "vllm-router.sh")
+	if err := os.MkdirAll(filepath.Dir(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(script, []byte("pip install vllm-router==$ROUTER_VERSION\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range build().Points {
+		if p.Plan == nil || p.Configs != staged {
+			t.Fatalf("%s: plan %v (%v), configs %q; want planned with %s", p.Name(), p.Plan != nil, p.NoPlan, p.Configs, staged)
+		}
+		ran := 0
+		for _, proc := range p.Plan.Processes {
+			if len(proc.Setup) > 0 && strings.Join(proc.Setup[0], " ") == "bash /configs/vllm-router.sh" {
+				ran++
+				if !slices.Contains(proc.Mounts, staged+":/configs") {
+					t.Errorf("%s: %s runs the script without %s mounted: %q", p.Name(), proc.Name, staged, proc.Mounts)
+				}
+			}
+		}
+		if ran > 0 {
+			refused--
+		}
+	}
+	if refused != 0 {
+		t.Errorf("%d more points refused for the script than run it once it is there", refused)
+	}
+	if b, err := os.ReadFile(filepath.Join(staged, "vllm-router.sh")); err != nil || !bytes.Contains(b, []byte("vllm-router")) {
+		t.Errorf("staged vllm-router.sh: %q, %v", b, err)
+	}
 }

@@ -89,6 +89,10 @@ type Point struct {
 	Fingerprint string
 	// BoundRecipe is the bound recipe file a composed today's point runs.
 	BoundRecipe string
+	// Configs is the /configs directory a run of a composed today's point
+	// staged from its tree ("" when --plan: InferenceX's planner does not
+	// look for setup scripts either).
+	Configs string
 	// NoPlan is why a composed today's point has no plan (Err nil, Plan
 	// nil): the planner's refusal of its bound recipe (a *PlanError), or
 	// that it was composed on no one cluster.

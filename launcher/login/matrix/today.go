@@ -16,6 +16,7 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/inputs/master"
 	"github.com/slurmbench/slurmbench/launcher/inputs/master/fingerprint"
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/fragment"
+	"github.com/slurmbench/slurmbench/launcher/login/configsdir"
 	"github.com/slurmbench/slurmbench/launcher/login/launch"
 	"github.com/slurmbench/slurmbench/launcher/plan"
 )
@@ -47,6 +48,9 @@ type Composed struct {
 	// runner label's when the label schedules on several and it plans on
 	// each (nil: composed but not planned, which a run refuses).
 	Plan *plan.Plan
+	// Configs is the /configs directory staged from the tree for a run
+	// ("" for --plan).
+	Configs string
 	// File is the bound recipe as written for the cluster (as `generate`
 	// writes it): what `up` and `run` plan the point from when it runs.
 	File string
@@ -141,7 +145,7 @@ func planToday(ctx context.Context, o Options, root string, pt *Point, rc *recip
 	var c *Composed
 	c, pt.Fingerprint, pt.Err = composeToday(ctx, o, root, pt.MatrixPoint, rc)
 	if c != nil {
-		pt.Plan, pt.BoundRecipe, pt.NoPlan = c.Plan, c.File, c.PlanErr
+		pt.Plan, pt.BoundRecipe, pt.NoPlan, pt.Configs = c.Plan, c.File, c.PlanErr, c.Configs
 		if pt.Plan == nil && pt.NoPlan == nil {
 			pt.NoPlan = errors.New("composed; the composer planned it on no cluster")
 		}
@@ -333,6 +337,9 @@ func planOptions(o Options, p *Point) launch.PlanOptions {
 	po := PointPlanOptions(o, p.MatrixPoint)
 	if p.BoundRecipe != "" {
 		po.ConfigFile, po.RecipesRoot, po.Recipe = "", "", p.BoundRecipe
+	}
+	if p.Configs != "" {
+		po.Configs, po.ConfigsNote = p.Configs, configsdir.Note
 	}
 	return po
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/launcher/login/configsdir"
 	"github.com/slurmbench/slurmbench/launcher/login/launch"
 )
 
@@ -114,8 +115,8 @@ func (p Runners) Resolve(ctx context.Context, r *Request) (Resolution, error) {
 		ref, cluster, skip, tags = b.File, b.Cluster, b.NoPreflight, b.Tags
 		// Beside the bound recipes: what the job's containers see at
 		// /configs, as InferenceX's jobs see its staged checkout's.
-		configs = filepath.Join(filepath.Dir(dir), "configs")
-		if err := StageConfigs(ctx, r.Workspace, configs); err != nil {
+		configs = configsdir.Under(r.Workspace)
+		if err := configsdir.Stage(ctx, r.Workspace, configs); err != nil {
 			return Resolution{}, err
 		}
 	}
@@ -126,7 +127,7 @@ func (p Runners) Resolve(ctx context.Context, r *Request) (Resolution, error) {
 		o.SingleNode = !r.Multinode
 		o.Recipe = ref
 		if configs != "" {
-			o.Configs, o.ConfigsNote = configs, ConfigsNote
+			o.Configs, o.ConfigsNote = configs, configsdir.Note
 		}
 	}}, nil
 }

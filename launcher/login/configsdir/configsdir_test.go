@@ -1,4 +1,4 @@
-package workflow
+package configsdir
 
 import (
 	"context"
@@ -10,11 +10,11 @@ import (
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 )
 
-// TestStageConfigs: /configs is srt-slurm's configs/ with the recipe
+// TestStage: /configs is srt-slurm's configs/ with the recipe
 // mirror's copied over it (a mirror file wins), links kept as links and
 // modes kept; a second staging replaces the first whole; a workspace with
 // neither source stages an empty directory.
-func TestStageConfigs(t *testing.T) {
+func TestStage(t *testing.T) {
 	ws := t.TempDir()
 	put := func(rel, body string, mode os.FileMode) {
 		t.Helper()
@@ -26,7 +26,7 @@ func TestStageConfigs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	srt, mirror := ConfigsSources[0], ConfigsSources[1]
+	srt, mirror := Sources[0], Sources[1]
 	put(srt+"/rebuild-deepep.sh", "srt\n", 0o755)
 	put(srt+"/vllm-router.sh", "srt's\n", 0o644)
 	put(srt+"/patches/fix.sh", "patch\n", 0o644)
@@ -36,7 +36,7 @@ func TestStageConfigs(t *testing.T) {
 		t.Fatal(err)
 	}
 	dest := filepath.Join(ws, ".slurmbench", "configs")
-	if err := StageConfigs(context.Background(), ws, dest); err != nil {
+	if err := Stage(context.Background(), ws, dest); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{
@@ -65,7 +65,7 @@ func TestStageConfigs(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(ws, mirror)); err != nil {
 		t.Fatal(err)
 	}
-	if err := StageConfigs(context.Background(), ws, dest); err != nil {
+	if err := Stage(context.Background(), ws, dest); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dest, "vllm-router.sh")); string(b) != "srt's\n" {
@@ -81,7 +81,7 @@ func TestStageConfigs(t *testing.T) {
 
 	// Neither source: an empty directory.
 	empty := t.TempDir()
-	if err := StageConfigs(context.Background(), empty, filepath.Join(empty, "c")); err != nil {
+	if err := Stage(context.Background(), empty, filepath.Join(empty, "c")); err != nil {
 		t.Fatal(err)
 	}
 	if ents, err := os.ReadDir(filepath.Join(empty, "c")); err != nil || len(ents) != 0 {
@@ -91,7 +91,7 @@ func TestStageConfigs(t *testing.T) {
 	// A cancelled context stops the copy.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := StageConfigs(ctx, ws, dest); !errors.Is(err, context.Canceled) {
+	if err := Stage(ctx, ws, dest); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
 
@@ -100,7 +100,7 @@ func TestStageConfigs(t *testing.T) {
 		t.Fatal(err)
 	}
 	put(srt, "", 0o644)
-	err := StageConfigs(context.Background(), ws, dest)
+	err := Stage(context.Background(), ws, dest)
 	if err == nil || exitcode.Of(err) != exitcode.Config {
 		t.Errorf("a file for %s: %v (exit %d), want a config error", srt, err, exitcode.Of(err))
 	}

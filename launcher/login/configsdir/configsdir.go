@@ -1,4 +1,7 @@
-package workflow
+// Package configsdir stages what the containers of a job run from
+// InferenceX's tree see at /configs, as InferenceX's jobs see their srt-slurm
+// checkout's configs/.
+package configsdir
 
 import (
 	"context"
@@ -14,22 +17,27 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/fragment"
 )
 
-// ConfigsSources are the directories of InferenceX's tree that make up what
-// its jobs' containers see at /configs, in the order its launcher stages
-// them (fragment.ConfigsDirs): srt-slurm's own configs/, then the recipe
+// Sources are the directories of InferenceX's tree that make up what its
+// jobs' containers see at /configs, in the order its launcher stages them
+// (fragment.ConfigsDirs): srt-slurm's own configs/, then the recipe
 // mirror's over it, a mirror file replacing srt-slurm's of the same name.
-var ConfigsSources = fragment.ConfigsDirs
+var Sources = fragment.ConfigsDirs
 
-// ConfigsNote is what the staged directory holds, for the profile's sources.
-var ConfigsNote = "staged for this run: " + strings.Join(ConfigsSources, ", then ") + " over it"
+// Note is what the staged directory holds, for the profile's sources.
+var Note = "staged for this run: " + strings.Join(Sources, ", then ") + " over it"
 
-// StageConfigs copies the workspace's ConfigsSources into dest, replacing an
+// Under is where a run from the tree at root stages it: in the tree (the
+// workspace every job mounts, so on the filesystem the nodes share),
+// beside the bound recipes (.slurmbench/bound).
+func Under(root string) string { return filepath.Join(root, ".slurmbench", "configs") }
+
+// Stage copies the tree's Sources into dest, replacing an
 // earlier run's copy whole: the new tree is built beside it and renamed
 // into place, so a reader never sees half of one. Symbolic links are
 // copied as links and a missing source is skipped; with neither present
 // dest is an empty directory, and a recipe's setup_script is then refused
 // by name before submission rather than failing in every worker.
-func StageConfigs(ctx context.Context, workspace, dest string) error {
+func Stage(ctx context.Context, root, dest string) error {
 	parent := filepath.Dir(dest)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return exitcode.With(exitcode.Internal, fmt.Errorf("staging /configs: %w", err))
@@ -39,8 +47,8 @@ func StageConfigs(ctx context.Context, workspace, dest string) error {
 		return exitcode.With(exitcode.Internal, fmt.Errorf("staging /configs: %w", err))
 	}
 	defer os.RemoveAll(tmp) //nolint:errcheck // gone after the rename; a leftover on failure
-	for _, src := range ConfigsSources {
-		if err := overlay(ctx, filepath.Join(workspace, src), tmp); err != nil {
+	for _, src := range Sources {
+		if err := overlay(ctx, filepath.Join(root, src), tmp); err != nil {
 			return exitcode.With(exitcode.Config, fmt.Errorf("staging /configs from %s: %w", src, err))
 		}
 	}
