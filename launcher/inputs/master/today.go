@@ -200,7 +200,7 @@ type recipeDoc struct {
 // expandToday expands a today's-layout master config.
 func expandToday(name string, root *yaml.Node, order []string, nodes map[string]*yaml.Node, o ExpandOptions) ([]MatrixPoint, error) {
 	o.docs = map[string]recipeDoc{}
-	var issues []Issue
+	issues := ValidateKeys(name, root)
 	for _, key := range order {
 		issues = append(issues, ValidateEntry(name, key, nodes[key])...)
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/slurmbench/slurmbench/launcher/inputs/master/fingerprint"
 )
 
 // This file validates today's master config (entries naming their recipes
@@ -386,6 +388,38 @@ func boolValue(n *yaml.Node) bool {
 }
 
 func present(n *yaml.Node) bool { return n != nil && !isNull(n) }
+
+// ValidateKeys checks the master config's top-level keys as
+// infx/matrix/validation.py's load_config_files does before any entry is
+// validated (the version read by stored id 71232337073): every key is a
+// string to InferenceX's YAML 1.1 loader (123:, yes: or ~: are not), and
+// none holds '*', which infx.matrix.plan keeps for expanding patterns.
+// Each key is typed as PyYAML types a plain scalar (fingerprint.Normalize
+// on a copy: the document keeps its keys).
+func ValidateKeys(file string, root *yaml.Node) []Issue {
+	var out []Issue
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		typed := *root.Content[i]
+		k := &typed
+		if k.Kind == yaml.ScalarNode {
+			fingerprint.Normalize(k)
+		}
+		switch {
+		case k.Kind != yaml.ScalarNode || k.Tag != "!!str":
+			out = append(out, Issue{File: file, Line: k.Line, Key: short(k), Rule: fmt.Sprintf("a configuration key must be a string, not %s (quote it)", keyKind(k))})
+		case strings.Contains(k.Value, "*"):
+			out = append(out, Issue{File: file, Line: k.Line, Key: k.Value, Rule: "wildcard '*' is not allowed in master config keys (infx.matrix.plan expands it)"})
+		}
+	}
+	return out
+}
+
+func keyKind(n *yaml.Node) string {
+	if n.Kind != yaml.ScalarNode {
+		return short(n)
+	}
+	return fmt.Sprintf("%s %q", strings.TrimPrefix(n.Tag, "!!"), n.Value)
+}
 
 // ValidateEntry checks one master config entry (its mapping node) against
 // today's rules and returns its issues.

@@ -234,3 +234,52 @@ func TestExpandRefusesInvalidToday(t *testing.T) {
 		t.Errorf("message lacks file:line: %v", err)
 	}
 }
+
+// TestMasterKeys: load_config_files' key rules (validation.py, stored id
+// 71232337073) refuse a key PyYAML does not read as a string and a key
+// holding '*'; a quoted number and an ordinary key pass. The refused key
+// is named at its line, before any entry is expanded.
+func TestMasterKeys(t *testing.T) {
+	entry := strings.SplitN(validSingle, "\n", 2)[1] // the entry's body, key removed
+	for _, c := range []struct {
+		key  string
+		rule string // "" : accepted
+	}{
+		{"sn", ""},
+		{`"123"`, ""},
+		{"dsr1-fp8-b200.v2", ""},
+		{"123", "must be a string, not int"},
+		{"yes", "must be a string, not bool"},
+		{"~", "must be a string, not null"},
+		{"1.5", "must be a string, not float"},
+		{"dsr1-*-b200", "wildcard '*' is not allowed"},
+		{`"*"`, "wildcard '*' is not allowed"},
+	} {
+		t.Run(c.key, func(t *testing.T) {
+			doc := "other:\n" + entry + c.key + ":\n" + entry
+			pts, err := ExpandWith("m.yaml", []byte(doc), ExpandOptions{})
+			if c.rule == "" {
+				if err != nil || len(pts) == 0 {
+					t.Fatalf("key %s: %d points, err %v", c.key, len(pts), err)
+				}
+				return
+			}
+			var ve *ValidationError
+			if !errors.As(err, &ve) {
+				t.Fatalf("key %s: err = %v, want a *ValidationError", c.key, err)
+			}
+			var hit *Issue
+			for i := range ve.Issues {
+				if strings.Contains(ve.Issues[i].Rule, c.rule) {
+					hit = &ve.Issues[i]
+				}
+			}
+			if hit == nil {
+				t.Fatalf("key %s: issues %v lack %q", c.key, ve.Issues, c.rule)
+			}
+			if want := strings.Count(doc[:strings.Index(doc, "\n"+c.key+":")+1], "\n") + 1; hit.Line != want {
+				t.Errorf("key %s: line %d, want %d", c.key, hit.Line, want)
+			}
+		})
+	}
+}
