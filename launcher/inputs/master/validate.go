@@ -170,8 +170,13 @@ var (
 	}}, concFields)
 
 	singleSeqLen = &model{"SingleNodeSeqLenConfig", map[string]field{"isl": req(kInt), "osl": req(kInt), "search-space": reqSub(kList, singleSearch)}}
-	multiSeqLen  = &model{"MultiNodeSeqLenConfig", map[string]field{"isl": req(kInt), "osl": req(kInt), "require-power": nonNull(kBool), "search-space": reqSub(kList, multiSearch)}}
-	agenticCfg   = &model{"AgenticCodingConfig", map[string]field{"search-space": reqSub(kList, agenticSearch), "dram-utilization": opt(kFloat)}}
+	// require_power: the one Python name (populate_by_name) the generator
+	// also reads (generate.py@0f3de2c3 _fixed_sequence_entries:
+	// sequence.get("require-power", sequence.get("require_power", False))),
+	// so it is a field here; the alias wins when both are set.
+	multiSeqLen = &model{"MultiNodeSeqLenConfig", map[string]field{"isl": req(kInt), "osl": req(kInt), "require-power": nonNull(kBool),
+		"require_power": nonNull(kBool), "search-space": reqSub(kList, multiSearch)}}
+	agenticCfg = &model{"AgenticCodingConfig", map[string]field{"search-space": reqSub(kList, agenticSearch), "dram-utilization": opt(kFloat)}}
 
 	singleScenarios = &model{"SingleNodeScenarios", map[string]field{"fixed-seq-len": sub(kList, singleSeqLen), "agentic-coding": sub(kList, agenticCfg)}}
 	multiScenarios  = &model{"MultiNodeScenarios", map[string]field{"fixed-seq-len": sub(kList, multiSeqLen), "agentic-coding": sub(kList, agenticCfg)}}
@@ -224,6 +229,15 @@ func (v *validator) structure(n *yaml.Node, m *model, at string, multinode bool)
 		k, val := n.Content[i], n.Content[i+1]
 		f, ok := m.fields[k.Value]
 		if !ok {
+			if alias := strings.ReplaceAll(k.Value, "_", "-"); alias != k.Value && hasField(m, alias) {
+				// populate_by_name=True: the model takes the Python name,
+				// but generate.py reads the entry's raw mapping by alias
+				// only (entry[Fields.X.value], .get(Fields.X.value)), so
+				// InferenceX drops or fails on such a field after
+				// validating it. Refused here, naming the spelling to use.
+				v.add(k, join(at, k.Value), "%s is %s's Python name for %s: its validation takes it, but infx.matrix.generate reads only %s (the field would be lost); write %s", k.Value, m.name, alias, alias, alias)
+				continue
+			}
 			v.add(k, join(at, k.Value), "unknown field: %s forbids extra fields (allowed: %s)", m.name, allowed(m))
 			continue
 		}
@@ -235,6 +249,11 @@ func (v *validator) structure(n *yaml.Node, m *model, at string, multinode bool)
 			v.add(n, join(at, name), "field required by %s", m.name)
 		}
 	}
+}
+
+func hasField(m *model, name string) bool {
+	_, ok := m.fields[name]
+	return ok
 }
 
 func allowed(m *model) string {
