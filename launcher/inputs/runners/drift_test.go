@@ -40,9 +40,15 @@ func TestNewestRecordRules(t *testing.T) {
 		{name: "power-exporter-port misspelt sibling", old: "power-exporter-port: 9555", new: "power-exporter-port: 9555\n        power-exporter-prt: 9401",
 			field: "clusters.alpha.slurm.srt-slurm.power-exporter-prt", msg: "unknown key"},
 		{name: "fabric rdma-devices (runners.yaml@2c4d2b9f)", old: "ib-devices: [rdma0, rdma1]", new: "ib-devices: [rdma0, rdma1]\n          rdma-devices: [mlx5_0, mlx5_1]",
-			check: func(inv *Inventory) (any, any) { v, _ := srt(inv).Fabric.Value("rdma-devices"); return v, "mlx5_0,mlx5_1" }},
+			check: func(inv *Inventory) (any, any) {
+				v, _ := srt(inv).Fabric.Value("rdma-devices")
+				return v, "mlx5_0,mlx5_1"
+			}},
 		{name: "fabric device with a port", old: "ucx-net-devices: [mlx5_0:1]", new: "ucx-net-devices: [mlx5_0:1]\n          nccl-ib-hca: [mlx5_0:1, mlx5_3:1]",
-			check: func(inv *Inventory) (any, any) { v, _ := srt(inv).Fabric.Value("nccl-ib-hca"); return v, "mlx5_0:1,mlx5_3:1" }},
+			check: func(inv *Inventory) (any, any) {
+				v, _ := srt(inv).Fabric.Value("nccl-ib-hca")
+				return v, "mlx5_0:1,mlx5_3:1"
+			}},
 		{name: "fabric list spanning lines", old: "ib-devices: [rdma0, rdma1]", new: "ib-devices: [rdma0,\n                       rdma1]",
 			check: func(inv *Inventory) (any, any) { v, _ := srt(inv).Fabric.Value("ib-devices"); return v, "rdma0,rdma1" }},
 		{name: "fabric item holding a comma", old: "ib-devices: [rdma0, rdma1]", new: `ib-devices: ["rdma0,rdma1"]`,
