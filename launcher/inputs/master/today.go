@@ -200,7 +200,7 @@ type recipeDoc struct {
 // expandToday expands a today's-layout master config.
 func expandToday(name string, root *yaml.Node, order []string, nodes map[string]*yaml.Node, o ExpandOptions) ([]MatrixPoint, error) {
 	o.docs = map[string]recipeDoc{}
-	var issues []Issue
+	issues := ValidateKeys(name, root)
 	for _, key := range order {
 		issues = append(issues, ValidateEntry(name, key, nodes[key])...)
 	}
@@ -378,6 +378,10 @@ func recipeFields(row, b map[string]any, pt *MatrixPoint) {
 func fixedRows(file string, base MatrixPoint, e, seq, b map[string]any, line int, o ExpandOptions) ([]MatrixPoint, error) {
 	isl, osl := seq["isl"].(int), seq["osl"].(int)
 	requirePower, _ := seq["require-power"].(bool)
+	if _, alias := seq["require-power"]; !alias {
+		// The Python name, as generate.py reads it when the alias is absent.
+		requirePower, _ = seq["require_power"].(bool)
+	}
 	if requirePower && (isl != evalISL || osl != evalOSL) {
 		return nil, fmt.Errorf("master config %s:%d: %s: require-power rollout supports only fixed-sequence 8192/1024", file, line, base.Key)
 	}

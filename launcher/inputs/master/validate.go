@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/slurmbench/slurmbench/launcher/inputs/master/fingerprint"
 )
 
 // This file validates today's master config (entries naming their recipes
@@ -168,8 +170,13 @@ var (
 	}}, concFields)
 
 	singleSeqLen = &model{"SingleNodeSeqLenConfig", map[string]field{"isl": req(kInt), "osl": req(kInt), "search-space": reqSub(kList, singleSearch)}}
-	multiSeqLen  = &model{"MultiNodeSeqLenConfig", map[string]field{"isl": req(kInt), "osl": req(kInt), "require-power": nonNull(kBool), "search-space": reqSub(kList, multiSearch)}}
-	agenticCfg   = &model{"AgenticCodingConfig", map[string]field{"search-space": reqSub(kList, agenticSearch), "dram-utilization": opt(kFloat)}}
+	// require_power: the one Python name (populate_by_name) the generator
+	// also reads (generate.py@0f3de2c3 _fixed_sequence_entries:
+	// sequence.get("require-power", sequence.get("require_power", False))),
+	// so it is a field here; the alias wins when both are set.
+	multiSeqLen = &model{"MultiNodeSeqLenConfig", map[string]field{"isl": req(kInt), "osl": req(kInt), "require-power": nonNull(kBool),
+		"require_power": nonNull(kBool), "search-space": reqSub(kList, multiSearch)}}
+	agenticCfg = &model{"AgenticCodingConfig", map[string]field{"search-space": reqSub(kList, agenticSearch), "dram-utilization": opt(kFloat)}}
 
 	singleScenarios = &model{"SingleNodeScenarios", map[string]field{"fixed-seq-len": sub(kList, singleSeqLen), "agentic-coding": sub(kList, agenticCfg)}}
 	multiScenarios  = &model{"MultiNodeScenarios", map[string]field{"fixed-seq-len": sub(kList, multiSeqLen), "agentic-coding": sub(kList, agenticCfg)}}
@@ -222,6 +229,15 @@ func (v *validator) structure(n *yaml.Node, m *model, at string, multinode bool)
 		k, val := n.Content[i], n.Content[i+1]
 		f, ok := m.fields[k.Value]
 		if !ok {
+			if alias := strings.ReplaceAll(k.Value, "_", "-"); alias != k.Value && hasField(m, alias) {
+				// populate_by_name=True: the model takes the Python name,
+				// but generate.py reads the entry's raw mapping by alias
+				// only (entry[Fields.X.value], .get(Fields.X.value)), so
+				// InferenceX drops or fails on such a field after
+				// validating it. Refused here, naming the spelling to use.
+				v.add(k, join(at, k.Value), "%s is %s's Python name for %s: its validation takes it, but infx.matrix.generate reads only %s (the field would be lost); write %s", k.Value, m.name, alias, alias, alias)
+				continue
+			}
 			v.add(k, join(at, k.Value), "unknown field: %s forbids extra fields (allowed: %s)", m.name, allowed(m))
 			continue
 		}
@@ -233,6 +249,11 @@ func (v *validator) structure(n *yaml.Node, m *model, at string, multinode bool)
 			v.add(n, join(at, name), "field required by %s", m.name)
 		}
 	}
+}
+
+func hasField(m *model, name string) bool {
+	_, ok := m.fields[name]
+	return ok
 }
 
 func allowed(m *model) string {
@@ -386,6 +407,38 @@ func boolValue(n *yaml.Node) bool {
 }
 
 func present(n *yaml.Node) bool { return n != nil && !isNull(n) }
+
+// ValidateKeys checks the master config's top-level keys as
+// infx/matrix/validation.py's load_config_files does before any entry is
+// validated (the version read by stored id 71232337073): every key is a
+// string to InferenceX's YAML 1.1 loader (123:, yes: or ~: are not), and
+// none holds '*', which infx.matrix.plan keeps for expanding patterns.
+// Each key is typed as PyYAML types a plain scalar (fingerprint.Normalize
+// on a copy: the document keeps its keys).
+func ValidateKeys(file string, root *yaml.Node) []Issue {
+	var out []Issue
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		typed := *root.Content[i]
+		k := &typed
+		if k.Kind == yaml.ScalarNode {
+			fingerprint.Normalize(k)
+		}
+		switch {
+		case k.Kind != yaml.ScalarNode || k.Tag != "!!str":
+			out = append(out, Issue{File: file, Line: k.Line, Key: short(k), Rule: fmt.Sprintf("a configuration key must be a string, not %s (quote it)", keyKind(k))})
+		case strings.Contains(k.Value, "*"):
+			out = append(out, Issue{File: file, Line: k.Line, Key: k.Value, Rule: "wildcard '*' is not allowed in master config keys (infx.matrix.plan expands it)"})
+		}
+	}
+	return out
+}
+
+func keyKind(n *yaml.Node) string {
+	if n.Kind != yaml.ScalarNode {
+		return short(n)
+	}
+	return fmt.Sprintf("%s %q", strings.TrimPrefix(n.Tag, "!!"), n.Value)
+}
 
 // ValidateEntry checks one master config entry (its mapping node) against
 // today's rules and returns its issues.

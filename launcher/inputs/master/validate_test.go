@@ -166,6 +166,13 @@ func TestValidationRules(t *testing.T) {
 		{"require-power not a bool", validMultiDisagg, "      osl: 1024\n", "      osl: 1024\n      require-power: 'yes'\n", "must be true or false", "require-power", "require-power:"},
 		{"image missing", validSingle, "  image: img\n", "", "field required", "image", "model: org/m"},
 		{"image a number", validSingle, "image: img", "image: 3", "must be a string", "image", "image: 3"},
+		// populate_by_name: validation.py's models take the Python names
+		// too, but generate.py reads the raw mapping by alias only.
+		{"entry field by its Python name", validSingle, "  model-prefix: dsv4\n", "  model_prefix: dsv4\n", "model_prefix is SingleNodeMasterConfigEntry's Python name for model-prefix", "model_prefix", "model_prefix: dsv4"},
+		{"row field by its Python name", validSingle, "conc-start: 4,", "conc_start: 4,", "Python name for conc-start", "search-space[0].conc_start", "conc_start: 4"},
+		{"worker field by its Python name", validMultiDisagg, "{num-worker: 2,", "{num_worker: 2,", "WorkerConfig's Python name for num-worker", "decode.num_worker", "num_worker: 2"},
+		{"scenario by its Python name", validMultiAgg, "    agentic-coding:\n", "    agentic_coding:\n", "Python name for agentic-coding", "scenarios.agentic_coding", "agentic_coding:"},
+		{"underscore spelling of no field", validSingle, "  multinode: false\n", "  multinode: false\n  model_path: x\n", "SingleNodeMasterConfigEntry forbids extra fields", "model_path", "model_path: x"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if !strings.Contains(c.base, c.old) {
@@ -232,5 +239,98 @@ func TestExpandRefusesInvalidToday(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "m.yaml:9: sn: colour: unknown field") {
 		t.Errorf("message lacks file:line: %v", err)
+	}
+}
+
+// TestMasterKeys: load_config_files' key rules (validation.py, stored id
+// 71232337073) refuse a key PyYAML does not read as a string and a key
+// holding '*'; a quoted number and an ordinary key pass. The refused key
+// is named at its line, before any entry is expanded.
+func TestMasterKeys(t *testing.T) {
+	entry := strings.SplitN(validSingle, "\n", 2)[1] // the entry's body, key removed
+	for _, c := range []struct {
+		key  string
+		rule string // "" : accepted
+	}{
+		{"sn", ""},
+		{`"123"`, ""},
+		{"dsr1-fp8-b200.v2", ""},
+		{"123", "must be a string, not int"},
+		{"yes", "must be a string, not bool"},
+		{"~", "must be a string, not null"},
+		{"1.5", "must be a string, not float"},
+		{"dsr1-*-b200", "wildcard '*' is not allowed"},
+		{`"*"`, "wildcard '*' is not allowed"},
+	} {
+		t.Run(c.key, func(t *testing.T) {
+			doc := "other:\n" + entry + c.key + ":\n" + entry
+			pts, err := ExpandWith("m.yaml", []byte(doc), ExpandOptions{})
+			if c.rule == "" {
+				if err != nil || len(pts) == 0 {
+					t.Fatalf("key %s: %d points, err %v", c.key, len(pts), err)
+				}
+				return
+			}
+			var ve *ValidationError
+			if !errors.As(err, &ve) {
+				t.Fatalf("key %s: err = %v, want a *ValidationError", c.key, err)
+			}
+			var hit *Issue
+			for i := range ve.Issues {
+				if strings.Contains(ve.Issues[i].Rule, c.rule) {
+					hit = &ve.Issues[i]
+				}
+			}
+			if hit == nil {
+				t.Fatalf("key %s: issues %v lack %q", c.key, ve.Issues, c.rule)
+			}
+			if want := strings.Count(doc[:strings.Index(doc, "\n"+c.key+":")+1], "\n") + 1; hit.Line != want {
+				t.Errorf("key %s: line %d, want %d", c.key, hit.Line, want)
+			}
+		})
+	}
+}
+
+// TestRequirePowerPythonName: MultiNodeSeqLenConfig's require_power is the
+// one Python name generate.py reads too (the alias first), so a row under
+// it is a power-required point; typed and ranged as the alias is.
+func TestRequirePowerPythonName(t *testing.T) {
+	for _, c := range []struct {
+		name, set string
+		want      bool
+		err       string
+	}{
+		{"alias", "require-power: true", true, ""},
+		{"python name", "require_power: true", true, ""},
+		{"python name false", "require_power: false", false, ""},
+		{"alias wins over the python name", "require-power: false\n      require_power: true", false, ""},
+		{"python name not a bool", "require_power: 'yes'", false, "require_power: must be true or false"},
+		{"python name null", "require_power: null", false, "require_power: may not be null"},
+		{"python name off 8k1k", "require_power: true", false, "require-power rollout supports only fixed-sequence 8192/1024"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			doc := strings.Replace(validMultiDisagg, "      osl: 1024\n", "      osl: 1024\n      "+c.set+"\n", 1)
+			if strings.HasSuffix(c.name, "off 8k1k") {
+				doc = strings.Replace(doc, "isl: 8192", "isl: 1024", 1)
+			}
+			pts, err := ExpandWith("m.yaml", []byte(doc), ExpandOptions{})
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("err = %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range pts {
+				if p.EvalOnly {
+					continue
+				}
+				if p.RequirePower != c.want || (p.Row["require-power"] == true) != c.want {
+					t.Errorf("%s: require-power %v (row %v), want %v", p.Key, p.RequirePower, p.Row["require-power"], c.want)
+				}
+			}
+		})
 	}
 }

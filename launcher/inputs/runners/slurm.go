@@ -337,9 +337,14 @@ func (d *decoder) readSrtSlurm(n *yaml.Node, field string) *SrtSlurm {
 				s.PowerTelemetry = d.readPower(v, f)
 			}
 		}},
+		// power-exporter-port is an int with gt=0 and no upper bound in
+		// infx/clusters/slurm.py@19c96be5 (SrtSlurmSettings), unlike
+		// power-telemetry's ports (ge=1, le=65535): a record InferenceX
+		// takes is read here too; the exporter refuses a port past 65535
+		// when the job starts, as InferenceX's does.
 		{alias: "power-exporter-port", name: "power_exporter_port", set: func(v *yaml.Node, f string) {
 			if !null(v) {
-				s.PowerExporterPort = d.port(v, f)
+				s.PowerExporterPort = d.positive(v, f)
 			}
 		}},
 		{alias: "env", set: func(v *yaml.Node, f string) { s.Env = d.strMap(v, f) }},
