@@ -55,6 +55,7 @@ func planOptions(c *cli.Context, runID string) launch.PlanOptions {
 		RunID: runID, Variant: c.String("variant"), AllowDuplicateKeys: c.Bool("allow-duplicate-keys"),
 		Overrides: overridesOf(c), Warn: c.App.ErrWriter, ISL: intIfSet(c, "isl"), OSL: intIfSet(c, "osl"),
 		Runners: c.String("runners"), Runner: c.String("runner"), Framework: os.Getenv("FRAMEWORK"), ModelPrefix: os.Getenv("MODEL_PREFIX"),
+		PrefillImage: os.Getenv("PREFILL_IMAGE"),
 	}
 	if c.IsSet("run-id") {
 		o.RunID = c.String("run-id")

@@ -34,7 +34,7 @@ func TestRenderFromRunner(t *testing.T) {
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	for _, want := range []string{"partition   batch_3", "/scratch/models/DeepSeek-R1-0528:/model:ro", "--exclude=gb-node-07 --gres=gpu:4 --mem=0",
+	for _, want := range []string{"partition   batch_3", "/scratch/models/DeepSeek-R1-0528:/model:ro", "--exclude=gb-node-07 --mem=0 --segment=2",
 		"slurm.partition                 <- @TESTDATA@/runners/runners.yaml:12 labels.partition:batch_3"} {
 		if !strings.Contains(strings.ReplaceAll(out, data, "@TESTDATA@"), want) {
 			t.Errorf("render lacks %q", want)

@@ -145,14 +145,18 @@ type Model struct {
 
 // Slurm is the job request.
 type Slurm struct {
-	JobName          string            `json:"job_name"`
-	Partition        string            `json:"partition"`
-	Account          string            `json:"account,omitempty"`
-	TimeLimitMinutes int               `json:"time_limit_minutes"`
-	Nodes            int               `json:"nodes"`
-	GPUsPerNode      int               `json:"gpus_per_node"`
-	Exclusive        bool              `json:"exclusive,omitempty"`
-	Directives       map[string]string `json:"directives,omitempty"`
+	JobName          string `json:"job_name"`
+	Partition        string `json:"partition"`
+	Account          string `json:"account,omitempty"`
+	TimeLimitMinutes int    `json:"time_limit_minutes"`
+	Nodes            int    `json:"nodes"`
+	GPUsPerNode      int    `json:"gpus_per_node"`
+	// NoGPUsPerNode leaves --gpus-per-node (tres_per_node) out of the
+	// request: the cluster refuses it, or directives.gres asks the GPUs
+	// (the profile's slurm.gpus_per_node_directive = false).
+	NoGPUsPerNode bool              `json:"no_gpus_per_node,omitempty"`
+	Exclusive     bool              `json:"exclusive,omitempty"`
+	Directives    map[string]string `json:"directives,omitempty"`
 	// Comment tags the job uniquely, so a submit whose answer was lost can
 	// be found again instead of submitted twice.
 	Comment string `json:"comment"`

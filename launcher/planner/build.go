@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/slurmbench/slurmbench/enroot"
@@ -186,12 +187,34 @@ func (b *builder) build() (*plan.Plan, error) {
 	if err := hostsetup.Add(pl, r.HostSetup, p, b.workspace(), b.headNode, b.infraNode); err != nil {
 		return nil, err
 	}
+	b.bashPreamble()
 	b.health()
 	pl.EnvPassthrough = append([]string(nil), p.Env.Passthrough...)
 	sort.Strings(pl.EnvPassthrough)
 	pl.EnvPassthroughPrefixes = append([]string(nil), p.Env.PassthroughPrefixes...)
 	b.nodeMap()
 	return pl, pl.Validate()
+}
+
+// bashPreamble runs the cluster's default_bash_preamble (the profile's
+// [defaults] bash_preamble: ulimits, cache directories) in bash before the
+// command of every containerized step, as srtctl's bash wrapper runs it
+// after the environment and before the command (schema.py ClusterConfig
+// default_bash_preamble, stored id 71538013475). srtctl drops it for
+// sruns that bypass that wrapper, the distroless DCGM exporter's: so does
+// this. The command is exec'd with its arguments as they were.
+func (b *builder) bashPreamble() {
+	pre := b.p.Defaults.BashPreamble
+	if strings.TrimSpace(pre) == "" {
+		return
+	}
+	for i := range b.plan.Processes {
+		proc := &b.plan.Processes[i]
+		if !proc.Container || proc.Role == plan.RoleTelemetry || len(proc.Argv) == 0 {
+			continue
+		}
+		proc.Argv = append([]string{"bash", "-c", pre + "\nexec \"$@\"", "bash"}, proc.Argv...)
+	}
 }
 
 func (b *builder) model() error {
@@ -341,6 +364,8 @@ func (b *builder) slurm() error {
 		GPUsPerNode: b.gpn,
 		Exclusive:   p.Slurm.Exclusive,
 		Comment:     "slurmbench:" + b.in.RunID,
+		// srtslurm.yaml's use_gpus_per_node_directive: false.
+		NoGPUsPerNode: p.Slurm.GPUsPerNodeDirective != nil && !*p.Slurm.GPUsPerNodeDirective,
 	}
 	tl := cmp.Or(r.Slurm.TimeLimit, p.Slurm.TimeLimit, "04:00:00")
 	mins, err := profile.ParseTimeLimit(tl)
@@ -457,6 +482,17 @@ func (b *builder) topology() error {
 	}
 	pl.Nodes = workerNodeCount + reserved
 	pl.Slurm.Nodes = pl.Nodes
+	if d := b.p.Slurm.SegmentDirective; d != nil && *d {
+		// srtctl's job script asks --segment=<total nodes> when
+		// srtslurm.yaml leaves use_segment_sbatch_directive true; a
+		// segment the profile's directives or the recipe set wins.
+		if _, set := pl.Slurm.Directives["segment"]; !set {
+			if pl.Slurm.Directives == nil {
+				pl.Slurm.Directives = map[string]string{}
+			}
+			pl.Slurm.Directives["segment"] = strconv.Itoa(pl.Nodes)
+		}
+	}
 	workers := make([]int, workerNodeCount)
 	for i := range workers {
 		workers[i] = first + i

@@ -12,6 +12,7 @@ type engineBuilder struct{ b *builder }
 func (e engineBuilder) Recipe() *recipe.Recipe { return e.b.r }
 func (e engineBuilder) Plan() *plan.Plan       { return e.b.plan }
 func (e engineBuilder) GPUsPerNode() int       { return e.b.gpn }
+func (e engineBuilder) DefaultGPUType() string { return e.b.p.Defaults.GPUType }
 func (e engineBuilder) HeadNode() int          { return e.b.headNode }
 func (e engineBuilder) FrontendType() string   { return e.b.frontendType() }
 func (e engineBuilder) EngineConfig(role plan.Role) map[string]recipe.Value {

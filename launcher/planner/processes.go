@@ -138,7 +138,9 @@ func (b *builder) workerProcess(eng engine.Engine, w *workerCtx, name string, no
 		Srun: plan.SrunOptions{Extra: b.srunExtra()},
 	}
 	if s := w.gpuSlice(b.gpn); s != nil && eng.VisibleDevices() {
-		proc.Env["CUDA_VISIBLE_DEVICES"] = plan.JoinInts(s)
+		// srtslurm.yaml's visible_devices_env: ROCm clusters mask by
+		// ROCR_VISIBLE_DEVICES alone (the profile's [defaults]).
+		proc.Env[b.p.Defaults.VisibleDevices()] = plan.JoinInts(s)
 	}
 	if err := eng.Complete(&w.Worker, &proc); err != nil {
 		return plan.Process{}, err

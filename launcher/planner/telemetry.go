@@ -21,7 +21,9 @@ const defaultExporterCommand = "dcgm-exporter --collect-interval=100 --address :
 const defaultExporterPort = 9401
 
 // telemetry plans power telemetry from the recipe's telemetry block, or the
-// profile's [telemetry] default for a recipe without one: one exporter step
+// profile's [telemetry] default for a recipe without one (its exporter
+// image, port and command also for a block that names no dcgm_exporter,
+// as srtctl runs the cluster's default_gpu_exporter then): one exporter step
 // over every worker node, the GPUs each worker occupies, and one window per
 // benchmark point. A custom benchmark (srt-slurm 2.x measures those too)
 // expects one window of its own type per concurrency it is asked for
@@ -36,6 +38,13 @@ func (b *builder) telemetry() error {
 		image, port := p.Telemetry.ExporterImage, p.Telemetry.Port
 		set, on = (&telemetry.Config{Enabled: true, Required: p.Telemetry.Required,
 			DCGMExporter: &telemetry.Exporter{ContainerImage: &image, Port: &port}}).Settings()
+	}
+	if r.Telemetry == nil || r.Telemetry.DCGMExporter == nil {
+		// No exporter of the recipe's own: the cluster's default stands in
+		// whole, its command too (srtslurm.yaml's default_gpu_exporter,
+		// the profile's [telemetry] exporter; a recipe's exporter without
+		// a command takes srtctl's, not the cluster's).
+		set.ExporterCommand = p.Telemetry.ExporterCommand
 	}
 	custom := pl.Benchmark.Type == "custom"
 	if !on || pl.Benchmark.Type != "sa-bench" && !custom {

@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/slurmbench/slurmbench/launcher/inputs/runners"
@@ -25,6 +26,10 @@ const DCGMExporterAlias = "dcgm-exporter"
 //     registry#path, pyxis_spelling) → the staged main image;
 //   - every srt-slurm.nginx-aliases name → the staged nginx:1.27.4 (the
 //     helper policy helper-dirs.nginx), only when the record names some;
+//   - for a TileRT point (FRAMEWORK tilert): "tilert-decode" → the staged
+//     main image and "tilert-prefill" → the staged PREFILL_IMAGE (the
+//     cache's own policy: staged with no framework), which its recipes
+//     name as the two roles' containers;
 //
 // The "dcgm-exporter" alias is not the cluster's but the job's: InferenceX
 // stages the exporter and names it only for a job that collects DCGM power
@@ -37,7 +42,7 @@ const DCGMExporterAlias = "dcgm-exporter"
 // is (core/config.py@020fbc6c resolve_container_aliases) for pyxis, which
 // pulls it from Docker Hub (library/nginx, tag latest). ContainerRef does
 // the same for a profile with a record.
-func (p *Profile) recordAliases(o RunnersOptions, srt *runners.SrtSlurm, from func(key, field, note string)) {
+func (p *Profile) recordAliases(o RunnersOptions, srt *runners.SrtSlurm, from func(key, field, note string)) error {
 	if o.Image != "" {
 		staged := p.StagedImage(o.Image, o.Framework, o.ModelPrefix)
 		for _, a := range srt.ContainerAliases {
@@ -59,7 +64,28 @@ func (p *Profile) recordAliases(o RunnersOptions, srt *runners.SrtSlurm, from fu
 			from("containers."+a, "slurm.srt-slurm.nginx-aliases", "InferenceX's staged "+NginxImage)
 		}
 	}
+	if o.Framework == FrameworkTileRT && o.Image != "" {
+		if o.PrefillImage == "" {
+			return errors.New("a TileRT point (FRAMEWORK tilert) needs PREFILL_IMAGE: InferenceX names its prefill image tilert-prefill")
+		}
+		p.Containers[TileRTDecodeAlias] = p.StagedImage(o.Image, o.Framework, o.ModelPrefix)
+		p.Sources["containers."+TileRTDecodeAlias] = Source{File: "IMAGE", Note: "a TileRT point's decode image, staged by the record's squash policy"}
+		p.Containers[TileRTPrefillAlias] = p.StagedImage(o.PrefillImage, "", "")
+		p.Sources["containers."+TileRTPrefillAlias] = Source{File: "PREFILL_IMAGE", Note: "a TileRT point's prefill image, staged by the record's squash cache"}
+	}
+	return nil
 }
+
+// FrameworkTileRT is the FRAMEWORK of TileRT points, whose jobs InferenceX
+// gives two images (config.py@eacb6075 write_lane_config).
+const FrameworkTileRT = "tilert"
+
+// TileRTDecodeAlias and TileRTPrefillAlias are the container aliases of a
+// TileRT job: its main image and its PREFILL_IMAGE.
+const (
+	TileRTDecodeAlias  = "tilert-decode"
+	TileRTPrefillAlias = "tilert-prefill"
+)
 
 // AddDCGMExporter names the staged DCGM exporter image (the record's
 // helper-dirs.dcgm-exporter policy) "dcgm-exporter" in a record-derived

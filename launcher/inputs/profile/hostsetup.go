@@ -15,13 +15,20 @@ import (
 // sets them. srtctl applies it to a recipe that has no host_setup block of
 // its own (core/config.py@020fbc6c resolve_config_with_defaults: the
 // recipe's block replaces it whole).
+//
+// A record's srt-slurm.extra may instead give srtslurm.yaml's
+// default_host_setup itself (srtctl's HostSetupConfig): Commands and
+// Teardown then run as a recipe's host_setup block does, and Script is "".
 type HostSetup struct {
 	// Script is relative to the InferenceX checkout (the workspace).
 	Script string
 	Env    map[string]string
+	// Commands and Teardown are default_host_setup's, when Script is "".
+	Commands, Teardown []string
+	IgnoreFailure      bool
 	// TimeoutSeconds is 0 when the record leaves srtctl's default.
 	TimeoutSeconds int
-	// Nodes is "" (srtctl's default, all) or "all".
+	// Nodes is "" (srtctl's default, all), "all" or "workers".
 	Nodes string
 }
 

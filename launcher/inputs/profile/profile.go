@@ -35,6 +35,7 @@ type Profile struct {
 	Benchmark  Benchmark         `toml:"benchmark"`
 	Infra      Infra             `toml:"infra"`
 	Telemetry  Telemetry         `toml:"telemetry"`
+	Defaults   Defaults          `toml:"defaults"`
 
 	// Extends names the runners.yaml record this profile builds on
 	// (docs/profile.md, "From runners.yaml"); zero for a profile that
@@ -88,6 +89,18 @@ type Slurm struct {
 	// SrunArgs are long options for every containerized srun step
 	// (a record's srun-args).
 	SrunArgs []string `toml:"srun_args"`
+	// GPUsPerNodeDirective false leaves --gpus-per-node (tres_per_node)
+	// out of the job, for clusters that refuse it or ask GPUs by
+	// directives.gres (srtslurm.yaml's use_gpus_per_node_directive); nil
+	// or true asks gpus_per_node GPUs of every node.
+	GPUsPerNodeDirective *bool `toml:"gpus_per_node_directive"`
+	// SegmentDirective true asks --segment=<the job's node count>, so the
+	// allocation stays in one topology segment (an NVL72 domain), unless
+	// directives or the recipe set segment themselves (srtslurm.yaml's
+	// use_segment_sbatch_directive, whose srtctl default is true: a
+	// runners.yaml record's profile has it unless the record says
+	// segment-directive: false); nil or false asks none.
+	SegmentDirective *bool `toml:"segment_directive"`
 	// Directives are extra sbatch options, key → value ("" for a bare flag),
 	// e.g. {segment = "3", mem = "0"}.
 	Directives map[string]string `toml:"directives"`
@@ -509,10 +522,42 @@ type Telemetry struct {
 	// ref) when the recipe names none; Port its port (default 9401).
 	ExporterImage string `toml:"exporter_image"`
 	Port          int    `toml:"port"`
+	// ExporterCommand replaces srtctl's exporter command line ({port} is
+	// Port), as default_gpu_exporter.command does: with the image, it is
+	// what a recipe that enables telemetry with no dcgm_exporter runs.
+	ExporterCommand string `toml:"exporter_command"`
 	// MockWatts > 0 runs slurmbench's mock DCGM exporter on each worker
 	// node's host instead of an exporter image, reporting this power per
 	// GPU: for test clusters without GPUs.
 	MockWatts float64 `toml:"mock_watts"`
+}
+
+// Defaults is the [defaults] table: srtslurm.yaml's cluster-wide values
+// for recipes that leave them out (a runners.yaml record's srt-slurm.extra
+// sets them; docs/profile.md, "srtslurm.yaml keys").
+type Defaults struct {
+	// GPUType is resources.gpu_type of a recipe without one
+	// (default_gpu_type).
+	GPUType string `toml:"gpu_type"`
+	// VisibleDevicesEnv is the variable a worker on part of a node gets
+	// its GPUs in (visible_devices_env: ROCR_VISIBLE_DEVICES on ROCm);
+	// "" is CUDA_VISIBLE_DEVICES.
+	VisibleDevicesEnv string `toml:"visible_devices_env"`
+	// BashPreamble runs before the command of every containerized step
+	// that starts through bash (default_bash_preamble: cluster ulimits,
+	// cache directories).
+	BashPreamble string `toml:"bash_preamble"`
+	// NginxRaiseUlimit is frontend.nginx_raise_ulimit of a recipe that
+	// leaves it out (nginx_raise_ulimit); nil leaves srtctl's false.
+	NginxRaiseUlimit *bool `toml:"nginx_raise_ulimit"`
+}
+
+// VisibleDevices is the GPU mask variable of the cluster's workers.
+func (d Defaults) VisibleDevices() string {
+	if d.VisibleDevicesEnv != "" {
+		return d.VisibleDevicesEnv
+	}
+	return "CUDA_VISIBLE_DEVICES"
 }
 
 func (t Telemetry) validate() []error {

@@ -79,6 +79,8 @@ func tomlKeys(typ reflect.Type, prefix string, out map[string]string) {
 
 func typeName(t reflect.Type) string {
 	switch t.Kind() {
+	case reflect.Pointer: // an optional value: unset is its default
+		return typeName(t.Elem())
 	case reflect.Slice:
 		return "[" + typeName(t.Elem()) + "]"
 	case reflect.Map:

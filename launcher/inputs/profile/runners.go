@@ -94,6 +94,8 @@ type RunnersOptions struct {
 	Image string
 	// Framework and ModelPrefix choose the squash location of Image.
 	Framework, ModelPrefix string
+	// PrefillImage is a TileRT point's PREFILL_IMAGE (FrameworkTileRT).
+	PrefillImage string
 	// Home expands '~' in the record's paths ("" : $HOME).
 	Home string
 	// AgenticMultiNode: the point is a multi-node AgentX one; its job also
@@ -205,11 +207,39 @@ func FromRecord(res *runners.Resolved, o RunnersOptions) (*Profile, error) {
 		p.Slurm.Directives["exclude"] = strings.Join(s.Exclude, ",")
 		from("slurm.directives.exclude", "slurm.exclude", "")
 	}
+	srt := s.SrtSlurm
+	if srt == nil {
+		srt = &runners.SrtSlurm{}
+	}
 	if s.Gres != "" {
-		p.Slurm.Directives["gres"] = s.GresFor(c.GPUsPerNode)
 		p.Slurm.GresTemplate = s.Gres
-		from("slurm.directives.gres", "slurm.gres", "rendered for gpus-per-node "+strconv.Itoa(c.GPUsPerNode))
 		from("slurm.gres_template", "slurm.gres", "")
+		// InferenceX asks GPUs by GRES only where the record turns
+		// --gpus-per-node off (config.py@eacb6075 render:
+		// default_sbatch_directives.gres when gpus-per-node-directive is
+		// false); otherwise srtctl's --gpus-per-node asks them.
+		if d := srt.GPUsPerNodeDirective; d != nil && !*d {
+			p.Slurm.Directives["gres"] = s.GresFor(c.GPUsPerNode)
+			from("slurm.directives.gres", "slurm.gres", "rendered for gpus-per-node "+strconv.Itoa(c.GPUsPerNode)+", as gpus-per-node-directive is false")
+		}
+	}
+	if d := srt.GPUsPerNodeDirective; d != nil {
+		p.Slurm.GPUsPerNodeDirective = ptr(*d)
+		from("slurm.gpus_per_node_directive", "slurm.srt-slurm.gpus-per-node-directive", "")
+	}
+	// srtctl asks --segment unless srtslurm.yaml says
+	// use_segment_sbatch_directive: false, which InferenceX writes for a
+	// single-node job and from segment-directive (config.py@eacb6075).
+	switch {
+	case o.SingleNode:
+		p.Slurm.SegmentDirective = ptr(false)
+		from("slurm.segment_directive", "", "a single-node job asks no --segment")
+	case srt.SegmentDirective != nil:
+		p.Slurm.SegmentDirective = ptr(*srt.SegmentDirective)
+		from("slurm.segment_directive", "slurm.srt-slurm.segment-directive", "")
+	default:
+		p.Slurm.SegmentDirective = ptr(true)
+		from("slurm.segment_directive", "slurm.srt-slurm", "no segment-directive: srtctl's default, --segment=<nodes>")
 	}
 	for k, v := range s.CPUDirectives() {
 		p.Slurm.Directives[k] = v
@@ -229,10 +259,6 @@ func FromRecord(res *runners.Resolved, o RunnersOptions) (*Profile, error) {
 		from("slurm.srun_args", "slurm.srun-args", "")
 	}
 
-	srt := s.SrtSlurm
-	if srt == nil {
-		srt = &runners.SrtSlurm{}
-	}
 	switch {
 	case srt.DefaultTimeLimit != "":
 		p.Slurm.TimeLimit = srt.DefaultTimeLimit
@@ -285,7 +311,9 @@ func FromRecord(res *runners.Resolved, o RunnersOptions) (*Profile, error) {
 		p.Models[key] = strings.TrimSuffix(s.Volumes[e.Root].Path, "/") + "/" + e.Dir
 		from("models."+key, "models.entries."+key, "volume "+e.Root)
 	}
-	p.recordAliases(o, srt, from)
+	if err := p.recordAliases(o, srt, from); err != nil {
+		return nil, fmt.Errorf("%s (cluster %s): %w", file, id, err)
+	}
 
 	for _, vol := range sortedKeys(srt.VolumeMounts) {
 		p.Container.Mounts = append(p.Container.Mounts, s.Volumes[vol].Path+":"+srt.VolumeMounts[vol])
@@ -327,6 +355,13 @@ func FromRecord(res *runners.Resolved, o RunnersOptions) (*Profile, error) {
 		p.Telemetry.Port = srt.PowerTelemetry.DCGMPort
 		from("telemetry.port", "slurm.srt-slurm.power-telemetry.dcgm-port", "")
 	}
+	if _, ok := srt.Extra["default_gpu_exporter"]; !ok {
+		// srtslurm.yaml sets none: srtctl's own default exporter is the
+		// one a recipe without dcgm_exporter runs (extra.go).
+		p.Telemetry.ExporterImage, p.Telemetry.Port = SrtctlDefaultGPUExporterImage, SrtctlDefaultGPUExporterPort
+		from("telemetry.exporter_image", "slurm.srt-slurm", "no extra.default_gpu_exporter: srtctl's default_gpu_exporter")
+		from("telemetry.port", "slurm.srt-slurm", "no extra.default_gpu_exporter: srtctl's default_gpu_exporter")
+	}
 
 	if srt.HostSetup != nil {
 		p.HostSetup = hostSetupOf(srt.HostSetup)
@@ -340,8 +375,14 @@ func FromRecord(res *runners.Resolved, o RunnersOptions) (*Profile, error) {
 	if c.AvailableCPUDRAMMiB > 0 {
 		from("dram", "available-cpu-dram-mib", "")
 	}
+	// Last, as InferenceX writes extra after its own keys.
+	if err := p.recordExtra(res, o, srt, from); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
+
+func ptr[T any](v T) *T { return &v }
 
 // finishRecord fills what a record-derived profile takes from its other
 // values once a TOML's overrides are in: without a squash cache in the

@@ -58,7 +58,11 @@ func TestFromRecord(t *testing.T) {
 		{"slurm.transport", p.Slurm.Transport, TransportCLI, "  alpha:"},
 		{"slurm.time_limit", p.Slurm.TimeLimit, "4:00:00", "        default-time-limit"},
 		{"slurm.directives.exclude", p.Slurm.Directives["exclude"], "node-3,node-4", "      exclude:"},
-		{"slurm.directives.gres", p.Slurm.Directives["gres"], "gpu:8", "      gres:"},
+		{"slurm.gres_template", p.Slurm.GresTemplate, "gpu:{gpus}", "      gres:"},
+		{"slurm.gpus_per_node_directive", *p.Slurm.GPUsPerNodeDirective, true, "        gpus-per-node-directive"},
+		{"slurm.segment_directive", *p.Slurm.SegmentDirective, false, "        segment-directive"},
+		{"telemetry.exporter_image", p.Telemetry.ExporterImage, "", "        extra:"},
+		{"defaults.visible_devices_env", p.Defaults.VisibleDevicesEnv, "CUDA_VISIBLE_DEVICES", "        extra:"},
 		{"slurm.directives.cpus-per-gpu", p.Slurm.Directives["cpus-per-gpu"], "24", "      cpus-per-gpu"},
 		{"slurm.directives.mem", p.Slurm.Directives["mem"], "0", "      salloc-args"},
 		{"slurm.directives.overcommit", p.Slurm.Directives["overcommit"], "", "      salloc-args"},
@@ -121,7 +125,7 @@ func TestFromRecordPartitionAndDefaults(t *testing.T) {
 	if src, _ := p.SourceOf("slurm.partition"); src.Line != lineIn(t, file, "  partition:p2:") || src.Field != "labels.partition:p2" {
 		t.Errorf("partition source %v", src)
 	}
-	if p.Paths.RunsDir != "/ws/slurmbench-runs" || p.Paths.SquashDir != "/ws/slurmbench-runs/squash" || p.Telemetry.Port != 0 || p.DRAM.AvailableMiB != 0 {
+	if p.Paths.RunsDir != "/ws/slurmbench-runs" || p.Paths.SquashDir != "/ws/slurmbench-runs/squash" || p.Telemetry.Port != SrtctlDefaultGPUExporterPort || p.Telemetry.ExporterImage != SrtctlDefaultGPUExporterImage || p.DRAM.AvailableMiB != 0 {
 		t.Errorf("defaults: runs %s squash %s port %d dram %d", p.Paths.RunsDir, p.Paths.SquashDir, p.Telemetry.Port, p.DRAM.AvailableMiB)
 	}
 	if p.Container.Runtime != RuntimePyxis || p.Slurm.Directives != nil {

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/yamltree"
 )
 
 var partitionName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
@@ -374,6 +376,7 @@ func (d *decoder) readSrtSlurm(n *yaml.Node, field string) *SrtSlurm {
 					d.failf(ev, f+"."+k.Value, "%v", err)
 				}
 				s.Extra[k.Value] = x
+				d.keyLines(k, ev, f+"."+k.Value)
 			})
 		}},
 		{alias: "fabric", set: func(v *yaml.Node, f string) { s.Fabric = d.readFabric(v, f) }},
@@ -395,6 +398,22 @@ func (d *decoder) readSrtSlurm(n *yaml.Node, field string) *SrtSlurm {
 		s.HostSetup.Env[name] = v
 	}
 	return s
+}
+
+// keyLines records the line of every mapping key at and below k (value
+// v), so what reads extra's literal srtslurm.yaml keys can name the line
+// of a nested one (extra.default_gpu_exporter.port).
+func (d *decoder) keyLines(k, v *yaml.Node, field string) {
+	if d.lines == nil {
+		return
+	}
+	d.lines[field] = k.Line
+	if v = yamltree.DeAlias(v); v == nil || v.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		d.keyLines(v.Content[i], v.Content[i+1], field+"."+v.Content[i].Value)
+	}
 }
 
 var timeLimit = regexp.MustCompile(`^\d+:\d{2}:\d{2}$`)

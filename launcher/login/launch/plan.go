@@ -80,6 +80,9 @@ type PlanOptions struct {
 	// planned on each).
 	Cluster                string
 	Framework, ModelPrefix string
+	// PrefillImage is a TileRT point's PREFILL_IMAGE, which the record's
+	// profile names tilert-prefill.
+	PrefillImage string
 	// AgenticMultiNode: the point is a multi-node AgentX one, whose job
 	// also mounts the record's agentic volumes (AgentX client caches).
 	AgenticMultiNode bool
@@ -118,7 +121,7 @@ func Plan(ctx context.Context, o PlanOptions) (*plan.Plan, *profile.Profile, err
 // Source is where the options' profile comes from.
 func (o PlanOptions) Source() ProfileSource {
 	return ProfileSource{Profile: o.Profile, Runners: o.Runners, Runner: o.Runner, Cluster: o.Cluster, Label: o.RunnerLabel, Workspace: o.Workspace, Master: cmp.Or(o.Master, o.MasterDir),
-		Image: o.Image, Framework: o.Framework, ModelPrefix: o.ModelPrefix, AgenticMultiNode: o.AgenticMultiNode, SingleNode: o.SingleNode}
+		Image: o.Image, Framework: o.Framework, ModelPrefix: o.ModelPrefix, PrefillImage: o.PrefillImage, AgenticMultiNode: o.AgenticMultiNode, SingleNode: o.SingleNode}
 }
 
 // LoadProfile reads --profile, refusing an empty one (a config error).

@@ -36,6 +36,9 @@ type ProfileSource struct {
 	// Image, Framework and ModelPrefix are the point's (IMAGE, FRAMEWORK,
 	// MODEL_PREFIX): the record's container aliases and squash location.
 	Image, Framework, ModelPrefix string
+	// PrefillImage is a TileRT point's PREFILL_IMAGE (the record's
+	// tilert-prefill alias).
+	PrefillImage string
 	// AgenticMultiNode: a multi-node AgentX point (the record's agentic
 	// mounts join the job's).
 	AgenticMultiNode bool
@@ -78,7 +81,7 @@ func LoadProfileFrom(ctx context.Context, s ProfileSource) (*profile.Profile, er
 
 func loadProfileFrom(ctx context.Context, s ProfileSource) (*profile.Profile, error) {
 	ro := profile.RunnersOptions{Runners: s.RunnersFile(), Runner: s.Runner, Cluster: s.Cluster, Label: s.Label, Image: s.Image, Framework: s.Framework, ModelPrefix: s.ModelPrefix,
-		AgenticMultiNode: s.AgenticMultiNode, SingleNode: s.SingleNode}
+		PrefillImage: s.PrefillImage, AgenticMultiNode: s.AgenticMultiNode, SingleNode: s.SingleNode}
 	if s.Workspace != "" {
 		ws, err := profile.Canonical(s.Workspace)
 		if err != nil {

@@ -141,6 +141,9 @@ func JobSpec(pl *plan.Plan, env []string) (slurm.JobSpec, error) {
 		StdErr:       pl.Layout.BatchOut,
 		Comment:      s.Comment,
 	}
+	if s.NoGPUsPerNode {
+		spec.GPUsPerNode = 0
+	}
 	extra, err := directives(s.Directives)
 	if err != nil {
 		return slurm.JobSpec{}, err

@@ -43,6 +43,9 @@ type Builder interface {
 	Plan() *plan.Plan
 	// GPUsPerNode is the cluster's GPUs per node.
 	GPUsPerNode() int
+	// DefaultGPUType is the cluster's resources.gpu_type for a recipe
+	// without one (srtslurm.yaml's default_gpu_type), "" for none.
+	DefaultGPUType() string
 	// HeadNode is the node index of the head (frontend) node.
 	HeadNode() int
 	// FrontendType is frontend.type: dynamo, sglang or vllm.

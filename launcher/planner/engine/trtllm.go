@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -56,7 +57,8 @@ func (e *trtllmEngine) Complete(w *Worker, proc *plan.Process) error {
 	proc.Files = map[string]string{filepath.Join(b.Plan().Layout.Logs, name): conf}
 
 	var argv []string
-	numactl := (b.Recipe().Resources.GPUType == "gb200" || b.Recipe().Resources.GPUType == "gb300") && w.Role != plan.RoleAgg
+	gpuType := cmp.Or(b.Recipe().Resources.GPUType, b.DefaultGPUType())
+	numactl := (gpuType == "gb200" || gpuType == "gb300") && w.Role != plan.RoleAgg
 	if b.Recipe().Backend.NUMABind != nil {
 		numactl = *b.Recipe().Backend.NUMABind
 	}

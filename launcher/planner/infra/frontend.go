@@ -236,7 +236,10 @@ func (b *builder) addNginx(head int, routers []int) error {
 	}
 	conf := nginxConf(routers, portInternalFrontend, portPublicFrontend, r.Frontend.NginxSessionAffinity, header,
 		cmp.Or(r.Frontend.NginxKeepaliveTimeout, "600s"))
-	raise := r.Frontend.NginxRaiseUlimit != nil && *r.Frontend.NginxRaiseUlimit
+	// srtslurm.yaml's nginx_raise_ulimit fills a recipe that leaves it out
+	// (core/config.py@020fbc6c resolve_config_with_defaults).
+	raiseSet := cmp.Or(r.Frontend.NginxRaiseUlimit, b.Profile().Defaults.NginxRaiseUlimit)
+	raise := raiseSet != nil && *raiseSet
 	if raise {
 		conf = raiseNginxNoFile(conf)
 	}
