@@ -202,18 +202,25 @@ func (b *builder) build() (*plan.Plan, error) {
 // after the environment and before the command (schema.py ClusterConfig
 // default_bash_preamble, stored id 71538013475). srtctl drops it for
 // sruns that bypass that wrapper, the distroless DCGM exporter's: so does
-// this. The command is exec'd with its arguments as they were.
+// this. It runs from a script file in the logs, never a shell string in
+// argv, which then execs the command with its arguments as they were.
 func (b *builder) bashPreamble() {
 	pre := b.p.Defaults.BashPreamble
 	if strings.TrimSpace(pre) == "" {
 		return
 	}
+	script := filepath.Join(b.plan.Layout.Logs, "bash_preamble.sh")
+	body := "# the cluster's default_bash_preamble, then the step's command (slurmbench)\n" + pre + "\nexec \"$@\"\n"
 	for i := range b.plan.Processes {
 		proc := &b.plan.Processes[i]
 		if !proc.Container || proc.Role == plan.RoleTelemetry || len(proc.Argv) == 0 {
 			continue
 		}
-		proc.Argv = append([]string{"bash", "-c", pre + "\nexec \"$@\"", "bash"}, proc.Argv...)
+		proc.Argv = append([]string{"bash", script}, proc.Argv...)
+		if proc.Files == nil {
+			proc.Files = map[string]string{}
+		}
+		proc.Files[script] = body
 	}
 }
 

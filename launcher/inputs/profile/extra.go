@@ -131,7 +131,9 @@ var srtslurmKeys = []extraKey{
 	{name: "srtctl_root"},
 	{name: "output_dir", apply: func(x *extraCtx, v any) error {
 		s, err := x.str(v)
-		if err == nil && x.o.RunsDir == "" && s != "" {
+		// As srt-slurm.outputs: a given runs dir or a shared-run-root wins.
+		srt := x.res.Cluster.Slurm.SrtSlurm
+		if err == nil && x.o.RunsDir == "" && srt.SharedRunRoot == "" && s != "" {
 			if !strings.HasPrefix(s, "/") {
 				return fmt.Errorf("%q is not an absolute path", s)
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -75,6 +76,40 @@ func TestJobSpecKeepsTheSiteCommentFirst(t *testing.T) {
 	}
 	if spec.Comment != `{"reaper":{"exempt":true}} slurmbench:r1` || spec.Nodes != "3" || spec.GPUsPerNode != 8 || spec.WorkDir != p.RunDir {
 		t.Errorf("spec %+v", spec)
+	}
+}
+
+// TestJobSpecGPUsPerNode: a plan whose cluster turns --gpus-per-node off
+// (srtslurm.yaml's use_gpus_per_node_directive: false) asks no
+// tres_per_node, or only the GRES its directives ask.
+func TestJobSpecGPUsPerNode(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		off        bool
+		directives map[string]string
+		want       string // the job description's tres_per_node, "" for none
+	}{
+		{name: "default", want: "gres/gpu:8"},
+		{name: "off", off: true},
+		{name: "off, GRES by directive", off: true, directives: map[string]string{"gres": "gpu:8"}, want: "gres/gpu:8"},
+	} {
+		p := &plan.Plan{RunID: "r1", RunDir: "/shared/runs/r1", Binary: "/shared/runs/r1/bin/slurmbench", PlanFile: "/shared/runs/r1/plan.json",
+			Layout: rundir.Layout{BatchOut: "/shared/runs/r1/logs/batch.out"},
+			Slurm:  plan.Slurm{JobName: "x", Partition: "p", Nodes: 2, GPUsPerNode: 8, NoGPUsPerNode: c.off, TimeLimitMinutes: 60, Comment: "slurmbench:r1", Directives: c.directives}}
+		spec, err := JobSpec(p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := fmt.Sprint(spec.Extra["tres_per_node"])
+		if spec.Extra["tres_per_node"] == nil && spec.GPUsPerNode > 0 {
+			got = "gres/gpu:" + strconv.Itoa(spec.GPUsPerNode)
+		}
+		if got == "<nil>" {
+			got = ""
+		}
+		if got != c.want {
+			t.Errorf("%s: tres_per_node %q, want %q (spec GPUsPerNode %d)", c.name, got, c.want, spec.GPUsPerNode)
+		}
 	}
 }
 
