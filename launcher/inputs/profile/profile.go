@@ -336,6 +336,9 @@ func (p *Profile) resolve(base string) error {
 func (p *Profile) validate() error {
 	var errs []error
 	errs = append(errs, p.Telemetry.validate()...)
+	if v := p.Defaults.VisibleDevicesEnv; v != "" && !validEnvName(v) {
+		errs = append(errs, fmt.Errorf("defaults.visible_devices_env: %q is not an environment variable name", v))
+	}
 	errs = append(errs, p.Slurm.validateTransport()...)
 	if p.Slurm.RestURL == "" {
 		// Without a URL the commands answer (validateTransport).

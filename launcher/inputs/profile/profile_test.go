@@ -289,6 +289,8 @@ func TestValidationNamesField(t *testing.T) {
 		{"missing recipes root", `runs_dir = "/shared/runs"`, "runs_dir = \"/shared/runs\"\nrecipes_root = \"no-such-dir\"", "paths.recipes_root", true},
 		{"gsm8k under ~", `runs_dir = "/shared/runs"`, "runs_dir = \"/shared/runs\"\ngsm8k = \"~/gsm8k\"", "paths.gsm8k", true},
 		{"bad model path", "", "[models]\nm = \"~/m\"", "models.m", true},
+		{"bad GPU mask variable", "", "[defaults]\nvisible_devices_env = \"ROCR-VISIBLE\"", "defaults.visible_devices_env", true},
+		{"ROCm GPU mask", "", "[defaults]\nvisible_devices_env = \"ROCR_VISIBLE_DEVICES\"\nnginx_raise_ulimit = false", "", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
