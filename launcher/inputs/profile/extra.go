@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -238,7 +239,7 @@ func (p *Profile) recordExtra(res *runners.Resolved, o RunnersOptions, srt *runn
 		}
 		x := &extraCtx{p: p, res: res, o: o, field: field, from: from}
 		if err := k.apply(x, v); err != nil {
-			if ye, ok := err.(*yamltree.Error); ok {
+			if ye := (*yamltree.Error)(nil); errors.As(err, &ye) {
 				return ye
 			}
 			return fail("%v", err)
