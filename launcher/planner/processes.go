@@ -417,6 +417,12 @@ func (b *builder) health() {
 	if r.Health != nil {
 		h.MaxAttempts = deref(r.Health.MaxAttempts, h.MaxAttempts)
 		h.IntervalSeconds = deref(r.Health.IntervalSeconds, h.IntervalSeconds)
+	} else if d := p.Defaults; d.HealthMaxAttempts > 0 || d.HealthIntervalSeconds > 0 {
+		// srtslurm.yaml's default_health_check: the whole block, for a
+		// recipe with none (core/config.py@020fbc6c
+		// resolve_config_with_defaults).
+		h.MaxAttempts = cmp.Or(d.HealthMaxAttempts, h.MaxAttempts)
+		h.IntervalSeconds = cmp.Or(d.HealthIntervalSeconds, h.IntervalSeconds)
 	}
 	if p.Health.MaxAttempts > 0 {
 		h.MaxAttempts = p.Health.MaxAttempts

@@ -138,6 +138,26 @@ func TestSrtslurmDefaults(t *testing.T) {
 				}
 				return ""
 			}},
+		{name: "default_health_check for a recipe without health_check", prof: func(p *profile.Profile) {
+			p.Health = profile.Health{} // gb300.toml's [health] overrides every recipe
+			p.Defaults.HealthMaxAttempts, p.Defaults.HealthIntervalSeconds = 720, 10
+		}, check: func(pl *plan.Plan) string {
+			if pl.Health.MaxAttempts != 720 || pl.Health.IntervalSeconds != 10 {
+				return fmt.Sprintf("health %d × %d", pl.Health.MaxAttempts, pl.Health.IntervalSeconds)
+			}
+			return ""
+		}},
+		{name: "a recipe's health_check block replaces default_health_check whole", recipe: func(s string) string {
+			return strings.Replace(s, "benchmark:", "health_check: {interval_seconds: 5}\nbenchmark:", 1)
+		}, prof: func(p *profile.Profile) {
+			p.Health = profile.Health{} // gb300.toml's [health] overrides every recipe
+			p.Defaults.HealthMaxAttempts, p.Defaults.HealthIntervalSeconds = 720, 10
+		}, check: func(pl *plan.Plan) string {
+			if pl.Health.MaxAttempts != 180 || pl.Health.IntervalSeconds != 5 {
+				return fmt.Sprintf("health %d × %d", pl.Health.MaxAttempts, pl.Health.IntervalSeconds)
+			}
+			return ""
+		}},
 		{name: "the cluster's default host_setup commands", prof: func(p *profile.Profile) {
 			p.HostSetup = &profile.HostSetup{Commands: []string{"sudo -n nvidia-smi -lgc 1980"}, Teardown: []string{"sudo -n nvidia-smi -rgc"}, Nodes: "workers", TimeoutSeconds: 60, IgnoreFailure: true}
 		}, check: func(pl *plan.Plan) string {

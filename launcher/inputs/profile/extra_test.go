@@ -103,6 +103,8 @@ func TestRecordExtraKeys(t *testing.T) {
 			get: func(p *Profile) any { return strings.Contains(p.Sources["ignored.cloud"].Note, "never reads") }, want: true, key: "ignored.cloud", at: "cloud:"},
 		{name: "reporting shown as ignored", extra: "reporting:\n  status: {endpoint: \"http://status:8080\"}",
 			get: func(p *Profile) any { return strings.HasPrefix(p.Sources["ignored.reporting"].Note, "does not apply") }, want: true, key: "ignored.reporting", at: "reporting:"},
+		{name: "InferenceX's default_health_check", extra: "default_gpu_type: null",
+			get: func(p *Profile) any { return [2]int{p.Defaults.HealthMaxAttempts, p.Defaults.HealthIntervalSeconds} }, want: [2]int{720, 10}, key: "defaults.health_max_attempts", at: "  c:"},
 		{name: "a null optional key is unset", extra: "default_gpu_type: null\ndefault_bash_preamble: null",
 			get: func(p *Profile) any { return p.Defaults.GPUType + p.Defaults.BashPreamble }, want: "", key: "slurm.partition", at: "partition: batch"},
 	} {

@@ -336,6 +336,9 @@ func (p *Profile) resolve(base string) error {
 func (p *Profile) validate() error {
 	var errs []error
 	errs = append(errs, p.Telemetry.validate()...)
+	if p.Defaults.HealthMaxAttempts < 0 || p.Defaults.HealthIntervalSeconds < 0 {
+		errs = append(errs, fmt.Errorf("defaults.health_max_attempts, health_interval_seconds: must not be negative, got %d, %d", p.Defaults.HealthMaxAttempts, p.Defaults.HealthIntervalSeconds))
+	}
 	if v := p.Defaults.VisibleDevicesEnv; v != "" && !validEnvName(v) {
 		errs = append(errs, fmt.Errorf("defaults.visible_devices_env: %q is not an environment variable name", v))
 	}
@@ -553,6 +556,13 @@ type Defaults struct {
 	// NginxRaiseUlimit is frontend.nginx_raise_ulimit of a recipe that
 	// leaves it out (nginx_raise_ulimit); nil leaves srtctl's false.
 	NginxRaiseUlimit *bool `toml:"nginx_raise_ulimit"`
+	// HealthMaxAttempts and HealthIntervalSeconds are the health_check
+	// block of a recipe that has none (default_health_check; 0 leaves
+	// srtctl's own). A runners.yaml record's profile has InferenceX's 720
+	// polls 10 s apart, which its launcher writes for every job. The
+	// [health] table, by contrast, overrides every recipe.
+	HealthMaxAttempts     int `toml:"health_max_attempts"`
+	HealthIntervalSeconds int `toml:"health_interval_seconds"`
 }
 
 // VisibleDevices is the GPU mask variable of the cluster's workers.

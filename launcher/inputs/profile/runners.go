@@ -375,6 +375,12 @@ func FromRecord(res *runners.Resolved, o RunnersOptions) (*Profile, error) {
 	if c.AvailableCPUDRAMMiB > 0 {
 		from("dram", "available-cpu-dram-mib", "")
 	}
+	// Every job's srtslurm.yaml has InferenceX's health gate as its
+	// default_health_check (config.py@eacb6075 HEALTH_CHECK, from
+	// recipe.py@07db303e HEALTH_ATTEMPTS).
+	p.Defaults.HealthMaxAttempts, p.Defaults.HealthIntervalSeconds = InferenceXHealthAttempts, InferenceXHealthInterval
+	p.Sources["defaults.health_max_attempts"] = Source{File: file, Line: c.Line, Field: "clusters." + id,
+		Note: "InferenceX's default_health_check: 720 polls, 10 s apart, for a recipe without health_check"}
 	// Last, as InferenceX writes extra after its own keys.
 	if err := p.recordExtra(res, o, srt, from); err != nil {
 		return nil, err
@@ -383,6 +389,13 @@ func FromRecord(res *runners.Resolved, o RunnersOptions) (*Profile, error) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// InferenceX's default_health_check, in every srtslurm.yaml its launcher
+// writes (config.py@eacb6075 HEALTH_CHECK).
+const (
+	InferenceXHealthAttempts = 720
+	InferenceXHealthInterval = 10
+)
 
 // finishRecord fills what a record-derived profile takes from its other
 // values once a TOML's overrides are in: without a squash cache in the
