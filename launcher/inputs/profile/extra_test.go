@@ -297,3 +297,74 @@ func TestSampleExtra(t *testing.T) {
 		}
 	}
 }
+
+// TestExtendsOverExtra: a TOML profile that extends a record overrides
+// what the record's extra gave, key by key, and names itself as the
+// source; what it leaves keeps the extra line.
+func TestExtendsOverExtra(t *testing.T) {
+	runners := extraRecord(t, "", "", "visible_devices_env: ROCR_VISIBLE_DEVICES\ndefault_gpu_exporter: {container_image: e, port: 9402, command: \"x -p {port}\"}")
+	path := filepath.Join(t.TempDir(), "p.toml")
+	toml := "extends = { runners = \"" + runners + "\", runner = \"r_00\" }\n[paths]\nruns_dir = \"/r\"\n[defaults]\nvisible_devices_env = \"CUDA_VISIBLE_DEVICES\"\n[telemetry]\nport = 9555\n"
+	if err := os.WriteFile(path, []byte(toml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := LoadExtending(context.Background(), path, RunnersOptions{Home: "/h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := realDir(t, filepath.Dir(path))
+	for _, c := range []struct {
+		key       string
+		got, want any
+		file      string
+	}{
+		{"defaults.visible_devices_env", p.Defaults.VisibleDevicesEnv, "CUDA_VISIBLE_DEVICES", filepath.Join(self, "p.toml")},
+		{"telemetry.port", p.Telemetry.Port, 9555, filepath.Join(self, "p.toml")},
+		{"telemetry.exporter_image", p.Telemetry.ExporterImage, "e", runners},
+		{"telemetry.exporter_command", p.Telemetry.ExporterCommand, "x -p {port}", runners},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.key, c.got, c.want)
+		}
+		if src, ok := p.SourceOf(c.key); !ok || src.File != c.file {
+			t.Errorf("%s: source %v, want %s", c.key, src, c.file)
+		}
+	}
+}
+
+// TestSrtslurmKeysDocumented: every srtslurm.yaml key the reader knows is
+// a row of docs/profile.md's "srtslurm.yaml keys" table, which says where
+// it lands or why it does not apply.
+func TestSrtslurmKeysDocumented(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "profile.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	start := strings.Index(text, "**srtslurm.yaml keys.**")
+	if start < 0 {
+		t.Fatal("docs/profile.md has no srtslurm.yaml keys section")
+	}
+	end := strings.Index(text[start:], "\n\n**")
+	if end < 0 {
+		end = len(text) - start
+	}
+	var rows []string
+	for _, l := range strings.Split(text[start:start+end], "\n") {
+		if strings.HasPrefix(l, "| `") {
+			first, _, _ := strings.Cut(strings.TrimPrefix(l, "| "), " |")
+			rows = append(rows, first)
+		}
+	}
+	for _, k := range srtslurmKeys {
+		found := false
+		for _, r := range rows {
+			if strings.Contains(r, "`"+k.name+"`") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("srtslurm.yaml key %s has no row in docs/profile.md's table", k.name)
+		}
+	}
+}
