@@ -44,6 +44,26 @@ func TestSrtslurmDefaults(t *testing.T) {
 				}
 				return ""
 			}},
+		{name: "an exporter reading /configs without paths.configs is warned of", recipe: telemetryOn, prof: clusterExporter,
+			check: func(pl *plan.Plan) string {
+				for _, w := range pl.Recipe.Warnings {
+					if strings.Contains(w, "reads /configs, and nothing is mounted there") {
+						return ""
+					}
+				}
+				return fmt.Sprintf("warnings %q", pl.Recipe.Warnings)
+			}},
+		{name: "with paths.configs, no warning", recipe: telemetryOn, prof: func(p *profile.Profile) {
+			clusterExporter(p)
+			p.Paths.Configs = "/shared/configs"
+		}, check: func(pl *plan.Plan) string {
+			for _, w := range pl.Recipe.Warnings {
+				if strings.Contains(w, "/configs") {
+					return fmt.Sprintf("warning %q", w)
+				}
+			}
+			return ""
+		}},
 		{name: "a recipe's exporter takes srtctl's command, not the cluster's", recipe: ownExporter, prof: clusterExporter,
 			check: func(pl *plan.Plan) string {
 				if tl := pl.Telemetry; tl == nil || tl.Port != 9500 || tl.ExporterImage != "own-exporter" || tl.ExporterCommand != "dcgm-exporter --collect-interval=100 --address :9500" {

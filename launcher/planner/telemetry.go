@@ -2,7 +2,9 @@ package planner
 
 import (
 	"cmp"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -125,6 +127,12 @@ func (b *builder) telemetry() error {
 			return b.fail("telemetry.dcgm_exporter.command", "%q %v", cmdline, err)
 		}
 		proc.Argv = argv
+		if strings.Contains(cmdline, plan.ConfigsMount+"/") && p.Paths.Configs == "" {
+			// The sample's exporters read their counters file from srtctl's
+			// configs/ (-f /configs/dcgm-counters-noprof.csv).
+			b.plan.Recipe.Warnings = append(slices.Clip(b.plan.Recipe.Warnings), fmt.Sprintf(
+				"the DCGM exporter's command %q reads %s, and nothing is mounted there: set paths.configs (a workflow or matrix run stages it)", cmdline, plan.ConfigsMount))
+		}
 	}
 	t.ExporterCommand = plan.QuoteArgv(proc.Argv)
 	b.add(proc)
