@@ -15,7 +15,7 @@ func TestFnmatchCase(t *testing.T) {
 		{"*", "", true},
 		{"deepseek-ai/*", "deepseek-ai/DeepSeek-V4-Pro", true},
 		{"deepseek-ai/*", "Deepseek-ai/DeepSeek-V4-Pro", false}, // case-sensitive
-		{"*V4*", "org/x/DeepSeek-V4-Pro", true},                   // * crosses '/'
+		{"*V4*", "org/x/DeepSeek-V4-Pro", true},                 // * crosses '/'
 		{"recipes/*/trtllm/*", "recipes/dsv4/trtllm/gb300/1k1k.yaml", true},
 		{"recipes/*/trtllm/*", "recipes/a/b/trtllm/c.yaml", true},
 		{"recipes/*/trtllm/*", "recipes/dsv4/sglang/trtllm.yaml", false},
