@@ -13,6 +13,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/slurmbench/slurmbench/launcher/inputs/runners"
+	"github.com/slurmbench/slurmbench/launcher/inputs/srtlanes"
 )
 
 // A profile derived from InferenceX's configs/runners.yaml (docs/profile.md,
@@ -104,6 +105,21 @@ type RunnersOptions struct {
 	AgenticMultiNode bool
 	// SingleNode: the point is single-node (Profile.SingleNode).
 	SingleNode bool
+	// Lane is the launch as InferenceX's lane rules read it (the
+	// workflow's request): where the record's cluster has a row of the
+	// lane tables (package lanes), its mounts join the job's and its rule
+	// sets the job's time limit. nil: the lane's mounts of a multi-node
+	// AgentX point with what Framework and ModelPrefix say, no time rule.
+	Lane *srtlanes.Request
+}
+
+// laneRequest is the request the lane rules read: Lane, or what the
+// options say of the point.
+func (o RunnersOptions) laneRequest() srtlanes.Request {
+	if o.Lane != nil {
+		return *o.Lane
+	}
+	return srtlanes.Request{Framework: o.Framework, ModelPrefix: o.ModelPrefix, Agentic: o.AgenticMultiNode, MultiNode: o.AgenticMultiNode}
 }
 
 // LoadRunners reads the runners.yaml and derives the profile of the
@@ -263,6 +279,15 @@ func FromRecord(res *runners.Resolved, o RunnersOptions) (*Profile, error) {
 	case srt.DefaultTimeLimit != "":
 		p.Slurm.TimeLimit = srt.DefaultTimeLimit
 		from("slurm.time_limit", "slurm.srt-slurm.default-time-limit", "")
+	case o.Lane != nil && srtlanes.InferenceX.HasTimeRule(id, *o.Lane):
+		// The cluster's row of InferenceX's tables sets the limit
+		// (lanes.JobTimeLimit: the lane's, its long one, the bump or
+		// SALLOC_TIME_LIMIT).
+		l, _ := srtlanes.InferenceX.Of(id, *o.Lane)
+		if tl, ok := srtlanes.InferenceX.JobTimeLimit(id, l, *o.Lane, srtlanes.Record{SingleNodeTimeLimit: srt.SingleNodeTimeLimit}); ok {
+			p.Slurm.TimeLimit = tl.Value
+			from("slurm.time_limit", "slurm.srt-slurm", "by "+tl.From)
+		}
 	case o.SingleNode && srt.SingleNodeTimeLimit > 0:
 		// lanes.py srt_time_limit: a fixed default-time-limit wins, else a
 		// single-node job's single-node-time-limit (minutes).
@@ -324,15 +349,21 @@ func FromRecord(res *runners.Resolved, o RunnersOptions) (*Profile, error) {
 	if len(p.Container.Mounts) > 0 {
 		from("container.mounts", "slurm.srt-slurm", "volume-mounts (volume path:container path), then mounts")
 	}
-	if o.AgenticMultiNode {
-		if am := c.AgenticMounts(); len(am) > 0 {
-			for _, m := range am {
-				if entry := m.Host + ":" + m.Container; !slices.Contains(p.Container.Mounts, entry) {
-					p.Container.Mounts = append(p.Container.Mounts, entry)
-				}
+	lr := o.laneRequest()
+	var extra []runners.Mount
+	if lr.Agentic && lr.MultiNode {
+		extra = c.AgenticMounts()
+	}
+	if lm := c.LaneMounts(lr); len(lm) > 0 {
+		extra = append(extra, lm...)
+	}
+	if len(extra) > 0 {
+		for _, m := range extra {
+			if entry := m.Host + ":" + m.Container; !slices.Contains(p.Container.Mounts, entry) {
+				p.Container.Mounts = append(p.Container.Mounts, entry)
 			}
-			from("container.mounts", "slurm.srt-slurm", "volume-mounts, mounts, then a multi-node AgentX job's agentic-volume-mounts and lane mounts")
 		}
+		from("container.mounts", "slurm.srt-slurm", "volume-mounts, mounts, then a multi-node AgentX job's agentic-volume-mounts, then the mounts of the cluster's lane ("+srtlanes.Source+")")
 	}
 
 	if len(c.Env)+len(srt.Env) > 0 {

@@ -1,5 +1,13 @@
 package runners
 
+import (
+	"cmp"
+	"fmt"
+	"strings"
+
+	"github.com/slurmbench/slurmbench/launcher/inputs/srtlanes"
+)
+
 // The AgentX client paths of a multi-node agentic job. InferenceX's
 // launcher derives them from the volumes the job mounts and hands them to
 // its binder as client_env (infx/launch/drivers/srt/__init__.py, stored id
@@ -34,10 +42,9 @@ package runners
 
 // The volume names the client paths follow.
 const (
-	VolumeAIPerfCache       = "aiperf-cache"
-	VolumeHFHubCache        = "hf-hub-cache"
-	VolumeSharedHFHubCache  = "shared-hf-hub-cache"
-	DefaultAgenticResultDir = "/logs/agentic"
+	VolumeAIPerfCache      = "aiperf-cache"
+	VolumeHFHubCache       = "hf-hub-cache"
+	VolumeSharedHFHubCache = "shared-hf-hub-cache"
 )
 
 // ClientPath is one AgentX client path: a variable, its container path,
@@ -58,29 +65,10 @@ type Mount struct {
 	WorldWritable bool
 }
 
-// agenticLane is what InferenceX's multi-node lane of a cluster adds to an
-// AgentX job beyond the record: its result directory and the volumes it
-// mounts for every request. The table is launcher policy keyed by cluster
-// id (lanes.py, stored id 71306020057, SRT_LANES); only the rows that
-// change a client path are kept.
-type agenticLane struct {
-	ResultDir string
-	Mounts    []laneMount
-}
-
-type laneMount struct {
-	Volume, Container string
-	WorldWritable     bool
-}
-
-var agenticLanes = map[string]agenticLane{
-	"mi355x-amds": {ResultDir: "/infmax-workspace/LOGS/agentic",
-		Mounts: []laneMount{{Volume: VolumeAIPerfCache, Container: "/aiperf_mmap_cache"}}},
-}
-
 // AgenticMounts are the mounts a multi-node AgentX job adds to the
-// cluster's volume-mounts: agentic-volume-mounts, then the lane's, each
-// volume's host path from slurm.volumes (sorted by volume within a source).
+// cluster's volume-mounts: the record's agentic-volume-mounts, each
+// volume's host path from slurm.volumes (sorted by volume), opened to
+// every user.
 func (c *Cluster) AgenticMounts() []Mount {
 	var out []Mount
 	if srt := c.Slurm.SrtSlurm; srt != nil {
@@ -89,28 +77,77 @@ func (c *Cluster) AgenticMounts() []Mount {
 				From: "slurm.srt-slurm.agentic-volume-mounts." + v, WorldWritable: true})
 		}
 	}
-	for _, m := range agenticLanes[c.ID].Mounts {
+	return out
+}
+
+// LaneMounts are the mounts r's lane on c adds for it (the lanes
+// package's table, srtlanes.Lane.MountsFor): each volume's host path from
+// slurm.volumes, at the lane's target or, with none, at the host path
+// (drivers/srt/config.py@eacb6075, lane_mounts). A volume the record does
+// not declare is left out here; CheckLane refuses such a lane first.
+func (c *Cluster) LaneMounts(r srtlanes.Request) []Mount {
+	l, _ := srtlanes.InferenceX.Of(c.ID, r)
+	var out []Mount
+	for _, m := range l.MountsFor(r) {
 		vol, ok := c.Slurm.Volumes[m.Volume]
 		if !ok {
-			continue // the lane's volume is not in this record: nothing to mount
+			continue
 		}
-		out = append(out, Mount{Volume: m.Volume, Host: vol.Path, Container: m.Container,
-			From: "InferenceX's " + c.ID + " lane (lanes.py SRT_LANES)", WorldWritable: m.WorldWritable})
+		out = append(out, Mount{Volume: m.Volume, Host: vol.Path, Container: cmp.Or(m.Target, vol.Path),
+			From: laneFrom(l), WorldWritable: m.WorldWritable})
 	}
 	return out
 }
 
-// AgenticClientEnv is the AgentX client paths of a multi-node agentic job
-// on c, in the order the binder writes them: RESULT_DIR, then
+func laneFrom(l *srtlanes.Lane) string {
+	return fmt.Sprintf("%s[%s, %s]", srtlanes.Source, l.Cluster, l.Path)
+}
+
+// CheckLane refuses a lane the record contradicts, as InferenceX's
+// launcher checks its tables against the cluster before it routes a
+// request (drivers/srt/__init__.py, stored id 70893068357,
+// table_problems): a lane mount of a volume the record does not declare,
+// a lane with shared-run-root requests on a record without
+// srt-slurm.shared-run-root, lane time limits a fixed
+// srt-slurm.default-time-limit would shadow. A nil lane has none.
+func (c *Cluster) CheckLane(l *srtlanes.Lane) error {
+	if l == nil {
+		return nil
+	}
+	var problems []string
+	for _, m := range l.Mounts {
+		if _, ok := c.Slurm.Volumes[m.Volume]; !ok {
+			problems = append(problems, fmt.Sprintf("no volume %q", m.Volume))
+		}
+	}
+	srt := c.Slurm.SrtSlurm
+	if srt == nil {
+		srt = &SrtSlurm{}
+	}
+	if len(l.SharedRunRoot) > 0 && srt.SharedRunRoot == "" {
+		problems = append(problems, "no srt-slurm.shared-run-root")
+	}
+	if srt.DefaultTimeLimit != "" && (l.TimeLimit != "" || l.LongTimeLimit != "") {
+		problems = append(problems, "its time limits are shadowed by default-time-limit")
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("clusters.%s: %s: %s", c.ID, laneFrom(l), strings.Join(problems, "; "))
+}
+
+// AgenticClientEnv is the AgentX client paths of r, a multi-node agentic
+// job on c, in the order the binder writes them: RESULT_DIR, then
 // AIPERF_DATASET_MMAP_CACHE_DIR and HF_HUB_CACHE where the job mounts
 // their volumes.
-func (c *Cluster) AgenticClientEnv() []ClientPath {
-	resultDir, from := DefaultAgenticResultDir, "the launcher's default lane (agentic_result_dir)"
-	if l, ok := agenticLanes[c.ID]; ok && l.ResultDir != "" {
-		resultDir, from = l.ResultDir, "InferenceX's "+c.ID+" lane (agentic_result_dir)"
+func (c *Cluster) AgenticClientEnv(r srtlanes.Request) []ClientPath {
+	l, _ := srtlanes.InferenceX.Of(c.ID, r)
+	resultDir, from := l.ResultDir(), "the launcher's default lane (agentic_result_dir)"
+	if l != nil && l.AgenticResultDir != "" {
+		resultDir, from = l.AgenticResultDir, laneFrom(l)+" agentic_result_dir"
 	}
 	out := []ClientPath{{Name: "RESULT_DIR", Value: resultDir, From: from}}
-	where := c.mountedAt()
+	where := c.mountedAt(r)
 	if m, ok := where[VolumeAIPerfCache]; ok {
 		out = append(out, ClientPath{Name: "AIPERF_DATASET_MMAP_CACHE_DIR", Value: m.Container, From: m.From})
 	}
@@ -123,36 +160,32 @@ func (c *Cluster) AgenticClientEnv() []ClientPath {
 	return out
 }
 
-// mountedAt is each volume's container path in a multi-node AgentX job:
-// the most specific mount that names it (lane over agentic-volume-mounts
-// over volume-mounts).
-func (c *Cluster) mountedAt() map[string]Mount {
+// mountedAt is each volume's container path in r's job: the most
+// specific mount that names it (lane over agentic-volume-mounts over
+// volume-mounts).
+func (c *Cluster) mountedAt(r srtlanes.Request) map[string]Mount {
 	out := map[string]Mount{}
-	if srt := c.Slurm.SrtSlurm; srt != nil {
-		for _, v := range sortedKeys(srt.VolumeMounts) {
-			out[v] = Mount{Volume: v, Host: c.Slurm.Volumes[v].Path, Container: srt.VolumeMounts[v], From: "slurm.srt-slurm.volume-mounts." + v}
-		}
-	}
-	for _, m := range c.AgenticMounts() {
+	for _, m := range c.JobMounts(r) {
 		out[m.Volume] = m
 	}
 	return out
 }
 
-// JobMounts are the volumes a job on c mounts, whose host directories
+// JobMounts are the volumes r's job on c mounts, whose host directories
 // InferenceX's launcher creates before it submits (config.py@eacb6075
 // create_volume_mounts, lane_mounts): volume-mounts for every job, then a
 // multi-node AgentX job's agentic mounts, which it opens to every user
-// (WorldWritable), as several runner users share those caches.
-func (c *Cluster) JobMounts(agenticMultiNode bool) []Mount {
+// (WorldWritable), as several runner users share those caches, then the
+// mounts r's lane adds (LaneMounts).
+func (c *Cluster) JobMounts(r srtlanes.Request) []Mount {
 	var out []Mount
 	if srt := c.Slurm.SrtSlurm; srt != nil {
 		for _, v := range sortedKeys(srt.VolumeMounts) {
 			out = append(out, Mount{Volume: v, Host: c.Slurm.Volumes[v].Path, Container: srt.VolumeMounts[v], From: "slurm.srt-slurm.volume-mounts." + v})
 		}
 	}
-	if agenticMultiNode {
+	if r.Agentic && r.MultiNode {
 		out = append(out, c.AgenticMounts()...)
 	}
-	return out
+	return append(out, c.LaneMounts(r)...)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe/fragment"
 	"github.com/slurmbench/slurmbench/launcher/inputs/runners"
+	"github.com/slurmbench/slurmbench/launcher/inputs/srtlanes"
 )
 
 // RunnersClusters is Clusters over runners.yaml's records (package
@@ -30,7 +31,11 @@ func (r RunnersClusters) Cluster(_ context.Context, id string) (fragment.Cluster
 		fc.PowerExporterPort = s.PowerExporterPort
 		fc.Fabric.Values = s.Fabric.Rendered()
 	}
-	for _, p := range c.AgenticClientEnv() {
+	// The binder's facts are per cluster, not per point: the lane's
+	// request-specific mounts are the workflow's to add (its BindFragment
+	// derives them from the whole request); here a multi-node AgentX
+	// point with no other field, which every Always mount matches.
+	for _, p := range c.AgenticClientEnv(srtlanes.Request{Agentic: true, MultiNode: true}) {
 		fc.ClientEnv = append(fc.ClientEnv, fragment.EnvVar{Name: p.Name, Value: p.Value})
 	}
 	return fc, nil

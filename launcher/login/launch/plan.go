@@ -26,6 +26,7 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/inputs/master"
 	"github.com/slurmbench/slurmbench/launcher/inputs/profile"
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe"
+	"github.com/slurmbench/slurmbench/launcher/inputs/srtlanes"
 	"github.com/slurmbench/slurmbench/launcher/plan"
 	"github.com/slurmbench/slurmbench/launcher/planner"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
@@ -89,6 +90,10 @@ type PlanOptions struct {
 	// SingleNode: a single-node point (the record's single-node-models
 	// says whether hf:<model> is its staged checkpoint).
 	SingleNode bool
+	// Lane is the launch as InferenceX's lane tables read it (the
+	// workflow's request): the lane's mounts and time limit join the
+	// record's profile (profile.RunnersOptions.Lane). nil: none given.
+	Lane *srtlanes.Request
 	// RunnerLabel is the master entry's runner label (matrix points): it
 	// picks the record when Runner is "". MasterDir is the master config
 	// whose directory holds the default runners.yaml when Master is ""
@@ -121,7 +126,7 @@ func Plan(ctx context.Context, o PlanOptions) (*plan.Plan, *profile.Profile, err
 // Source is where the options' profile comes from.
 func (o PlanOptions) Source() ProfileSource {
 	return ProfileSource{Profile: o.Profile, Runners: o.Runners, Runner: o.Runner, Cluster: o.Cluster, Label: o.RunnerLabel, Workspace: o.Workspace, Master: cmp.Or(o.Master, o.MasterDir),
-		Image: o.Image, Framework: o.Framework, ModelPrefix: o.ModelPrefix, PrefillImage: o.PrefillImage, AgenticMultiNode: o.AgenticMultiNode, SingleNode: o.SingleNode}
+		Image: o.Image, Framework: o.Framework, ModelPrefix: o.ModelPrefix, PrefillImage: o.PrefillImage, AgenticMultiNode: o.AgenticMultiNode, SingleNode: o.SingleNode, Lane: o.Lane}
 }
 
 // LoadProfile reads --profile, refusing an empty one (a config error).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher/inputs/profile"
+	"github.com/slurmbench/slurmbench/launcher/inputs/srtlanes"
 )
 
 // ProfileSource is where a command's cluster profile comes from: a TOML
@@ -44,6 +45,8 @@ type ProfileSource struct {
 	AgenticMultiNode bool
 	// SingleNode: a single-node point.
 	SingleNode bool
+	// Lane is the launch as the lane tables read it (PlanOptions.Lane).
+	Lane *srtlanes.Request
 }
 
 // RunnersFile is the runners.yaml the source names or finds: --runners
@@ -81,7 +84,7 @@ func LoadProfileFrom(ctx context.Context, s ProfileSource) (*profile.Profile, er
 
 func loadProfileFrom(ctx context.Context, s ProfileSource) (*profile.Profile, error) {
 	ro := profile.RunnersOptions{Runners: s.RunnersFile(), Runner: s.Runner, Cluster: s.Cluster, Label: s.Label, Image: s.Image, Framework: s.Framework, ModelPrefix: s.ModelPrefix,
-		PrefillImage: s.PrefillImage, AgenticMultiNode: s.AgenticMultiNode, SingleNode: s.SingleNode}
+		PrefillImage: s.PrefillImage, AgenticMultiNode: s.AgenticMultiNode, SingleNode: s.SingleNode, Lane: s.Lane}
 	if s.Workspace != "" {
 		ws, err := profile.Canonical(s.Workspace)
 		if err != nil {

@@ -62,6 +62,13 @@ func BindFragment(ctx context.Context, req *Request, file, selector, dir string)
 	if err != nil {
 		return Bound{}, exitcode.With(exitcode.Config, err)
 	}
+	// The AgentX client paths of this request: its lane's mounts are
+	// chosen by the whole request (drivers/srt/__init__.py, stored id
+	// 70893068357: agentic_client_env(cluster, srt, lane, request)).
+	cluster.ClientEnv = nil
+	for _, p := range res.Cluster.AgenticClientEnv(LaneRequest(req)) {
+		cluster.ClientEnv = append(cluster.ClientEnv, fragment.EnvVar{Name: p.Name, Value: p.Value})
+	}
 	lane := fragment.Lane{Agentic: req.Agentic, MultiNode: req.Multinode}
 	point, err := binderPoint(req)
 	if err != nil {

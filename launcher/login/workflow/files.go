@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/slurmbench/slurmbench/launcher/inputs/runners"
+	"github.com/slurmbench/slurmbench/launcher/inputs/srtlanes"
 	"github.com/slurmbench/slurmbench/launcher/plan"
 	"github.com/slurmbench/slurmbench/slurm"
 )
@@ -133,9 +134,9 @@ func (l *setupLog) Seal(dir string) error {
 // it submits, so the container runtime finds them; those shared by every
 // runner user are opened to all (best effort, as theirs). A node-local
 // volume exists only on the nodes and is left to them.
-func createMountHosts(c *runners.Cluster, agenticMultiNode bool) error {
+func createMountHosts(c *runners.Cluster, r srtlanes.Request) error {
 	var errs []error
-	for _, m := range c.JobMounts(agenticMultiNode) {
+	for _, m := range c.JobMounts(r) {
 		if c.Slurm.Volumes[m.Volume].Visibility == runners.NodeLocal || m.Host == "" {
 			continue
 		}

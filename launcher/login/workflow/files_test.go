@@ -14,6 +14,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
 	"github.com/slurmbench/slurmbench/launcher/inputs/runners"
+	"github.com/slurmbench/slurmbench/launcher/inputs/srtlanes"
 	"github.com/slurmbench/slurmbench/launcher/login/launch"
 	"github.com/slurmbench/slurmbench/launcher/plan"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
@@ -128,30 +129,45 @@ func TestSubmissionAndSetupLog(t *testing.T) {
 
 // TestCreateMountHosts: the host sides of the volumes a job mounts are
 // created before it is submitted, the AgentX caches only for a multi-node
-// AgentX job and open to every user; a node-local volume is left alone.
+// AgentX job and open to every user, a lane's mounts where its rule
+// selects the request (open to every user as the lane says); a node-local
+// volume is left alone.
 func TestCreateMountHosts(t *testing.T) {
+	agentic := srtlanes.Request{Agentic: true, MultiNode: true}
+	glm := func(fw string) srtlanes.Request {
+		return srtlanes.Request{ModelPrefix: "glm5.2", Precision: "fp4", Framework: fw, Agentic: true, MultiNode: true}
+	}
 	for _, tc := range []struct {
 		name    string
-		agentic bool
+		cluster string
+		r       srtlanes.Request
 		want    map[string]os.FileMode // volume → mode; absent: not created
 	}{
-		{"fixed-sequence job", false, map[string]os.FileMode{"hf": 0o755}},
-		{"multi-node AgentX job", true, map[string]os.FileMode{"hf": 0o755, "aiperf": 0o777}},
+		{"fixed-sequence job", "c", srtlanes.Request{MultiNode: true}, map[string]os.FileMode{"hf": 0o755}},
+		{"multi-node AgentX job", "c", agentic, map[string]os.FileMode{"hf": 0o755, "aiperf": 0o777}},
+		{"single-node AgentX job", "c", srtlanes.Request{Agentic: true}, map[string]os.FileMode{"hf": 0o755}},
+		{"gb200-nv glm5.2 fp4 sglang AgentX: the lane's wheels cache", "gb200-nv", glm("dynamo-sglang"),
+			map[string]os.FileMode{"hf": 0o755, "aiperf": 0o777, "dynamo-wheels": 0o777}},
+		{"gb200-nv glm5.2 fp4 trt AgentX: no wheels cache", "gb200-nv", glm("dynamo-trt"),
+			map[string]os.FileMode{"hf": 0o755, "aiperf": 0o777}},
+		{"a cluster without a lane: no wheels cache", "c", glm("dynamo-sglang"),
+			map[string]os.FileMode{"hf": 0o755, "aiperf": 0o777}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
 			vol := func(name string) string { return filepath.Join(root, name, "cache") }
-			c := &runners.Cluster{ID: "c", Slurm: runners.Slurm{
+			c := &runners.Cluster{ID: tc.cluster, Slurm: runners.Slurm{
 				Volumes: map[string]runners.Volume{"hf": {Path: vol("hf")}, "aiperf": {Path: vol("aiperf")},
-					"local": {Path: vol("local"), Visibility: runners.NodeLocal}},
+					"dynamo-wheels": {Path: vol("dynamo-wheels")},
+					"local":         {Path: vol("local"), Visibility: runners.NodeLocal}},
 				SrtSlurm: &runners.SrtSlurm{VolumeMounts: map[string]string{"hf": "/hf_hub_cache", "local": "/scratch"},
 					AgenticVolumeMounts: map[string]string{"aiperf": "/aiperf_mmap_cache"}}}}
 			old := syscallUmask(0o022)
 			defer syscallUmask(old)
-			if err := createMountHosts(c, tc.agentic); err != nil {
+			if err := createMountHosts(c, tc.r); err != nil {
 				t.Fatal(err)
 			}
-			for _, name := range []string{"hf", "aiperf", "local"} {
+			for _, name := range []string{"hf", "aiperf", "dynamo-wheels", "local"} {
 				st, err := os.Stat(vol(name))
 				want, ok := tc.want[name]
 				switch {

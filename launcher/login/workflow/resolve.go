@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,6 +28,9 @@ type Resolution struct {
 	// preflight ("" : run it); Tags are the job's InferenceX tags, which
 	// srt-submission.json records ("" : the record sets no job-tag).
 	NoPreflight, Tags string
+	// LaunchPath is InferenceX's path of the launch (srt-multi,
+	// srt-native, srt-single) for job_event.json ("" : by IS_MULTINODE).
+	LaunchPath string
 }
 
 // Resolver finds the runner's cluster and the row's recipe. The runners.yaml
@@ -81,9 +85,21 @@ type Runners struct {
 	BoundDir string
 }
 
-// Resolve checks that the recipe exists and names the profile's sources
-// and the recipe for the plan.
+// Resolve refuses a request the runner's lane does not run (ChooseLane),
+// checks that the recipe exists and names the profile's sources, the
+// recipe and the lane's edits for the plan.
 func (p Runners) Resolve(ctx context.Context, r *Request) (Resolution, error) {
+	inInfx := hasSharedBlocks(r.Workspace)
+	lc, laned, err := ChooseLane(ctx, r)
+	if err != nil && (laned || inInfx) {
+		// A refusal, or InferenceX's tree whose runners.yaml cannot name
+		// the runner's cluster (the binder would fail the same way).
+		return Resolution{LaunchPath: string(lc.Path)}, err
+	}
+	laneOverrides, err := lc.Overrides()
+	if err != nil {
+		return Resolution{}, exitcode.With(exitcode.Config, fmt.Errorf("%s lane of %s: %w", lc.Path, lc.Cluster, err))
+	}
 	file, selector := MirrorPath(r.Workspace, r.Recipe(), r.Multinode)
 	if _, err := os.Stat(file); err != nil {
 		name := "SRT_RECIPE"
@@ -92,19 +108,22 @@ func (p Runners) Resolve(ctx context.Context, r *Request) (Resolution, error) {
 		}
 		return Resolution{}, exitcode.Errorf(exitcode.Config, "%s %q is not in the workspace's recipe mirror: %v", name, r.Recipe(), err)
 	}
+	dir := p.BoundDir
+	if dir == "" {
+		// Beside the checkout, as InferenceX binds into its job's
+		// srt-slurm checkout there: a directory, so no top-level file
+		// of the workspace (job_event.json's artifacts) changes.
+		dir = filepath.Join(r.Workspace, BoundDir)
+	}
+	if file, err = lc.RealVerification(ctx, r.Workspace, file, dir); err != nil {
+		return Resolution{}, err
+	}
 	ref := file
 	if selector != "" {
 		ref += ":" + selector
 	}
 	var cluster, skip, tags, configs string
-	if hasSharedBlocks(r.Workspace) {
-		dir := p.BoundDir
-		if dir == "" {
-			// Beside the checkout, as InferenceX binds into its job's
-			// srt-slurm checkout there: a directory, so no top-level file
-			// of the workspace (job_event.json's artifacts) changes.
-			dir = filepath.Join(r.Workspace, BoundDir)
-		}
+	if inInfx {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return Resolution{}, exitcode.With(exitcode.Internal, err)
 		}
@@ -120,12 +139,17 @@ func (p Runners) Resolve(ctx context.Context, r *Request) (Resolution, error) {
 			return Resolution{}, err
 		}
 	}
-	return Resolution{Cluster: cluster, NoPreflight: skip, Tags: tags, Plan: func(o *launch.PlanOptions) {
+	return Resolution{Cluster: cluster, NoPreflight: skip, Tags: tags, LaunchPath: string(lc.Path), Plan: func(o *launch.PlanOptions) {
 		o.Profile, o.Runner = p.Profile, r.Runner
 		o.Framework, o.ModelPrefix = r.Framework, r.ModelPrefix
 		o.AgenticMultiNode = r.Agentic && r.Multinode
 		o.SingleNode = !r.Multinode
 		o.Recipe = ref
+		if laned {
+			req := lc.Request
+			o.Lane = &req
+		}
+		o.Overrides = append(o.Overrides, laneOverrides...)
 		if configs != "" {
 			o.Configs, o.ConfigsNote = configs, configsdir.Note
 		}

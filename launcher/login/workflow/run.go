@@ -93,6 +93,10 @@ func Run(ctx context.Context, o RunOptions) (err error) {
 		return exitcode.Errorf(exitcode.Internal, "workflow run: no resolver")
 	}
 	res, err := o.Resolver.Resolve(ctx, req)
+	if res.LaunchPath != "" && res.LaunchPath != path {
+		lp := res.LaunchPath
+		rec.Set(func(e *JobEvent) { e.LaunchPath = &lp })
+	}
 	if err != nil {
 		err = exitcode.With(exitcode.Config, err)
 		rec.Fail("", "ClusterError", err.Error(), false, "")
@@ -134,7 +138,7 @@ func Run(ctx context.Context, o RunOptions) (err error) {
 			res = fromRecord(res, prof)
 			planned(o, rec, req, res, p)
 			if prof != nil && prof.Record != nil && prof.Record.Cluster != nil {
-				if err := createMountHosts(prof.Record.Cluster, req.Agentic && req.Multinode); err != nil {
+				if err := createMountHosts(prof.Record.Cluster, LaneRequest(req)); err != nil {
 					fmt.Fprintf(o.Stderr, "slurmbench: warning: %v\n", err)
 				}
 			}

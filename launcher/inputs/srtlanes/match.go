@@ -1,4 +1,4 @@
-// Package lanes holds InferenceX's launch policy tables keyed by cluster
+// Package srtlanes holds InferenceX's launch policy tables keyed by cluster
 // id — the multi-node srt-slurm lanes (SRT_LANES), which multi-node
 // requests run srtctl's native lane (NATIVE_SRT_LANES) and the single-node
 // time bumps (SALLOC_TIME_BUMPS) — and the rules that read a row for one
@@ -7,7 +7,7 @@
 // InferenceX's facts, each cited where it is read; the code is written
 // here. It knows nothing of runners.yaml: package runners resolves a
 // lane's volumes to host paths.
-package lanes
+package srtlanes
 
 import (
 	"regexp"

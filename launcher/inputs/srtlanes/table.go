@@ -1,4 +1,4 @@
-package lanes
+package srtlanes
 
 // The tables, as InferenceX's launcher holds them. Their source:
 //

@@ -1,4 +1,4 @@
-package lanes
+package srtlanes
 
 import (
 	"errors"
