@@ -177,7 +177,7 @@ func TestLaneWorkflow(t *testing.T) {
 		refused string // exit 2 naming this; "" : planned
 		// noScript leaves the lane's setup script out of the tree.
 		noScript bool
-		check   func(t *testing.T, o outcome)
+		check    func(t *testing.T, o outcome)
 	}{
 		{name: "gb200-nv refuses a framework outside its lane", cluster: "gb200-nv", recipe: plain,
 			env: []string{"FRAMEWORK", "sglang"}, refused: "Unsupported framework: sglang. Supported frameworks are: dynamo-sglang, dynamo-trt, dynamo-vllm"},
