@@ -103,6 +103,8 @@ type planningLaunch struct {
 	opts launch.RunOptions
 	plan *plan.Plan
 	prof *profile.Profile
+	// meta is the meta_env.json the run stages ("" : none).
+	meta string
 }
 
 func (f *planningLaunch) run(ctx context.Context, o launch.RunOptions) error {
@@ -113,8 +115,14 @@ func (f *planningLaunch) run(ctx context.Context, o launch.RunOptions) error {
 	}
 	f.plan, f.prof = pl, prof
 	o.Hooks.Planned(pl, prof)
+	if f.meta != "" {
+		return os.WriteFile(filepath.Join(o.Stage.StageDir, EvalMetaFile), []byte(f.meta), 0o644)
+	}
 	return nil
 }
+
+// stagedMeta is the meta_env.json an eval in the container wrote.
+const stagedMeta = `{"is_multinode": false, "eval_suite": "gsm8k", "conc": 8, "recipe_fingerprint": ""}`
 
 const laneFragment = `schema: 2
 name: mock-2p1d
@@ -240,6 +248,9 @@ func TestLaneWorkflow(t *testing.T) {
 				if js := planJSON(t, o.plan); strings.Contains(js, `"--ep-dispatch-algorithm"`) {
 					t.Error("the plan's workers still get --ep-dispatch-algorithm")
 				}
+				if data, _ := os.ReadFile(filepath.Join(o.ws, EvalMetaFile)); string(data) != stagedMeta {
+					t.Errorf("meta_env.json changed on a lane without write_eval_meta:\n%s", data)
+				}
 			}},
 		{name: "mi355x-amds throughput run without unsets", cluster: "mi355x-amds", recipe: plain, env: []string{"FRAMEWORK", "sglang"},
 			check: func(t *testing.T, o outcome) {
@@ -264,6 +275,13 @@ func TestLaneWorkflow(t *testing.T) {
 				}
 				if o.plan.Slurm.TimeLimitMinutes != 480 {
 					t.Errorf("time limit %d min, want the long 8 h", o.plan.Slurm.TimeLimitMinutes)
+				}
+				// write_eval_meta: the staged file rebuilt from the
+				// workflow's variables.
+				data, _ := os.ReadFile(filepath.Join(o.ws, EvalMetaFile))
+				var m map[string]any
+				if json.Unmarshal(data, &m) != nil || m["recipe_fingerprint"] != "abc" || m["is_multinode"] != true || m["eval_suite"] != "gsm8k" {
+					t.Errorf("meta_env.json not refreshed:\n%s", data)
 				}
 			}},
 		{name: "gb300-nv throughput run keeps forced acceptance for 4 h", cluster: "gb300-nv", recipe: trt,
@@ -315,6 +333,9 @@ func TestLaneWorkflow(t *testing.T) {
 				env = with(env, "ISL", "<unset>", "OSL", "<unset>")
 			}
 			f := &planningLaunch{}
+			if env["RUN_EVAL"] == "true" || env["EVAL_ONLY"] == "true" {
+				f.meta = stagedMeta
+			}
 			err := Run(t.Context(), RunOptions{IO: launch.IO{Stdout: &strings.Builder{}, Stderr: &strings.Builder{}},
 				Env: env, Resolver: Runners{}, Launch: f.run, Now: clock(0)})
 			if tc.refused != "" {

@@ -31,6 +31,9 @@ type Resolution struct {
 	// LaunchPath is InferenceX's path of the launch (srt-multi,
 	// srt-native, srt-single) for job_event.json ("" : by IS_MULTINODE).
 	LaunchPath string
+	// WriteEvalMeta: the lane rebuilds the staged meta_env.json after an
+	// eval (RefreshEvalMeta).
+	WriteEvalMeta bool
 }
 
 // Resolver finds the runner's cluster and the row's recipe. The runners.yaml
@@ -139,7 +142,8 @@ func (p Runners) Resolve(ctx context.Context, r *Request) (Resolution, error) {
 			return Resolution{}, err
 		}
 	}
-	return Resolution{Cluster: cluster, NoPreflight: skip, Tags: tags, LaunchPath: string(lc.Path), Plan: func(o *launch.PlanOptions) {
+	writeMeta := lc.Lane != nil && lc.Lane.WriteEvalMeta
+	return Resolution{Cluster: cluster, NoPreflight: skip, Tags: tags, LaunchPath: string(lc.Path), WriteEvalMeta: writeMeta, Plan: func(o *launch.PlanOptions) {
 		o.Profile, o.Runner = p.Profile, r.Runner
 		o.Framework, o.ModelPrefix = r.Framework, r.ModelPrefix
 		o.AgenticMultiNode = r.Agentic && r.Multinode

@@ -173,10 +173,33 @@ func Run(ctx context.Context, o RunOptions) (err error) {
 			err = exitcode.With(exitcode.Collect, err2)
 		}
 	}
+	if pl != nil && res.WriteEvalMeta && (req.RunEval || req.EvalOnly) {
+		if err2 := refreshEvalMeta(o, req); err2 != nil && err == nil {
+			err = exitcode.With(exitcode.Collect, err2)
+		}
+	}
 	if err != nil {
 		rec.Fail("", kindOf(exitcode.Of(err)), err.Error(), retriable(exitcode.Of(err)), "")
 	}
 	return err
+}
+
+// refreshEvalMeta rebuilds the staged meta_env.json from the workflow's
+// variables, as a write_eval_meta lane does after collecting the eval's
+// files: none staged is a warning, a file it cannot rebuild fails the run.
+func refreshEvalMeta(o RunOptions, req *Request) error {
+	path := filepath.Join(req.Workspace, EvalMetaFile)
+	ok, err := RefreshEvalMeta(path, req.Env)
+	switch {
+	case err != nil:
+		fmt.Fprintf(o.Stderr, "slurmbench: failed to refresh %s: %v\n", path, err)
+		return fmt.Errorf("refreshing %s: %w", path, err)
+	case !ok:
+		fmt.Fprintf(o.Stderr, "slurmbench: warning: no staged eval metadata to refresh at %s\n", path)
+	default:
+		fmt.Fprintf(o.Stderr, "slurmbench: refreshed %s (prefix=%s)\n", path, req.ModelPrefix)
+	}
+	return nil
 }
 
 // launchOptions are the login node's run options for req: the
