@@ -80,7 +80,7 @@ func TestRefreshEvalMeta(t *testing.T) {
 			want:  map[string]any{"conc": 8.0, "eval_concs": []any{8.0, 64.0}, "completed_eval_concs": []any{8.0}, "failed_eval_concs": []any{}},
 			order: []string{"conc", "eval_concs", "completed_eval_concs", "failed_eval_concs", "ep"}},
 		{name: "DISAGG=true: per-role GPUs", staged: staged, env: with(base, "DISAGG", "true"),
-			want: map[string]any{"disagg": true, "num_prefill_gpu": 8.0, "num_decode_gpu": 8.0, "num_gpus": 16.0, "prefill_num_workers": 2.0},
+			want:  map[string]any{"disagg": true, "num_prefill_gpu": 8.0, "num_decode_gpu": 8.0, "num_gpus": 16.0, "prefill_num_workers": 2.0},
 			order: []string{"osl", "disagg", "num_prefill_gpu", "num_decode_gpu", "num_gpus"}},
 		{name: "DISAGG=false on a multi-node job: the prefill layout, no decode", staged: staged, env: with(base, "DISAGG", "false"),
 			want: map[string]any{"disagg": false, "tp": 4.0, "num_gpus": 8.0, "num_prefill_gpu": 8.0, "num_decode_gpu": 0.0,
