@@ -38,29 +38,54 @@ func Under(root string) string { return filepath.Join(root, ".slurmbench", "conf
 // dest is an empty directory, and a recipe's setup_script is then refused
 // by name before submission rather than failing in every worker.
 func Stage(ctx context.Context, root, dest string) error {
+	return replace(dest, "/configs", func(tmp string) error {
+		for _, src := range Sources {
+			if err := overlay(ctx, filepath.Join(root, src), tmp, nil); err != nil {
+				return exitcode.With(exitcode.Config, fmt.Errorf("staging /configs from %s: %w", src, err))
+			}
+		}
+		return nil
+	})
+}
+
+// StageTree copies the tree at src into dest as Stage copies, replacing an
+// earlier copy whole, leaving out what skip names (nil: nothing; rel is
+// slash-separated under src; a directory's whole tree goes with it). A
+// workflow run stages a job's copy of the workspace with it.
+func StageTree(ctx context.Context, src, dest string, skip func(rel string, dir bool) bool) error {
+	return replace(dest, dest, func(tmp string) error {
+		if err := overlay(ctx, src, tmp, skip); err != nil {
+			return exitcode.With(exitcode.Config, fmt.Errorf("staging %s from %s: %w", dest, src, err))
+		}
+		return nil
+	})
+}
+
+// replace builds dest's new tree beside it (fill writes into a fresh
+// directory) and renames it into place, the earlier one removed after: a
+// reader never sees half of one. what names it in errors.
+func replace(dest, what string, fill func(tmp string) error) error {
 	parent := filepath.Dir(dest)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return exitcode.With(exitcode.Internal, fmt.Errorf("staging /configs: %w", err))
+		return exitcode.With(exitcode.Internal, fmt.Errorf("staging %s: %w", what, err))
 	}
-	tmp, err := os.MkdirTemp(parent, ".configs-")
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dest)+"-")
 	if err != nil {
-		return exitcode.With(exitcode.Internal, fmt.Errorf("staging /configs: %w", err))
+		return exitcode.With(exitcode.Internal, fmt.Errorf("staging %s: %w", what, err))
 	}
 	defer os.RemoveAll(tmp) //nolint:errcheck // gone after the rename; a leftover on failure
-	for _, src := range Sources {
-		if err := overlay(ctx, filepath.Join(root, src), tmp); err != nil {
-			return exitcode.With(exitcode.Config, fmt.Errorf("staging /configs from %s: %w", src, err))
-		}
+	if err := fill(tmp); err != nil {
+		return err
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp's is 0700: the job's user reads it
 		return exitcode.With(exitcode.Internal, err)
 	}
 	old := tmp + ".old"
 	if err := os.Rename(dest, old); err != nil && !os.IsNotExist(err) {
-		return exitcode.With(exitcode.Internal, fmt.Errorf("staging /configs: %w", err))
+		return exitcode.With(exitcode.Internal, fmt.Errorf("staging %s: %w", what, err))
 	}
 	if err := os.Rename(tmp, dest); err != nil {
-		return exitcode.With(exitcode.Internal, fmt.Errorf("staging /configs: %w", err))
+		return exitcode.With(exitcode.Internal, fmt.Errorf("staging %s: %w", what, err))
 	}
 	return os.RemoveAll(old)
 }
@@ -68,8 +93,9 @@ func Stage(ctx context.Context, root, dest string) error {
 // overlay copies the tree at src into dst, replacing files of the same
 // path; a src that does not exist adds nothing. src is read through an
 // os.Root (nothing outside it is read); dst is the caller's fresh
-// directory.
-func overlay(ctx context.Context, src, dst string) error {
+// directory. skip (nil: none) leaves an entry out, a directory with its
+// tree.
+func overlay(ctx context.Context, src, dst string, skip func(rel string, dir bool) bool) error {
 	if st, err := os.Stat(src); os.IsNotExist(err) {
 		return nil
 	} else if err != nil {
@@ -88,6 +114,12 @@ func overlay(ctx context.Context, src, dst string) error {
 		}
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if rel != "." && skip != nil && skip(rel, d.IsDir()) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
 		}
 		target := filepath.Join(dst, filepath.FromSlash(rel))
 		switch {

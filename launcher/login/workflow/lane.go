@@ -45,6 +45,17 @@ type LaneChoice struct {
 	Path    srtlanes.Path
 	Lane    *srtlanes.Lane
 	Request srtlanes.Request
+	// SharedRunRoot is the record's srt-slurm.shared-run-root ("" unset).
+	SharedRunRoot string
+}
+
+// SharedWorkspace is where the job's workspace is copied for a request the
+// lane runs on the shared run root ("" : the job mounts the workspace).
+func (c LaneChoice) SharedWorkspace(runner string) string {
+	if c.SharedRunRoot == "" || !c.Lane.OnSharedRunRoot(c.Request) {
+		return ""
+	}
+	return SharedWorkspaceDir(c.SharedRunRoot, runner)
 }
 
 // ChooseLane finds the runner's cluster in the workspace's
@@ -70,6 +81,9 @@ func ChooseLane(ctx context.Context, r *Request) (c LaneChoice, ok bool, err err
 		return c, false, exitcode.With(exitcode.Config, err)
 	}
 	c.Cluster = res.Cluster.ID
+	if srt := res.Cluster.Slurm.SrtSlurm; srt != nil {
+		c.SharedRunRoot = srt.SharedRunRoot
+	}
 	c.Lane, c.Path = srtlanes.InferenceX.Of(c.Cluster, c.Request)
 	if err := c.Lane.Check(c.Request); err != nil {
 		return c, true, exitcode.Errorf(exitcode.Config, "RUNNER_NAME %s: %w", r.Runner, err)

@@ -72,6 +72,9 @@ func laneTree(t *testing.T, recipes map[string]string) (ws, root string) {
 		"configs/srt-recipes/fixed-sequence-multi.yaml": "benchmark:\n  type: custom\n  command: bash /infmax-workspace/benchmarks/multi_node/srt_fixed_sequence.sh\n",
 		"configs/srt-recipes/agentic-multi.yaml":        "benchmark:\n  type: custom\n  command: bash /infmax-workspace/benchmarks/multi_node/agentic_srt.sh\n",
 		"utils/srt-slurm/configs/install-torchao.sh":    "#!/bin/bash\n",
+		".git/HEAD":                                     "ref: refs/heads/main\n",
+		"benchmarks/multi_node/srt_eval.sh":             "#!/bin/bash\n",
+		"images/old.sqsh":                               "squash",
 	}
 	for k, v := range recipes {
 		files[k] = v
@@ -86,6 +89,11 @@ func laneTree(t *testing.T, recipes map[string]string) (ws, root string) {
 		}
 	}
 	return ws, root
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
 
 func planJSON(t *testing.T, pl *plan.Plan) string {
@@ -219,6 +227,33 @@ func TestLaneWorkflow(t *testing.T) {
 					t.Errorf("launch_path %v cluster %v", ev["launch_path"], ev["cluster"])
 				}
 			}},
+		{name: "gb200-nv minimaxm3 runs on the shared run root with a copy of the workspace", cluster: "gb200-nv", recipe: plain,
+			env: []string{"MODEL_PREFIX", "minimaxm3"},
+			check: func(t *testing.T, o outcome) {
+				copyDir := SharedWorkspaceDir(filepath.Join(o.root, "runs"), "gb200-nv_00")
+				if o.opts.Plan.Workspace != copyDir || !strings.Contains(planJSON(t, o.plan), strconvQuote(copyDir+":"+plan.WorkspaceMount)) {
+					t.Fatalf("job workspace %s; the plan does not mount it at %s", o.opts.Plan.Workspace, plan.WorkspaceMount)
+				}
+				for rel, want := range map[string]bool{
+					"benchmarks/multi_node/srt_eval.sh": true, "configs/runners.yaml": true,
+					".slurmbench/configs/install-torchao.sh": true, ".git": false, "images/old.sqsh": false,
+					"benchmarks/multi_node/srt-slurm-recipes": false, ".slurmbench/bound": false,
+				} {
+					if _, err := os.Stat(filepath.Join(copyDir, rel)); (err == nil) != want {
+						t.Errorf("%s in the copy: %v, want %v", rel, err == nil, want)
+					}
+				}
+				if o.prof.Paths.Configs != filepath.Join(copyDir, ".slurmbench", "configs") {
+					t.Errorf("paths.configs %s", o.prof.Paths.Configs)
+				}
+			}},
+		{name: "gb200-nv dsv4 on dynamo-trt mounts the runner's workspace", cluster: "gb200-nv", recipe: plain,
+			env: []string{"FRAMEWORK", "dynamo-trt"},
+			check: func(t *testing.T, o outcome) {
+				if o.opts.Plan.Workspace != o.ws {
+					t.Errorf("job workspace %s", o.opts.Plan.Workspace)
+				}
+			}},
 		{name: "gb200-nv dynamo-trt: no setup script and no wheels cache", cluster: "gb200-nv", recipe: plain,
 			env: []string{"FRAMEWORK", "dynamo-trt", "MODEL_PREFIX", "glm5.2", "IS_AGENTIC", "1", "SCENARIO_TYPE", "agentic-coding", "KV_OFFLOADING", "none"},
 			check: func(t *testing.T, o outcome) {
@@ -229,6 +264,11 @@ func TestLaneWorkflow(t *testing.T) {
 				}
 				if slices.ContainsFunc(o.prof.Container.Mounts, func(m string) bool { return strings.HasSuffix(m, ":/configs/dynamo-wheels") }) {
 					t.Errorf("mounts %v", o.prof.Container.Mounts)
+				}
+				// glm5.2 runs on the shared run root; dsv4 on dynamo-trt
+				// would not: the prefix decides here.
+				if o.opts.Plan.Workspace == o.ws {
+					t.Errorf("glm5.2 mounts the runner's workspace")
 				}
 			}},
 		{name: "mi355x-amds eval: ep-dispatch-algorithm unset and aiperf mounted for 1 h", cluster: "mi355x-amds", recipe: plain,

@@ -142,6 +142,17 @@ func (p Runners) Resolve(ctx context.Context, r *Request) (Resolution, error) {
 			return Resolution{}, err
 		}
 	}
+	// A request the lane runs on the shared run root mounts a copy of the
+	// workspace there, /configs staged in it (sharedroot.go).
+	jobWorkspace := lc.SharedWorkspace(r.Runner)
+	if jobWorkspace != "" {
+		if err := StageWorkspace(ctx, r.Workspace, jobWorkspace); err != nil {
+			return Resolution{}, err
+		}
+		if configs != "" {
+			configs = configsdir.Under(jobWorkspace)
+		}
+	}
 	writeMeta := lc.Lane != nil && lc.Lane.WriteEvalMeta
 	return Resolution{Cluster: cluster, NoPreflight: skip, Tags: tags, LaunchPath: string(lc.Path), WriteEvalMeta: writeMeta, Plan: func(o *launch.PlanOptions) {
 		o.Profile, o.Runner = p.Profile, r.Runner
@@ -154,6 +165,9 @@ func (p Runners) Resolve(ctx context.Context, r *Request) (Resolution, error) {
 			o.Lane = &req
 		}
 		o.Overrides = append(o.Overrides, laneOverrides...)
+		if jobWorkspace != "" {
+			o.Workspace = jobWorkspace
+		}
 		if configs != "" {
 			o.Configs, o.ConfigsNote = configs, configsdir.Note
 		}
