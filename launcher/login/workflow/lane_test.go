@@ -72,9 +72,9 @@ func laneTree(t *testing.T, recipes map[string]string) (ws, root string) {
 		"configs/srt-recipes/fixed-sequence-multi.yaml": "benchmark:\n  type: custom\n  command: bash /infmax-workspace/benchmarks/multi_node/srt_fixed_sequence.sh\n",
 		"configs/srt-recipes/agentic-multi.yaml":        "benchmark:\n  type: custom\n  command: bash /infmax-workspace/benchmarks/multi_node/agentic_srt.sh\n",
 		"utils/srt-slurm/configs/install-torchao.sh":    "#!/bin/bash\n",
-		".git/HEAD":                                     "ref: refs/heads/main\n",
-		"benchmarks/multi_node/srt_eval.sh":             "#!/bin/bash\n",
-		"images/old.sqsh":                               "squash",
+		".git/HEAD":                         "ref: refs/heads/main\n",
+		"benchmarks/multi_node/srt_eval.sh": "#!/bin/bash\n",
+		"images/old.sqsh":                   "squash",
 	}
 	for k, v := range recipes {
 		files[k] = v
