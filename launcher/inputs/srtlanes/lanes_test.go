@@ -139,7 +139,7 @@ func TestCheck(t *testing.T) {
 		{"a lane without frameworks accepts any", c2, Request{Framework: "anything"}, ""},
 		{"listed framework", c1, Request{Framework: "fw-a"}, ""},
 		{"framework outside the list, sorted in the message", c1, Request{Framework: "fw-z"},
-			"cluster c1, srt-multi lane (InferenceX's lanes.py SRT_LANES): Unsupported framework: fw-z. Supported frameworks are: fw-a, fw-b"},
+			"cluster c1, srt-multi lane (InferenceX's lanes.py SRT_LANES), FRAMEWORK=fw-z: Unsupported framework: fw-z. Supported frameworks are: fw-a, fw-b"},
 		{"empty framework is outside the list", c1, Request{},
 			"Unsupported framework: . Supported frameworks are: fw-a, fw-b"},
 		{"reject matches", c1, Request{ModelPrefix: "m1", Framework: "fw-b"}, "m1 runs only on fw-a (FRAMEWORK=fw-b)"},

@@ -57,7 +57,7 @@ type RefusedError struct {
 }
 
 func (e *RefusedError) Error() string {
-	return fmt.Sprintf("cluster %s, %s lane (%s): %s", e.Cluster, e.Path, Source, e.Message)
+	return fmt.Sprintf("cluster %s, %s lane (%s), FRAMEWORK=%s: %s", e.Cluster, e.Path, Source, e.Framework, e.Message)
 }
 
 // Check refuses a request the lane does not run, before any setup
