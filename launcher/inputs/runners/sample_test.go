@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/slurmbench/slurmbench/internal/shareddata"
+	"github.com/slurmbench/slurmbench/launcher/inputs/srtlanes"
 )
 
 // TestSampleRunners: InferenceX's runners.yaml (the sample at
@@ -103,5 +104,35 @@ func BenchmarkParseSample(b *testing.B) {
 		if _, err := Parse("runners.yaml", data, Options{Home: "/home/runner"}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestSampleLanes: every cluster of the sample that InferenceX's lane table
+// has a row for passes its table check (each lane mount's volume declared,
+// a shared run root where the lane asks for one, no lane limit shadowed by
+// default-time-limit), on both multi-node paths, so no workflow run on
+// today's clusters is refused for its record.
+func TestSampleLanes(t *testing.T) {
+	path := shareddata.Path(t, "data", "inferencex-v3", "inferencex-e2e", "configs", "runners.yaml")
+	inv, err := Load(context.Background(), path, Options{Home: "/home/runner"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := 0
+	for key := range srtlanes.InferenceX.Lanes {
+		c, ok := inv.Clusters[key.Cluster]
+		if !ok {
+			t.Errorf("lane row %s/%s: no such cluster in the sample", key.Cluster, key.Path)
+			continue
+		}
+		l := srtlanes.InferenceX.Lanes[key]
+		l.Cluster, l.Path = key.Cluster, key.Path
+		if err := c.CheckLane(&l); err != nil {
+			t.Errorf("%s: %v", path, err)
+		}
+		rows++
+	}
+	if rows != 8 {
+		t.Errorf("%d lane rows, the table has 8", rows)
 	}
 }
