@@ -279,14 +279,21 @@ func FromRecord(res *runners.Resolved, o RunnersOptions) (*Profile, error) {
 	case srt.DefaultTimeLimit != "":
 		p.Slurm.TimeLimit = srt.DefaultTimeLimit
 		from("slurm.time_limit", "slurm.srt-slurm.default-time-limit", "")
-	case o.Lane != nil && srtlanes.InferenceX.HasTimeRule(id, *o.Lane):
-		// The cluster's row of InferenceX's tables sets the limit
-		// (lanes.JobTimeLimit: the lane's, its long one, the bump or
-		// SALLOC_TIME_LIMIT).
+	case o.Lane != nil:
+		// A launch InferenceX's rule times (lanes.py srt_time_limit,
+		// srtlanes.Table.JobTimeLimit): its lane's limit or long limit,
+		// else a single-node point's single-node-time-limit or time bump,
+		// else SALLOC_TIME_LIMIT; a cluster without a row times as a row
+		// with no limits.
 		l, _ := srtlanes.InferenceX.Of(id, *o.Lane)
 		if tl, ok := srtlanes.InferenceX.JobTimeLimit(id, l, *o.Lane, srtlanes.Record{SingleNodeTimeLimit: srt.SingleNodeTimeLimit}); ok {
 			p.Slurm.TimeLimit = tl.Value
-			from("slurm.time_limit", "slurm.srt-slurm", "by "+tl.From)
+			if field, inRecord := strings.CutPrefix(tl.From, "srt-slurm."); inRecord {
+				from("slurm.time_limit", "slurm.srt-slurm."+field, "lanes.py srt_time_limit")
+			} else {
+				// The environment's or the table's, not the record's.
+				p.Sources["slurm.time_limit"] = Source{File: tl.From, Note: "lanes.py srt_time_limit"}
+			}
 		}
 	case o.SingleNode && srt.SingleNodeTimeLimit > 0:
 		// lanes.py srt_time_limit: a fixed default-time-limit wins, else a

@@ -9,6 +9,7 @@ import (
 
 	"github.com/slurmbench/slurmbench/internal/shareddata"
 	"github.com/slurmbench/slurmbench/launcher/inputs/runners"
+	"github.com/slurmbench/slurmbench/launcher/inputs/srtlanes"
 )
 
 // runnersFixture is the runners package's built fixture (two clusters,
@@ -412,6 +413,68 @@ func TestSingleNodeJobFacts(t *testing.T) {
 			}
 			if p.Slurm.Exclusive != tc.exclusive || p.Slurm.TimeLimit != tc.limit {
 				t.Errorf("exclusive %v, time limit %q; want %v, %q", p.Slurm.Exclusive, p.Slurm.TimeLimit, tc.exclusive, tc.limit)
+			}
+		})
+	}
+}
+
+// TestLaneProfile: given the launch as the lane tables read it, a record's
+// profile takes the mounts of the cluster's lane that match it and
+// srt_time_limit's limit, each with its source: the lane's limit or long
+// limit, a single-node point's single-node-time-limit or time bump,
+// SALLOC_TIME_LIMIT; the record's default-time-limit before all of them.
+func TestLaneProfile(t *testing.T) {
+	rec := func(id, extra string) string {
+		return "labels:\n  cluster:" + id + ": [r_00]\nclusters:\n  " + id + ":\n    gpus-per-node: 8\n    arch: x86_64\n    scheduler: slurm\n    slurm:\n      partition: p\n      exclusive: true\n" +
+			"      volumes:\n        aiperf-cache: {path: /srv/aiperf}\n        it-share-data: {path: /srv/data}\n      srt-slurm:\n        network-interface: eth0\n" + extra
+	}
+	multi := func(prefix, fw string, agentic bool) *srtlanes.Request {
+		return &srtlanes.Request{ModelPrefix: prefix, Framework: fw, Agentic: agentic, MultiNode: true, SallocTimeLimit: 480}
+	}
+	for _, tc := range []struct {
+		name, record string
+		lane         *srtlanes.Request
+		single       bool
+		mounts       string
+		limit, from  string
+	}{
+		{"mi355x-amds: the aiperf mount and the lane's hour", rec("mi355x-amds", ""), multi("qwen3.5", "sglang", false),
+			false, "/srv/aiperf:/aiperf_mmap_cache", "01:00:00", "InferenceX's lanes.py SRT_LANES time_limit"},
+		{"mi355x-amds tilert: the data volume too", rec("mi355x-amds", ""), multi("qwen3.5", "tilert", false),
+			false, "/srv/aiperf:/aiperf_mmap_cache /srv/data:/models", "01:00:00", "InferenceX's lanes.py SRT_LANES time_limit"},
+		{"gb300-nv dsv4 AgentX sglang: the long limit", rec("gb300-nv", ""), multi("dsv4", "dynamo-sglang", true),
+			false, "", "8:00:00", "InferenceX's lanes.py SRT_LANES long_time_limit"},
+		{"gb300-nv dsv4 fixed-sequence: the lane's", rec("gb300-nv", ""), multi("dsv4", "dynamo-sglang", false),
+			false, "", "4:00:00", "InferenceX's lanes.py SRT_LANES time_limit"},
+		{"b300-dsxe without a lane limit takes SALLOC_TIME_LIMIT", rec("b300-dsxe", ""), multi("dsv4", "dynamo-sglang", false),
+			false, "", "480", "SALLOC_TIME_LIMIT (the workflow's, minutes)"},
+		{"the record's default-time-limit first", rec("b300-dsxe", "        default-time-limit: \"3:00:00\"\n"), multi("dsv4", "dynamo-sglang", false),
+			false, "", "3:00:00", ""},
+		{"h200-dgxc single-node bump", rec("h200-dgxc", ""),
+			&srtlanes.Request{ModelPrefix: "dsv41flash", Framework: "sglang", Agentic: true, Conc: 64, SallocTimeLimit: 60},
+			true, "", "1440", "InferenceX's SALLOC_TIME_BUMPS[h200-dgxc] (minutes; CONC >= 64)"},
+		{"single-node-time-limit before the bump", rec("h200-dgxc", "        single-node-time-limit: 500\n"),
+			&srtlanes.Request{ModelPrefix: "dsv41flash", Framework: "sglang", Agentic: true, Conc: 64, SallocTimeLimit: 60},
+			true, "", "500", ""},
+		{"no lane request: no lane rule", rec("mi355x-amds", ""), nil, false, "", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "runners.yaml")
+			if err := os.WriteFile(file, []byte(tc.record), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			p, err := LoadRunners(context.Background(), RunnersOptions{Runners: file, Runner: "r_00", DefaultRunsDir: "/runs", SingleNode: tc.single, Lane: tc.lane})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(p.Container.Mounts, " "); got != tc.mounts {
+				t.Errorf("mounts %q, want %q", got, tc.mounts)
+			}
+			if p.Slurm.TimeLimit != tc.limit {
+				t.Errorf("time limit %q, want %q", p.Slurm.TimeLimit, tc.limit)
+			}
+			if src := p.Sources["slurm.time_limit"]; tc.from != "" && src.File != tc.from {
+				t.Errorf("time limit from %+v, want %q", src, tc.from)
 			}
 		})
 	}

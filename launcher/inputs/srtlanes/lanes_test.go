@@ -242,6 +242,9 @@ func TestJobTimeLimit(t *testing.T) {
 		{"long limit without LongTime is never used", "c2", multi(Request{SallocTimeLimit: 480}), Record{}, "480"},
 		{"a lane without limits: SALLOC_TIME_LIMIT", "c1", multi(Request{ModelPrefix: "m9", SpecDecoding: "mtp", SallocTimeLimit: 300}), Record{}, "300"},
 		{"no lane, no SALLOC_TIME_LIMIT: none", "c2", multi(Request{}), Record{}, ""},
+		{"a cluster without rows: SALLOC_TIME_LIMIT", "mine", multi(Request{SallocTimeLimit: 90}), Record{}, "90"},
+		{"a cluster without rows: its fixed default", "mine", multi(Request{SallocTimeLimit: 90}), Record{DefaultTimeLimit: "2:30:00"}, "2:30:00"},
+		{"single-node on a cluster without rows: SALLOC_TIME_LIMIT", "mine", Request{Conc: 999, SallocTimeLimit: 30}, Record{}, "30"},
 		{"single-node: the record's single-node limit", "c3", Request{Framework: "fw-s", Conc: 64, SallocTimeLimit: 60}, Record{SingleNodeTimeLimit: 500}, "500"},
 		{"single-node: the bump at its concurrency", "c3", Request{Framework: "fw-s", Conc: 32, SallocTimeLimit: 60}, Record{}, "900"},
 		{"single-node: below the bump's concurrency", "c3", Request{Framework: "fw-s", Conc: 31, SallocTimeLimit: 60}, Record{}, "60"},
@@ -254,24 +257,6 @@ func TestJobTimeLimit(t *testing.T) {
 		got, ok := built.JobTimeLimit(tc.cluster, l, tc.r, tc.rec)
 		if got.Value != tc.want || ok != (tc.want != "") {
 			t.Errorf("%s: %q (%s), %v; want %q", tc.name, got.Value, got.From, ok, tc.want)
-		}
-	}
-}
-
-func TestHasTimeRule(t *testing.T) {
-	for _, tc := range []struct {
-		cluster string
-		r       Request
-		want    bool
-	}{
-		{"c1", Request{MultiNode: true}, true},
-		{"c3", Request{MultiNode: true}, false},
-		{"c3", Request{}, true},
-		{"c1", Request{}, false},
-		{"mine", Request{MultiNode: true}, false},
-	} {
-		if got := built.HasTimeRule(tc.cluster, tc.r); got != tc.want {
-			t.Errorf("HasTimeRule(%s, multi-node %v) = %v", tc.cluster, tc.r.MultiNode, got)
 		}
 	}
 }

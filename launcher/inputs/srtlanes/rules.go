@@ -220,17 +220,19 @@ type Record struct {
 // salloc_time_limit): the record's fixed default-time-limit wins; a
 // single-node job then takes single-node-time-limit, else the bump or
 // SALLOC_TIME_LIMIT; a multi-node job its lane's long limit where LongTime
-// matches, else the lane's limit, else SALLOC_TIME_LIMIT. ok is false when
-// nothing gives one (InferenceX then fails for want of SALLOC_TIME_LIMIT;
-// the caller keeps its own default).
+// matches, else the lane's limit, else SALLOC_TIME_LIMIT. A multi-node
+// request without a lane (a cluster with no row) takes SALLOC_TIME_LIMIT,
+// as a row with no limits gives it. ok is false when nothing gives one
+// (InferenceX then fails for want of SALLOC_TIME_LIMIT; the caller keeps
+// its own default).
 func (t Table) JobTimeLimit(cluster string, l *Lane, r Request, rec Record) (TimeLimit, bool) {
 	if rec.DefaultTimeLimit != "" {
 		return TimeLimit{rec.DefaultTimeLimit, "srt-slurm.default-time-limit"}, true
 	}
-	minutes, from := r.SallocTimeLimit, "SALLOC_TIME_LIMIT (minutes)"
+	minutes, from := r.SallocTimeLimit, "SALLOC_TIME_LIMIT (the workflow's, minutes)"
 	switch {
 	case !r.MultiNode && rec.SingleNodeTimeLimit > 0:
-		minutes, from = rec.SingleNodeTimeLimit, "srt-slurm.single-node-time-limit (minutes)"
+		minutes, from = rec.SingleNodeTimeLimit, "srt-slurm.single-node-time-limit"
 	case !r.MultiNode:
 		if b, ok := t.Bumps[cluster]; ok && b.When.Matches(r) && !r.EvalOnly && r.Conc >= b.MinConc {
 			minutes, from = b.Minutes, fmt.Sprintf("InferenceX's SALLOC_TIME_BUMPS[%s] (minutes; CONC >= %d)", cluster, b.MinConc)
@@ -244,17 +246,4 @@ func (t Table) JobTimeLimit(cluster string, l *Lane, r Request, rec Record) (Tim
 		return TimeLimit{}, false
 	}
 	return TimeLimit{strconv.Itoa(minutes), from}, true
-}
-
-// HasTimeRule says whether cluster has a row that sets r's time limit by
-// InferenceX's rule (a lane for a multi-node request, a bump for a
-// single-node one): elsewhere slurmbench keeps the record's and the
-// profile's limits and leaves SALLOC_TIME_LIMIT unapplied.
-func (t Table) HasTimeRule(cluster string, r Request) bool {
-	if !r.MultiNode {
-		_, ok := t.Bumps[cluster]
-		return ok
-	}
-	l, _ := t.Of(cluster, r)
-	return l != nil
 }

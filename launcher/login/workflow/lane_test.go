@@ -345,15 +345,16 @@ func TestLaneWorkflow(t *testing.T) {
 				}
 			}},
 		{name: "a cluster outside the table: no lane differences", cluster: "mycluster", recipe: plain,
-			env: []string{"FRAMEWORK", "sglang", "RUN_EVAL", "true"},
+			env: []string{"FRAMEWORK", "sglang", "RUN_EVAL", "true", "SALLOC_TIME_LIMIT", "480"},
 			check: func(t *testing.T, o outcome) {
 				for _, ov := range o.opts.Plan.Overrides {
 					if !strings.HasPrefix(ov.String(), "--set post_eval.") {
 						t.Errorf("override %s", ov)
 					}
 				}
-				if o.prof.Slurm.TimeLimit != "" {
-					t.Errorf("time limit %q", o.prof.Slurm.TimeLimit)
+				// srt_time_limit as for a row without limits: SALLOC_TIME_LIMIT.
+				if o.plan.Slurm.TimeLimitMinutes != 480 {
+					t.Errorf("time limit %d min", o.plan.Slurm.TimeLimitMinutes)
 				}
 				if ev := readEvent(t, o.ws); ev["launch_path"] != "srt-multi" {
 					t.Errorf("launch_path %v", ev["launch_path"])
