@@ -247,6 +247,14 @@ func TestLaneWorkflow(t *testing.T) {
 					t.Errorf("paths.configs %s", o.prof.Paths.Configs)
 				}
 			}},
+		{name: "mi355x-amds TileRT: the prefill image is PREFILL_IMAGE", cluster: "mi355x-amds", recipe: plain,
+			env: []string{"FRAMEWORK", "tilert", "PREFILL_IMAGE", "tilert-prefill:1"},
+			check: func(t *testing.T, o outcome) {
+				src, ok := o.prof.Sources["containers."+profile.TileRTPrefillAlias]
+				if o.prof.Containers[profile.TileRTPrefillAlias] == "" || o.prof.Containers[profile.TileRTDecodeAlias] == "" || !ok || src.File != "PREFILL_IMAGE" {
+					t.Errorf("containers %v, prefill source %+v", o.prof.Containers, src)
+				}
+			}},
 		{name: "gb200-nv dsv4 on dynamo-trt mounts the runner's workspace", cluster: "gb200-nv", recipe: plain,
 			env: []string{"FRAMEWORK", "dynamo-trt"},
 			check: func(t *testing.T, o outcome) {

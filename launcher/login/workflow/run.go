@@ -224,6 +224,8 @@ func launchOptions(o RunOptions, req *Request, res Resolution) (launch.RunOption
 		Conc: joinInts(req.ConcList), EnvConc: req.Env.get("CONC"), Image: req.Image, Workspace: req.Workspace,
 		RunEval: strconv.FormatBool(req.RunEval), EvalOnly: strconv.FormatBool(req.EvalOnly), EvalConc: req.EvalConcurrency(),
 		EvalClient: "native", JobName: req.JobName(), RunID: launch.AutoRunID, Overrides: overrides, Warn: o.Stderr,
+		// A TileRT point's prefill image, the record's tilert-prefill alias.
+		PrefillImage: req.Env.get("PREFILL_IMAGE"),
 	}
 	if !req.Multinode {
 		po.Conc = strconv.Itoa(req.Conc) // a single-node point is one concurrency, CONC
