@@ -30,8 +30,8 @@ type LaunchEdits struct {
 
 // Apply edits doc, the bound recipe (one variant, a mapping):
 //
-//   - every job: the top-level health_check gets max_attempts 720 and
-//     interval_seconds 10 where it sets none (the cluster default);
+//   - every job: a recipe without a top-level health_check gets the
+//     cluster default, max_attempts 720 and interval_seconds 10, whole;
 //   - a multi-node job: every max_attempts inside any health_check block,
 //     at any depth, is raised to at least 720 (raise_health_attempts edits
 //     the text of each health_check block the same way);
@@ -47,18 +47,15 @@ func (e LaunchEdits) Apply(doc *yaml.Node) {
 	if e.MultiNode {
 		raiseHealth(doc, false)
 	}
-	hc := yamltree.Get(doc, "health_check")
-	if hc == nil || hc.Kind == yaml.ScalarNode && hc.Tag == "!!null" {
+	// The cluster default is a whole block for a recipe that has none
+	// (srtctl's core/config.py@020fbc6c applies default_health_check only
+	// where the recipe sets no health_check): a block the recipe has keeps
+	// the schema's defaults for what it leaves out (max_attempts 180).
+	if hc := yamltree.Get(doc, "health_check"); hc == nil || hc.Kind == yaml.ScalarNode && hc.Tag == "!!null" {
 		hc = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		setKey(hc, "max_attempts", intNode(HealthAttemptsFloor))
+		setKey(hc, "interval_seconds", intNode(DefaultHealthInterval))
 		setKey(doc, "health_check", hc)
-	}
-	if hc.Kind == yaml.MappingNode {
-		if yamltree.Get(hc, "max_attempts") == nil {
-			setKey(hc, "max_attempts", intNode(HealthAttemptsFloor))
-		}
-		if yamltree.Get(hc, "interval_seconds") == nil {
-			setKey(hc, "interval_seconds", intNode(DefaultHealthInterval))
-		}
 	}
 	if e.MultiNode && e.DistTimeoutS > 0 {
 		roles := yamltree.Get(doc, "roles")
