@@ -51,7 +51,10 @@ func TestServicesBeforeWorkers(t *testing.T) {
 	c := setup(t)
 	name := uniqueName("e2e-services")
 	script, markers := c.serviceScript(t, name)
-	rec := mockRecipe{Name: name}.V2() + `services:
+	// A slow first token keeps the benchmark running (two waves of 4 s)
+	// long after the sidecar's srun step has started and exited: its exit
+	// is noted before the job ends, however loaded the machine.
+	rec := mockRecipe{Name: name, TTFT: "4s"}.V2() + `services:
   - name: umbp
     type: generic
     placement:
