@@ -439,9 +439,16 @@ ctld_up() { in_root scontrol ping 2>/dev/null | grep -q ' is UP'; }
 wait_for 30 "slurmctld" ctld_up
 log "slurmctld UP ($(since "$T"))"
 
+# One slurmd at a time: the nodes share the rootfs's /run/slurm, where each
+# slurmd replaces sack.socket (auth/slurm's local socket) as it starts; two
+# starting at once could both find the path taken and one die with
+# "init_sack_conmgr: ... Address already in use". The next starts once the
+# last logged that it is up (past that bind): about 0.1 s a node.
 for ((i = 1; i <= NUM_NODES; i++)); do
 	n=$(node_name "$i")
 	start_daemon "slurmd-$n" "$NETNS_PREFIX$n" "$n" slurmd -D -N "$n"
+	slurmd_started() { grep -q 'slurmd started on' "$LOG/slurmd-$n.stderr" 2>/dev/null; }
+	wait_for 30 "slurmd-$n to start" slurmd_started
 done
 # slurmrestd refuses to run as root or SlurmUser: it binds as root, then drops to
 # its own user. SLURM_JWT=daemon makes it accept per-request tokens, and
