@@ -270,6 +270,8 @@ func FromRecord(res *runners.Resolved, o RunnersOptions) (*Profile, error) {
 	if len(p.Slurm.Directives) == 0 {
 		p.Slurm.Directives = nil
 	}
+	p.Slurm.NetworkInterface = srt.NetworkInterface
+	from("slurm.network_interface", "slurm.srt-slurm.network-interface", "")
 	if len(s.SrunArgs) > 0 {
 		p.Slurm.SrunArgs = append([]string(nil), s.SrunArgs...)
 		from("slurm.srun_args", "slurm.srun-args", "")

@@ -13,7 +13,9 @@ func addrs(ss ...string) []netip.Addr {
 	return out
 }
 
-func up(name string, a ...string) Interface { return Interface{Name: name, Up: true, Addrs: addrs(a...)} }
+func up(name string, a ...string) Interface {
+	return Interface{Name: name, Up: true, Addrs: addrs(a...)}
+}
 
 var lo = Interface{Name: "lo", Up: true, Loopback: true, Addrs: addrs("127.0.0.1", "::1")}
 
