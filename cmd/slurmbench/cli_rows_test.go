@@ -88,7 +88,7 @@ func TestUnknownFlags(t *testing.T) {
 func TestJSONOnEveryResultCommand(t *testing.T) {
 	noResult := map[string]bool{
 		"mock-engine": true, "mock-tool": true, "mock-dcgm-exporter": true, "mock-answer-key": true, "driver": true, "exec": true,
-		"dynamo-install": true, "srtctl-bench": true, "stage-model": true, "import-node": true, "completion": true, "logs": true, "images import": true, "results name": true,
+		"dynamo-install": true, "srtctl-bench": true, "stage-model": true, "import-node": true, "node-addr": true, "completion": true, "logs": true, "images import": true, "results name": true,
 		"migrate": true, // prints the migrated YAML itself, or one status line per file
 	}
 	var walk func(prefix string, cmds []*cli.Command)

@@ -4,6 +4,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/slurmbench/slurmbench/launcher/job/driver"
+	"github.com/slurmbench/slurmbench/launcher/job/nodeaddr"
 )
 
 func driverCommand() *cli.Command {
@@ -40,5 +41,21 @@ func execCommand() *cli.Command {
 directory), sets the environment over what the container runtime provides,
 and replaces itself with the program: no shell, no string parsing.`,
 		Action: func(c *cli.Context) error { return driver.ExecCommand(c.Args().Slice()) },
+	}
+}
+
+func nodeAddrCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "node-addr",
+		Hidden:    true,
+		Usage:     "print this node's address on the cluster's network interface (run by the driver on every node)",
+		UsageText: "slurmbench node-addr --interface LIST",
+		Description: `Prints one line: the node's Slurm name and its address by srtctl's rule
+(get_node_ip.sh@8386b8d4): the IPv4 of the first interface of LIST that has
+one, else the source address of the route to 8.8.8.8, else hostname -I's.`,
+		Flags: []cli.Flag{&cli.StringFlag{Name: "interface", Required: true, Usage: "comma-separated interface names, tried in order"}},
+		Action: func(c *cli.Context) error {
+			return nodeaddr.Command(c.App.Writer, c.String("interface"), nil)
+		},
 	}
 }

@@ -30,6 +30,7 @@ func commands() []*cli.Command {
 		reportCommand(),
 		driverCommand(),
 		execCommand(),
+		nodeAddrCommand(),
 		benchCommand(),
 		evalCommand(),
 		dynamoInstallCommand(),

@@ -157,6 +157,10 @@ type Slurm struct {
 	NoGPUsPerNode bool              `json:"no_gpus_per_node,omitempty"`
 	Exclusive     bool              `json:"exclusive,omitempty"`
 	Directives    map[string]string `json:"directives,omitempty"`
+	// NetworkInterface is the profile's slurm.network_interface: when set,
+	// the driver asks each node for its address (launcher/job/nodeaddr)
+	// instead of looking its name up in DNS.
+	NetworkInterface string `json:"network_interface,omitempty"`
 	// Comment tags the job uniquely, so a submit whose answer was lost can
 	// be found again instead of submitted twice.
 	Comment string `json:"comment"`

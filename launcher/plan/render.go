@@ -46,6 +46,9 @@ func (p *Plan) WriteHuman(w io.Writer) error {
 	}
 	ew.printf("  model    %s → %s, served as %q\n", p.Model.Source, p.Model.Path, p.Model.ServedName)
 	ew.printf("  slurm    partition %s, account %s, %d min, job name %s\n", p.Slurm.Partition, orDash(p.Slurm.Account), p.Slurm.TimeLimitMinutes, p.Slurm.JobName)
+	if p.Slurm.NetworkInterface != "" {
+		ew.printf("  network  each node's address on %s, asked of the node when the job starts (srtctl's rule)\n", p.Slurm.NetworkInterface)
+	}
 	p.writeProvenance(ew)
 
 	p.writeNodeMap(ew)

@@ -370,7 +370,9 @@ func (b *builder) slurm() error {
 		Account:     cmp.Or(r.Slurm.Account, p.Slurm.Account),
 		GPUsPerNode: b.gpn,
 		Exclusive:   p.Slurm.Exclusive,
-		Comment:     "slurmbench:" + b.in.RunID,
+		// Where the job reaches each node (the driver asks the nodes).
+		NetworkInterface: p.Slurm.NetworkInterface,
+		Comment:          "slurmbench:" + b.in.RunID,
 		// srtslurm.yaml's use_gpus_per_node_directive: false.
 		NoGPUsPerNode: p.Slurm.GPUsPerNodeDirective != nil && !*p.Slurm.GPUsPerNodeDirective,
 	}

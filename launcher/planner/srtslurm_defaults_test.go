@@ -101,6 +101,19 @@ func TestSrtslurmDefaults(t *testing.T) {
 				}
 				return ""
 			}},
+		{name: "the network interface reaches the plan", prof: func(p *profile.Profile) { p.Slurm.NetworkInterface = "eno0,eth1" },
+			check: func(pl *plan.Plan) string {
+				if pl.Slurm.NetworkInterface != "eno0,eth1" {
+					return fmt.Sprintf("slurm.network_interface %q", pl.Slurm.NetworkInterface)
+				}
+				return ""
+			}},
+		{name: "no network interface: DNS", check: func(pl *plan.Plan) string {
+			if pl.Slurm.NetworkInterface != "" {
+				return fmt.Sprintf("slurm.network_interface %q", pl.Slurm.NetworkInterface)
+			}
+			return ""
+		}},
 		{name: "--gpus-per-node by default", check: func(pl *plan.Plan) string {
 			if pl.Slurm.NoGPUsPerNode {
 				return "no --gpus-per-node"

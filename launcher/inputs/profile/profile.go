@@ -104,6 +104,12 @@ type Slurm struct {
 	// Directives are extra sbatch options, key → value ("" for a bare flag),
 	// e.g. {segment = "3", mem = "0"}.
 	Directives map[string]string `toml:"directives"`
+	// NetworkInterface names the interface whose IPv4 address each node
+	// is reached at, a comma-separated list tried in order (srtslurm.yaml's
+	// network_interface, a record's srt-slurm.network-interface): the job
+	// asks every node itself, by srtctl's rule (launcher/job/nodeaddr).
+	// "" looks each node's name up in DNS on the head node.
+	NetworkInterface string `toml:"network_interface"`
 	// Arch of the compute nodes ("x86_64", "aarch64"); when it differs from
 	// the machine slurmbench runs on, images are imported on a compute node.
 	ComputeArch string `toml:"compute_arch"`

@@ -38,6 +38,9 @@ type Options struct {
 	Srun string
 	// Lookup resolves a hostname (default net.LookupHost).
 	Lookup func(string) ([]string, error)
+	// RunNodeAddr runs the step that asks each node its address (default:
+	// srun); used when the plan names a network interface.
+	RunNodeAddr func(ctx context.Context, argv []string) ([]byte, error)
 	// Getenv supplies passthrough variables (default os.Getenv).
 	Getenv func(string) string
 	// Log receives the driver's own timestamped lines (default os.Stderr).
@@ -160,6 +163,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		// steps for many runs, and a send must never block a step's waiter.
 		exited: make(chan *step, exitedBuffer),
 	}
+	d.learnAddrs(ctx)
 	if pl.Serve {
 		return d.serve(ctx), nil
 	}
