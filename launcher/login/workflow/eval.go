@@ -26,10 +26,16 @@ var SingleNodeEvalCommand = []string{
 }
 
 // workloadEnv are the name patterns whose variables the eval step gets
-// passed (submit.py@43c3fcfc, WORKLOAD_ENV).
+// passed: WORKLOAD_ENV of the newest stored submit.py
+// (inferencex-e2e/infx/launch/drivers/srt/submit.py, stored id
+// 70212982679), which builds on both earlier ones — the env-prefixed
+// MULTINODE_EVAL_COMMAND of submit.py@43c3fcfc and the SWEBENCH_*/MODAL_*
+// names of stored id 70919105824 — and adds the attention-DP sizes.
 var workloadEnv = []string{
-	"EVAL_*", "AIPERF_*", "AGENTIC_*",
+	"EVAL_*", "SWEBENCH_*", "AIPERF_*", "AGENTIC_*",
+	"MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET",
 	"TP", "EP_SIZE", "DP_ATTENTION", "PP_SIZE", "DCP_SIZE", "PCP_SIZE", "CONC",
+	"ATTN_DP_SIZE", "PREFILL_ATTN_DP_SIZE", "DECODE_ATTN_DP_SIZE",
 	"IS_AGENTIC", "SCENARIO_TYPE",
 	"OPENAI_API_KEY", "REQUIRE_POWER", "ENABLE_AGENTX_POWER", "VLLM_ENGINE_READY_TIMEOUT_S",
 	"SGLANG_TORCH_PROFILER_DIR", "VLLM_TORCH_PROFILER_DIR",
@@ -73,6 +79,37 @@ func EvalOverrides(env Env, command []string) ([]recipe.Override, error) {
 		o, err := recipe.ParseSet(arg)
 		if err != nil {
 			return nil, fmt.Errorf("the eval's --set %s: %w", arg, err)
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// attentionDPNames are the variables a multi-node submission also sets in
+// the benchmark's environment when the workflow gives them
+// (submit.py stored id 70212982679, multinode_arguments: `--set
+// benchmark.env.<NAME>=<json string>` for each one set and non-empty).
+var attentionDPNames = []string{"ATTN_DP_SIZE", "PREFILL_ATTN_DP_SIZE", "DECODE_ATTN_DP_SIZE"}
+
+// AttentionDPOverrides are a multi-node job's --set edits of
+// benchmark.env for the attention-DP sizes env sets, in InferenceX's
+// order, each value as a JSON string (it stays a string in the recipe,
+// as json.dumps of the variable's text gives it).
+func AttentionDPOverrides(env Env) ([]recipe.Override, error) {
+	var out []recipe.Override
+	for _, name := range attentionDPNames {
+		v := env.get(name)
+		if v == "" {
+			continue
+		}
+		quoted, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		arg := "benchmark.env." + name + "=" + string(quoted)
+		o, err := recipe.ParseSet(arg)
+		if err != nil {
+			return nil, fmt.Errorf("%s: the --set %s: %w", name, arg, err)
 		}
 		out = append(out, o)
 	}

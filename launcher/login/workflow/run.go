@@ -220,6 +220,13 @@ func launchOptions(o RunOptions, req *Request, res Resolution) (launch.RunOption
 			return launch.RunOptions{}, exitcode.With(exitcode.Config, err)
 		}
 	}
+	if req.Multinode {
+		dp, err := AttentionDPOverrides(req.Env)
+		if err != nil {
+			return launch.RunOptions{}, exitcode.With(exitcode.Config, err)
+		}
+		overrides = append(overrides, dp...)
+	}
 	po := launch.PlanOptions{
 		Conc: joinInts(req.ConcList), EnvConc: req.Env.get("CONC"), Image: req.Image, Workspace: req.Workspace,
 		RunEval: strconv.FormatBool(req.RunEval), EvalOnly: strconv.FormatBool(req.EvalOnly), EvalConc: req.EvalConcurrency(),
