@@ -145,37 +145,125 @@ type requestParser struct {
 	err RequestError
 }
 
-func (p *requestParser) required(name string) string {
-	v := p.env.get(name)
-	if v == "" && !slices.Contains(p.err.Missing, name) {
+func (p *requestParser) missing(name string) {
+	if !slices.Contains(p.err.Missing, name) {
 		p.err.Missing = append(p.err.Missing, name)
 	}
-	return v
 }
 
-// flag is a boolean that only one spelling (or set) turns on; required
-// flags must be set to something.
-func (p *requestParser) flag(name string, required bool, truthy ...string) bool {
-	v := p.env.get(name)
-	if required {
-		p.required(name)
-	}
-	return slices.Contains(truthy, v)
+func (p *requestParser) invalid(name, msg string) {
+	p.err.Invalid = append(p.err.Invalid, name+": "+msg)
 }
 
-// integer is an optional (or required) decimal integer.
-func (p *requestParser) integer(name string, required bool) int {
-	v := p.env.get(name)
-	if required {
-		p.required(name)
-	}
-	if v == "" {
-		return 0
-	}
+// intMessage is what InferenceX's request models say of a variable that
+// is not an integer: pydantic's message after the name, never the value
+// (request.py's _describe: "never echo values (the env holds secrets)").
+const intMessage = "Input should be a valid integer, unable to parse string as an integer"
+
+// pyInt reads an integer as the request models' int fields do from a
+// string: surrounding whitespace ignored, an optional sign, decimal digits.
+func pyInt(v string) (int, bool) {
 	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil {
-		p.err.Invalid = append(p.err.Invalid, fmt.Sprintf("%s: %q is not an integer", name, v))
+	return n, err == nil
+}
+
+// field kinds of the request models (request.py@4b2ffc9c).
+type fieldKind int
+
+const (
+	textField    fieldKind = iota
+	intField               // int: pyInt, else intMessage
+	intListField           // IntList: each whitespace-separated word an int
+)
+
+// requestField is one variable of the launch path's request model.
+type requestField struct {
+	name     string
+	kind     fieldKind
+	required bool
+	// singleOnly: SingleNodeRequest's own field, which a multi-node
+	// request does not read at all.
+	singleOnly bool
+}
+
+// requestFields are the variables the launch path's model reads, in the
+// order its fields are declared — LaunchRequest's, then SrtRequest's, then
+// SingleNodeRequest's (a field a subclass redeclares keeps its first
+// place) — which is the order InferenceX names missing and invalid ones
+// in (inferencex-e2e/infx/launch/request.py@4b2ffc9c, the newest stored
+// version with llm-d's LlmdRequest; stored id 70926830897 is the same
+// models with more comments and no LlmdRequest). SRT_RECIPE, which this
+// version reads on the single-node path only, is required on the
+// multi-node path too: today's master rows name their recipe with it (the
+// lanes' srt_recipe, lanes.py stored id 71306020057).
+func requestFields(single bool) []requestField {
+	return []requestField{
+		{"RUNNER_NAME", textField, true, false},
+		{"GITHUB_WORKSPACE", textField, true, false},
+		{"MODEL", textField, single, false},
+		{"MODEL_PREFIX", textField, true, false},
+		{"IMAGE", textField, true, false},
+		{"FRAMEWORK", textField, true, false},
+		{"PRECISION", textField, true, false},
+		{"SPEC_DECODING", textField, true, false},
+		{"IS_AGENTIC", textField, true, false},
+		{"CONC", intField, single, false},
+		{"RUN_EVAL", textField, true, false},
+		{"EVAL_ONLY", textField, true, false},
+		{"SALLOC_TIME_LIMIT", intField, single, false},
+		{"ENROOT_IMPORT_TIME_LIMIT", intField, false, false},
+		{"RESULT_FILENAME", textField, true, false},
+		{"CONC_LIST", intListField, false, false},
+		{"SRT_RECIPE", textField, true, false},
+		{"TP", intField, single, true},
+		{"PP_SIZE", intField, single, true},
+		{"DCP_SIZE", intField, single, true},
+		{"PCP_SIZE", intField, single, true},
+		{"EP_SIZE", intField, single, true},
+		{"DP_ATTENTION", textField, single, true},
+		{"GPU_COUNT", intField, single, true},
+		{"ISL", intField, single, true},
+		{"OSL", intField, single, true},
+		{"RANDOM_RANGE_RATIO", textField, single, true},
+		{"GPU_MONITOR_INTERVAL", textField, single, true},
+		{"HF_HUB_CACHE", textField, single, true},
 	}
+}
+
+// check reads the fields in order, naming each missing and invalid one.
+// ISL, OSL, TP and the other topology integers are the single-node
+// model's: a multi-node request does not read them, so a value there that
+// is not an integer is not refused (and is read as unset).
+func (p *requestParser) check(single bool) {
+	for _, f := range requestFields(single) {
+		if f.singleOnly && !single {
+			continue
+		}
+		v := p.env.get(f.name)
+		if v == "" {
+			if f.required {
+				p.missing(f.name)
+			}
+			continue
+		}
+		switch f.kind {
+		case intField:
+			if _, ok := pyInt(v); !ok {
+				p.invalid(f.name, intMessage)
+			}
+		case intListField:
+			for i, w := range strings.Fields(v) {
+				if _, ok := pyInt(w); !ok {
+					p.invalid(f.name+"."+strconv.Itoa(i), intMessage)
+				}
+			}
+		}
+	}
+}
+
+// integer is name's value as an integer (0 when unset or not one).
+func (p *requestParser) integer(name string) int {
+	n, _ := pyInt(p.env.get(name))
 	return n
 }
 
@@ -183,68 +271,68 @@ func (p *requestParser) integer(name string, required bool) int {
 // Every variable a multi-node job needs (request.py's SrtRequest plus
 // SRT_RECIPE) must be set, a single-node point's too
 // (SingleNodeRequest); an error names every missing or invalid variable
-// and is a configuration error (exit 2): nothing has been submitted.
+// (never its value) and is a configuration error (exit 2): nothing has
+// been submitted. InferenceX's launcher exits 1 here; slurmbench's exit
+// codes say which layer failed (docs/exit-codes.md), and both fail the
+// step.
 func ParseRequest(env Env) (*Request, error) {
 	p := &requestParser{env: env}
 	r := &Request{Env: env}
-	r.Runner = p.required("RUNNER_NAME")
-	r.Workspace = p.required("GITHUB_WORKSPACE")
-	r.Image = p.required("IMAGE")
-	r.Framework = p.required("FRAMEWORK")
-	r.ModelPrefix = p.required("MODEL_PREFIX")
-	r.Precision = p.required("PRECISION")
-	r.SpecDecoding = p.required("SPEC_DECODING")
-	r.ResultFilename = p.required("RESULT_FILENAME")
-	r.Agentic = p.flag("IS_AGENTIC", true, "1")
-	r.RunEval = p.flag("RUN_EVAL", true, "true")
-	r.EvalOnly = p.flag("EVAL_ONLY", true, "true")
-	r.Multinode = p.flag("IS_MULTINODE", false, "true")
-	r.RequirePower = p.flag("REQUIRE_POWER", false, "1", "true", "TRUE", "yes", "YES")
+	r.Multinode = env.get("IS_MULTINODE") == "true"
+	single := !r.Multinode
+	p.check(single)
+	r.Runner = env.get("RUNNER_NAME")
+	r.Workspace = env.get("GITHUB_WORKSPACE")
+	r.Image = env.get("IMAGE")
+	r.Framework = env.get("FRAMEWORK")
+	r.ModelPrefix = env.get("MODEL_PREFIX")
+	r.Precision = env.get("PRECISION")
+	r.SpecDecoding = env.get("SPEC_DECODING")
+	r.ResultFilename = env.get("RESULT_FILENAME")
+	r.Agentic = env.get("IS_AGENTIC") == "1"
+	r.RunEval = env.get("RUN_EVAL") == "true"
+	r.EvalOnly = env.get("EVAL_ONLY") == "true"
+	r.RequirePower = slices.Contains([]string{"1", "true", "TRUE", "yes", "YES"}, env.get("REQUIRE_POWER"))
 	r.ThinkingMode = env.get("THINKING_MODE")
 	r.Model = env.get("MODEL")
 	r.EvalConc = env.get("EVAL_CONC")
 	r.ExpName, r.RecipeFingerprint = env.get("EXP_NAME"), env.get("RECIPE_FINGERPRINT")
 	r.Scenario = env.get("SCENARIO_TYPE")
 	r.KVOffloading, r.KVOffloadBackend = env.get("KV_OFFLOADING"), env.get("KV_OFFLOAD_BACKEND")
-	r.SrtRecipe = p.required("SRT_RECIPE")
+	r.SrtRecipe = env.get("SRT_RECIPE")
 	r.EvalSrtRecipe = env.get("EVAL_SRT_RECIPE")
-	if v := env.get("CONC_LIST"); v != "" {
+	fieldErrors := len(p.err.Missing) > 0 || len(p.err.Invalid) > 0
+	if v := env.get("CONC_LIST"); v != "" && !slices.ContainsFunc(p.err.Invalid, func(s string) bool { return strings.HasPrefix(s, "CONC_LIST.") }) {
+		// Beyond the model's integers, the concurrencies InferenceX's
+		// recipe preparation accepts (recipe.py's parse_concurrencies);
+		// slurmbench plans CONC_LIST on every row, so it checks them on
+		// every row.
 		list, err := ParseConcList(v)
 		if err != nil {
-			p.err.Invalid = append(p.err.Invalid, "CONC_LIST: "+err.Error())
+			p.invalid("CONC_LIST", err.Error())
 		}
 		r.ConcList = list
 	}
-	single := !r.Multinode
-	r.Conc = p.integer("CONC", single)
-	r.ISL = p.integer("ISL", single)
-	r.OSL = p.integer("OSL", single)
-	if single {
-		// request.py's SingleNodeRequest: the point's own topology and the
-		// job script's inputs.
-		r.Model = p.required("MODEL")
-		for _, name := range []string{"TP", "PP_SIZE", "DCP_SIZE", "PCP_SIZE", "EP_SIZE", "SALLOC_TIME_LIMIT"} {
-			p.integer(name, true)
-		}
-		r.GPUCount = p.integer("GPU_COUNT", true)
-		for _, name := range []string{"DP_ATTENTION", "RANDOM_RANGE_RATIO", "GPU_MONITOR_INTERVAL", "HF_HUB_CACHE"} {
-			p.required(name)
-		}
-	}
+	r.Conc, r.ISL, r.OSL = p.integer("CONC"), p.integer("ISL"), p.integer("OSL")
+	r.GPUCount = p.integer("GPU_COUNT")
 	if v := env.get("EVAL_CONC"); v != "" {
+		// InferenceX forwards EVAL_CONC to the eval verbatim; slurmbench
+		// plans the eval at it, so each entry must be a concurrency.
 		for _, w := range strings.Fields(v) {
 			if n, err := strconv.Atoi(w); err != nil || n <= 0 {
-				p.err.Invalid = append(p.err.Invalid, fmt.Sprintf("EVAL_CONC: %q is not a positive integer", w))
+				p.invalid("EVAL_CONC", "each entry must be a positive integer")
+				break
 			}
 		}
 	}
-	// request.py's _golden_curve_key: speculative AgentX throughput runs
-	// select their golden acceptance curve by THINKING_MODE.
-	if r.Agentic && r.SpecDecoding != "" && r.SpecDecoding != "none" && !r.EvalOnly && r.ThinkingMode == "" {
+	// request.py's _golden_curve_key, a model validator that runs only
+	// once every field is valid: speculative AgentX throughput runs select
+	// their golden acceptance curve by THINKING_MODE.
+	if !fieldErrors && r.Agentic && r.SpecDecoding != "none" && !r.EvalOnly && r.ThinkingMode == "" {
 		p.err.Invalid = append(p.err.Invalid, "THINKING_MODE is required for speculative AgentX throughput runs")
 	}
 	if r.Runner != "" && strings.ContainsAny(r.Runner, "\n\x00") {
-		p.err.Invalid = append(p.err.Invalid, fmt.Sprintf("RUNNER_NAME: %q holds a line break or NUL", r.Runner))
+		p.invalid("RUNNER_NAME", "must not hold a line break or NUL")
 	}
 	if len(p.err.Missing) > 0 || len(p.err.Invalid) > 0 {
 		return r, exitcode.With(exitcode.Config, &p.err)
