@@ -362,7 +362,11 @@ func StageLogs(pl *plan.Plan, stageDir string, overwrite bool) error {
 	if err := stagePower(pl, stageDir, replace); err != nil {
 		errs = append(errs, fmt.Errorf("staging power telemetry: %w", err))
 	}
-	if err := results.BundleDir(pl.Layout.Logs, filepath.Join(stageDir, results.ServerLogsBundleName), results.BundleOptions{Overwrite: replace}); err != nil {
+	// Rooted at the logs directory, as InferenceX tars it
+	// (inferencex-e2e/infx/launch/artifacts.py@2f19012d bundle_server_logs:
+	// arcname "."): its site reads a multi-node archive's entries from its
+	// root (server-log-artifacts tests, stored id 71556928812).
+	if err := results.BundleDir(pl.Layout.Logs, filepath.Join(stageDir, results.ServerLogsBundleName), results.BundleOptions{Prefix: ".", Overwrite: replace}); err != nil {
 		errs = append(errs, fmt.Errorf("bundling logs: %w", err))
 	}
 	return errors.Join(errs...)

@@ -1,12 +1,25 @@
 package workflow
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
 	"errors"
+	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/launcher/login/launch"
+	"github.com/slurmbench/slurmbench/launcher/login/runner"
+	"github.com/slurmbench/slurmbench/launcher/plan"
+	"github.com/slurmbench/slurmbench/launcher/rundir"
+	"github.com/slurmbench/slurmbench/results"
 )
 
 // TestPassthroughNamesNewest: every name pattern of the newest stored
@@ -128,5 +141,110 @@ func TestRequestRules(t *testing.T) {
 		if tc.invalid != nil && !slices.Equal(append([]string{}, re.Invalid...), tc.invalid) {
 			t.Errorf("%s: invalid %q, want %q", tc.name, re.Invalid, tc.invalid)
 		}
+	}
+}
+
+// TestLaunchFilesByPath: a launch records its job and its logs under the
+// names InferenceX's launcher uses for its path — srt-submission.json and
+// multinode_server_logs.tar.gz (rooted at the logs directory, as
+// artifacts.py@2f19012d bundle_server_logs tars it) for a multi-node job;
+// srt-single-node-submission.json and srt-single-node-logs.tar.gz (logs/
+// inside) for a single-node point — and never the other path's.
+func TestLaunchFilesByPath(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		env           Env
+		submit        bool
+		want, wantNot []string
+		bundle        string
+	}{
+		{name: "multi-node", env: multinodeEnv(), submit: true,
+			want: []string{SubmissionFile, results.ServerLogsBundleName}, wantNot: []string{SingleNodeSubmissionFile, SingleNodeLogsBundle}},
+		{name: "single-node", env: singleNodeEnv(), submit: true,
+			want: []string{SingleNodeSubmissionFile, SingleNodeLogsBundle}, wantNot: []string{SubmissionFile, results.ServerLogsBundleName},
+			bundle: SingleNodeLogsBundle},
+		{name: "single-node never submitted", env: singleNodeEnv(), bundle: SingleNodeLogsBundle,
+			want: []string{SingleNodeLogsBundle}, wantNot: []string{SubmissionFile, SingleNodeSubmissionFile, results.ServerLogsBundleName}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws, runDir := t.TempDir(), t.TempDir()
+			pl := &plan.Plan{Name: "inferencex-x", RunID: "r-1", RunDir: runDir, Layout: rundir.New(runDir)}
+			// What an earlier launch of the other kind left is not this one's record.
+			for _, stale := range []string{SubmissionFile, SingleNodeSubmissionFile} {
+				if err := os.WriteFile(filepath.Join(ws, stale), []byte(`{"slurm_job_id":1}`), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			run := func(_ context.Context, o launch.RunOptions) error {
+				o.Hooks.Planned(pl, nil)
+				if tc.submit {
+					o.Hooks.Submitted(77)
+				}
+				if err := os.MkdirAll(pl.Layout.Logs, 0o755); err != nil {
+					return err
+				}
+				if err := os.WriteFile(filepath.Join(pl.Layout.Logs, "host-1_agg_w0.out"), []byte("up\n"), 0o644); err != nil {
+					return err
+				}
+				// The run's own staging, as runner.StageLogs leaves it.
+				return runner.StageLogs(pl, ws, true)
+			}
+			err := Run(t.Context(), RunOptions{IO: launch.IO{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}, Version: "v9"},
+				Env: with(tc.env, "GITHUB_WORKSPACE", ws), Resolver: resolved("c", ""), Launch: run, Now: clock(time.Second)})
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if !tc.submit {
+				tc.wantNot = append(tc.wantNot, SubmissionFile)
+			}
+			for _, name := range tc.want {
+				if _, err := os.Stat(filepath.Join(ws, name)); err != nil {
+					t.Errorf("%s not left: %v", name, err)
+				}
+			}
+			for _, name := range tc.wantNot {
+				if name == SubmissionFile && !tc.env.isMultinode() || name == SingleNodeSubmissionFile && tc.env.isMultinode() {
+					continue // the other path's file is not this launch's to remove
+				}
+				if _, err := os.Stat(filepath.Join(ws, name)); err == nil {
+					t.Errorf("%s left", name)
+				}
+			}
+			names := tarNames(t, filepath.Join(ws, firstNonEmpty(tc.bundle, results.ServerLogsBundleName)))
+			if !tc.env.isMultinode() && !slices.Contains(names, "logs/host-1_agg_w0.out") {
+				t.Errorf("single-node bundle entries %v, want logs/host-1_agg_w0.out", names)
+			}
+			if tc.env.isMultinode() && !slices.Contains(names, "host-1_agg_w0.out") {
+				t.Errorf("multi-node bundle entries %v, want host-1_agg_w0.out at its root", names)
+			}
+		})
+	}
+}
+
+func (e Env) isMultinode() bool { return e["IS_MULTINODE"] == "true" }
+
+// tarNames lists a .tar.gz's entry names.
+func tarNames(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("bundle: %v", err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	var names []string
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return names
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, h.Name)
 	}
 }

@@ -30,6 +30,27 @@ const (
 	SetupLogFile   = "srt-setup.log"
 )
 
+// A single-node point's launch leaves its submission and its logs under
+// names of their own (submit.py@43c3fcfc SINGLE_NODE_SUBMISSION;
+// drivers/srt/collect.py@4847f2da SINGLE_NODE_LOGS, finish_single_node:
+// the job's output directory tarred with its logs/ inside), never the
+// multi-node ones: InferenceX's single-node template uploads
+// srt-single-node-logs.tar.gz with srt-setup.log, and the site's reader
+// lists its logs/ entries (server-log-artifacts tests, stored id
+// 71556928812).
+const (
+	SingleNodeSubmissionFile = "srt-single-node-submission.json"
+	SingleNodeLogsBundle     = "srt-single-node-logs.tar.gz"
+)
+
+// submissionFile is where a launch of this kind records its job.
+func submissionFile(multinode bool) string {
+	if multinode {
+		return SubmissionFile
+	}
+	return SingleNodeSubmissionFile
+}
+
 // Submission is srt-submission.json: srtctl's three fields, so a reader of
 // theirs reads ours, then what slurmbench adds (the run directory is the
 // job's output directory: its logs/ and results/ are there).
@@ -57,16 +78,16 @@ func NewSubmission(pl *plan.Plan, id slurm.JobID, cluster, producer string, t ti
 		SubmittedAt: t.UTC().Format(time.RFC3339), Producer: producer}
 }
 
-// writeSubmission writes s to dir/srt-submission.json atomically.
-func writeSubmission(dir string, s Submission) error {
+// writeSubmission writes s to dir/name atomically.
+func writeSubmission(dir, name string, s Submission) error {
 	if dir == "" {
 		return nil
 	}
 	data, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
-		return fmt.Errorf("%s: %w", SubmissionFile, err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
-	return writeFile(filepath.Join(dir, SubmissionFile), append(data, '\n'))
+	return writeFile(filepath.Join(dir, name), append(data, '\n'))
 }
 
 // removeStale removes what an earlier launch in the same workspace left

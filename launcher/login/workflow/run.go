@@ -19,6 +19,7 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/login/runner"
 	"github.com/slurmbench/slurmbench/launcher/plan"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
+	"github.com/slurmbench/slurmbench/results"
 	"github.com/slurmbench/slurmbench/slurm"
 )
 
@@ -115,7 +116,7 @@ func Run(ctx context.Context, o RunOptions) (err error) {
 	if res.NoPreflight != "" && !o.NoPreflight {
 		fmt.Fprintf(o.Stderr, "slurmbench: preflight skipped: %s\n", res.NoPreflight)
 	}
-	if err := removeStale(req.Workspace, SubmissionFile); err != nil {
+	if err := removeStale(req.Workspace, submissionFile(req.Multinode)); err != nil {
 		fmt.Fprintf(o.Stderr, "slurmbench: %v\n", err)
 	}
 	setup := &setupLog{}
@@ -311,7 +312,7 @@ func submitted(o RunOptions, req *Request, res Resolution, pl *plan.Plan, setup 
 		}
 		sub := NewSubmission(pl, id, res.Cluster, "slurmbench "+firstNonEmpty(o.Commit, o.Version), now())
 		sub.Tags = res.Tags
-		if err := writeSubmission(req.Workspace, sub); err != nil {
+		if err := writeSubmission(req.Workspace, submissionFile(req.Multinode), sub); err != nil {
 			fmt.Fprintf(o.Stderr, "slurmbench: %v\n", err)
 		}
 	}
@@ -458,7 +459,30 @@ func finishStaging(req *Request, pl *plan.Plan) error {
 	if !req.Multinode && !req.EvalOnly {
 		errs = append(errs, singleNodeResult(req))
 	}
+	if !req.Multinode {
+		errs = append(errs, singleNodeLogs(req, pl))
+	}
 	return errors.Join(errs...)
+}
+
+// singleNodeLogs leaves a single-node point's logs as InferenceX's
+// single-node launcher does (collect.py@4847f2da finish_single_node):
+// srt-single-node-logs.tar.gz, the job's logs under logs/, and no
+// multinode_server_logs.tar.gz, which the run's staging wrote and a
+// single-node launch never leaves. A run with no logs leaves neither.
+func singleNodeLogs(req *Request, pl *plan.Plan) error {
+	if req.Workspace == "" {
+		return nil
+	}
+	multi := filepath.Join(req.Workspace, results.ServerLogsBundleName)
+	if err := os.Remove(multi); err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("removing %s: %w", multi, err)
+	}
+	if st, err := os.Stat(pl.Layout.Logs); err != nil || !st.IsDir() {
+		return nil
+	}
+	dst := filepath.Join(req.Workspace, SingleNodeLogsBundle)
+	return results.BundleDir(pl.Layout.Logs, dst, results.BundleOptions{Prefix: "logs", Overwrite: true})
 }
 
 // singleNodeResult copies the one staged point of a single-node run to
