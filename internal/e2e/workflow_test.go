@@ -522,9 +522,15 @@ func TestWorkflowRows(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, f := range []string{rf + ".json", point, "LOGS"} {
+			for _, f := range []string{rf + ".json", point, "LOGS", workflow.SingleNodeLogsBundle, workflow.SingleNodeSubmissionFile} {
 				if !fileExists(filepath.Join(ws, f)) {
 					t.Errorf("%s not staged (have %v)", f, stagedResults(t, ws))
+				}
+			}
+			// A single-node launch leaves the single-node names only.
+			for _, f := range []string{"multinode_server_logs.tar.gz", workflow.SubmissionFile} {
+				if fileExists(filepath.Join(ws, f)) {
+					t.Errorf("%s left by a single-node launch", f)
 				}
 			}
 			ev := readJobEvent(t, ws)
