@@ -248,3 +248,90 @@ func tarNames(t *testing.T, path string) []string {
 		names = append(names, h.Name)
 	}
 }
+
+// TestEventFailureRecord: a launch a signal ended is recorded as event.py
+// records one (type Interrupted, "received SIG…", retriable) whatever the
+// layer was doing; other failures keep their layer's type and message.
+func TestEventFailureRecord(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		err           error
+		viaDone       bool
+		kind, message string
+		retriable     bool
+	}{
+		{name: "SIGINT", err: exitcode.Errorf(exitcode.Interrupted, "interrupted while waiting for the job"), kind: "Interrupted", message: "received SIGINT", retriable: true},
+		{name: "SIGTERM", err: exitcode.Errorf(exitcode.Terminated, "terminated"), kind: "Interrupted", message: "received SIGTERM", retriable: true},
+		{name: "SIGTERM seen by the runner", err: exitcode.Errorf(exitcode.Terminated, "terminated"), viaDone: true, kind: "Interrupted", message: "received SIGTERM", retriable: true},
+		{name: "health", err: exitcode.Errorf(exitcode.Health, "workers not healthy"), kind: "HealthError", message: "workers not healthy"},
+		{name: "allocation", err: exitcode.Errorf(exitcode.Queue, "NODE_FAIL"), kind: "AllocationError", message: "NODE_FAIL", retriable: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := t.TempDir()
+			pl := &plan.Plan{Name: "inferencex-x", RunID: "r-1", RunDir: "/r", Layout: rundir.New("/r")}
+			run := func(_ context.Context, o launch.RunOptions) error {
+				o.Hooks.Planned(pl, nil)
+				if tc.viaDone {
+					o.Hooks.Done(pl, &runner.Result{}, tc.err)
+				}
+				return tc.err
+			}
+			_ = Run(t.Context(), RunOptions{IO: launch.IO{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}},
+				Env: with(multinodeEnv(), "GITHUB_WORKSPACE", ws), Resolver: resolved("c", ""), Launch: run, Now: clock(time.Second)})
+			e, _ := readEvent(t, ws)["error"].(map[string]any)
+			if e["type"] != tc.kind || e["message"] != tc.message || e["retriable"] != tc.retriable || e["exit_code"] != float64(exitcode.Of(tc.err)) {
+				t.Errorf("error %v, want type %s message %q retriable %v", e, tc.kind, tc.message, tc.retriable)
+			}
+		})
+	}
+}
+
+// TestStartedAt: started_at as pydantic writes a UTC datetime: whole
+// microseconds, no fraction when it is zero, Z.
+func TestStartedAt(t *testing.T) {
+	for _, tc := range []struct {
+		in   time.Time
+		want string
+	}{
+		{time.Date(2026, 12, 6, 9, 24, 43, 0, time.UTC), "2026-12-06T09:24:43Z"},
+		{time.Date(2026, 12, 6, 9, 24, 43, 999, time.UTC), "2026-12-06T09:24:43Z"},
+		{time.Date(2026, 12, 6, 9, 24, 43, 123456789, time.UTC), "2026-12-06T09:24:43.123456Z"},
+		{time.Date(2026, 12, 6, 9, 24, 43, 400000000, time.UTC), "2026-12-06T09:24:43.400000Z"},
+		{time.Date(2026, 12, 6, 10, 24, 43, 1000, time.FixedZone("CET", 3600)), "2026-12-06T09:24:43.000001Z"},
+	} {
+		if got := startedAt(tc.in); got != tc.want {
+			t.Errorf("startedAt(%v) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestPrepareAnnotation: under GitHub Actions a launch refused before it
+// starts is annotated as InferenceX annotates a failed launch — the stage
+// as the title, "<type>: <message>" as the text — and not outside it.
+func TestPrepareAnnotation(t *testing.T) {
+	for _, tc := range []struct {
+		gha  string
+		want string
+	}{
+		{"true", "::error title=prepare::RequestError: required environment variables are not set: IMAGE\n"},
+		{"", ""},
+		{"1", ""},
+	} {
+		var stderr bytes.Buffer
+		ws := t.TempDir()
+		err := Run(t.Context(), RunOptions{IO: launch.IO{Stdout: &bytes.Buffer{}, Stderr: &stderr},
+			Env: with(multinodeEnv(), "GITHUB_WORKSPACE", ws, "IMAGE", "", "GITHUB_ACTIONS", tc.gha), Resolver: resolved("c", ""), Now: clock(time.Second)})
+		if exitcode.Of(err) != exitcode.Config {
+			t.Fatalf("GITHUB_ACTIONS=%q: %v", tc.gha, err)
+		}
+		var got string
+		for _, l := range strings.SplitAfter(stderr.String(), "\n") {
+			if strings.HasPrefix(l, "::error") {
+				got += l
+			}
+		}
+		if got != tc.want {
+			t.Errorf("GITHUB_ACTIONS=%q: annotations %q, want %q", tc.gha, got, tc.want)
+		}
+	}
+}

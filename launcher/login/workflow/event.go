@@ -221,7 +221,7 @@ func (r *EventRecorder) Fail(stage, kind, message string, retriable bool, eviden
 func (r *EventRecorder) Finish(rc int) JobEvent {
 	r.lap()
 	ev := r.event
-	started := r.started.UTC().Format("2006-01-02T15:04:05.000000Z")
+	started := startedAt(r.started)
 	ev.StartedAt = &started
 	d := round3(r.now().Sub(r.started).Seconds())
 	ev.DurationS = &d
@@ -275,6 +275,17 @@ func (r *EventRecorder) Write(rc int) (JobEvent, error) {
 }
 
 func round3(s float64) float64 { return math.Round(s*1000) / 1000 }
+
+// startedAt is started_at as event.py's record serializes a UTC datetime
+// (pydantic's JSON of datetime.now(UTC), event.py@4f0503f2): whole
+// microseconds, the fraction left out when it is zero, "Z" for UTC.
+func startedAt(t time.Time) string {
+	t = t.UTC().Truncate(time.Microsecond)
+	if t.Nanosecond() == 0 {
+		return t.Format("2006-01-02T15:04:05Z")
+	}
+	return t.Format("2006-01-02T15:04:05.000000Z")
+}
 
 // topLevelFiles are dir's regular files (not symlinks) by name, with
 // their modification time and size (event.py's _files); nil when dir

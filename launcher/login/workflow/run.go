@@ -82,7 +82,7 @@ func Run(ctx context.Context, o RunOptions) (err error) {
 	req, err := ParseRequest(o.Env)
 	if err != nil {
 		rec.Fail("", "RequestError", err.Error(), false, "")
-		annotate(o, gha, "prepare", err)
+		annotate(o, gha, "prepare", "RequestError", err)
 		return err
 	}
 	path := "srt-multi"
@@ -101,7 +101,7 @@ func Run(ctx context.Context, o RunOptions) (err error) {
 	if err != nil {
 		err = exitcode.With(exitcode.Config, err)
 		rec.Fail("", "ClusterError", err.Error(), false, "")
-		annotate(o, gha, "prepare", err)
+		annotate(o, gha, "prepare", "ClusterError", err)
 		return err
 	}
 	if res.Cluster != "" {
@@ -180,9 +180,27 @@ func Run(ctx context.Context, o RunOptions) (err error) {
 		}
 	}
 	if err != nil {
-		rec.Fail("", kindOf(exitcode.Of(err)), err.Error(), retriable(exitcode.Of(err)), "")
+		kind, msg := failureOf(exitcode.Of(err), "", err.Error())
+		rec.Fail("", kind, msg, retriable(exitcode.Of(err)), "")
 	}
 	return err
+}
+
+// failureOf is a failure's type and message in job_event.json: a launch a
+// signal ended is recorded as event.py records one
+// (inferencex-e2e/infx/launch/event.py@4f0503f2, interrupted: type
+// "Interrupted", message "received SIGINT|SIGTERM", retriable), whatever
+// the layer was doing; any other keeps kind (or its layer's name) and
+// message. 143 stands for SIGTERM and SIGHUP alike (docs/exit-codes.md):
+// it is recorded as SIGTERM.
+func failureOf(c exitcode.Code, kind, message string) (string, string) {
+	switch c {
+	case exitcode.Interrupted:
+		return "Interrupted", "received SIGINT"
+	case exitcode.Terminated:
+		return "Interrupted", "received SIGTERM"
+	}
+	return firstNonEmpty(kind, kindOf(c)), message
 }
 
 // refreshEvalMeta rebuilds the staged meta_env.json from the workflow's
@@ -386,8 +404,7 @@ func done(rec *EventRecorder, r *runner.Result, runErr error) {
 		return
 	}
 	out := r.Outcome
-	msg := firstNonEmpty(out.Message, out.FirstError, runErr.Error())
-	kind := firstNonEmpty(string(out.Class), kindOf(exitcode.Of(runErr)))
+	kind, msg := failureOf(exitcode.Of(runErr), string(out.Class), firstNonEmpty(out.Message, out.FirstError, runErr.Error()))
 	stage := ""
 	if out.Phase != "" {
 		stage = string(out.Phase)
@@ -510,11 +527,13 @@ func globEscape(s string) string {
 	return r.Replace(s)
 }
 
-// annotate reports a failure before the run started, as the run itself
-// reports its own (::error under GitHub Actions).
-func annotate(o RunOptions, gha bool, stage string, err error) {
+// annotate reports a failure before the run started under GitHub
+// Actions as InferenceX's launcher annotates a failed launch
+// (event.py@4f0503f2, annotation): the stage as the title, "<type>:
+// <message>" as the text. The run reports its own failures.
+func annotate(o RunOptions, gha bool, stage, kind string, err error) {
 	if gha {
-		report.Error(o.Stderr, "slurmbench: "+stage, err.Error())
+		report.Error(o.Stderr, stage, kind+": "+err.Error())
 	}
 }
 
