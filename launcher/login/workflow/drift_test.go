@@ -335,3 +335,33 @@ func TestPrepareAnnotation(t *testing.T) {
 		}
 	}
 }
+
+// TestExporterProvenance: a registry reference names itself; a squash
+// file (an absolute path) is named as sha256sum prints it; an unreadable
+// one is an error, not a made-up line.
+func TestExporterProvenance(t *testing.T) {
+	dir := t.TempDir()
+	sq := filepath.Join(dir, "dcgm.sqsh")
+	if err := os.WriteFile(sq, []byte("squash bytes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		image, want string
+		ok          bool
+	}{
+		{"nvcr.io/nvidia/k8s/dcgm-exporter:4.6.0-4.8.3-distroless", "nvcr.io/nvidia/k8s/dcgm-exporter:4.6.0-4.8.3-distroless", true},
+		{"nvcr.io#nvidia/k8s/dcgm-exporter@sha256:ab", "nvcr.io#nvidia/k8s/dcgm-exporter@sha256:ab", true},
+		// sha256 of "squash bytes", as `sha256sum` prints it.
+		{sq, "853aea857694939ee03a5595f39bd891c349cf239a5c6cfcc50c9a795517bd66  " + sq, true},
+		{filepath.Join(dir, "missing.sqsh"), "", false},
+	} {
+		got, err := ExporterProvenance(tc.image)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: err %v, want ok=%v", tc.image, err, tc.ok)
+			continue
+		}
+		if tc.ok && got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.image, got, tc.want)
+		}
+	}
+}

@@ -313,6 +313,13 @@ func planned(o RunOptions, rec *EventRecorder, req *Request, res Resolution, pl 
 		if err := writeStamp(req.Workspace, PowerProducerStamp, stamp); err != nil {
 			fmt.Fprintf(o.Stderr, "slurmbench: %v\n", err)
 		}
+		if pl.Telemetry.ExporterImage == "" {
+			// Nothing to name (a plan that records no exporter image).
+		} else if prov, err := ExporterProvenance(pl.Telemetry.ExporterImage); err != nil {
+			fmt.Fprintf(o.Stderr, "slurmbench: warning: no %s: %v\n", ExporterProvenanceFile, err)
+		} else if err := writeStamp(req.Workspace, ExporterProvenanceFile, prov); err != nil {
+			fmt.Fprintf(o.Stderr, "slurmbench: %v\n", err)
+		}
 	}
 	if err := AppendGitHubEnv(req.Env.get("GITHUB_ENV"), GitHubEnvLines(req, power, res.CPUSource, stamp)); err != nil {
 		fmt.Fprintf(o.Stderr, "slurmbench: %v\n", err)
@@ -465,11 +472,12 @@ func finishStaging(req *Request, pl *plan.Plan) error {
 	}
 	var errs []error
 	if pl.Telemetry != nil {
-		src := filepath.Join(req.Workspace, PowerProducerStamp)
 		dir := filepath.Join(req.Workspace, "LOGS", "power")
 		if st, err := os.Stat(dir); err == nil && st.IsDir() {
-			if data, err := os.ReadFile(src); err == nil {
-				errs = append(errs, writeStamp(dir, PowerProducerStamp, strings.TrimSpace(string(data))))
+			for _, name := range []string{ExporterProvenanceFile, PowerProducerStamp} {
+				if data, err := os.ReadFile(filepath.Join(req.Workspace, name)); err == nil {
+					errs = append(errs, writeStamp(dir, name, strings.TrimSpace(string(data))))
+				}
 			}
 		}
 	}

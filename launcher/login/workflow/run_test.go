@@ -137,7 +137,7 @@ func TestRun(t *testing.T) {
 				return with(multinodeEnv(), "GITHUB_WORKSPACE", ws, "RUN_EVAL", "true", "EVAL_X", "1", "GITHUB_RUN_ID", "99", "GITHUB_RUN_ATTEMPT", "2")
 			},
 			resolver: resolved("gb300-nv", "acpi"),
-			launch: &fakeLaunch{plan: &plan.Plan{Telemetry: &plan.Telemetry{}},
+			launch: &fakeLaunch{plan: &plan.Plan{Telemetry: &plan.Telemetry{ExporterImage: "nvcr.io/nvidia/k8s/dcgm-exporter:4.6.0"}},
 				res: &runner.Result{JobID: 4242, Job: slurm.Job{Nodes: "n[1-3]"}},
 				stage: func(ws string) {
 					_ = os.WriteFile(filepath.Join(ws, "RF_x_conc4_gpus_8.json"), []byte("{}"), 0o644)
@@ -180,6 +180,11 @@ func TestRun(t *testing.T) {
 				}
 				for _, p := range []string{PowerProducerStamp, filepath.Join("LOGS", "power", PowerProducerStamp), SrtSlurmStamp} {
 					if b, err := os.ReadFile(filepath.Join(ws, p)); err != nil || string(b) != "c0ffee\n" {
+						t.Errorf("%s: %q, %v", p, b, err)
+					}
+				}
+				for _, p := range []string{ExporterProvenanceFile, filepath.Join("LOGS", "power", ExporterProvenanceFile)} {
+					if b, err := os.ReadFile(filepath.Join(ws, p)); err != nil || string(b) != "nvcr.io/nvidia/k8s/dcgm-exporter:4.6.0\n" {
 						t.Errorf("%s: %q, %v", p, b, err)
 					}
 				}
