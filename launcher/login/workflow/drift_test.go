@@ -20,6 +20,7 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/plan"
 	"github.com/slurmbench/slurmbench/launcher/rundir"
 	"github.com/slurmbench/slurmbench/results"
+	"github.com/slurmbench/slurmbench/slurm"
 )
 
 // TestPassthroughNamesNewest: every name pattern of the newest stored
@@ -363,5 +364,55 @@ func TestExporterProvenance(t *testing.T) {
 		if tc.ok && got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.image, got, tc.want)
 		}
+	}
+}
+
+// TestNativeJobStatus: a single-node power point that ran leaves
+// LOGS/power/native-job-status.txt, "<job>|<state>|<exit>"; a multi-node
+// job, an eval-only run, a point without power, or one that never got a
+// job leaves none.
+func TestNativeJobStatus(t *testing.T) {
+	done := slurm.Job{State: slurm.State{Base: slurm.StateCompleted}, Exit: slurm.ExitStatus{Code: 0}}
+	failed := slurm.Job{State: slurm.State{Base: "FAILED"}, Exit: slurm.ExitStatus{Code: 3, Signal: 0}}
+	for _, tc := range []struct {
+		name  string
+		env   Env
+		power bool
+		res   *runner.Result
+		want  string // "" : no file
+	}{
+		{"single-node power", singleNodeEnv(), true, &runner.Result{JobID: 42, Job: done}, "42|COMPLETED|0:0\n"},
+		{"single-node power failed", singleNodeEnv(), true, &runner.Result{JobID: 7, Job: failed}, "7|FAILED|3:0\n"},
+		{"single-node without power", singleNodeEnv(), false, &runner.Result{JobID: 42, Job: done}, ""},
+		{"single-node eval-only", with(singleNodeEnv(), "EVAL_ONLY", "true"), true, &runner.Result{JobID: 42, Job: done}, ""},
+		{"single-node never submitted", singleNodeEnv(), true, &runner.Result{}, ""},
+		{"multi-node power", multinodeEnv(), true, &runner.Result{JobID: 42, Job: done}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws, runDir := t.TempDir(), t.TempDir()
+			pl := &plan.Plan{Name: "inferencex-x", RunID: "r-1", RunDir: runDir, Layout: rundir.New(runDir)}
+			if tc.power {
+				pl.Telemetry = &plan.Telemetry{ExporterImage: "dcgm:1"}
+			}
+			run := func(_ context.Context, o launch.RunOptions) error {
+				o.Hooks.Planned(pl, nil)
+				o.Hooks.Done(pl, tc.res, nil)
+				return nil
+			}
+			if err := Run(t.Context(), RunOptions{IO: launch.IO{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}},
+				Env: with(tc.env, "GITHUB_WORKSPACE", ws), Resolver: resolved("c", ""), Launch: run, Now: clock(time.Second)}); err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			b, err := os.ReadFile(filepath.Join(ws, "LOGS", "power", NativeJobStatusFile))
+			if tc.want == "" {
+				if err == nil {
+					t.Errorf("%s left: %q", NativeJobStatusFile, b)
+				}
+				return
+			}
+			if err != nil || string(b) != tc.want {
+				t.Errorf("%s = %q, %v; want %q", NativeJobStatusFile, b, err, tc.want)
+			}
+		})
 	}
 }

@@ -133,6 +133,7 @@ func Run(ctx context.Context, o RunOptions) (err error) {
 		}
 	}()
 	var pl *plan.Plan
+	var result *runner.Result
 	lo.Hooks = launch.RunHooks{
 		Planned: func(p *plan.Plan, prof *profile.Profile) {
 			pl = p
@@ -159,6 +160,7 @@ func Run(ctx context.Context, o RunOptions) (err error) {
 			}
 		},
 		Done: func(_ *plan.Plan, r *runner.Result, runErr error) {
+			result = r
 			rec.Stage("collect")
 			done(rec, r, runErr)
 		},
@@ -168,7 +170,7 @@ func Run(ctx context.Context, o RunOptions) (err error) {
 		run = launch.Run
 	}
 	err = run(ctx, lo)
-	if err2 := finishStaging(req, pl); err2 != nil {
+	if err2 := finishStaging(req, pl, result); err2 != nil {
 		fmt.Fprintf(o.Stderr, "slurmbench: staging for the workflow: %v\n", err2)
 		if err == nil {
 			err = exitcode.With(exitcode.Collect, err2)
@@ -466,7 +468,7 @@ func retriable(c exitcode.Code) bool {
 // (the single-node launcher's name), and the producer stamp inside
 // LOGS/power beside the package (drivers/srt/collect.py@4847f2da,
 // _stage_logs).
-func finishStaging(req *Request, pl *plan.Plan) error {
+func finishStaging(req *Request, pl *plan.Plan, r *runner.Result) error {
 	if pl == nil {
 		return nil
 	}
@@ -487,7 +489,28 @@ func finishStaging(req *Request, pl *plan.Plan) error {
 	if !req.Multinode {
 		errs = append(errs, singleNodeLogs(req, pl))
 	}
+	if !req.Multinode && !req.EvalOnly && pl.Telemetry != nil && r != nil && r.JobID != 0 {
+		dir := filepath.Join(req.Workspace, "LOGS", "power")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			errs = append(errs, err)
+		} else {
+			errs = append(errs, writeStamp(dir, NativeJobStatusFile, NativeJobStatus(r.JobID, r.Job)))
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// NativeJobStatusFile is a single-node power point's record of how its
+// job ended, which InferenceX's launcher writes into the job's
+// logs/power before staging it to LOGS/power for the power audit
+// (drivers/srt/__init__.py stored id 71132183874, run_single_node).
+const NativeJobStatusFile = "native-job-status.txt"
+
+// NativeJobStatus is the file's line: the job id, then the job's final
+// state and exit code as sacct's State|ExitCode gives them ("42|COMPLETED|0:0";
+// JobStatus.raw, as artifacts.py@2f19012d's tests show it).
+func NativeJobStatus(id slurm.JobID, job slurm.Job) string {
+	return fmt.Sprintf("%s|%s|%s", id, job.State.Base, job.Exit)
 }
 
 // singleNodeLogs leaves a single-node point's logs as InferenceX's
