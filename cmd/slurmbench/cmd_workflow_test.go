@@ -29,7 +29,7 @@ func TestWorkflowModes(t *testing.T) {
 		wantErr  string
 		wantFile bool
 	}{
-		{"run from the environment", []string{"run"}, exitcode.Config, "required environment variables are not set: IMAGE", true},
+		{"run from the environment", []string{"run"}, exitcode.Config, "required environment variables are not set: MODEL, MODEL_PREFIX, IMAGE, FRAMEWORK", true},
 		{"run --from-env", []string{"run", "--from-env"}, exitcode.Config, "SRT_RECIPE", true},
 		{"run naming a recipe is the operator's", []string{"run", "--recipe", "r.yaml"}, exitcode.Config, "--profile", false},
 		{"cleanup in the workflow", []string{"cleanup"}, exitcode.OK, "warning: cleanup: no Slurm here", false},
