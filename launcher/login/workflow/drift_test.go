@@ -170,11 +170,10 @@ func TestLaunchFilesByPath(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ws, runDir := t.TempDir(), t.TempDir()
 			pl := &plan.Plan{Name: "inferencex-x", RunID: "r-1", RunDir: runDir, Layout: rundir.New(runDir)}
-			// What an earlier launch of the other kind left is not this one's record.
-			for _, stale := range []string{SubmissionFile, SingleNodeSubmissionFile} {
-				if err := os.WriteFile(filepath.Join(ws, stale), []byte(`{"slurm_job_id":1}`), 0o644); err != nil {
-					t.Fatal(err)
-				}
+			// What an earlier launch of this kind left is replaced, or
+			// removed when this one never submits.
+			if err := os.WriteFile(filepath.Join(ws, submissionFile(tc.env.isMultinode())), []byte(`{"slurm_job_id":1}`), 0o644); err != nil {
+				t.Fatal(err)
 			}
 			run := func(_ context.Context, o launch.RunOptions) error {
 				o.Hooks.Planned(pl, nil)
@@ -195,18 +194,12 @@ func TestLaunchFilesByPath(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
-			if !tc.submit {
-				tc.wantNot = append(tc.wantNot, SubmissionFile)
-			}
 			for _, name := range tc.want {
 				if _, err := os.Stat(filepath.Join(ws, name)); err != nil {
 					t.Errorf("%s not left: %v", name, err)
 				}
 			}
 			for _, name := range tc.wantNot {
-				if name == SubmissionFile && !tc.env.isMultinode() || name == SingleNodeSubmissionFile && tc.env.isMultinode() {
-					continue // the other path's file is not this launch's to remove
-				}
 				if _, err := os.Stat(filepath.Join(ws, name)); err == nil {
 					t.Errorf("%s left", name)
 				}
