@@ -103,6 +103,31 @@ func laneFrom(l *srtlanes.Lane) string {
 	return fmt.Sprintf("%s[%s, %s]", srtlanes.Source, l.Cluster, l.Path)
 }
 
+// LaneError is a lane the record contradicts (CheckLane's refusal), as
+// Cluster.Lane returns it beside the lane's own refusal
+// (*srtlanes.RefusedError), so a caller can say where each comes from.
+type LaneError struct{ Err error }
+
+func (e *LaneError) Error() string { return e.Err.Error() }
+func (e *LaneError) Unwrap() error { return e.Err }
+
+// Lane is the launch InferenceX's lane tables give r on this cluster
+// (srtlanes.Table.Decide) and its refusals, in the launcher's order: the
+// request the lane does not run (a *srtlanes.RefusedError, lanes.py
+// check_request), then the lane the record contradicts (a *LaneError,
+// table_problems). The launch is returned with either, so a caller that
+// only reports a refusal still knows the path.
+func (c *Cluster) Lane(r srtlanes.Request) (srtlanes.Launch, error) {
+	l := srtlanes.InferenceX.Decide(c.ID, r)
+	if err := l.Check(); err != nil {
+		return l, err
+	}
+	if err := c.CheckLane(l.Lane); err != nil {
+		return l, &LaneError{Err: err}
+	}
+	return l, nil
+}
+
 // CheckLane refuses a lane the record contradicts, as InferenceX's
 // launcher checks its tables against the cluster before it routes a
 // request (drivers/srt/__init__.py, stored id 70893068357,

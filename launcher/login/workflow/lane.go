@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/slurmbench/slurmbench/launcher/inputs/recipe"
 	"github.com/slurmbench/slurmbench/launcher/inputs/runners"
 	"github.com/slurmbench/slurmbench/launcher/inputs/srtlanes"
+	"github.com/slurmbench/slurmbench/launcher/login/generate"
 )
 
 // How InferenceX's lane of the runner's cluster changes a launch
@@ -84,46 +86,24 @@ func ChooseLane(ctx context.Context, r *Request) (c LaneChoice, ok bool, err err
 	if srt := res.Cluster.Slurm.SrtSlurm; srt != nil {
 		c.SharedRunRoot = srt.SharedRunRoot
 	}
-	c.Lane, c.Path = srtlanes.InferenceX.Of(c.Cluster, c.Request)
-	if err := c.Lane.Check(c.Request); err != nil {
-		return c, true, exitcode.Errorf(exitcode.Config, "RUNNER_NAME %s: %w", r.Runner, err)
-	}
-	if err := res.Cluster.CheckLane(c.Lane); err != nil {
+	// runners.Cluster.Lane decides, as it does for `slurmbench matrix`.
+	l, err := res.Cluster.Lane(c.Request)
+	c.Lane, c.Path = l.Lane, l.Path
+	var contradicted *runners.LaneError
+	switch {
+	case errors.As(err, &contradicted):
 		return c, true, exitcode.Errorf(exitcode.Config, "%s:%d: %w", file, res.Cluster.Line, err)
+	case err != nil:
+		return c, true, exitcode.Errorf(exitcode.Config, "RUNNER_NAME %s: %w", r.Runner, err)
 	}
 	return c, true, nil
 }
 
 // Overrides are the lane's recipe edits of the launch, in the order
-// InferenceX's submission gives them (submit.py@43c3fcfc,
-// multinode_arguments): real verification's --set, the eval --unsets,
-// then the setup script, which srtctl puts in place of the recipe's
-// setup_script.
+// InferenceX's submission gives them (srtlanes.Launch.Edits), as
+// `slurmbench matrix` takes them too (generate.LaneOverrides).
 func (c LaneChoice) Overrides() ([]recipe.Override, error) {
-	var out []recipe.Override
-	e := c.Lane.EvalEdits(c.Request)
-	for _, s := range e.Sets {
-		o, err := recipe.ParseSet(s)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, o)
-	}
-	for _, k := range e.Unsets {
-		o, err := recipe.ParseUnset(k)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, o)
-	}
-	if s := c.Lane.SetupScript(c.Request); s != "" {
-		o, err := recipe.ParseSet("setup_script=" + s)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, o)
-	}
-	return out, nil
+	return generate.LaneOverrides(srtlanes.Launch{Cluster: c.Cluster, Path: c.Path, Lane: c.Lane, Request: c.Request})
 }
 
 // maxRecipeBytes bounds the recipe real verification reads.
