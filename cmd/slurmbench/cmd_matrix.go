@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/urfave/cli/v2"
+	"os"
 
 	"github.com/slurmbench/slurmbench/internal/duration"
 	"github.com/slurmbench/slurmbench/launcher/inputs/master"
@@ -77,6 +78,8 @@ Examples:
 				RerunFailed: c.Bool("rerun-failed"), StageDir: c.String("stage-dir"), JobName: c.String("job-name"),
 				NoPreflight: c.Bool("no-preflight"), BinaryDir: c.String("binary-dir"),
 				Runners: c.String("runners"), InferenceXRoot: c.String("inferencex-root"), Workspace: c.String("workspace"),
+				// The lane's time rule reads it as the workflow's run does.
+				SallocTimeLimit: os.Getenv("SALLOC_TIME_LIMIT"),
 			}
 			o.Compose = matrix.Composer(o)
 			return matrix.Run(c.Context, o)

@@ -69,36 +69,48 @@ func Composer(o Options) ComposeFunc {
 		point := generate.BinderPoint(mp)
 		power := mp.Power && lane.MultiNode
 		var blocks fragment.Blocks
-		bind := func(c fragment.Cluster, port int, onCluster bool) (*recipe.Bound, error) {
+		bind := func(file string, c fragment.Cluster, port int, onCluster bool) (*recipe.Bound, error) {
 			var err error
 			if blocks, err = fragment.LoadBlocks(ctx, in.Root, lane, power, port); err != nil {
 				return nil, err
 			}
-			return recipe.LoadBound(ctx, in.Recipe, recipe.Options{Variant: in.Selector,
+			return recipe.LoadBound(ctx, file, recipe.Options{Variant: in.Selector,
 				Fragment: &recipe.Fragment{Blocks: blocks, Input: fragment.Input{Lane: lane, Point: point, Cluster: c}, KeepFabric: !onCluster, Stage: onCluster}})
 		}
-		free, err := bind(fragment.Cluster{GPUsPerNode: mp.GPUsPerNode}, 0, false)
+		free, err := bind(in.Recipe, fragment.Cluster{GPUsPerNode: mp.GPUsPerNode}, 0, false)
 		if err != nil {
 			return nil, err
 		}
 		// onCluster binds the point for one cluster, writes the bound
-		// recipe and plans it: the file, the plan or why not (planErr), or
-		// an error that refuses the composition.
-		onCluster := func(id string, several bool) (file string, pl *plan.Plan, planErr, err error) {
+		// recipe and plans it: the file, the plan or why not (planErr), its
+		// lane there (nil: none), or an error that refuses the composition.
+		onCluster := func(id string, several bool) (file string, pl *plan.Plan, ln *pointLane, planErr, err error) {
 			mp := mp
 			mp.Cluster = id
 			cluster := fragment.Cluster{ID: mp.Cluster, GPUsPerNode: mp.GPUsPerNode, Fabric: fragment.Fabric{Unread: true}}
+			var rec *runners.Cluster
 			if clusters != nil {
 				if cluster, err = clusters.Cluster(ctx, mp.Cluster); err != nil {
-					return "", nil, nil, err
+					return "", nil, nil, nil, err
+				}
+				rec = inv.Clusters[id]
+			}
+			// The point's launch on this cluster, decided as the
+			// workflow's run decides it (lane.go).
+			if ln, err = decideLane(rec, mp, SallocTimeLimit(o.SallocTimeLimit)); err != nil {
+				return "", nil, nil, nil, err
+			}
+			if ln != nil {
+				// The AgentX client paths of this request: its lane's
+				// mounts are chosen by the whole request, as
+				// workflow.BindFragment binds them.
+				cluster.ClientEnv = nil
+				for _, p := range rec.AgenticClientEnv(ln.Request) {
+					cluster.ClientEnv = append(cluster.ClientEnv, fragment.EnvVar{Name: p.Name, Value: p.Value})
 				}
 			}
 			if power && cluster.PowerExporterPort <= 0 {
-				return "", nil, nil, fmt.Errorf("cluster %s sets no srt-slurm.power-exporter-port for the power row's DCGM exporter", cluster.ID)
-			}
-			bound, err := bind(cluster, cluster.PowerExporterPort, true)
-			if err != nil {
-				return "", nil, nil, err
+				return "", nil, nil, nil, fmt.Errorf("cluster %s sets no srt-slurm.power-exporter-port for the power row's DCGM exporter", cluster.ID)
 			}
 			once.Do(func() {
 				if o.StageDir != "" {
@@ -109,20 +121,34 @@ func Composer(o Options) ComposeFunc {
 				}
 			})
 			if dirErr != nil {
-				return "", nil, nil, dirErr
+				return "", nil, nil, nil, dirErr
+			}
+			src := in.Recipe
+			if ln != nil && ln.Refusal == nil {
+				if src, err = realVerification(ctx, ln, in.Root, in.Recipe, filepath.Join(dir, id)); err != nil {
+					return "", nil, nil, nil, err
+				}
+			}
+			bound, err := bind(src, cluster, cluster.PowerExporterPort, true)
+			if err != nil {
+				return "", nil, nil, nil, err
 			}
 			into := dir
 			if several { // one bound file per cluster: their staged paths differ
 				into = filepath.Join(dir, id)
 				if err := os.MkdirAll(into, 0o755); err != nil {
-					return "", nil, nil, fmt.Errorf("creating %s: %w", into, err)
+					return "", nil, nil, nil, fmt.Errorf("creating %s: %w", into, err)
 				}
 			}
 			if file, err = writeBound(into, mp, bound); err != nil {
-				return "", nil, nil, err
+				return "", nil, nil, nil, err
 			}
 			if o.Profile == "" && clusters == nil {
-				return file, nil, errors.New("no profile to plan with: give --profile, or a runners.yaml (--runners, or beside the master config)"), nil
+				return file, nil, nil, errors.New("no profile to plan with: give --profile, or a runners.yaml (--runners, or beside the master config)"), nil
+			}
+			if ln != nil && ln.Refusal != nil && !o.PlanOnly {
+				// A run: InferenceX's launch refuses it before it submits.
+				return file, nil, ln, &PointError{Reason: ReasonLane, Err: ln.Refusal}, nil
 			}
 			po := PointPlanOptions(o, mp)
 			po.Recipe, po.ConfigFile = file, ""
@@ -135,13 +161,14 @@ func Composer(o Options) ComposeFunc {
 			if lane.Agentic {
 				po.ISL, po.OSL = nil, nil
 			}
+			ln.applyTo(&po)
 			if pl, _, err = launch.Plan(ctx, po); err != nil {
 				// Composed all the same: its fingerprint groups it, and a run
 				// refuses it as composed but not planned, saying why in the
 				// files the user wrote.
-				return file, nil, locatePlanError(ctx, in, blocks, bound, file, err), nil
+				return file, nil, ln, locatePlanError(ctx, in, blocks, bound, file, err), nil
 			}
-			return file, pl, nil, nil
+			return file, pl, ln, nil, nil
 		}
 		c := &Composed{Recipe: free.Doc, Configs: configs}
 		ids := []string{mp.Cluster}
@@ -155,7 +182,7 @@ func Composer(o Options) ComposeFunc {
 			}
 		}
 		for _, id := range ids {
-			file, pl, planErr, err := onCluster(id, len(ids) > 1)
+			file, pl, ln, planErr, err := onCluster(id, len(ids) > 1)
 			if err != nil {
 				if len(ids) > 1 {
 					err = fmt.Errorf("on cluster %s (runner label %s): %w", id, mp.Runner, err)
@@ -163,7 +190,11 @@ func Composer(o Options) ComposeFunc {
 				return nil, err
 			}
 			if c.File == "" {
-				c.File, c.Plan = file, pl // the first cluster's is the one the matrix runs
+				// The first cluster's is the one the matrix runs.
+				c.File, c.Plan, c.lane, c.cluster = file, pl, ln, id
+			}
+			if ln != nil && ln.Refusal != nil && c.LaunchRefusal == nil {
+				c.LaunchRefusal = ln.Refusal
 			}
 			if planErr != nil {
 				if len(ids) > 1 {

@@ -73,6 +73,10 @@ type Options struct {
 	// keeps its runs (slurmbench-runs/ in it); "" : the InferenceX root,
 	// which is what the workflow exports once it has cd'd there.
 	Workspace string
+	// SallocTimeLimit is the workflow's SALLOC_TIME_LIMIT (minutes), which
+	// the lane's time rule reads where neither the record nor the lane
+	// sets a limit (SallocTimeLimit).
+	SallocTimeLimit string
 	// Compose composes, binds and plans a point (nil: today's points are
 	// listed, checked and refused as not composed).
 	Compose ComposeFunc
@@ -97,6 +101,13 @@ type Point struct {
 	// nil): the planner's refusal of its bound recipe (a *PlanError), or
 	// that it was composed on no one cluster.
 	NoPlan error
+	// LaunchRefusal is why InferenceX's launch would refuse a point
+	// --plan planned (its cluster's lane; lane.go).
+	LaunchRefusal error
+	// lane is the point's lane on its cluster (nil: none), planCluster
+	// the cluster it was planned on.
+	lane        *pointLane
+	planCluster string
 	// profileSHA256 is the profile file's, read once by Build (the plan
 	// records only the profile's path).
 	profileSHA256 string

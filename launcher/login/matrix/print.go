@@ -72,6 +72,9 @@ type PlanJSON struct {
 	Unplanned   int         `json:"unplanned"`
 	// Refused counts the unplanned points by reason.
 	Refused map[string]int `json:"refused,omitempty"`
+	// LaunchRefused counts the planned points InferenceX's launch would
+	// refuse on their cluster's lane (PointJSON.LaunchRefusal).
+	LaunchRefused int `json:"launch_refused,omitempty"`
 	// NotExpanded are an older layout's entries that make no point.
 	NotExpanded   []string `json:"not_expanded,omitempty"`
 	StartupHours  float64  `json:"startup_hours"`
@@ -102,6 +105,9 @@ type PointJSON struct {
 	Fingerprint string `json:"recipe_fingerprint,omitempty"`
 	Reason      string `json:"reason,omitempty"`
 	Cluster     string `json:"cluster,omitempty"`
+	// LaunchRefusal is why InferenceX's launch would refuse a point
+	// --plan planned: its cluster's lane (docs/matrix.md).
+	LaunchRefusal string `json:"launch_refusal,omitempty"`
 	// Row is the generator's row: every field the workflow and the binder
 	// take for the point.
 	Row map[string]any `json:"row,omitempty"`
@@ -109,7 +115,7 @@ type PointJSON struct {
 
 // JSON is the plan as PlanJSON.
 func (m *Matrix) JSON() PlanJSON {
-	out := PlanJSON{Allocations: len(m.Groups), Unplanned: m.Unplanned(), StartupHours: m.Startup.Hours(), SavedGPUHours: m.SavedGPUHours(), Costs: m.Costs()}
+	out := PlanJSON{Allocations: len(m.Groups), Unplanned: m.Unplanned(), LaunchRefused: len(launchRefused(m)), StartupHours: m.Startup.Hours(), SavedGPUHours: m.SavedGPUHours(), Costs: m.Costs()}
 	for _, sk := range m.Skipped {
 		out.NotExpanded = append(out.NotExpanded, fmt.Sprintf("%s (line %d): %s", sk.Key, sk.Line, sk.Reason))
 	}
@@ -139,7 +145,10 @@ func (m *Matrix) JSON() PlanJSON {
 			if p.Row != nil {
 				pj.Kind, pj.SrtRecipe, pj.Fingerprint, pj.Reason, pj.Cluster, pj.Row = kindOf(p), p.SrtRecipe, p.Fingerprint, ReasonOf(p.Err), p.Cluster, p.Row
 				if p.Plan == nil && p.Err == nil {
-					pj.Reason = ReasonNoPlan
+					pj.Reason = noPlanReason(p)
+				}
+				if p.LaunchRefusal != nil {
+					pj.LaunchRefusal = p.LaunchRefusal.Error()
 				}
 				if p.Plan == nil {
 					pj.GPUs = p.AllocGPUs()
@@ -227,6 +236,7 @@ func printToday(w io.Writer, m *Matrix) error {
 		return err
 	}
 	printRefusals(w, m)
+	printLaunchRefusals(w, m)
 	fmt.Fprintln(w)
 	printGroups(w, m)
 	var ks []string
@@ -243,6 +253,9 @@ func printToday(w io.Writer, m *Matrix) error {
 		len(m.Points), len(m.Points)-evalOnly, strings.Join(ks, ", "), evalOnly, len(m.Groups), len(m.Points), m.Unplanned())
 	for _, rc := range refusalCounts(m.Points) {
 		fmt.Fprintf(w, "  %s: %s\n", rc[1], rc[0])
+	}
+	if n := len(launchRefused(m)); n > 0 {
+		fmt.Fprintf(w, "  of the planned, %d a launch refuses (%s: InferenceX's generator lists them, its launch refuses them; a run lists them not planned)\n", n, ReasonLane)
 	}
 	printCosts(w, m)
 	return nil

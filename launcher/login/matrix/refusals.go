@@ -33,7 +33,7 @@ func refusalOf(p *Point, root string) (refusal, bool) {
 	}
 	err := p.Err
 	if err == nil {
-		r.reason, err = ReasonNoPlan, p.NoPlan
+		r.reason, err = noPlanReason(p), p.NoPlan
 	}
 	if err == nil {
 		err = errors.New("not planned")
@@ -164,4 +164,25 @@ func groupBy(rs []refusal, key func(refusal) string) [][]refusal {
 		return key(out[a][0]) < key(out[b][0])
 	})
 	return out
+}
+
+// launchRefused are the points --plan planned that InferenceX's launch
+// would refuse on their cluster's lane.
+func launchRefused(m *Matrix) []*Point {
+	var out []*Point
+	for _, p := range m.Points {
+		if p.LaunchRefusal != nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// printLaunchRefusals lists, one line each, the points --plan planned as
+// InferenceX's generator lists them but its launch would refuse (lane.go),
+// which a run lists not planned.
+func printLaunchRefusals(w io.Writer, m *Matrix) {
+	for _, p := range launchRefused(m) {
+		fmt.Fprintf(w, "a launch refuses [%s]: %s (line %d): %v\n", ReasonLane, p.Name(), p.Line, p.LaunchRefusal)
+	}
 }

@@ -55,8 +55,17 @@ type Composed struct {
 	// writes it): what `up` and `run` plan the point from when it runs.
 	File string
 	// PlanErr is why Plan is nil (a *PlanError when the planner refused
-	// the bound recipe).
+	// the bound recipe, a *PointError of ReasonLane when a run's launch
+	// would be refused by the cluster's lane).
 	PlanErr error
+	// LaunchRefusal is why InferenceX's launch would refuse the point on
+	// its cluster's lane (--plan: planned all the same, as its matrix
+	// generator lists it; lane.go).
+	LaunchRefusal error
+	// lane is the point's lane on the cluster it runs on (nil: none);
+	// cluster that cluster.
+	lane    *pointLane
+	cluster string
 }
 
 // ComposeFunc composes, binds and plans one point.
@@ -146,6 +155,7 @@ func planToday(ctx context.Context, o Options, root string, pt *Point, rc *recip
 	c, pt.Fingerprint, pt.Err = composeToday(ctx, o, root, pt.MatrixPoint, rc)
 	if c != nil {
 		pt.Plan, pt.BoundRecipe, pt.NoPlan, pt.Configs = c.Plan, c.File, c.PlanErr, c.Configs
+		pt.LaunchRefusal, pt.lane, pt.planCluster = c.LaunchRefusal, c.lane, c.cluster
 		if pt.Plan == nil && pt.NoPlan == nil {
 			pt.NoPlan = errors.New("composed; the composer planned it on no cluster")
 		}
@@ -313,7 +323,7 @@ func refusalCounts(pts []*Point) [][2]string {
 		case p.Err != nil:
 			n[ReasonOf(p.Err)]++
 		default:
-			n[ReasonNoPlan]++
+			n[noPlanReason(p)]++
 		}
 	}
 	var out [][2]string
@@ -341,5 +351,20 @@ func planOptions(o Options, p *Point) launch.PlanOptions {
 	if p.Configs != "" {
 		po.Configs, po.ConfigsNote = p.Configs, configsdir.Note
 	}
+	if p.Cluster == "" && p.planCluster != "" {
+		// The cluster the composer planned it on (a label's first).
+		po.Cluster = p.planCluster
+	}
+	p.lane.applyTo(&po)
 	return po
+}
+
+// noPlanReason is the reason class of a composed point without a plan:
+// the lane's refusal (ReasonLane), else ReasonNoPlan.
+func noPlanReason(p *Point) string {
+	var pe *PointError
+	if errors.As(p.NoPlan, &pe) {
+		return pe.Reason
+	}
+	return ReasonNoPlan
 }

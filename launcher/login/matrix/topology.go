@@ -118,8 +118,12 @@ func topologyKey(p *Point) string {
 		where = p.Runner
 	}
 	if pl := p.Plan; pl != nil {
+		// The lane's settings fix the job too (lane.go): its time limit
+		// (the plan's), mounts and setup script. Points of one entry
+		// differ in them where the lane's rules read the scenario, the
+		// eval selection or a single-node point's concurrency.
 		return strings.Join([]string{p.Key, where, pl.Slurm.Partition, pl.Image.Ref, pl.Image.Squash, pl.Model.Source,
-			strconv.Itoa(pl.Slurm.Nodes), strconv.Itoa(pl.Slurm.GPUsPerNode)}, "|")
+			strconv.Itoa(pl.Slurm.Nodes), strconv.Itoa(pl.Slurm.GPUsPerNode), strconv.Itoa(pl.Slurm.TimeLimitMinutes), p.lane.key()}, "|")
 	}
 	if p.Row == nil || (p.Err != nil && ReasonOf(p.Err) != ReasonNotComposed) {
 		return ""
