@@ -398,3 +398,64 @@ func TestComposerLanes(t *testing.T) {
 		t.Errorf("run: %v\n%s", err, stderr.String())
 	}
 }
+
+// TestRealVerification: an eval-only point whose lane verifies for real
+// binds a copy of its TRT-LLM recipe from the multi-node mirror without the
+// forced-acceptance lines; every other point binds its recipe as it is.
+func TestRealVerification(t *testing.T) {
+	root := t.TempDir()
+	const forced = "environment:\n  TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS: \"3\"\n  KEEP: \"1\"\n"
+	write := func(rel string) string {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(forced), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	trt := write(multinodeRecipes + "/dsv4/trtllm/gb300/agentx.yaml")
+	sgl := write(multinodeRecipes + "/dsv4/sglang/gb300/agentx.yaml")
+	outside := write("elsewhere/trtllm/x.yaml")
+	point := func(evalOnly bool) master.MatrixPoint {
+		mp := lanePoint("dsv4", "fp4", "dynamo-trt", true, true)
+		mp.EvalOnly = evalOnly
+		return mp
+	}
+	for _, tc := range []struct {
+		name, cluster, file string
+		mp                  master.MatrixPoint
+		stripped            bool
+	}{
+		{"gb300-nv trt AgentX eval-only: stripped", "gb300-nv", trt, point(true), true},
+		{"its benchmark: as it is", "gb300-nv", trt, point(false), false},
+		{"a recipe outside */trtllm/*", "gb300-nv", sgl, point(true), false},
+		{"a file outside the mirror", "gb300-nv", outside, point(true), false},
+		{"a lane without real verification", "gb200-nv", trt, point(true), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := LaneRequest(tc.mp, 0)
+			pl := &pointLane{Request: req, Launch: srtlanes.InferenceX.Decide(tc.cluster, req)}
+			dir := t.TempDir()
+			got, err := realVerification(context.Background(), pl, root, tc.file, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.stripped {
+				if got != tc.file {
+					t.Errorf("bound from %s, want %s as it is", got, tc.file)
+				}
+				return
+			}
+			rel, _ := filepath.Rel(filepath.Join(root, multinodeRecipes), tc.file)
+			if want := filepath.Join(dir, "real-verification", rel); got != want {
+				t.Errorf("bound from %s, want %s", got, want)
+			}
+			data, err := os.ReadFile(got)
+			if err != nil || string(data) != "environment:\n  KEEP: \"1\"\n" {
+				t.Errorf("stripped copy %q (%v)", data, err)
+			}
+		})
+	}
+}
