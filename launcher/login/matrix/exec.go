@@ -340,6 +340,10 @@ func bringUp(drain context.Context, o Options, p *Point) (string, error) {
 	po := planOptions(o, p)
 	po.RunID = launch.AutoRunID
 	po.JobName = o.JobName
+	// The points of one allocation share its mounts (topologyKey).
+	if err := p.lane.createMountHosts(); err != nil {
+		return "", err
+	}
 	if err := launch.Up(drain, launch.UpOptions{IO: quiet, Plan: po, BinaryDir: o.BinaryDir, NoPreflight: o.NoPreflight}); err != nil {
 		return "", err
 	}

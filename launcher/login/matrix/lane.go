@@ -72,8 +72,12 @@ type pointLane struct {
 	Launch  srtlanes.Launch
 	// Overrides are the lane's recipe edits (setup script included).
 	Overrides []recipe.Override
-	// Mounts are the lane's mounts of the point ("host:container").
+	// Mounts are the volumes the point's job mounts ("host:container"):
+	// the record's volume-mounts, a multi-node AgentX point's agentic
+	// mounts, then the lane's (runners.Cluster.JobMounts).
 	Mounts []string
+	// rec is the cluster's record.
+	rec *runners.Cluster
 	// Refusal is why a launch refuses the point (nil: it runs).
 	Refusal error
 }
@@ -84,7 +88,7 @@ func decideLane(rec *runners.Cluster, mp master.MatrixPoint, sallocMinutes int) 
 	if rec == nil {
 		return nil, nil
 	}
-	pl := &pointLane{Request: LaneRequest(mp, sallocMinutes)}
+	pl := &pointLane{Request: LaneRequest(mp, sallocMinutes), rec: rec}
 	var refused *srtlanes.RefusedError
 	var contradicted *runners.LaneError
 	var err error
@@ -99,14 +103,14 @@ func decideLane(rec *runners.Cluster, mp master.MatrixPoint, sallocMinutes int) 
 	if pl.Overrides, err = generate.LaneOverrides(pl.Launch); err != nil {
 		return nil, err
 	}
-	for _, m := range rec.LaneMounts(pl.Request) {
+	for _, m := range rec.JobMounts(pl.Request) {
 		pl.Mounts = append(pl.Mounts, m.Host+":"+m.Container)
 	}
 	return pl, nil
 }
 
 // key is what of the lane an allocation is fixed by: the path, the setup
-// script the lane gives every worker and the lane's mounts (the time
+// script the lane gives every worker and the job's mounts (the time
 // limit is the plan's, in topologyKey). Points whose keys differ must not
 // share an allocation: its job is submitted with the first point's mounts
 // and setup.
@@ -128,6 +132,16 @@ func (pl *pointLane) applyTo(po *launch.PlanOptions) {
 	req := pl.Request
 	po.Lane = &req
 	po.Overrides = append(po.Overrides, pl.Overrides...)
+}
+
+// createMountHosts creates the host directories of the point's job's
+// volumes before it is submitted, as the workflow's run does
+// (runners.Cluster.CreateMountHosts). No lane: nothing to create.
+func (pl *pointLane) createMountHosts() error {
+	if pl == nil || pl.rec == nil {
+		return nil
+	}
+	return pl.rec.CreateMountHosts(pl.Request)
 }
 
 // maxRecipeBytes bounds the recipe real verification reads.

@@ -58,9 +58,11 @@ clusters:
     slurm:
       partition: p
       exclusive: true
-      volumes: {}
+      volumes:
+        hf-hub-cache: {path: /srv/hf}
       srt-slurm:
         network-interface: eth0
+        agentic-volume-mounts: {hf-hub-cache: /agentx_hf}
 `
 
 func lanePoint(prefix, prec, fw string, agentic, multi bool) master.MatrixPoint {
@@ -113,6 +115,8 @@ func TestDecideLane(t *testing.T) {
 			key: "srt-native;setup=;mounts="},
 		{name: "single-node: no lane refuses it", cluster: "gb200-nv", mp: lanePoint("dsr1", "fp8", "sglang", false, false), key: "srt-single;setup=;mounts="},
 		{name: "a cluster outside the table: no row", cluster: "mine", mp: lanePoint("dsr1", "fp8", "vllm", false, true), key: "srt-multi;setup=;mounts="},
+		{name: "a cluster outside the table: an AgentX job's agentic mounts", cluster: "mine", mp: lanePoint("dsr1", "fp8", "vllm", true, true),
+			mounts: "/srv/hf:/agentx_hf", key: "srt-multi;setup=;mounts=/srv/hf:/agentx_hf"},
 		{name: "no record (no runners.yaml): no lane", mp: lanePoint("dsr1", "fp8", "vllm", false, true), noLane: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -455,6 +459,60 @@ func TestRealVerification(t *testing.T) {
 			data, err := os.ReadFile(got)
 			if err != nil || string(data) != "environment:\n  KEEP: \"1\"\n" {
 				t.Errorf("stripped copy %q (%v)", data, err)
+			}
+		})
+	}
+}
+
+// TestLaneCreatesMountHosts: before a matrix allocation is submitted, the
+// host directories of its job's volumes are created as the workflow's run
+// creates them — the lane's wheels cache of a gb200-nv glm5.2 fp4 sglang
+// AgentX point, opened to every user; nothing for a point whose job does
+// not mount it.
+func TestLaneCreatesMountHosts(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		agentic bool
+		want    bool
+	}{
+		{"AgentX: created, world-writable", true, true},
+		{"fixed-sequence: not mounted, not created", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wheels := filepath.Join(t.TempDir(), "wheels")
+			rec := fmt.Sprintf(`labels:
+  cluster:gb200-nv: [gb200-nv_00]
+clusters:
+  gb200-nv:
+    gpus-per-node: 4
+    arch: aarch64
+    scheduler: slurm
+    slurm:
+      partition: p
+      exclusive: true
+      volumes:
+        dynamo-wheels: {path: %q}
+      srt-slurm:
+        network-interface: eth0
+        shared-run-root: /srv/runs
+`, wheels)
+			inv, err := runners.Parse("runners.yaml", []byte(rec), runners.Options{Home: "/home/r"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pl, err := decideLane(inv.Clusters["gb200-nv"], lanePoint("glm5.2", "fp4", "dynamo-sglang", tc.agentic, true), 0)
+			if err != nil || pl.Refusal != nil {
+				t.Fatal(err, pl.Refusal)
+			}
+			if err := pl.createMountHosts(); err != nil {
+				t.Fatal(err)
+			}
+			st, err := os.Stat(wheels)
+			if tc.want != (err == nil) {
+				t.Fatalf("stat %s: %v, want created %v", wheels, err, tc.want)
+			}
+			if tc.want && st.Mode().Perm() != 0o777 {
+				t.Errorf("%s mode %v, want world-writable", wheels, st.Mode().Perm())
 			}
 		})
 	}

@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -151,23 +150,8 @@ func (l *setupLog) Seal(dir string) error {
 }
 
 // createMountHosts creates the host directories of the volumes the job
-// mounts (runners.Cluster.JobMounts), as InferenceX's launcher does before
-// it submits, so the container runtime finds them; those shared by every
-// runner user are opened to all (best effort, as theirs). A node-local
-// volume exists only on the nodes and is left to them.
+// mounts before it is submitted (runners.Cluster.CreateMountHosts, which
+// matrix calls too).
 func createMountHosts(c *runners.Cluster, r srtlanes.Request) error {
-	var errs []error
-	for _, m := range c.JobMounts(r) {
-		if c.Slurm.Volumes[m.Volume].Visibility == runners.NodeLocal || m.Host == "" {
-			continue
-		}
-		if err := os.MkdirAll(m.Host, 0o755); err != nil {
-			errs = append(errs, fmt.Errorf("creating the host side of %s (%s): %w", m.From, m.Host, err))
-			continue
-		}
-		if m.WorldWritable {
-			_ = os.Chmod(m.Host, 0o777) // best effort: another user may own it
-		}
-	}
-	return errors.Join(errs...)
+	return c.CreateMountHosts(r)
 }
