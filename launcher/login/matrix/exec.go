@@ -316,7 +316,9 @@ func runGroup(drain, hard context.Context, o Options, stage string, g Group, tr 
 			break
 		}
 		fmt.Fprintf(o.Stderr, "matrix: allocation job %s up in %s (a fresh allocation: queue wait, setup, engine start)\n", jobID, fresh.Round(time.Second))
-		src := PointPlanOptions(o, head.MatrixPoint).Source()
+		// The profile the allocation was brought up with: its cluster and
+		// lane (planOptions).
+		src := planOptions(o, head).Source()
 		served, err := runInAllocation(drain, hard, o, src, stage, rest, jobID, fresh, tr)
 		held.add(groupRun{g: Group{Points: rest[:max(served, 1)]}, job: jobID, held: time.Since(upAt)})
 		takeDown(o, src, jobID) //nolint:contextcheck // taking the allocation down must outlive the interrupt that ended ctx: takeDown bounds its own
