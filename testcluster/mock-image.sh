@@ -7,7 +7,11 @@
 # scripts named trtllm-serve, trtllm-llmapi-launch, vllm and vllm-router
 # that run its stand-ins for those tools (`slurmbench mock-tool`), and
 # the rootfs's static busybox as /bin/sh (enroot starts every container
-# through /bin/sh; the OCI path runs the step's command directly). Nothing in it depends on the time or the machine: the
+# through /bin/sh; the OCI path runs the step's command directly), and a
+# /bin/bash that runs busybox's ash: a recipe's setup_script runs as
+# `bash /configs/<name>` (srtctl's worker preamble), so the image must have
+# one. It is not bash: a script that needs bash's own features (arrays,
+# [[ ]], /dev/tcp) fails in it. Nothing in it depends on the time or the machine: the
 # layer tar has sorted names, mtime 0, uid/gid 0 and fixed modes, and the
 # config has no creation date, so the same BINARY and busybox give the same
 # digest (an uncompressed layer also keeps the compressor out of it). skopeo
@@ -47,6 +51,9 @@ mkdir -p "$WORK/root"/{bin,dev,etc,proc,sys,tmp,run,usr/local/bin}
 cp "$BIN" "$WORK/root/usr/local/bin/slurmbench"
 cp "$BUSYBOX" "$WORK/root/bin/busybox"
 ln -s busybox "$WORK/root/bin/sh"
+# busybox has no bash applet: called as bash it would refuse to run.
+printf '#!/bin/sh\nexec /bin/busybox ash "$@"\n' >"$WORK/root/bin/bash"
+chmod 0755 "$WORK/root/bin/bash"
 chmod 0755 "$WORK/root/bin/busybox"
 # MOCK_IMAGE_BROKEN=1 makes /proc a file: an image the OCI runtime cannot
 # start (crun mounts procfs there), for the tests of how a container start

@@ -14,7 +14,8 @@ import (
 // `slurmbench srtctl-bench TYPE` starts in the engine image from the run
 // directory's mount and runs the type's tool with srtctl's arguments; the
 // tools are stand-ins mounted into the image (testdata/srtctl-bench: the
-// mock image has no Python, aiperf, git or bash) that record how they were
+// mock image has no Python, aiperf, git or real bash: its /bin/bash is
+// busybox ash) that record how they were
 // called and leave what the real ones leave. What the type writes under
 // /logs is collected into results/<type> and listed in the manifest
 // (sglang-bench reports in its log only), and mooncake-router's rollup

@@ -24,6 +24,11 @@ type Class string
 // several match (the more specific cause first: a CUDA graph capture that
 // failed for lack of memory is an OOM).
 const (
+	// SetupFailed: a setup step of the process (the recipe's setup_script,
+	// the Dynamo install) exited non-zero in its container, so its program
+	// never started: `slurmbench exec` says which step
+	// (job/driver.SetupError, printed as "slurmbench: setup step N (ARGV): ...").
+	SetupFailed  Class = "setup_failed"
 	CUDAOOM      Class = "cuda_oom"
 	CUDAGraph    Class = "cuda_graph"
 	NCCL         Class = "nccl"
@@ -84,6 +89,7 @@ var hints = map[Class]string{
 	ModelMissing:        "model path not mounted or wrong alias: check [models] in the profile",
 	PortInUse:           "another process holds the port: a leftover step from an earlier job on this node",
 	PythonImport:        "the image lacks a module the engine needs: check the container image and the dynamo install",
+	SetupFailed:         "a setup step failed in the container before the program started: read the process's log above first_error (a setup_script runs from /configs: paths.configs, which a workflow run stages from srt-slurm's configs/ with the recipe mirror's over it; the image must have bash)",
 	ContainerRuntime:    "the container runtime could not start the container: read its log (runtime_log): a missing or unreadable squash file or bundle, /dev/fuse or user namespaces on the node, a mount source that does not exist, an image without /bin/sh (enroot), or a bundle the OCI runtime refuses (oci.conf)",
 	HealthDeadline:      "workers did not register in time: raise health_check.max_attempts or read the worker logs",
 	ExitedBeforeHealthy: "the process exited before the frontend was healthy without a known error: read its exit code and log tail",
@@ -125,6 +131,11 @@ var patterns = []struct {
 	class Class
 	res   []*regexp.Regexp
 }{
+	// First: the program never ran, whatever the setup step's own output
+	// says (a pip error in a setup script is not the image's missing
+	// module). The shim's line (exitcode.Report of job/driver.SetupError),
+	// behind srun's label when there is one.
+	{SetupFailed, res(`(^|\s)slurmbench: setup step \d+ \(`)},
 	{CUDAOOM, res(
 		`OutOfMemoryError`, // torch.OutOfMemoryError, torch.cuda.OutOfMemoryError
 		`CUDA out of memory`,

@@ -231,6 +231,13 @@ func TestClassify(t *testing.T) {
 		{"enroot start: no /dev/fuse", enrootNoFuse, ContainerRuntime, "[WARN] fuse: device not found, try 'modprobe fuse' first", 1},
 		{"enroot import without the helpers' capabilities", "[INFO] Converting whiteouts...\nenroot-aufs2ovlfs: failed to set capabilities: Operation not permitted", ContainerRuntime, "enroot-aufs2ovlfs: failed to set capabilities: Operation not permitted", 2},
 		{"an engine's [ERROR] line is not enroot's", "[ERROR] request 17 timed out", Unknown, "", 0},
+		// A failed setup step: the shim's own line names it, over whatever
+		// the script printed (here a Python error of its pip install).
+		{"setup script failed", "e2e-fail: the patch does not apply\nModuleNotFoundError: No module named 'pip'\nslurmbench: setup step 1 (bash /configs/patches/fix.sh): exit status 3", SetupFailed,
+			"slurmbench: setup step 1 (bash /configs/patches/fix.sh): exit status 3", 3},
+		{"dynamo install step failed, srun label", "0: slurmbench: setup step 2 (slurmbench dynamo-install --source wheel): exit status 1", SetupFailed,
+			"0: slurmbench: setup step 2 (slurmbench dynamo-install --source wheel): exit status 1", 1},
+		{"a setup banner alone is no failure", "slurmbench exec: w0 setup 1/1 on node1: bash /configs/x.sh\nsetup step 1 (of 2) done", Unknown, "", 0},
 		{"python import loses to port in use", "ImportError: cannot import name 'x' from 'y'\nOSError: [Errno 98] Address already in use", PortInUse, "OSError: [Errno 98] Address already in use", 2},
 	}
 	for _, tt := range tests {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/slurmbench/slurmbench/internal/exitcode"
+	"github.com/slurmbench/slurmbench/launcher/diagnose"
 )
 
 // TestCommandOutsideAnAllocation: without SLURM_JOB_ID and
@@ -51,5 +52,23 @@ func TestExecCommandCodes(t *testing.T) {
 		if err := ExecCommand(tt.args); exitcode.Of(err) != tt.want {
 			t.Errorf("%s: %v (exit %d), want %d", tt.name, err, exitcode.Of(err), tt.want)
 		}
+	}
+}
+
+// TestSetupFailureIsDiagnosed: the line a failed setup step leaves in the
+// step's log (the exec shim's error, as the command reports it) is what
+// the diagnosis reads as setup_failed, naming the step and its script.
+func TestSetupFailureIsDiagnosed(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "setup.json")
+	if err := WriteSpec(p, Spec{Name: "s", Argv: []string{"true"}, Setup: [][]string{{"sh", "-c", "exit 4"}}}); err != nil {
+		t.Fatal(err)
+	}
+	err := ExecCommand([]string{p})
+	var log strings.Builder
+	exitcode.Report(&log, err)
+	lines := append([]string{"pip: no matching distribution"}, strings.Split(strings.TrimSpace(log.String()), "\n")...)
+	d := diagnose.Classify(engineLines(lines))
+	if d.Class != diagnose.SetupFailed || !strings.Contains(d.FirstError, "setup step 1 (sh -c \"exit 4\")") {
+		t.Errorf("%q classified %+v, want setup_failed naming the step", lines, d)
 	}
 }
