@@ -219,7 +219,7 @@ func TestOCIImportRegistryDropsMidLayer(t *testing.T) {
 		t.Errorf("the error does not name the image %s:\n%s", ref, r.stderr)
 	}
 	if n := p.layerGets.Load(); n < 2 {
-		t.Errorf("the layer was fetched %d times, want a retry", n)
+		t.Errorf("the layer was fetched %d times, want a retry\n%s%s", n, r.stdout, r.stderr)
 	}
 	left, _ := filepath.Glob(filepath.Join(dir, "*"))
 	for _, f := range left {
