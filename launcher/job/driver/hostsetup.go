@@ -38,14 +38,7 @@ func (d *driver) runHostSetup(ctx context.Context, phase *rundir.Phase) error {
 		return nil
 	}
 	d.armTeardown(d.plan)
-	var steps []plan.Process
-	for _, p := range d.plan.HostSteps(plan.RoleHostSetup) {
-		if d.keep[p.Name] {
-			d.logf("%s: already run for the held servers", p.Name)
-			continue
-		}
-		steps = append(steps, p)
-	}
+	steps := d.notRunYet(d.plan.HostSteps(plan.RoleHostSetup))
 	if len(steps) == 0 {
 		return nil
 	}

@@ -23,15 +23,7 @@ import (
 // step exists to prevent, and fail later with the cause buried in every
 // worker's log.)
 func (d *driver) runPrepare(ctx context.Context, phase *rundir.Phase) error {
-	var steps []plan.Process
-	for _, p := range d.byRole(plan.RolePrepare) {
-		if d.keep[p.Name] {
-			// A restart in place: the held servers ran it already.
-			d.logf("%s: already run for the held servers", p.Name)
-			continue
-		}
-		steps = append(steps, p)
-	}
+	steps := d.notRunYet(d.byRole(plan.RolePrepare))
 	if len(steps) == 0 {
 		return nil
 	}
@@ -45,14 +37,7 @@ func (d *driver) runPrepare(ctx context.Context, phase *rundir.Phase) error {
 // all at once, each to its exit; one that fails ends the run, an image
 // failure (exit 3), naming its node and log.
 func (d *driver) runImageImports(ctx context.Context, phase *rundir.Phase) error {
-	var steps []plan.Process
-	for _, p := range d.byRole(plan.RoleImage) {
-		if d.keep[p.Name] {
-			d.logf("%s: already run for the held servers", p.Name)
-			continue
-		}
-		steps = append(steps, p)
-	}
+	steps := d.notRunYet(d.byRole(plan.RoleImage))
 	if len(steps) == 0 {
 		return nil
 	}
@@ -100,4 +85,18 @@ func (d *driver) runToExit(ctx context.Context, steps []plan.Process, class diag
 		}
 	}
 	return nil
+}
+
+// notRunYet are the steps of ps a restart in place has not run already
+// (the held servers' ones are logged and left out).
+func (d *driver) notRunYet(ps []plan.Process) []plan.Process {
+	var steps []plan.Process
+	for _, p := range ps {
+		if d.keep[p.Name] {
+			d.logf("%s: already run for the held servers", p.Name)
+			continue
+		}
+		steps = append(steps, p)
+	}
+	return steps
 }
