@@ -81,7 +81,17 @@ func Plan(in Input) ([]plan.Process, *plan.HostSetup, error) {
 		files[script] = CommandsScript
 		return append([]string{"bash", script}, list...)
 	}
-	switch h, d := in.Recipe, in.Default; {
+	h, d, source := in.Recipe, in.Default, "recipe host_setup"
+	if h == nil && d != nil && d.Script == "" {
+		// srtslurm.yaml's default_host_setup as a record's extra writes
+		// it: the same block a recipe's host_setup is.
+		h = &recipe.HostSetup{Commands: d.Commands, Teardown: d.Teardown, Nodes: d.Nodes, IgnoreFailure: d.IgnoreFailure}
+		if d.TimeoutSeconds > 0 {
+			h.TimeoutSeconds = &d.TimeoutSeconds
+		}
+		source = "the cluster's default host_setup: " + in.DefaultSource
+	}
+	switch {
 	case h != nil:
 		if len(h.Commands)+len(h.Teardown) == 0 {
 			return nil, nil, nil
@@ -97,25 +107,7 @@ func Plan(in Input) ([]plan.Process, *plan.HostSetup, error) {
 		if h.TimeoutSeconds != nil {
 			hs.TimeoutSeconds = *h.TimeoutSeconds
 		}
-		hs.Source = "recipe host_setup"
-	case d != nil && d.Script == "":
-		// srtslurm.yaml's default_host_setup as a record's extra writes
-		// it: the same block a recipe's host_setup is.
-		if len(d.Commands)+len(d.Teardown) == 0 {
-			return nil, nil, nil
-		}
-		if len(d.Commands) > 0 {
-			setup = commands(d.Commands)
-		}
-		if len(d.Teardown) > 0 {
-			teardown = commands(d.Teardown)
-		}
-		hs.Nodes = cmp.Or(d.Nodes, hs.Nodes)
-		hs.IgnoreFailure = d.IgnoreFailure
-		if d.TimeoutSeconds > 0 {
-			hs.TimeoutSeconds = d.TimeoutSeconds
-		}
-		hs.Source = "the cluster's default host_setup: " + in.DefaultSource
+		hs.Source = source
 	case d != nil:
 		if in.Workspace == "" {
 			return nil, nil, fmt.Errorf("profile %s: host_setup (%s) runs %s from the InferenceX checkout: set paths.workspace (or --workspace / GITHUB_WORKSPACE)",
