@@ -205,7 +205,10 @@ func assertSetupBeforeProgram(t *testing.T, planFile, script, said string) int {
 		banner := strings.Index(log, "slurmbench exec: "+p.Name+" setup 1/1 on ")
 		ran := strings.Index(log, said)
 		started := strings.Index(log, "slurmbench exec: "+p.Name+" on ")
-		if banner < 0 || ran < banner || started < ran {
+		// The banner (the shim's stderr) and the script's own line (its
+		// stdout) reach the log through two pipes, in either order; both
+		// come before the program starts.
+		if banner < 0 || ran < 0 || started < ran || started < banner {
 			t.Errorf("%s's log does not show its setup (at %d), the script's line (at %d), then its program (at %d):\n%s", p.Name, banner, ran, started, log)
 		}
 	}
